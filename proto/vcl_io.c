@@ -1,0 +1,145 @@
+/* vcl_io.c - socket helpers: blocking full reads and writes, address parsing. */
+#include <sys/socket.h>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "vcl_io.h"
+
+/* Read exactly n bytes. Returns 0, or -1 on error or end of stream. */
+int
+vcl_io_read_full(int fd, void *buf, size_t n)
+{
+	char	*p = buf;
+	ssize_t	 r;
+
+	while (n > 0) {
+		r = read(fd, p, n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return (-1);
+		p += r;
+		n -= (size_t)r;
+	}
+	return (0);
+}
+
+/* Write every byte of the iovecs (which it consumes). Returns 0 or -1. */
+int
+vcl_io_writev_full(int fd, struct iovec *iov, int cnt)
+{
+	ssize_t	r;
+
+	while (cnt > 0) {
+		if (iov->iov_len == 0) {
+			iov++;
+			cnt--;
+			continue;
+		}
+		r = writev(fd, iov, cnt > IOV_MAX ? IOV_MAX : cnt);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return (-1);
+		while (cnt > 0 && (size_t)r >= iov->iov_len) {
+			r -= (ssize_t)iov->iov_len;
+			iov++;
+			cnt--;
+		}
+		if (cnt > 0) {
+			iov->iov_base = (char *)iov->iov_base + r;
+			iov->iov_len -= (size_t)r;
+		}
+	}
+	return (0);
+}
+
+/*
+ * Split "host:port", "[v6]:port" or "host" (port left empty). Returns 0, or
+ * -1 when a part does not fit.
+ */
+int
+vcl_io_split_hostport(const char *s, char *host, size_t hlen, char *port,
+    size_t plen)
+{
+	const char	*colon, *end;
+	size_t		 n;
+
+	if (s[0] == '[') {
+		if ((end = strchr(s, ']')) == NULL)
+			return (-1);
+		n = (size_t)(end - s - 1);
+		if (n >= hlen)
+			return (-1);
+		memcpy(host, s + 1, n);
+		host[n] = '\0';
+		colon = end[1] == ':' ? end + 1 : NULL;
+		if (colon == NULL && end[1] != '\0')
+			return (-1);
+	} else {
+		colon = strrchr(s, ':');
+		n = colon != NULL ? (size_t)(colon - s) : strlen(s);
+		if (n >= hlen)
+			return (-1);
+		memcpy(host, s, n);
+		host[n] = '\0';
+	}
+	if (colon == NULL) {
+		port[0] = '\0';
+		return (0);
+	}
+	if (strlen(colon + 1) >= plen)
+		return (-1);
+	strcpy(port, colon + 1);
+	return (0);
+}
+
+/* Connect a TCP socket. Returns the fd, or -1 with err set. */
+int
+vcl_io_connect(const char *host, const char *port, char *err, size_t errlen)
+{
+	struct addrinfo	 hints, *res, *ai;
+	int		 fd = -1, rc;
+
+	memset(&hints, 0, sizeof hints);
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	if ((rc = getaddrinfo(host, port, &hints, &res)) != 0) {
+		snprintf(err, errlen, "%s:%s: %s", host, port, gai_strerror(rc));
+		return (-1);
+	}
+	for (ai = res; ai != NULL; ai = ai->ai_next) {
+		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
+		    ai->ai_protocol);
+		if (fd == -1)
+			continue;
+		if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
+			break;
+		snprintf(err, errlen, "%s:%s: %s", host, port, strerror(errno));
+		close(fd);
+		fd = -1;
+	}
+	freeaddrinfo(res);
+	if (fd != -1)
+		vcl_io_tune(fd);
+	return (fd);
+}
+
+/* No Nagle delay, large buffers: control messages and bulk share a stream. */
+void
+vcl_io_tune(int fd)
+{
+	int	one = 1, sz = 4 << 20;
+
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof sz);
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof sz);
+}

@@ -1,0 +1,16 @@
+/* vcl_io.h - socket helpers: blocking full reads and writes, address parsing. */
+#ifndef VCL_IO_H
+#define VCL_IO_H
+
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include <stddef.h>
+
+int	vcl_io_read_full(int, void *, size_t);
+int	vcl_io_writev_full(int, struct iovec *, int);
+int	vcl_io_split_hostport(const char *, char *, size_t, char *, size_t);
+int	vcl_io_connect(const char *, const char *, char *, size_t);
+void	vcl_io_tune(int);
+
+#endif

@@ -1,0 +1,52 @@
+/* vcl_log.c - leveled logging to stderr, shared by client and server. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "vcl_log.h"
+
+enum vcl_log_level	 vcl_log_level = VCL_LOG_ERROR;
+static const char	*vcl_log_prog = "vcl";
+
+static const char *const vcl_log_names[] = {
+	"none", "error", "warn", "info", "debug"
+};
+
+/* Parse a level name or digit. Returns 0, or -1 if it names no level. */
+int
+vcl_log_parse(const char *s, enum vcl_log_level *out)
+{
+	size_t	i;
+
+	for (i = 0; i < sizeof vcl_log_names / sizeof vcl_log_names[0]; i++) {
+		if (strcasecmp(s, vcl_log_names[i]) == 0 ||
+		    (s[0] == (char)('0' + i) && s[1] == '\0')) {
+			*out = (enum vcl_log_level)i;
+			return (0);
+		}
+	}
+	return (-1);
+}
+
+/* Set the program name shown in each line and the level. */
+void
+vcl_log_init(const char *prog, enum vcl_log_level level)
+{
+	vcl_log_prog = prog;
+	vcl_log_level = level;
+}
+
+/* Write one line: "prog: level: function: message". */
+void
+vcl_log_msg(enum vcl_log_level level, const char *fn, const char *fmt, ...)
+{
+	char	msg[1024];
+	va_list	ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "%s: %s: %s: %s\n", vcl_log_prog,
+	    vcl_log_names[level], fn, msg);
+}

@@ -1,0 +1,267 @@
+/* main.c - vclserver: options, configuration file, start-up. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "vcl_log.h"
+#include "vcl_server.h"
+#include "vcl_server_main.h"
+
+static struct vcl_options	 opts;
+static char			 hostname[256];
+
+static const char usage[] =
+"usage: vclserver [options]\n"
+"Serve this node's OpenCL devices to VCL clients.\n"
+"\n"
+"  --listen HOST:PORT      address to listen on (default 127.0.0.1:%d;\n"
+"                          port 0 picks a free port)\n"
+"  --port-file FILE        write the bound port to FILE once listening\n"
+"  --platform IDX|NAME     OpenCL platform to serve: index, or a substring\n"
+"                          of its name (default 0)\n"
+"  --devices LIST          device indexes of that platform to serve,\n"
+"                          comma-separated (default: all)\n"
+"  --name NAME             node name shown to clients (default: hostname)\n"
+"  --token-file FILE       shared secret clients must prove (chmod 600)\n"
+"  --insecure              allow a non-loopback address without a token\n"
+"  --log-level LEVEL       error, warn, info or debug (default info)\n"
+"  --max-frame BYTES       largest protobuf message of a frame (default 64M)\n"
+"  --max-bulk BYTES        largest bulk payload of a frame (default 4G)\n"
+"  --max-session-bytes N   buffer + staging bytes per session (default:\n"
+"                          the served devices' global memory + 1G)\n"
+"  --max-sessions N        concurrent sessions (default 64)\n"
+"  --max-objects N         objects per session (default 1000000)\n"
+"  --workers N             threads for program builds (default 2)\n"
+"  --config FILE           read options from FILE (\"name = value\" lines,\n"
+"                          names as above without --); SIGHUP re-reads its\n"
+"                          log-level and max-* settings\n"
+"  --version               print the version and exit\n"
+"  --help                  print this help and exit\n"
+"\n"
+"BYTES take a K, M or G suffix. Signals: SIGTERM/SIGINT drain and exit,\n"
+"SIGHUP reloads the configuration file.\n";
+
+enum {
+	OPT_LISTEN = 256, OPT_PORT_FILE, OPT_PLATFORM, OPT_DEVICES, OPT_NAME,
+	OPT_TOKEN, OPT_INSECURE, OPT_LOG, OPT_MAX_FRAME, OPT_MAX_BULK,
+	OPT_MAX_SBYTES, OPT_MAX_SESSIONS, OPT_MAX_OBJECTS, OPT_WORKERS,
+	OPT_CONFIG, OPT_VERSION, OPT_HELP
+};
+
+static const struct option longopts[] = {
+	{ "listen",		required_argument, NULL, OPT_LISTEN },
+	{ "port-file",		required_argument, NULL, OPT_PORT_FILE },
+	{ "platform",		required_argument, NULL, OPT_PLATFORM },
+	{ "devices",		required_argument, NULL, OPT_DEVICES },
+	{ "name",		required_argument, NULL, OPT_NAME },
+	{ "token-file",		required_argument, NULL, OPT_TOKEN },
+	{ "insecure",		no_argument,	   NULL, OPT_INSECURE },
+	{ "log-level",		required_argument, NULL, OPT_LOG },
+	{ "max-frame",		required_argument, NULL, OPT_MAX_FRAME },
+	{ "max-bulk",		required_argument, NULL, OPT_MAX_BULK },
+	{ "max-session-bytes",	required_argument, NULL, OPT_MAX_SBYTES },
+	{ "max-sessions",	required_argument, NULL, OPT_MAX_SESSIONS },
+	{ "max-objects",	required_argument, NULL, OPT_MAX_OBJECTS },
+	{ "workers",		required_argument, NULL, OPT_WORKERS },
+	{ "config",		required_argument, NULL, OPT_CONFIG },
+	{ "version",		no_argument,	   NULL, OPT_VERSION },
+	{ "help",		no_argument,	   NULL, OPT_HELP },
+	{ NULL, 0, NULL, 0 }
+};
+
+/* Parse a count or byte size with an optional K/M/G suffix. */
+static int
+parse_size(const char *s, uint64_t *out)
+{
+	unsigned long long	 v;
+	char			*end;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0 || end == s || s[0] == '-')
+		return (-1);
+	switch (*end) {
+	case 'k': case 'K': v <<= 10; end++; break;
+	case 'm': case 'M': v <<= 20; end++; break;
+	case 'g': case 'G': v <<= 30; end++; break;
+	default: break;
+	}
+	if (*end != '\0')
+		return (-1);
+	*out = v;
+	return (0);
+}
+
+/*
+ * Apply one option. reload is set on SIGHUP, when only the log level and
+ * limits may change. Returns 0, or -1 with a message printed.
+ */
+static int
+apply_option(struct vcl_server *srv, int id, const char *arg, int reload)
+{
+	enum vcl_log_level	lvl;
+	uint64_t		v = 0;
+	char			err[512];
+
+	switch (id) {
+	case OPT_LOG:
+		if (vcl_log_parse(arg, &lvl) != 0) {
+			fprintf(stderr, "vclserver: bad log level: %s\n", arg);
+			return (-1);
+		}
+		vcl_log_level = lvl;
+		return (0);
+	case OPT_MAX_FRAME: case OPT_MAX_BULK: case OPT_MAX_SBYTES:
+	case OPT_MAX_SESSIONS: case OPT_MAX_OBJECTS: case OPT_WORKERS:
+		if (parse_size(arg, &v) != 0 || v == 0 ||
+		    (id == OPT_MAX_FRAME && v > UINT32_MAX) ||
+		    (id == OPT_WORKERS && v > 64)) {
+			fprintf(stderr, "vclserver: bad value: %s\n", arg);
+			return (-1);
+		}
+		break;
+	default:
+		if (reload)
+			return (0);	/* needs a restart; keep the old value */
+		break;
+	}
+	switch (id) {
+	case OPT_MAX_FRAME:	srv->limits.frame.max_msg = (uint32_t)v; break;
+	case OPT_MAX_BULK:	srv->limits.frame.max_bulk = v; break;
+	case OPT_MAX_SBYTES:	srv->limits.session_bytes = v; break;
+	case OPT_MAX_SESSIONS:	srv->limits.sessions = v; break;
+	case OPT_MAX_OBJECTS:	srv->limits.objects = v; break;
+	case OPT_WORKERS:	opts.workers = (int)v; break;
+	case OPT_LISTEN:	opts.listen = strdup(arg); break;
+	case OPT_PORT_FILE:	opts.port_file = strdup(arg); break;
+	case OPT_PLATFORM:	opts.platform = strdup(arg); break;
+	case OPT_DEVICES:	opts.devices = strdup(arg); break;
+	case OPT_NAME:		opts.name = strdup(arg); break;
+	case OPT_INSECURE:	opts.insecure = 1; break;
+	case OPT_TOKEN:
+		opts.token_file = strdup(arg);
+		if (vcl_auth_load(arg, &srv->token, err, sizeof err) != 0) {
+			fprintf(stderr, "vclserver: %s\n", err);
+			return (-1);
+		}
+		srv->have_token = 1;
+		break;
+	default:
+		break;
+	}
+	return (0);
+}
+
+/* Read "name = value" lines ('#' comments) from a configuration file. */
+static int
+read_config(struct vcl_server *srv, const char *path, int reload)
+{
+	const struct option	*o;
+	FILE			*f;
+	char			 line[1024], *k, *v, *e;
+	int			 lineno = 0, rc = 0;
+
+	if ((f = fopen(path, "r")) == NULL) {
+		fprintf(stderr, "vclserver: %s: %s\n", path, strerror(errno));
+		return (-1);
+	}
+	while (fgets(line, sizeof line, f) != NULL) {
+		lineno++;
+		if ((e = strchr(line, '#')) != NULL)
+			*e = '\0';
+		k = line + strspn(line, " \t\r\n");
+		if (*k == '\0')
+			continue;
+		e = k + strcspn(k, " \t=\r\n");
+		v = e + strspn(e, " \t=");
+		*e = '\0';
+		v[strcspn(v, "\r\n")] = '\0';
+		while (*v != '\0' && (e = v + strlen(v) - 1) >= v &&
+		    (*e == ' ' || *e == '\t'))
+			*e = '\0';
+		for (o = longopts; o->name != NULL; o++)
+			if (strcmp(o->name, k) == 0)
+				break;
+		if (o->name == NULL || o->val == OPT_CONFIG ||
+		    o->val == OPT_HELP || o->val == OPT_VERSION) {
+			fprintf(stderr, "vclserver: %s:%d: unknown option %s\n",
+			    path, lineno, k);
+			rc = -1;
+			continue;
+		}
+		if (apply_option(srv, o->val, v, reload) != 0)
+			rc = -1;
+	}
+	fclose(f);
+	return (rc);
+}
+
+/* SIGHUP: re-read the configuration file's log level and limits. */
+void
+vcl_server_reload(struct vcl_server *srv)
+{
+	if (opts.config == NULL) {
+		vcl_log_info("SIGHUP: no --config file to reload");
+		return;
+	}
+	if (read_config(srv, opts.config, 1) != 0)
+		vcl_log_warn("%s: reloaded with errors", opts.config);
+	else
+		vcl_log_info("%s: reloaded", opts.config);
+}
+
+int
+main(int argc, char **argv)
+{
+	static struct vcl_server	srv;
+	int				c;
+
+	vcl_log_init("vclserver", VCL_LOG_INFO);
+	opts.listen = "127.0.0.1";
+	opts.workers = 2;
+	srv.limits.frame.max_msg = VCL_FRAME_DEFAULT_MAX_MSG;
+	srv.limits.frame.max_bulk = VCL_FRAME_DEFAULT_MAX_BULK;
+	srv.limits.sessions = 64;
+	srv.limits.objects = 1000000;
+
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_HELP:
+			printf(usage, VCL_DEFAULT_PORT);
+			return (0);
+		case OPT_VERSION:
+			printf("vclserver %s (protocol %u)\n", VCL_VERSION,
+			    VCL_PROTOCOL_VERSION);
+			return (0);
+		case OPT_CONFIG:
+			opts.config = optarg;
+			if (read_config(&srv, optarg, 0) != 0)
+				return (2);
+			break;
+		case '?':
+			fprintf(stderr, "Try 'vclserver --help'.\n");
+			return (2);
+		default:
+			if (apply_option(&srv, c, optarg, 0) != 0)
+				return (2);
+			break;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "vclserver: unexpected argument: %s\n",
+		    argv[optind]);
+		return (2);
+	}
+	if (opts.name == NULL) {
+		if (gethostname(hostname, sizeof hostname) != 0)
+			snprintf(hostname, sizeof hostname, "vcl");
+		hostname[sizeof hostname - 1] = '\0';
+		opts.name = hostname;
+	}
+	srv.node_name = opts.name;
+	return (vcl_server_run(&srv, &opts));
+}

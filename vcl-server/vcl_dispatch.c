@@ -1,0 +1,46 @@
+/* vcl_dispatch.c - the dispatch table, indexed by the Request oneof case. */
+#include <stddef.h>
+
+#include "vcl_server.h"
+
+#define OP(c, f, fl)	[VCL__REQUEST__CALL_##c] = { f, #c, fl }
+
+static const struct vcl_op vcl_ops[] = {
+	OP(HELLO,		vcl_op_hello,		VCL_OP_PREAUTH),
+	OP(RELEASE,		vcl_op_release,		0),
+	OP(CREATE_CONTEXT,	vcl_op_create_context,	0),
+	OP(CREATE_QUEUE,	vcl_op_create_queue,	0),
+	OP(FLUSH,		vcl_op_flush,		0),
+	OP(FINISH,		vcl_op_finish,		0),
+	OP(CREATE_BUFFER,	vcl_op_create_buffer,	VCL_OP_BULK),
+	OP(WRITE_BUFFER,	vcl_op_write_buffer,	VCL_OP_BULK),
+	OP(READ_BUFFER,		vcl_op_read_buffer,	0),
+	OP(COPY_BUFFER,		vcl_op_copy_buffer,	0),
+	OP(FILL_BUFFER,		vcl_op_fill_buffer,	0),
+	OP(CREATE_PROGRAM,	vcl_op_create_program,	0),
+	OP(BUILD_PROGRAM,	vcl_op_build_program,	0),
+	OP(CREATE_KERNEL,	vcl_op_create_kernel,	0),
+	OP(CREATE_KERNELS,	vcl_op_create_kernels,	0),
+	OP(NDRANGE,		vcl_op_ndrange,		0),
+	OP(MARKER,		vcl_op_marker,		0),
+	OP(CREATE_USER_EVENT,	vcl_op_create_user_event, 0),
+	OP(SET_USER_EVENT_STATUS, vcl_op_set_user_event_status, 0),
+	OP(GET_INFO,		vcl_op_get_info,	0),
+	OP(STATS,		vcl_op_stats,		0),
+};
+
+/* The handler of a oneof case; NULL for an unknown or empty case. */
+const struct vcl_op *
+vcl_dispatch_lookup(unsigned c)
+{
+	if (c >= sizeof vcl_ops / sizeof vcl_ops[0] || vcl_ops[c].fn == NULL)
+		return (NULL);
+	return (&vcl_ops[c]);
+}
+
+/* One past the largest case of the table, for the completeness test. */
+unsigned
+vcl_dispatch_max(void)
+{
+	return (sizeof vcl_ops / sizeof vcl_ops[0]);
+}

@@ -1,0 +1,238 @@
+/* vcl_enqueue.c - what every enqueue shares: wait lists, events, completion. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vcl_log.h"
+#include "vcl_server.h"
+
+#define VCL_WAIT_MAX	65536	/* events in one wait list */
+
+/* A command completion record of the given type for request seq. */
+struct vcl_cmd *
+vcl_cmd_new(enum vcl_cmd_type type, uint64_t seq)
+{
+	struct vcl_cmd	*c;
+
+	if ((c = calloc(1, sizeof *c)) == NULL)
+		return (NULL);
+	c->type = type;
+	c->seq = seq;
+	return (c);
+}
+
+/*
+ * Wrap charged bytes (data, size) so they can outlive the request and even
+ * the connection; the stage holds a session reference.
+ */
+struct vcl_stage *
+vcl_stage_new(struct vcl_session *s, uint8_t *data, uint64_t size)
+{
+	struct vcl_stage	*st;
+
+	if ((st = malloc(sizeof *st)) == NULL)
+		return (NULL);
+	st->s = s;
+	st->data = data;
+	st->size = size;
+	vcl_session_ref(s);
+	return (st);
+}
+
+/* Free a stage's bytes and give their charge back. */
+void
+vcl_stage_free(void *arg)
+{
+	struct vcl_stage	*st = arg;
+
+	if (st == NULL)
+		return;
+	free(st->data);
+	vcl_session_uncharge(st->s, st->size);
+	vcl_session_unref(st->s);
+	free(st);
+}
+
+/*
+ * Finish a command on the loop thread: answer what the client waits for
+ * (a read's bytes, a finish), then notify its event if it named one, then
+ * free what the command held. Consumes c and its session reference.
+ */
+static void
+vcl_cmd_complete(struct vcl_cmd *c)
+{
+	struct vcl_session	*s = c->d.s;
+	struct vcl_hobj		*q;
+	Vcl__ToClient		 tc = VCL__TO_CLIENT__INIT;
+	Vcl__Reply		 r = VCL__REPLY__INIT;
+	cl_int			 st = c->status < 0 ? c->status : CL_SUCCESS;
+
+	if (!s->dead) {
+		switch (c->type) {
+		case VCL_CMD_READ:
+			r.seq = c->seq;
+			r.status = st;
+			tc.reply = &r;
+			/* The bytes are sent from the stage, freed once sent. */
+			if (st == CL_SUCCESS) {
+				vcl_session_send(s, &tc, c->stage->data,
+				    c->stage->size, vcl_stage_free, c->stage);
+				c->stage = NULL;
+			} else
+				vcl_session_send(s, &tc, NULL, 0, NULL, NULL);
+			break;
+		case VCL_CMD_FINISH:
+			/* Report the first failure no event could carry. */
+			q = vcl_handle_get(&s->handles, c->queue_id,
+			    VCL_KIND_QUEUE);
+			if (st == CL_SUCCESS && q != NULL) {
+				st = q->deferred;
+				q->deferred = CL_SUCCESS;
+			}
+			vcl_session_reply(s, c->seq, st, NULL);
+			break;
+		default:
+			break;
+		}
+		if (c->event_id != 0)
+			vcl_session_notify(s, c->event_id, c->status < 0 ?
+			    c->status : CL_COMPLETE, c->ev, c->profiling);
+	}
+	vcl_stage_free(c->stage);
+	if (c->ev != NULL)
+		clReleaseEvent(c->ev);
+	vcl_session_unref(s);
+	free(c);
+}
+
+/* vcl_done entry point for commands. */
+static void
+vcl_cmd_done(struct vcl_done *d)
+{
+	vcl_cmd_complete((struct vcl_cmd *)d);
+}
+
+/* OpenCL callback, on a runtime thread: hand the completion to the loop. */
+static void CL_CALLBACK
+vcl_cmd_cb(cl_event ev, cl_int status, void *arg)
+{
+	struct vcl_cmd	*c = arg;
+
+	c->status = status;
+	vcl_server_done_push(c->d.s->srv, &c->d);
+}
+
+/*
+ * Resolve an enqueue's queue and wait list. Returns CL_SUCCESS or the error
+ * the command fails with; the caller passes it on to vcl_enq_end either way.
+ */
+cl_int
+vcl_enq_begin(struct vcl_session *s, const Vcl__Enqueue *e, struct vcl_enq *enq)
+{
+	struct vcl_hobj	*o;
+	size_t		 i;
+
+	memset(enq, 0, sizeof *enq);
+	enq->event_id = e->has_event ? e->event : 0;
+	if (enq->event_id != 0 && vcl_handle_find(&s->handles,
+	    enq->event_id) != NULL) {
+		vcl_session_close(s, "client reused an event id");
+		return (CL_INVALID_EVENT);
+	}
+	if ((enq->q = vcl_handle_get(&s->handles, e->queue,
+	    VCL_KIND_QUEUE)) == NULL)
+		return (CL_INVALID_COMMAND_QUEUE);
+	if (enq->q->error != CL_SUCCESS)
+		return (enq->q->error);
+	if (e->n_wait == 0)
+		return (CL_SUCCESS);
+	if (e->n_wait > VCL_WAIT_MAX)
+		return (CL_INVALID_EVENT_WAIT_LIST);
+	if ((enq->wait = calloc(e->n_wait, sizeof *enq->wait)) == NULL)
+		return (CL_OUT_OF_HOST_MEMORY);
+	for (i = 0; i < e->n_wait; i++) {
+		if ((o = vcl_handle_get(&s->handles, e->wait[i],
+		    VCL_KIND_EVENT)) == NULL)
+			return (CL_INVALID_EVENT_WAIT_LIST);
+		if (o->error != CL_SUCCESS || o->u.event == NULL)
+			return (CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+		enq->wait[i] = o->u.event;
+	}
+	enq->nwait = (cl_uint)e->n_wait;
+	return (CL_SUCCESS);
+}
+
+/*
+ * The enqueue was tried with result err (enq->ev set when it succeeded and
+ * an event was asked for). Record the client's event, register the
+ * completion c (may be NULL for a plain command), or report the failure:
+ * on the event when the client named one, else at the queue's next finish.
+ */
+void
+vcl_enq_end(struct vcl_session *s, struct vcl_enq *enq, cl_int err,
+    struct vcl_cmd *c)
+{
+	struct vcl_hobj	*o = NULL;
+
+	free(enq->wait);
+	enq->wait = NULL;
+	if (s->dead) {
+		if (enq->ev != NULL)
+			clReleaseEvent(enq->ev);
+		if (c != NULL) {
+			vcl_stage_free(c->stage);
+			free(c);
+		}
+		return;
+	}
+	if (err == CL_SUCCESS && enq->event_id != 0 &&
+	    (o = vcl_session_add(s, enq->event_id, VCL_KIND_EVENT)) == NULL)
+		err = CL_OUT_OF_RESOURCES;	/* over the object limit */
+	if (err == CL_SUCCESS && c == NULL && enq->event_id != 0 &&
+	    (c = vcl_cmd_new(VCL_CMD_PLAIN, 0)) == NULL)
+		err = CL_OUT_OF_HOST_MEMORY;
+	if (err != CL_SUCCESS) {
+		/* The command may have run; only its completion is lost. */
+		if (enq->ev != NULL)
+			clReleaseEvent(enq->ev);
+		enq->ev = NULL;
+		if (o == NULL && enq->event_id != 0 && !s->dead)
+			o = vcl_session_add(s, enq->event_id, VCL_KIND_EVENT);
+		if (o != NULL)
+			o->error = err;
+		else if (c == NULL && enq->q != NULL &&
+		    enq->q->deferred == CL_SUCCESS)
+			enq->q->deferred = err;
+		if (c == NULL) {
+			if (enq->event_id != 0 && !s->dead)
+				vcl_session_notify(s, enq->event_id, err, NULL,
+				    0);
+			return;
+		}
+	} else {
+		vcl_session_mark_dirty(s, enq->q);
+		if (o != NULL) {
+			o->u.event = enq->ev;
+			clRetainEvent(enq->ev);
+		}
+	}
+	if (s->dead) {
+		vcl_stage_free(c->stage);
+		free(c);
+		return;
+	}
+	c->d.fn = vcl_cmd_done;
+	c->d.s = s;
+	vcl_session_ref(s);
+	c->ev = enq->ev;
+	c->event_id = enq->event_id;
+	c->queue_id = enq->q != NULL ? enq->q->id : 0;
+	c->profiling = enq->q != NULL && enq->q->profiling;
+	c->status = err;
+	if (err != CL_SUCCESS ||
+	    (err = clSetEventCallback(c->ev, CL_COMPLETE, vcl_cmd_cb, c)) !=
+	    CL_SUCCESS) {
+		c->status = err;
+		vcl_cmd_complete(c);
+	}
+}

@@ -1,0 +1,69 @@
+/* vcl_handle.h - a session's handle table: client-assigned id -> object. */
+#ifndef VCL_HANDLE_H
+#define VCL_HANDLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <CL/cl.h>
+
+/* Kinds match vcl.proto's Kind enum. */
+enum vcl_kind {
+	VCL_KIND_NONE = 0,
+	VCL_KIND_CONTEXT,
+	VCL_KIND_QUEUE,
+	VCL_KIND_MEM,
+	VCL_KIND_PROGRAM,
+	VCL_KIND_KERNEL,
+	VCL_KIND_EVENT,
+	VCL_KIND_SAMPLER,
+	VCL_KIND_MAX
+};
+
+/*
+ * One object of a session. A creation that failed on the server still gets
+ * an entry, with its error, so the client's later uses of the id report that
+ * error instead of a confusing CL_INVALID_*.
+ */
+struct vcl_hobj {
+	uint64_t		 id;
+	enum vcl_kind		 kind;
+	cl_int			 error;
+	union {
+		cl_context	 ctx;
+		cl_command_queue queue;
+		cl_mem		 mem;
+		cl_program	 prog;
+		cl_kernel	 kernel;
+		cl_event	 event;
+		void		*ptr;
+	} u;
+	uint64_t		 bytes;		/* mem: bytes charged */
+	uint32_t		 device;	/* queue: device index */
+	cl_int			 deferred;	/* queue: first async failure */
+	unsigned		 profiling:1;	/* queue */
+	unsigned		 dirty:1;	/* queue: needs a flush */
+	unsigned		 building:1;	/* program */
+	unsigned		 user:1;	/* event: a user event */
+	unsigned		 user_set:1;	/* event: its status was set */
+	struct vcl_hobj		*next;		/* hash chain */
+};
+
+struct vcl_htab {
+	struct vcl_hobj	**slots;
+	size_t		  nslots;
+	size_t		  count;
+	size_t		  max;		/* objects allowed */
+};
+
+int		 vcl_handle_init(struct vcl_htab *, size_t);
+struct vcl_hobj	*vcl_handle_add(struct vcl_htab *, uint64_t, enum vcl_kind,
+		     cl_int *);
+struct vcl_hobj	*vcl_handle_get(struct vcl_htab *, uint64_t, enum vcl_kind);
+struct vcl_hobj	*vcl_handle_find(struct vcl_htab *, uint64_t);
+void		 vcl_handle_del(struct vcl_htab *, struct vcl_hobj *);
+void		 vcl_handle_clear(struct vcl_htab *,
+		     void (*)(struct vcl_hobj *, void *), void *);
+void		 vcl_handle_free(struct vcl_htab *);
+
+#endif

@@ -1,0 +1,196 @@
+/* vcl_op_mem.c - buffers: creation and read/write/copy/fill commands. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vcl_log.h"
+#include "vcl_server.h"
+
+/* Flags a client may send; host-pointer flags stay on the client. */
+#define VCL_MEM_FLAGS	(CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY |	\
+	CL_MEM_READ_ONLY | CL_MEM_ALLOC_HOST_PTR | CL_MEM_HOST_WRITE_ONLY | \
+	CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS)
+
+/* The buffer of an id, or NULL with *err (its creation error, if it failed). */
+static struct vcl_hobj *
+vcl_mem_get(struct vcl_session *s, uint64_t id, cl_int *err)
+{
+	struct vcl_hobj	*o;
+
+	if ((o = vcl_handle_get(&s->handles, id, VCL_KIND_MEM)) == NULL) {
+		*err = CL_INVALID_MEM_OBJECT;
+		return (NULL);
+	}
+	if (o->error != CL_SUCCESS) {
+		*err = o->error;
+		return (NULL);
+	}
+	return (o);
+}
+
+/*
+ * CreateBuffer: charged to the session before the runtime sees it; initial
+ * bytes (COPY/USE_HOST_PTR on the client) arrive as bulk.
+ */
+void
+vcl_op_create_buffer(struct vcl_session *s, const Vcl__Request *req,
+    struct vcl_bulk *bulk)
+{
+	const Vcl__CreateBuffer	*m = req->create_buffer;
+	struct vcl_hobj		*o, *ctx;
+	cl_mem_flags		 flags;
+	cl_int			 err = CL_SUCCESS;
+
+	if ((o = vcl_session_add(s, m->id, VCL_KIND_MEM)) == NULL)
+		return;
+	if ((m->has_has_data && m->has_data) != (bulk->len > 0) ||
+	    (bulk->len > 0 && bulk->len != m->size)) {
+		vcl_session_close(s, "buffer initial data does not match size");
+		return;
+	}
+	flags = m->flags;
+	ctx = vcl_handle_get(&s->handles, m->context, VCL_KIND_CONTEXT);
+	if (ctx == NULL)
+		err = CL_INVALID_CONTEXT;
+	else if (ctx->error != CL_SUCCESS)
+		err = ctx->error;
+	else if (flags & ~(cl_mem_flags)VCL_MEM_FLAGS)
+		err = CL_INVALID_VALUE;
+	else if (m->size == 0)
+		err = CL_INVALID_BUFFER_SIZE;
+	else if (bulk->err != CL_SUCCESS)
+		err = bulk->err;
+	else if (vcl_session_charge(s, m->size) != 0)
+		err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
+	else {
+		o->bytes = m->size;
+		if (bulk->data != NULL)
+			flags |= CL_MEM_COPY_HOST_PTR;
+		o->u.mem = clCreateBuffer(ctx->u.ctx, flags, m->size,
+		    bulk->data, &err);
+	}
+	if (err != CL_SUCCESS) {
+		vcl_session_uncharge(s, o->bytes);
+		o->bytes = 0;
+		vcl_log_info("session %llu: buffer %llu of %llu bytes failed: "
+		    "%d", (unsigned long long)s->id, (unsigned long long)m->id,
+		    (unsigned long long)m->size, err);
+	}
+	o->error = err;
+}
+
+/* Check offset + size inside a buffer's charged size. */
+static cl_int
+vcl_mem_range(const struct vcl_hobj *o, uint64_t off, uint64_t size)
+{
+	if (size == 0 || off > o->bytes || size > o->bytes - off)
+		return (CL_INVALID_VALUE);
+	return (CL_SUCCESS);
+}
+
+/* WriteBuffer: bytes arrived in staging; the runtime copies them in. */
+void
+vcl_op_write_buffer(struct vcl_session *s, const Vcl__Request *req,
+    struct vcl_bulk *bulk)
+{
+	const Vcl__WriteBuffer	*m = req->write_buffer;
+	struct vcl_hobj		*mem;
+	struct vcl_enq		 enq;
+	struct vcl_cmd		*c;
+	cl_int			 err;
+
+	if (bulk->len != m->size) {
+		vcl_session_close(s, "write size does not match its bytes");
+		return;
+	}
+	if ((c = vcl_cmd_new(VCL_CMD_WRITE, req->seq)) == NULL ||
+	    (bulk->data != NULL &&
+	    (c->stage = vcl_stage_new(s, bulk->data, bulk->len)) == NULL)) {
+		free(c);
+		vcl_session_close(s, "out of memory");
+		return;
+	}
+	bulk->data = NULL;	/* the stage owns it now */
+	if ((err = vcl_enq_begin(s, m->q, &enq)) == CL_SUCCESS &&
+	    (mem = vcl_mem_get(s, m->mem, &err)) != NULL &&
+	    (err = vcl_mem_range(mem, m->offset, m->size)) == CL_SUCCESS &&
+	    (err = bulk->err) == CL_SUCCESS)
+		err = clEnqueueWriteBuffer(enq.q->u.queue, mem->u.mem, CL_FALSE,
+		    m->offset, m->size, c->stage->data, enq.nwait, enq.wait,
+		    &enq.ev);
+	vcl_enq_end(s, &enq, err, c);
+}
+
+/* ReadBuffer: the runtime copies into staging; the reply sends it. */
+void
+vcl_op_read_buffer(struct vcl_session *s, const Vcl__Request *req,
+    struct vcl_bulk *bulk)
+{
+	const Vcl__ReadBuffer	*m = req->read_buffer;
+	struct vcl_hobj		*mem;
+	struct vcl_enq		 enq;
+	struct vcl_cmd		*c;
+	uint8_t			*data;
+	cl_int			 err;
+
+	if ((c = vcl_cmd_new(VCL_CMD_READ, req->seq)) == NULL) {
+		vcl_session_close(s, "out of memory");
+		return;
+	}
+	if ((err = vcl_enq_begin(s, m->q, &enq)) == CL_SUCCESS &&
+	    (mem = vcl_mem_get(s, m->mem, &err)) != NULL &&
+	    (err = vcl_mem_range(mem, m->offset, m->size)) == CL_SUCCESS) {
+		if (vcl_session_charge(s, m->size) != 0)
+			err = CL_OUT_OF_RESOURCES;
+		else if ((data = malloc(m->size)) == NULL) {
+			vcl_session_uncharge(s, m->size);
+			err = CL_OUT_OF_HOST_MEMORY;
+		} else if ((c->stage = vcl_stage_new(s, data, m->size)) ==
+		    NULL) {
+			free(data);
+			vcl_session_uncharge(s, m->size);
+			err = CL_OUT_OF_HOST_MEMORY;
+		} else
+			err = clEnqueueReadBuffer(enq.q->u.queue, mem->u.mem,
+			    CL_FALSE, m->offset, m->size, data, enq.nwait,
+			    enq.wait, &enq.ev);
+	}
+	vcl_enq_end(s, &enq, err, c);
+}
+
+/* CopyBuffer: device to device inside the node. */
+void
+vcl_op_copy_buffer(struct vcl_session *s, const Vcl__Request *req,
+    struct vcl_bulk *bulk)
+{
+	const Vcl__CopyBuffer	*m = req->copy_buffer;
+	struct vcl_hobj		*src, *dst;
+	struct vcl_enq		 enq;
+	cl_int			 err;
+
+	if ((err = vcl_enq_begin(s, m->q, &enq)) == CL_SUCCESS &&
+	    (src = vcl_mem_get(s, m->src, &err)) != NULL &&
+	    (dst = vcl_mem_get(s, m->dst, &err)) != NULL)
+		err = clEnqueueCopyBuffer(enq.q->u.queue, src->u.mem,
+		    dst->u.mem, m->src_offset, m->dst_offset, m->size,
+		    enq.nwait, enq.wait, enq.event_id ? &enq.ev : NULL);
+	vcl_enq_end(s, &enq, err, NULL);
+}
+
+/* FillBuffer: a pattern repeated over a range. */
+void
+vcl_op_fill_buffer(struct vcl_session *s, const Vcl__Request *req,
+    struct vcl_bulk *bulk)
+{
+	const Vcl__FillBuffer	*m = req->fill_buffer;
+	struct vcl_hobj		*mem;
+	struct vcl_enq		 enq;
+	cl_int			 err;
+
+	if ((err = vcl_enq_begin(s, m->q, &enq)) == CL_SUCCESS &&
+	    (mem = vcl_mem_get(s, m->mem, &err)) != NULL)
+		err = clEnqueueFillBuffer(enq.q->u.queue, mem->u.mem,
+		    m->pattern.data, m->pattern.len, m->offset, m->size,
+		    enq.nwait, enq.wait, enq.event_id ? &enq.ev : NULL);
+	vcl_enq_end(s, &enq, err, NULL);
+}

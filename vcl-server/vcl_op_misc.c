@@ -1,0 +1,275 @@
+/* vcl_op_misc.c - handshake, release, generic info queries, stats. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vcl_log.h"
+#include "vcl_server.h"
+
+/* Hello: check the version and the token proof, answer with the snapshot. */
+void
+vcl_op_hello(struct vcl_session *s, const Vcl__Request *req,
+    struct vcl_bulk *bulk)
+{
+	const Vcl__Hello	*h = req->hello;
+	Vcl__Reply		 r = VCL__REPLY__INIT;
+	char			 msg[160];
+
+	if (h->version != VCL_PROTOCOL_VERSION) {
+		snprintf(msg, sizeof msg, "protocol version mismatch: client "
+		    "speaks %u, server speaks %u", h->version,
+		    VCL_PROTOCOL_VERSION);
+		vcl_log_warn("session %llu (%s): %s", (unsigned long long)s->id,
+		    s->peer, msg);
+		vcl_session_reply(s, req->seq, CL_INVALID_OPERATION, msg);
+		vcl_session_drain(s);
+		return;
+	}
+	if (s->srv->have_token && (!h->has_proof ||
+	    vcl_auth_check(&s->srv->token, s->nonce, sizeof s->nonce,
+	    h->proof.data, h->proof.len) != 0)) {
+		vcl_log_warn("session %llu (%s): authentication failed",
+		    (unsigned long long)s->id, s->peer);
+		vcl_session_reply(s, req->seq, CL_INVALID_OPERATION,
+		    "authentication failed: wrong or missing token");
+		vcl_session_drain(s);
+		return;
+	}
+	s->authed = 1;
+	vcl_log_info("session %llu (%s): client %s", (unsigned long long)s->id,
+	    s->peer, h->client_name != NULL ? h->client_name : "?");
+	r.seq = req->seq;
+	r.status = CL_SUCCESS;
+	r.result_case = VCL__REPLY__RESULT_WELCOME;
+	r.welcome = s->srv->be.welcome;
+	r.welcome->node_name = (char *)s->srv->node_name;
+	r.welcome->has_session_id = 1;
+	r.welcome->session_id = s->id;
+	vcl_session_reply_msg(s, &r);
+}
+
+/* Release one object: the client's last reference is gone. */
+void
+vcl_op_release(struct vcl_session *s, const Vcl__Request *req,
+    struct vcl_bulk *bulk)
+{
+	struct vcl_hobj	*o;
+
+	o = vcl_handle_get(&s->handles, req->release->id,
+	    (enum vcl_kind)req->release->kind);
+	if (o == NULL) {
+		/* Asynchronous: nobody to tell; the client checked it. */
+		vcl_log_warn("session %llu: release of unknown id %llu",
+		    (unsigned long long)s->id,
+		    (unsigned long long)req->release->id);
+		return;
+	}
+	vcl_session_release(s, o);
+	vcl_handle_del(&s->handles, o);
+}
+
+/* Stats: counters of the server and of the asking session. */
+void
+vcl_op_stats(struct vcl_session *s, const Vcl__Request *req,
+    struct vcl_bulk *bulk)
+{
+	Vcl__Reply	 r = VCL__REPLY__INIT;
+	Vcl__StatsResult st = VCL__STATS_RESULT__INIT;
+
+	st.sessions = s->srv->nsessions;
+	st.objects = s->srv->objects;
+	st.bytes = s->srv->bytes;
+	st.session_objects = s->handles.count;
+	st.session_bytes = s->bytes;
+	st.bytes_in = s->srv->bytes_in;
+	st.bytes_out = s->srv->bytes_out;
+	r.seq = req->seq;
+	r.result_case = VCL__REPLY__RESULT_STATS;
+	r.stats = &st;
+	vcl_session_reply_msg(s, &r);
+}
+
+/*
+ * Params whose values are handles or host pointers of this process: never
+ * sent to a client (the client answers them itself).
+ */
+static int
+vcl_info_is_handle(Vcl__GetInfo__What w, cl_uint p)
+{
+	switch (w) {
+	case VCL__GET_INFO__WHAT__DEVICE:
+		return (p == CL_DEVICE_PLATFORM || p == CL_DEVICE_PARENT_DEVICE);
+	case VCL__GET_INFO__WHAT__CONTEXT:
+		return (p == CL_CONTEXT_DEVICES || p == CL_CONTEXT_PROPERTIES);
+	case VCL__GET_INFO__WHAT__QUEUE:
+		return (p == CL_QUEUE_CONTEXT || p == CL_QUEUE_DEVICE ||
+		    p == CL_QUEUE_DEVICE_DEFAULT);
+	case VCL__GET_INFO__WHAT__MEM:
+		return (p == CL_MEM_CONTEXT || p == CL_MEM_HOST_PTR ||
+		    p == CL_MEM_ASSOCIATED_MEMOBJECT);
+	case VCL__GET_INFO__WHAT__PROGRAM:
+		return (p == CL_PROGRAM_CONTEXT || p == CL_PROGRAM_DEVICES ||
+		    p == CL_PROGRAM_BINARIES);
+	case VCL__GET_INFO__WHAT__KERNEL:
+		return (p == CL_KERNEL_CONTEXT || p == CL_KERNEL_PROGRAM);
+	case VCL__GET_INFO__WHAT__EVENT:
+		return (p == CL_EVENT_COMMAND_QUEUE || p == CL_EVENT_CONTEXT);
+	default:
+		return (0);
+	}
+}
+
+/* Look up the object of a GetInfo; *err set when it is not usable. */
+static struct vcl_hobj *
+vcl_info_obj(struct vcl_session *s, uint64_t id, enum vcl_kind kind,
+    cl_int bad, cl_int *err)
+{
+	struct vcl_hobj	*o;
+
+	if ((o = vcl_handle_get(&s->handles, id, kind)) == NULL)
+		*err = bad;
+	else if (o->error != CL_SUCCESS || o->u.ptr == NULL) {
+		*err = o->error != CL_SUCCESS ? o->error : bad;
+		o = NULL;
+	}
+	return (o);
+}
+
+/* The device of a node-local index, or NULL. */
+static cl_device_id
+vcl_info_device(struct vcl_session *s, uint64_t idx)
+{
+	return (idx < s->srv->be.ndevices ? s->srv->be.devices[idx] : NULL);
+}
+
+/*
+ * GetInfo: one clGet*Info on the server for what the client cannot answer
+ * from its own state. Two calls: the size, then the value.
+ */
+void
+vcl_op_get_info(struct vcl_session *s, const Vcl__Request *req,
+    struct vcl_bulk *bulk)
+{
+	const Vcl__GetInfo	*g = req->get_info;
+	Vcl__Reply		 r = VCL__REPLY__INIT;
+	Vcl__InfoResult		 ir = VCL__INFO_RESULT__INIT;
+	struct vcl_hobj		*o = NULL;
+	cl_device_id		 dev = NULL;
+	cl_int			 err = CL_SUCCESS;
+	size_t			 size = 0;
+	void			*buf = NULL;
+	int			 pass;
+
+	if (vcl_info_is_handle(g->what, g->param)) {
+		vcl_session_reply(s, req->seq, CL_INVALID_VALUE, NULL);
+		return;
+	}
+	switch (g->what) {
+	case VCL__GET_INFO__WHAT__DEVICE:
+		if ((dev = vcl_info_device(s, g->id)) == NULL)
+			err = CL_INVALID_DEVICE;
+		break;
+	case VCL__GET_INFO__WHAT__CONTEXT:
+		o = vcl_info_obj(s, g->id, VCL_KIND_CONTEXT, CL_INVALID_CONTEXT,
+		    &err);
+		break;
+	case VCL__GET_INFO__WHAT__QUEUE:
+		o = vcl_info_obj(s, g->id, VCL_KIND_QUEUE,
+		    CL_INVALID_COMMAND_QUEUE, &err);
+		break;
+	case VCL__GET_INFO__WHAT__MEM:
+		o = vcl_info_obj(s, g->id, VCL_KIND_MEM, CL_INVALID_MEM_OBJECT,
+		    &err);
+		break;
+	case VCL__GET_INFO__WHAT__PROGRAM:
+	case VCL__GET_INFO__WHAT__PROGRAM_BUILD:
+		o = vcl_info_obj(s, g->id, VCL_KIND_PROGRAM,
+		    CL_INVALID_PROGRAM, &err);
+		break;
+	case VCL__GET_INFO__WHAT__KERNEL:
+	case VCL__GET_INFO__WHAT__KERNEL_WORK_GROUP:
+	case VCL__GET_INFO__WHAT__KERNEL_ARG:
+		o = vcl_info_obj(s, g->id, VCL_KIND_KERNEL, CL_INVALID_KERNEL,
+		    &err);
+		break;
+	case VCL__GET_INFO__WHAT__EVENT:
+	case VCL__GET_INFO__WHAT__EVENT_PROFILING:
+		o = vcl_info_obj(s, g->id, VCL_KIND_EVENT, CL_INVALID_EVENT,
+		    &err);
+		break;
+	default:
+		err = CL_INVALID_VALUE;
+		break;
+	}
+	if (err == CL_SUCCESS && (g->what ==
+	    VCL__GET_INFO__WHAT__PROGRAM_BUILD || g->what ==
+	    VCL__GET_INFO__WHAT__KERNEL_WORK_GROUP) &&
+	    (dev = vcl_info_device(s, g->device)) == NULL)
+		err = CL_INVALID_DEVICE;
+	for (pass = 0; pass < 2 && err == CL_SUCCESS; pass++) {
+		if (pass == 1 && size > 0 && (buf = malloc(size)) == NULL) {
+			err = CL_OUT_OF_HOST_MEMORY;
+			break;
+		}
+		switch (g->what) {
+		case VCL__GET_INFO__WHAT__DEVICE:
+			err = clGetDeviceInfo(dev, g->param, size, buf,
+			    pass ? NULL : &size);
+			break;
+		case VCL__GET_INFO__WHAT__CONTEXT:
+			err = clGetContextInfo(o->u.ctx, g->param, size, buf,
+			    pass ? NULL : &size);
+			break;
+		case VCL__GET_INFO__WHAT__QUEUE:
+			err = clGetCommandQueueInfo(o->u.queue, g->param, size,
+			    buf, pass ? NULL : &size);
+			break;
+		case VCL__GET_INFO__WHAT__MEM:
+			err = clGetMemObjectInfo(o->u.mem, g->param, size, buf,
+			    pass ? NULL : &size);
+			break;
+		case VCL__GET_INFO__WHAT__PROGRAM:
+			err = clGetProgramInfo(o->u.prog, g->param, size, buf,
+			    pass ? NULL : &size);
+			break;
+		case VCL__GET_INFO__WHAT__PROGRAM_BUILD:
+			err = clGetProgramBuildInfo(o->u.prog, dev, g->param,
+			    size, buf, pass ? NULL : &size);
+			break;
+		case VCL__GET_INFO__WHAT__KERNEL:
+			err = clGetKernelInfo(o->u.kernel, g->param, size, buf,
+			    pass ? NULL : &size);
+			break;
+		case VCL__GET_INFO__WHAT__KERNEL_WORK_GROUP:
+			err = clGetKernelWorkGroupInfo(o->u.kernel, dev,
+			    g->param, size, buf, pass ? NULL : &size);
+			break;
+		case VCL__GET_INFO__WHAT__KERNEL_ARG:
+			err = clGetKernelArgInfo(o->u.kernel, g->arg, g->param,
+			    size, buf, pass ? NULL : &size);
+			break;
+		case VCL__GET_INFO__WHAT__EVENT:
+			err = clGetEventInfo(o->u.event, g->param, size, buf,
+			    pass ? NULL : &size);
+			break;
+		case VCL__GET_INFO__WHAT__EVENT_PROFILING:
+			err = clGetEventProfilingInfo(o->u.event, g->param,
+			    size, buf, pass ? NULL : &size);
+			break;
+		default:
+			break;
+		}
+		if (size == 0)
+			break;
+	}
+	r.seq = req->seq;
+	r.status = err;
+	if (err == CL_SUCCESS) {
+		ir.value.data = buf;
+		ir.value.len = size;
+		r.result_case = VCL__REPLY__RESULT_INFO;
+		r.info = &ir;
+	}
+	vcl_session_reply_msg(s, &r);
+	free(buf);
+}

@@ -1,0 +1,378 @@
+/* vcl_server.c - the listener, the completion queue and the server's life. */
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+#include <event2/thread.h>
+
+#include "vcl_io.h"
+#include "vcl_log.h"
+#include "vcl_server.h"
+#include "vcl_server_main.h"
+
+static void	vcl_server_accept_cb(evutil_socket_t, short, void *);
+
+/*
+ * Push a completion from any thread. The loop is woken once per
+ * empty -> non-empty transition and takes the whole list at once.
+ */
+void
+vcl_server_done_push(struct vcl_server *srv, struct vcl_done *d)
+{
+	int	wake;
+
+	d->next = NULL;
+	pthread_mutex_lock(&srv->done_lock);
+	wake = srv->done_head == NULL;
+	*srv->done_tail = d;
+	srv->done_tail = &d->next;
+	pthread_mutex_unlock(&srv->done_lock);
+	if (wake)
+		event_active(srv->ev_done, EV_READ, 0);
+}
+
+/* Run every pending completion on the loop thread, then write replies. */
+static void
+vcl_server_done_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct vcl_server	*srv = arg;
+	struct vcl_session	*s;
+	struct vcl_done		*d, *next;
+
+	pthread_mutex_lock(&srv->done_lock);
+	d = srv->done_head;
+	srv->done_head = NULL;
+	srv->done_tail = &srv->done_head;
+	pthread_mutex_unlock(&srv->done_lock);
+
+	srv->corked = 1;
+	for (; d != NULL; d = next) {
+		next = d->next;
+		d->fn(d);
+	}
+	srv->corked = 0;
+	LIST_FOREACH(s, &srv->sessions, entry)
+		vcl_session_flush(s);
+}
+
+/* Accept stopped on EMFILE; try again. */
+static void
+vcl_server_backoff_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct vcl_server	*srv = arg;
+
+	if (!srv->stopping)
+		event_add(srv->ev_accept, NULL);
+}
+
+/* Accept new clients; back off for a second when out of descriptors. */
+static void
+vcl_server_accept_cb(evutil_socket_t lfd, short what, void *arg)
+{
+	struct vcl_server	*srv = arg;
+	struct sockaddr_storage	 ss;
+	socklen_t		 sl;
+	char			 host[NI_MAXHOST], serv[NI_MAXSERV], peer[300];
+	struct timeval		 tv = { 1, 0 };
+	int			 fd;
+
+	for (;;) {
+		sl = sizeof ss;
+		fd = accept4(lfd, (struct sockaddr *)&ss, &sl,
+		    SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd == -1) {
+			if (errno == EMFILE || errno == ENFILE) {
+				vcl_log_warn("accept: %s; pausing",
+				    strerror(errno));
+				event_del(srv->ev_accept);
+				evtimer_add(srv->ev_backoff, &tv);
+			} else if (errno != EAGAIN && errno != EINTR &&
+			    errno != ECONNABORTED)
+				vcl_log_error("accept: %s", strerror(errno));
+			return;
+		}
+		if (getnameinfo((struct sockaddr *)&ss, sl, host, sizeof host,
+		    serv, sizeof serv, NI_NUMERICHOST | NI_NUMERICSERV) != 0)
+			snprintf(peer, sizeof peer, "?");
+		else
+			snprintf(peer, sizeof peer, "%.256s:%.32s", host, serv);
+		if (srv->nsessions >= srv->limits.sessions) {
+			vcl_log_warn("refusing %s: %llu sessions already", peer,
+			    (unsigned long long)srv->nsessions);
+			close(fd);
+			continue;
+		}
+		vcl_io_tune(fd);
+		if (vcl_session_new(srv, fd, peer) == NULL) {
+			vcl_log_error("no memory for a session from %s", peer);
+			close(fd);
+		}
+	}
+}
+
+/* True when the address is a loopback one (no token needed there). */
+static int
+vcl_server_is_loopback(const struct sockaddr *sa)
+{
+	const struct sockaddr_in	*in4;
+	const struct sockaddr_in6	*in6;
+
+	if (sa->sa_family == AF_INET) {
+		in4 = (const struct sockaddr_in *)sa;
+		return ((ntohl(in4->sin_addr.s_addr) >> 24) == 127);
+	}
+	if (sa->sa_family == AF_INET6) {
+		in6 = (const struct sockaddr_in6 *)sa;
+		return (IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr));
+	}
+	return (0);
+}
+
+/*
+ * Bind and listen on host:port. Refuses a non-loopback address without a
+ * token unless insecure. Writes the bound port to port_file, if given.
+ */
+static int
+vcl_server_listen(struct vcl_server *srv, const struct vcl_options *opt,
+    char *err, size_t errlen)
+{
+	struct addrinfo		 hints, *res;
+	struct sockaddr_storage	 ss;
+	socklen_t		 sl = sizeof ss;
+	char			 host[256], port[32], serv[NI_MAXSERV];
+	int			 fd, one = 1, rc;
+	FILE			*f;
+
+	if (vcl_io_split_hostport(opt->listen, host, sizeof host, port,
+	    sizeof port) != 0) {
+		snprintf(err, errlen, "bad --listen address: %s", opt->listen);
+		return (-1);
+	}
+	if (port[0] == '\0')
+		snprintf(port, sizeof port, "%d", VCL_DEFAULT_PORT);
+	memset(&hints, 0, sizeof hints);
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+	if ((rc = getaddrinfo(host[0] ? host : NULL, port, &hints, &res)) != 0) {
+		snprintf(err, errlen, "%s: %s", opt->listen, gai_strerror(rc));
+		return (-1);
+	}
+	if (!vcl_server_is_loopback(res->ai_addr) && !srv->have_token &&
+	    !opt->insecure) {
+		snprintf(err, errlen, "refusing to listen on non-loopback "
+		    "address %s without --token-file (or --insecure)",
+		    opt->listen);
+		freeaddrinfo(res);
+		return (-1);
+	}
+	fd = socket(res->ai_family, res->ai_socktype | SOCK_NONBLOCK |
+	    SOCK_CLOEXEC, res->ai_protocol);
+	if (fd == -1 ||
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+	    bind(fd, res->ai_addr, res->ai_addrlen) != 0 ||
+	    listen(fd, 128) != 0 ||
+	    getsockname(fd, (struct sockaddr *)&ss, &sl) != 0) {
+		snprintf(err, errlen, "listen %s: %s", opt->listen,
+		    strerror(errno));
+		if (fd != -1)
+			close(fd);
+		freeaddrinfo(res);
+		return (-1);
+	}
+	freeaddrinfo(res);
+	getnameinfo((struct sockaddr *)&ss, sl, host, sizeof host, serv,
+	    sizeof serv, NI_NUMERICHOST | NI_NUMERICSERV);
+	srv->lfd = fd;
+	vcl_log_info("listening on %s port %s", host, serv);
+	if (opt->port_file != NULL) {
+		char	tmp[4096];
+
+		snprintf(tmp, sizeof tmp, "%s.tmp", opt->port_file);
+		if ((f = fopen(tmp, "w")) == NULL ||
+		    fprintf(f, "%s\n", serv) < 0 || fclose(f) != 0 ||
+		    rename(tmp, opt->port_file) != 0) {
+			snprintf(err, errlen, "%s: %s", opt->port_file,
+			    strerror(errno));
+			return (-1);
+		}
+	}
+	return (0);
+}
+
+/* Tell systemd (Type=notify) something, if it is listening. */
+static void
+vcl_server_sd_notify(const char *msg)
+{
+	struct sockaddr_un	 sun;
+	const char		*path = getenv("NOTIFY_SOCKET");
+	socklen_t		 len;
+	int			 fd;
+
+	if (path == NULL || (path[0] != '/' && path[0] != '@') ||
+	    strlen(path) >= sizeof sun.sun_path)
+		return;
+	memset(&sun, 0, sizeof sun);
+	sun.sun_family = AF_UNIX;
+	memcpy(sun.sun_path, path, strlen(path));
+	if (sun.sun_path[0] == '@')
+		sun.sun_path[0] = '\0';
+	len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
+	    strlen(path));
+	if ((fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0)) == -1)
+		return;
+	(void)sendto(fd, msg, strlen(msg), MSG_NOSIGNAL,
+	    (struct sockaddr *)&sun, len);
+	close(fd);
+}
+
+/* SIGTERM/SIGINT: stop accepting, send what is queued, then exit. */
+static void
+vcl_server_stop_cb(evutil_socket_t sig, short what, void *arg)
+{
+	struct vcl_server	*srv = arg;
+	struct vcl_session	*s, *next;
+	struct timeval		 tv = { 10, 0 };
+
+	if (srv->stopping) {
+		event_base_loopbreak(srv->base);
+		return;
+	}
+	vcl_log_info("signal %d: draining %llu sessions", (int)sig,
+	    (unsigned long long)srv->nsessions);
+	vcl_server_sd_notify("STOPPING=1");
+	srv->stopping = 1;
+	event_del(srv->ev_accept);
+	for (s = LIST_FIRST(&srv->sessions); s != NULL; s = next) {
+		next = LIST_NEXT(s, entry);
+		vcl_session_drain(s);
+	}
+	/* Whatever is still sending after the grace period is cut. */
+	event_base_loopexit(srv->base, &tv);
+}
+
+/* Called after each loop pass while stopping: exit once all are gone. */
+static void
+vcl_server_check_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct vcl_server	*srv = arg;
+
+	if (srv->stopping && srv->nsessions == 0)
+		event_base_loopbreak(srv->base);
+}
+
+/* SIGHUP: reload the configuration file (log level and limits). */
+static void
+vcl_server_hup_cb(evutil_socket_t sig, short what, void *arg)
+{
+	struct vcl_server	*srv = arg;
+
+	vcl_server_reload(srv);
+}
+
+/* Run the server until a signal stops it. Returns the exit status. */
+int
+vcl_server_run(struct vcl_server *srv, const struct vcl_options *opt)
+{
+	struct event		*ev_term, *ev_int, *ev_hup, *ev_check;
+	struct vcl_session	*s;
+	struct timeval		 tick = { 0, 100000 };
+	char			 err[512];
+	int			 rc = 1, i;
+
+	LIST_INIT(&srv->sessions);
+	pthread_mutex_init(&srv->done_lock, NULL);
+	srv->done_tail = &srv->done_head;
+	srv->lfd = -1;
+	if (evthread_use_pthreads() != 0 ||
+	    (srv->base = event_base_new()) == NULL) {
+		vcl_log_error("cannot set up the event loop");
+		return (1);
+	}
+	signal(SIGPIPE, SIG_IGN);
+	if (vcl_backend_open(&srv->be, opt->platform, opt->devices, err,
+	    sizeof err) != 0) {
+		vcl_log_error("%s", err);
+		goto out;
+	}
+	if (srv->limits.session_bytes == 0)
+		srv->limits.session_bytes = vcl_backend_global_mem(&srv->be) +
+		    (1ull << 30);
+	if ((srv->workers = vcl_workers_new(opt->workers)) == NULL) {
+		vcl_log_error("cannot start worker threads");
+		goto out;
+	}
+	if (vcl_server_listen(srv, opt, err, sizeof err) != 0) {
+		vcl_log_error("%s", err);
+		goto out;
+	}
+	srv->ev_accept = event_new(srv->base, srv->lfd, EV_READ | EV_PERSIST,
+	    vcl_server_accept_cb, srv);
+	srv->ev_backoff = evtimer_new(srv->base, vcl_server_backoff_cb, srv);
+	srv->ev_done = event_new(srv->base, -1, EV_PERSIST,
+	    vcl_server_done_cb, srv);
+	ev_term = evsignal_new(srv->base, SIGTERM, vcl_server_stop_cb, srv);
+	ev_int = evsignal_new(srv->base, SIGINT, vcl_server_stop_cb, srv);
+	ev_hup = evsignal_new(srv->base, SIGHUP, vcl_server_hup_cb, srv);
+	ev_check = event_new(srv->base, -1, EV_PERSIST, vcl_server_check_cb,
+	    srv);
+	if (srv->ev_accept == NULL || srv->ev_backoff == NULL ||
+	    srv->ev_done == NULL || ev_term == NULL || ev_int == NULL ||
+	    ev_hup == NULL || ev_check == NULL) {
+		vcl_log_error("cannot set up the event loop");
+		goto out;
+	}
+	event_add(srv->ev_accept, NULL);
+	event_add(ev_term, NULL);
+	event_add(ev_int, NULL);
+	event_add(ev_hup, NULL);
+	event_add(ev_check, &tick);
+	vcl_server_sd_notify("READY=1");
+	vcl_log_info("serving %u device(s)", srv->be.ndevices);
+
+	event_base_dispatch(srv->base);
+
+	while ((s = LIST_FIRST(&srv->sessions)) != NULL)
+		vcl_session_close(s, "server exiting");
+	/*
+	 * Commands of released objects may still call back; wait (bounded)
+	 * until no session can be touched by one before freeing the rest.
+	 */
+	for (i = 0; srv->session_structs > 0 && i < 5000; i++) {
+		vcl_server_done_cb(-1, 0, srv);
+		if (srv->session_structs > 0)
+			usleep(1000);
+	}
+	event_free(ev_term);
+	event_free(ev_int);
+	event_free(ev_hup);
+	event_free(ev_check);
+	rc = 0;
+out:
+	if (srv->workers != NULL)
+		vcl_workers_free(srv->workers);
+	if (srv->ev_accept != NULL)
+		event_free(srv->ev_accept);
+	if (srv->ev_backoff != NULL)
+		event_free(srv->ev_backoff);
+	if (srv->ev_done != NULL)
+		event_free(srv->ev_done);
+	if (srv->lfd != -1)
+		close(srv->lfd);
+	vcl_backend_close(&srv->be);
+	event_base_free(srv->base);
+	libevent_global_shutdown();
+	return (rc);
+}

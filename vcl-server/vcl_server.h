@@ -1,0 +1,289 @@
+/* vcl_server.h - vclserver internals: server, sessions, completions, ops. */
+#ifndef VCL_SERVER_H
+#define VCL_SERVER_H
+
+#include <sys/queue.h>
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include <CL/cl.h>
+
+#include "vcl.pb-c.h"
+#include "vcl_auth.h"
+#include "vcl_buf.h"
+#include "vcl_frame.h"
+#include "vcl_handle.h"
+
+struct event_base;
+struct event;
+
+/* Limits; every one has a safe default and a command-line option. */
+struct vcl_limits {
+	struct vcl_frame_limits	frame;
+	uint64_t		session_bytes;	/* buffers + staging */
+	uint64_t		sessions;
+	uint64_t		objects;	/* per session */
+};
+
+/* What the server serves: one platform, a subset of its devices. */
+struct vcl_backend {
+	cl_platform_id		 platform;
+	cl_device_id		*devices;
+	uint32_t		 ndevices;
+	Vcl__Welcome		*welcome;	/* snapshot sent to clients */
+};
+
+/* One item of output: a packed frame head, optional bulk bytes after it. */
+struct vcl_out {
+	struct vcl_buf		 head;
+	const uint8_t		*bulk;
+	uint64_t		 bulk_len;
+	uint64_t		 sent;		/* of head.len + bulk_len */
+	void			(*done)(void *);
+	void			*done_arg;
+	TAILQ_ENTRY(vcl_out)	 entry;
+};
+TAILQ_HEAD(vcl_outq, vcl_out);
+
+enum vcl_in_state {
+	VCL_IN_HDR,
+	VCL_IN_MSG,
+	VCL_IN_BULK,
+};
+
+/*
+ * A session is one client connection. It is freed when its connection is
+ * gone AND no completion can still arrive for it: refs counts the
+ * connection plus every registered OpenCL callback and worker job.
+ */
+struct vcl_session {
+	struct vcl_server	*srv;
+	uint64_t		 id;
+	int			 fd;
+	int			 refs;
+	int			 dead;		/* connection closed */
+	int			 authed;
+	int			 draining;	/* close once output is sent */
+	char			 peer[300];
+	uint8_t			 nonce[VCL_AUTH_NONCE_LEN];
+	struct event		*ev_read;
+	struct event		*ev_write;
+	int			 reading;	/* ev_read is armed */
+
+	/* Input: header, then message, then bulk straight into staging. */
+	enum vcl_in_state	 in_state;
+	uint8_t			 in_hdr[VCL_FRAME_HDR_LEN];
+	size_t			 in_got;
+	struct vcl_frame_hdr	 in_frame;
+	struct {
+		uint8_t		*data;
+		size_t		 start, end, cap;
+	}			 in;		/* small frames, parsed in place */
+	Vcl__Request		*in_req;
+	uint8_t			*in_bulk;	/* NULL: discarding */
+	uint64_t		 in_bulk_got;
+	cl_int			 in_bulk_err;
+
+	struct vcl_outq		 outq;
+	uint64_t		 out_bytes;
+
+	struct vcl_htab		 handles;
+	uint64_t		 bytes;		/* charged to this session */
+	struct vcl_hobj		*dirty[16];	/* queues to flush */
+	int			 ndirty;
+	int			 flush_all;
+
+	LIST_ENTRY(vcl_session)	 entry;
+};
+LIST_HEAD(vcl_sessions, vcl_session);
+
+/* A completion: run on the loop thread, pushed from any thread. */
+struct vcl_done {
+	void			(*fn)(struct vcl_done *);
+	struct vcl_session	*s;
+	struct vcl_done		*next;
+};
+
+struct vcl_server {
+	struct event_base	*base;
+	struct vcl_limits	 limits;
+	struct vcl_backend	 be;
+	struct vcl_token	 token;
+	int			 have_token;
+	const char		*node_name;
+
+	int			 lfd;
+	struct event		*ev_accept;
+	struct event		*ev_backoff;
+	struct vcl_sessions	 sessions;
+	uint64_t		 nsessions;
+	uint64_t		 session_structs;	/* not yet freed */
+	uint64_t		 next_session;
+	int			 stopping;
+	int			 corked;	/* batch: hold output back */
+
+	/* Completions from OpenCL callbacks and workers. */
+	pthread_mutex_t		 done_lock;
+	struct vcl_done		*done_head;
+	struct vcl_done		**done_tail;
+	struct event		*ev_done;
+
+	/* Counters for Stats. */
+	uint64_t		 objects;
+	uint64_t		 bytes;
+	uint64_t		 bytes_in;
+	uint64_t		 bytes_out;
+
+	struct vcl_workers	*workers;
+};
+
+/* One entry of the dispatch table, indexed by the Request oneof case. */
+struct vcl_bulk {
+	uint8_t		*data;	/* handler takes it by setting it NULL */
+	uint64_t	 len;
+	cl_int		 err;	/* staging could not be had: bytes dropped */
+};
+typedef void (*vcl_op_fn)(struct vcl_session *, const Vcl__Request *,
+    struct vcl_bulk *);
+
+#define VCL_OP_BULK	0x1	/* the call may carry bulk bytes */
+#define VCL_OP_PREAUTH	0x2	/* allowed before the handshake */
+
+struct vcl_op {
+	vcl_op_fn	 fn;
+	const char	*name;
+	unsigned	 flags;
+};
+
+/* vcl_dispatch.c */
+const struct vcl_op	*vcl_dispatch_lookup(unsigned);
+unsigned		 vcl_dispatch_max(void);
+
+/* vcl_server.c */
+void	vcl_server_done_push(struct vcl_server *, struct vcl_done *);
+
+/* vcl_session.c */
+struct vcl_session *vcl_session_new(struct vcl_server *, int, const char *);
+void	vcl_session_ref(struct vcl_session *);
+void	vcl_session_unref(struct vcl_session *);
+void	vcl_session_close(struct vcl_session *, const char *);
+void	vcl_session_drain(struct vcl_session *);
+void	vcl_session_flush(struct vcl_session *);
+int	vcl_session_send(struct vcl_session *, const Vcl__ToClient *,
+	    const uint8_t *, uint64_t, void (*)(void *), void *);
+void	vcl_session_reply(struct vcl_session *, uint64_t, cl_int,
+	    const char *);
+void	vcl_session_reply_msg(struct vcl_session *, Vcl__Reply *);
+void	vcl_session_notify(struct vcl_session *, uint64_t, cl_int, cl_event,
+	    int);
+int	vcl_session_charge(struct vcl_session *, uint64_t);
+void	vcl_session_uncharge(struct vcl_session *, uint64_t);
+void	vcl_session_mark_dirty(struct vcl_session *, struct vcl_hobj *);
+struct vcl_hobj *vcl_session_add(struct vcl_session *, uint64_t,
+	    enum vcl_kind);
+void	vcl_session_release(struct vcl_session *, struct vcl_hobj *);
+
+/* vcl_backend.c */
+int	vcl_backend_open(struct vcl_backend *, const char *, const char *,
+	    char *, size_t);
+void	vcl_backend_close(struct vcl_backend *);
+uint64_t vcl_backend_global_mem(const struct vcl_backend *);
+
+/* vcl_worker.c */
+struct vcl_workers *vcl_workers_new(int);
+int	vcl_workers_run(struct vcl_workers *, void (*)(void *), void *);
+void	vcl_workers_free(struct vcl_workers *);
+
+/* Ops, one file per family. */
+void	vcl_op_hello(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_release(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_stats(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_get_info(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_create_context(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_create_queue(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_flush(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_finish(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_create_buffer(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_write_buffer(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_read_buffer(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_copy_buffer(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_fill_buffer(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_create_program(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_build_program(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_create_kernel(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_create_kernels(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_ndrange(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_marker(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_create_user_event(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_set_user_event_status(struct vcl_session *,
+	    const Vcl__Request *, struct vcl_bulk *);
+
+/* vcl_enqueue.c: the common part of every enqueue. */
+struct vcl_enq {
+	struct vcl_hobj	*q;
+	cl_event	*wait;
+	cl_uint		 nwait;
+	cl_event	 ev;
+	uint64_t	 event_id;
+};
+
+/*
+ * What to do when a command completes, on the loop thread: answer a read
+ * with its bytes, free a write's staging, answer a finish; then notify the
+ * client's event, if it named one.
+ */
+enum vcl_cmd_type {
+	VCL_CMD_PLAIN,
+	VCL_CMD_READ,
+	VCL_CMD_WRITE,
+	VCL_CMD_FINISH,
+};
+struct vcl_cmd {
+	struct vcl_done		 d;		/* must stay first */
+	enum vcl_cmd_type	 type;
+	cl_event		 ev;
+	cl_int			 status;
+	uint64_t		 event_id;
+	uint64_t		 queue_id;
+	int			 profiling;
+	uint64_t		 seq;
+	struct vcl_stage	*stage;		/* read/write bytes */
+};
+
+/* Host memory holding a transfer's bytes, charged to its session. */
+struct vcl_stage {
+	struct vcl_session	*s;
+	uint8_t			*data;
+	uint64_t		 size;
+};
+struct vcl_stage *vcl_stage_new(struct vcl_session *, uint8_t *, uint64_t);
+void	vcl_stage_free(void *);
+
+cl_int	vcl_enq_begin(struct vcl_session *, const Vcl__Enqueue *,
+	    struct vcl_enq *);
+void	vcl_enq_end(struct vcl_session *, struct vcl_enq *, cl_int,
+	    struct vcl_cmd *);
+struct vcl_cmd *vcl_cmd_new(enum vcl_cmd_type, uint64_t);
+
+#endif

@@ -1,0 +1,22 @@
+/* vcl_server_main.h - vclserver options and the entry into the server. */
+#ifndef VCL_SERVER_MAIN_H
+#define VCL_SERVER_MAIN_H
+
+struct vcl_server;
+
+struct vcl_options {
+	const char	*listen;
+	const char	*port_file;
+	const char	*platform;
+	const char	*devices;
+	const char	*token_file;
+	const char	*config;
+	const char	*name;
+	int		 insecure;
+	int		 workers;
+};
+
+int	vcl_server_run(struct vcl_server *, const struct vcl_options *);
+void	vcl_server_reload(struct vcl_server *);
+
+#endif

@@ -1,0 +1,687 @@
+/* vcl_session.c - one client connection: framing, dispatch, output, teardown. */
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "vcl_log.h"
+#include "vcl_server.h"
+
+#define VCL_IN_CHUNK		(64u << 10)	/* input buffer for small frames */
+#define VCL_OUT_HIGH		(64u << 20)	/* stop reading above this */
+#define VCL_BATCH_MAX		4096		/* requests per read callback */
+
+static void	vcl_session_read_cb(evutil_socket_t, short, void *);
+static void	vcl_session_write_cb(evutil_socket_t, short, void *);
+static void	vcl_session_flush_out(struct vcl_session *);
+
+/* Create a session for an accepted, non-blocking socket. */
+struct vcl_session *
+vcl_session_new(struct vcl_server *srv, int fd, const char *peer)
+{
+	struct vcl_session	*s;
+	Vcl__ToClient		 tc = VCL__TO_CLIENT__INIT;
+	Vcl__Greeting		 g = VCL__GREETING__INIT;
+
+	if ((s = calloc(1, sizeof *s)) == NULL)
+		return (NULL);
+	if ((s->in.data = malloc(VCL_IN_CHUNK)) == NULL) {
+		free(s);
+		return (NULL);
+	}
+	s->in.cap = VCL_IN_CHUNK;
+	s->srv = srv;
+	s->fd = fd;
+	s->refs = 1;
+	s->id = ++srv->next_session;
+	snprintf(s->peer, sizeof s->peer, "%s", peer);
+	TAILQ_INIT(&s->outq);
+	if (vcl_handle_init(&s->handles, srv->limits.objects) != 0 ||
+	    vcl_auth_nonce(s->nonce, sizeof s->nonce) != 0)
+		goto fail;
+	s->ev_read = event_new(srv->base, fd, EV_READ | EV_PERSIST,
+	    vcl_session_read_cb, s);
+	s->ev_write = event_new(srv->base, fd, EV_WRITE | EV_PERSIST,
+	    vcl_session_write_cb, s);
+	if (s->ev_read == NULL || s->ev_write == NULL)
+		goto fail;
+	LIST_INSERT_HEAD(&srv->sessions, s, entry);
+	srv->nsessions++;
+	srv->session_structs++;
+
+	g.version = VCL_PROTOCOL_VERSION;
+	g.nonce.data = s->nonce;
+	g.nonce.len = sizeof s->nonce;
+	g.auth_required = srv->have_token;
+	g.node_name = (char *)srv->node_name;
+	tc.greeting = &g;
+	vcl_session_send(s, &tc, NULL, 0, NULL, NULL);
+	event_add(s->ev_read, NULL);
+	s->reading = 1;
+	vcl_log_info("session %llu from %s", (unsigned long long)s->id, peer);
+	return (s);
+fail:
+	if (s->ev_read != NULL)
+		event_free(s->ev_read);
+	if (s->ev_write != NULL)
+		event_free(s->ev_write);
+	vcl_handle_free(&s->handles);
+	free(s->in.data);
+	free(s);
+	return (NULL);
+}
+
+/* Take a reference: a callback or job that will come back to the session. */
+void
+vcl_session_ref(struct vcl_session *s)
+{
+	s->refs++;
+}
+
+/* Drop a reference; the last one frees a closed session. */
+void
+vcl_session_unref(struct vcl_session *s)
+{
+	if (--s->refs > 0)
+		return;
+	s->srv->session_structs--;
+	vcl_handle_free(&s->handles);
+	free(s);
+}
+
+/* Release one object of the session and forget its id. */
+void
+vcl_session_release(struct vcl_session *s, struct vcl_hobj *o)
+{
+	int	i;
+
+	switch (o->kind) {
+	case VCL_KIND_CONTEXT:
+		if (o->u.ctx != NULL)
+			clReleaseContext(o->u.ctx);
+		break;
+	case VCL_KIND_QUEUE:
+		for (i = 0; i < s->ndirty; i++) {
+			if (s->dirty[i] == o) {
+				s->dirty[i] = s->dirty[--s->ndirty];
+				break;
+			}
+		}
+		if (o->u.queue != NULL)
+			clReleaseCommandQueue(o->u.queue);
+		break;
+	case VCL_KIND_MEM:
+		if (o->u.mem != NULL)
+			clReleaseMemObject(o->u.mem);
+		vcl_session_uncharge(s, o->bytes);
+		break;
+	case VCL_KIND_PROGRAM:
+		if (o->u.prog != NULL)
+			clReleaseProgram(o->u.prog);
+		break;
+	case VCL_KIND_KERNEL:
+		if (o->u.kernel != NULL)
+			clReleaseKernel(o->u.kernel);
+		break;
+	case VCL_KIND_EVENT:
+		/* Commands gated on a user event nobody will set must end. */
+		if (o->u.event != NULL && o->user && !o->user_set)
+			clSetUserEventStatus(o->u.event, CL_DEVICE_NOT_AVAILABLE);
+		if (o->u.event != NULL)
+			clReleaseEvent(o->u.event);
+		break;
+	default:
+		break;
+	}
+	s->srv->objects--;
+}
+
+/* vcl_handle_clear callback: release an object while tearing down. */
+static void
+vcl_session_release_cb(struct vcl_hobj *o, void *arg)
+{
+	vcl_session_release(arg, o);
+}
+
+/* Add an object to the session's table, counted by the server. */
+struct vcl_hobj *
+vcl_session_add(struct vcl_session *s, uint64_t id, enum vcl_kind kind)
+{
+	struct vcl_hobj	*o;
+	cl_int		 err;
+
+	if ((o = vcl_handle_add(&s->handles, id, kind, &err)) == NULL) {
+		if (err == CL_INVALID_VALUE)
+			vcl_session_close(s, "client reused an object id");
+		return (NULL);
+	}
+	s->srv->objects++;
+	return (o);
+}
+
+/* Free an output item, telling its owner the bulk is no longer needed. */
+static void
+vcl_out_free(struct vcl_out *o)
+{
+	if (o->done != NULL)
+		o->done(o->done_arg);
+	vcl_buf_free(&o->head);
+	free(o);
+}
+
+/*
+ * Close the session: drop the connection, release every object it owned
+ * (whatever the reason it ends), and drop the connection's reference.
+ * Completions still in flight find it dead and only clean up.
+ */
+void
+vcl_session_close(struct vcl_session *s, const char *why)
+{
+	struct vcl_server	*srv = s->srv;
+	struct vcl_out		*o;
+
+	if (s->dead)
+		return;
+	s->dead = 1;
+	if (why != NULL)
+		vcl_log_info("session %llu (%s) closed: %s",
+		    (unsigned long long)s->id, s->peer, why);
+	event_free(s->ev_read);
+	event_free(s->ev_write);
+	close(s->fd);
+	s->fd = -1;
+	while ((o = TAILQ_FIRST(&s->outq)) != NULL) {
+		TAILQ_REMOVE(&s->outq, o, entry);
+		vcl_out_free(o);
+	}
+	s->out_bytes = 0;
+	if (s->in_req != NULL)
+		protobuf_c_message_free_unpacked(&s->in_req->base, NULL);
+	s->in_req = NULL;
+	if (s->in_bulk != NULL) {
+		free(s->in_bulk);
+		vcl_session_uncharge(s, s->in_frame.bulk_len);
+	}
+	s->in_bulk = NULL;
+	free(s->in.data);
+	s->in.data = NULL;
+	vcl_handle_clear(&s->handles, vcl_session_release_cb, s);
+	s->ndirty = 0;
+	LIST_REMOVE(s, entry);
+	srv->nsessions--;
+	vcl_session_unref(s);
+}
+
+/* Close once every queued reply has been written (SIGTERM drain). */
+void
+vcl_session_drain(struct vcl_session *s)
+{
+	s->draining = 1;
+	if (s->reading) {
+		event_del(s->ev_read);
+		s->reading = 0;
+	}
+	if (TAILQ_EMPTY(&s->outq))
+		vcl_session_close(s, "server stopping");
+}
+
+/* Charge bytes to the session and the server. Returns 0 or -1 over limit. */
+int
+vcl_session_charge(struct vcl_session *s, uint64_t n)
+{
+	if (n > s->srv->limits.session_bytes ||
+	    s->bytes > s->srv->limits.session_bytes - n)
+		return (-1);
+	s->bytes += n;
+	s->srv->bytes += n;
+	return (0);
+}
+
+/* Give charged bytes back. */
+void
+vcl_session_uncharge(struct vcl_session *s, uint64_t n)
+{
+	s->bytes -= n;
+	s->srv->bytes -= n;
+}
+
+/* Remember that a queue got commands, so it is flushed after this batch. */
+void
+vcl_session_mark_dirty(struct vcl_session *s, struct vcl_hobj *q)
+{
+	if (q->dirty)
+		return;
+	if (s->ndirty == (int)(sizeof s->dirty / sizeof s->dirty[0])) {
+		s->flush_all = 1;
+		return;
+	}
+	q->dirty = 1;
+	s->dirty[s->ndirty++] = q;
+}
+
+/* clFlush the queues that got commands; never waits on the device. */
+static void
+vcl_session_flush_queues(struct vcl_session *s)
+{
+	size_t		 i;
+	struct vcl_hobj	*o;
+
+	for (; s->ndirty > 0; s->ndirty--) {
+		o = s->dirty[s->ndirty - 1];
+		o->dirty = 0;
+		clFlush(o->u.queue);
+	}
+	if (!s->flush_all)
+		return;
+	s->flush_all = 0;
+	for (i = 0; i < s->handles.nslots; i++)
+		for (o = s->handles.slots[i]; o != NULL; o = o->next)
+			if (o->kind == VCL_KIND_QUEUE && o->u.queue != NULL)
+				clFlush(o->u.queue);
+}
+
+/*
+ * Queue a message (and bulk bytes sent straight from their memory after it)
+ * for the client. done(arg) runs once the bulk is sent or dropped. Small
+ * messages coalesce into the tail item so one writev carries many.
+ * Returns 0, or -1 when out of memory (the session is closed then).
+ */
+int
+vcl_session_send(struct vcl_session *s, const Vcl__ToClient *m,
+    const uint8_t *bulk, uint64_t bulk_len, void (*done)(void *), void *arg)
+{
+	struct vcl_out	*o = TAILQ_LAST(&s->outq, vcl_outq);
+	size_t		 before;
+
+	if (s->dead) {
+		if (done != NULL)
+			done(arg);
+		return (-1);
+	}
+	if (o == NULL || o->bulk_len != 0 || o->head.len > VCL_IN_CHUNK) {
+		if ((o = calloc(1, sizeof *o)) == NULL)
+			goto oom;
+		TAILQ_INSERT_TAIL(&s->outq, o, entry);
+	}
+	before = o->head.len;
+	if (vcl_buf_pack(&o->head, &m->base, bulk_len) != 0)
+		goto oom;
+	o->bulk = bulk;
+	o->bulk_len = bulk_len;
+	o->done = done;
+	o->done_arg = arg;
+	s->out_bytes += o->head.len - before + bulk_len;
+	s->srv->bytes_out += bulk_len;
+	if (!s->srv->corked)
+		vcl_session_flush_out(s);
+	return (0);
+oom:
+	if (done != NULL)
+		done(arg);
+	vcl_session_close(s, "out of memory queueing a reply");
+	return (-1);
+}
+
+/* Reply to a synchronous call with a status and an optional message. */
+void
+vcl_session_reply(struct vcl_session *s, uint64_t seq, cl_int status,
+    const char *msg)
+{
+	Vcl__Reply	r = VCL__REPLY__INIT;
+
+	r.seq = seq;
+	r.status = status;
+	r.message = (char *)msg;
+	vcl_session_reply_msg(s, &r);
+}
+
+/* Send a filled-in Reply. */
+void
+vcl_session_reply_msg(struct vcl_session *s, Vcl__Reply *r)
+{
+	Vcl__ToClient	tc = VCL__TO_CLIENT__INIT;
+
+	tc.reply = r;
+	vcl_session_send(s, &tc, NULL, 0, NULL, NULL);
+}
+
+/* Tell the client an event completed, with profiling times if asked. */
+void
+vcl_session_notify(struct vcl_session *s, uint64_t event_id, cl_int status,
+    cl_event ev, int profiling)
+{
+	Vcl__ToClient	 tc = VCL__TO_CLIENT__INIT;
+	Vcl__Notify	 n = VCL__NOTIFY__INIT, *np = &n;
+	cl_ulong	 t[4];
+	static const cl_profiling_info p[4] = {
+		CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT,
+		CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END
+	};
+	int		 i;
+
+	n.event = event_id;
+	n.status = status;
+	if (profiling && ev != NULL && status == CL_COMPLETE) {
+		for (i = 0; i < 4; i++)
+			if (clGetEventProfilingInfo(ev, p[i], sizeof t[i],
+			    &t[i], NULL) != CL_SUCCESS)
+				break;
+		if (i == 4) {
+			n.has_queued = n.has_submit = 1;
+			n.has_start = n.has_end = 1;
+			n.queued = t[0];
+			n.submit = t[1];
+			n.start = t[2];
+			n.end = t[3];
+		}
+	}
+	tc.n_notify = 1;
+	tc.notify = &np;
+	vcl_session_send(s, &tc, NULL, 0, NULL, NULL);
+}
+
+/* Start or stop watching the socket for input (flow control). */
+static void
+vcl_session_set_reading(struct vcl_session *s, int on)
+{
+	if (s->dead || s->draining || s->reading == on)
+		return;
+	s->reading = on;
+	if (!on) {
+		event_del(s->ev_read);
+		return;
+	}
+	event_add(s->ev_read, NULL);
+	if (s->in.end > s->in.start)
+		event_active(s->ev_read, EV_READ, 0);	/* frames already in */
+}
+
+/* Write as much queued output as the socket takes, without blocking. */
+static void
+vcl_session_flush_out(struct vcl_session *s)
+{
+	struct iovec	 iov[64];
+	struct vcl_out	*o;
+	ssize_t		 n;
+	uint64_t	 left;
+	int		 cnt;
+
+	while (!s->dead && (o = TAILQ_FIRST(&s->outq)) != NULL) {
+		cnt = 0;
+		TAILQ_FOREACH(o, &s->outq, entry) {
+			if (cnt >= 63)
+				break;
+			if (o->sent < o->head.len) {
+				iov[cnt].iov_base = o->head.data + o->sent;
+				iov[cnt++].iov_len = o->head.len - o->sent;
+			}
+			if (o->bulk_len > 0) {
+				left = o->bulk_len;
+				if (o->sent > o->head.len)
+					left -= o->sent - o->head.len;
+				iov[cnt].iov_base = (uint8_t *)o->bulk +
+				    (o->bulk_len - left);
+				iov[cnt++].iov_len = left > SSIZE_MAX ?
+				    SSIZE_MAX : left;
+			}
+		}
+		n = writev(s->fd, iov, cnt);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		if (n < 0) {
+			vcl_session_close(s, strerror(errno));
+			return;
+		}
+		s->out_bytes -= (uint64_t)n;
+		while ((o = TAILQ_FIRST(&s->outq)) != NULL && n > 0) {
+			left = o->head.len + o->bulk_len - o->sent;
+			if ((uint64_t)n < left) {
+				o->sent += (uint64_t)n;
+				break;
+			}
+			n -= (ssize_t)left;
+			TAILQ_REMOVE(&s->outq, o, entry);
+			vcl_out_free(o);
+		}
+	}
+	if (s->dead)
+		return;
+	if (TAILQ_EMPTY(&s->outq)) {
+		event_del(s->ev_write);
+		if (s->draining) {
+			vcl_session_close(s, "server stopping");
+			return;
+		}
+	} else
+		event_add(s->ev_write, NULL);
+	vcl_session_set_reading(s, s->out_bytes < VCL_OUT_HIGH);
+}
+
+/* The socket can take more output. */
+static void
+vcl_session_write_cb(evutil_socket_t fd, short what, void *arg)
+{
+	vcl_session_flush_out(arg);
+}
+
+/* Run one complete request through the dispatch table. */
+static void
+vcl_session_dispatch(struct vcl_session *s)
+{
+	const struct vcl_op	*op;
+	Vcl__Request		*req = s->in_req;
+	struct vcl_bulk		 bulk;
+
+	op = vcl_dispatch_lookup(req->call_case);
+	bulk.data = s->in_bulk;
+	bulk.len = s->in_frame.bulk_len;
+	bulk.err = s->in_bulk_err;
+	s->in_req = NULL;
+	s->in_bulk = NULL;
+	vcl_log_debug("session %llu: %s seq %llu", (unsigned long long)s->id,
+	    op->name, (unsigned long long)req->seq);
+	op->fn(s, req, &bulk);
+	if (bulk.data != NULL) {
+		free(bulk.data);
+		vcl_session_uncharge(s, bulk.len);
+	}
+	protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+/*
+ * A frame's message is in: decode it, check it against the dispatch table
+ * and the handshake state, and prepare to take its bulk. Returns 0, or -1
+ * when the session was closed.
+ */
+static int
+vcl_session_begin(struct vcl_session *s, const uint8_t *msg)
+{
+	const struct vcl_op	*op;
+	Vcl__Request		*req;
+	uint64_t		 blen = s->in_frame.bulk_len;
+
+	req = vcl__request__unpack(NULL, s->in_frame.msg_len, msg);
+	if (req == NULL) {
+		vcl_session_close(s, "malformed request");
+		return (-1);
+	}
+	op = vcl_dispatch_lookup(req->call_case);
+	if (op == NULL || (blen > 0 && !(op->flags & VCL_OP_BULK)) ||
+	    (!s->authed && !(op->flags & VCL_OP_PREAUTH)) ||
+	    (s->authed && (op->flags & VCL_OP_PREAUTH))) {
+		protobuf_c_message_free_unpacked(&req->base, NULL);
+		vcl_session_close(s, op == NULL ? "unknown call" :
+		    "call not allowed here");
+		return (-1);
+	}
+	s->in_req = req;
+	s->in_bulk = NULL;
+	s->in_bulk_got = 0;
+	s->in_bulk_err = CL_SUCCESS;
+	if (blen == 0)
+		return (0);
+	if (vcl_session_charge(s, blen) != 0)
+		s->in_bulk_err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
+	else if ((s->in_bulk = malloc(blen)) == NULL) {
+		vcl_session_uncharge(s, blen);
+		s->in_bulk_err = CL_OUT_OF_HOST_MEMORY;
+	}
+	s->srv->bytes_in += blen;
+	s->in_state = VCL_IN_BULK;
+	return (0);
+}
+
+/*
+ * Read and process what the socket holds. Small frames are parsed out of a
+ * 64 KiB buffer (one read() serves many requests); bulk bytes go straight
+ * into their staging memory. Returns 0 to go on, 1 when the socket is
+ * drained, -1 when the session was closed.
+ */
+static int
+vcl_session_read(struct vcl_session *s, int *done)
+{
+	typeof(s->in)		*ib = &s->in;
+	struct vcl_frame_limits	*lim = &s->srv->limits.frame;
+	const char		*why;
+	uint64_t		 left;
+	size_t			 avail, need, n;
+	ssize_t			 r;
+
+	avail = ib->end - ib->start;
+	if (s->in_state == VCL_IN_BULK) {
+		left = s->in_frame.bulk_len - s->in_bulk_got;
+		n = avail < left ? avail : (size_t)left;
+		if (s->in_bulk != NULL)
+			memcpy(s->in_bulk + s->in_bulk_got, ib->data + ib->start,
+			    n);
+		ib->start += n;
+		s->in_bulk_got += n;
+		left -= n;
+		while (left > 0) {
+			/* Straight into staging; a dropped bulk reuses ib. */
+			if (s->in_bulk != NULL)
+				r = read(s->fd, s->in_bulk + s->in_bulk_got,
+				    left > SSIZE_MAX ? SSIZE_MAX : left);
+			else
+				r = read(s->fd, ib->data, left < ib->cap ?
+				    left : ib->cap);
+			if (r == 0) {
+				vcl_session_close(s, "client went away");
+				return (-1);
+			}
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+				return (1);
+			if (r < 0) {
+				vcl_session_close(s, strerror(errno));
+				return (-1);
+			}
+			s->in_bulk_got += (uint64_t)r;
+			left -= (uint64_t)r;
+		}
+		if (ib->start == ib->end)
+			ib->start = ib->end = 0;
+		s->in_state = VCL_IN_HDR;
+		vcl_session_dispatch(s);
+		(*done)++;
+		return (s->dead ? -1 : 0);
+	}
+	if (avail >= VCL_FRAME_HDR_LEN) {
+		if (vcl_frame_decode(ib->data + ib->start, lim, &s->in_frame,
+		    &why) != 0) {
+			vcl_session_close(s, why);
+			return (-1);
+		}
+		need = VCL_FRAME_HDR_LEN + s->in_frame.msg_len;
+		if (avail >= need) {
+			ib->start += need;
+			if (vcl_session_begin(s, ib->data + ib->start -
+			    s->in_frame.msg_len) != 0)
+				return (-1);
+			if (s->in_state == VCL_IN_HDR) {
+				vcl_session_dispatch(s);
+				(*done)++;
+			}
+			if (ib->start == ib->end)
+				ib->start = ib->end = 0;
+			return (s->dead ? -1 : 0);
+		}
+	} else
+		need = VCL_FRAME_HDR_LEN;
+
+	/* Need more bytes: make room for the whole frame head, then read. */
+	if (ib->start > 0) {
+		memmove(ib->data, ib->data + ib->start, avail);
+		ib->start = 0;
+		ib->end = avail;
+	}
+	if (need > ib->cap) {
+		uint8_t	*p;
+
+		if ((p = realloc(ib->data, need)) == NULL) {
+			vcl_session_close(s, "out of memory for a frame");
+			return (-1);
+		}
+		ib->data = p;
+		ib->cap = need;
+	}
+	r = read(s->fd, ib->data + ib->end, ib->cap - ib->end);
+	if (r == 0) {
+		vcl_session_close(s, "client went away");
+		return (-1);
+	}
+	if (r < 0 && errno == EINTR)
+		return (0);
+	if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return (1);
+	if (r < 0) {
+		vcl_session_close(s, strerror(errno));
+		return (-1);
+	}
+	ib->end += (size_t)r;
+	return (0);
+}
+
+/*
+ * The socket has input. Process a bounded batch, then flush the queues
+ * that got commands and write the replies the batch produced in one go.
+ */
+static void
+vcl_session_read_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct vcl_session	*s = arg;
+	int			 rc = 0, done = 0;
+
+	vcl_session_ref(s);
+	s->srv->corked = 1;
+	while (!s->dead && s->reading && done < VCL_BATCH_MAX &&
+	    (rc = vcl_session_read(s, &done)) == 0)
+		;
+	s->srv->corked = 0;
+	if (!s->dead) {
+		vcl_session_flush(s);
+		if (rc == 0 && s->reading && s->in.end > s->in.start)
+			event_active(s->ev_read, EV_READ, 0);
+	}
+	vcl_session_unref(s);
+}
+
+/* After a batch: flush the queues that got commands, write the replies. */
+void
+vcl_session_flush(struct vcl_session *s)
+{
+	if (s->dead)
+		return;
+	vcl_session_flush_queues(s);
+	vcl_session_flush_out(s);
+}
