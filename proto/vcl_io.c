@@ -5,6 +5,8 @@
 #include <netinet/tcp.h>
 
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <limits.h>
 #include <netdb.h>
 #include <stdio.h>
@@ -102,9 +104,41 @@ vcl_io_split_hostport(const char *s, char *host, size_t hlen, char *port,
 	return (0);
 }
 
-/* Connect a TCP socket. Returns the fd, or -1 with err set. */
+/* Connect with a deadline; the socket is left blocking. Returns 0 or -1. */
+static int
+vcl_io_connect_one(int fd, const struct sockaddr *sa, socklen_t len,
+    int timeout_ms)
+{
+	struct pollfd	pfd;
+	socklen_t	elen = sizeof(int);
+	int		flags, e = 0;
+
+	flags = fcntl(fd, F_GETFL);
+	if (flags == -1 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) == -1)
+		return (-1);
+	if (connect(fd, sa, len) != 0) {
+		if (errno != EINPROGRESS)
+			return (-1);
+		pfd.fd = fd;
+		pfd.events = POLLOUT;
+		if (poll(&pfd, 1, timeout_ms) != 1) {
+			errno = ETIMEDOUT;
+			return (-1);
+		}
+		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &elen) != 0)
+			return (-1);
+		if (e != 0) {
+			errno = e;
+			return (-1);
+		}
+	}
+	return (fcntl(fd, F_SETFL, flags));
+}
+
+/* Connect a TCP socket within timeout_ms. Returns the fd, or -1 with err. */
 int
-vcl_io_connect(const char *host, const char *port, char *err, size_t errlen)
+vcl_io_connect(const char *host, const char *port, int timeout_ms, char *err,
+    size_t errlen)
 {
 	struct addrinfo	 hints, *res, *ai;
 	int		 fd = -1, rc;
@@ -121,7 +155,8 @@ vcl_io_connect(const char *host, const char *port, char *err, size_t errlen)
 		    ai->ai_protocol);
 		if (fd == -1)
 			continue;
-		if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
+		if (vcl_io_connect_one(fd, ai->ai_addr, ai->ai_addrlen,
+		    timeout_ms) == 0)
 			break;
 		snprintf(err, errlen, "%s:%s: %s", host, port, strerror(errno));
 		close(fd);

@@ -215,6 +215,8 @@ vcl_enq_end(struct vcl_session *s, struct vcl_enq *enq, cl_int err,
 			o->u.event = enq->ev;
 			clRetainEvent(enq->ev);
 		}
+		if (c == NULL)
+			return;		/* nobody waits for this command */
 	}
 	if (s->dead) {
 		vcl_stage_free(c->stage);

@@ -111,6 +111,7 @@ vcl_handle_del(struct vcl_htab *t, struct vcl_hobj *o)
 		if (*pp == o) {
 			*pp = o->next;
 			t->count--;
+			free(o->argq);
 			free(o);
 			return;
 		}
@@ -129,6 +130,7 @@ vcl_handle_clear(struct vcl_htab *t, void (*fn)(struct vcl_hobj *, void *),
 		for (o = t->slots[i]; o != NULL; o = next) {
 			next = o->next;
 			fn(o, arg);
+			free(o->argq);
 			free(o);
 		}
 		t->slots[i] = NULL;

@@ -39,6 +39,8 @@ struct vcl_hobj {
 		void		*ptr;
 	} u;
 	uint64_t		 bytes;		/* mem: bytes charged */
+	uint32_t		 nargs;		/* kernel: argument count */
+	uint32_t		*argq;		/* kernel: address qualifiers */
 	uint32_t		 device;	/* queue: device index */
 	cl_int			 deferred;	/* queue: first async failure */
 	unsigned		 profiling:1;	/* queue */

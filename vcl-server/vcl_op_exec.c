@@ -7,15 +7,40 @@
 #include "vcl_server.h"
 
 /*
- * Set one kernel argument from the wire. Buffers are named by id; a
- * missing one is CL_INVALID_MEM_OBJECT, as clSetKernelArg would say.
+ * Set one kernel argument from the wire. The argument's address qualifier
+ * decides what the client may send: a buffer id (or NULL) for global and
+ * constant pointers, a size for local memory, bytes for the rest. Buffers
+ * are named by id; a missing one is CL_INVALID_MEM_OBJECT, as clSetKernelArg
+ * would say.
  */
 static cl_int
-vcl_exec_arg(struct vcl_session *s, cl_kernel k, const Vcl__KernelArg *a)
+vcl_exec_arg(struct vcl_session *s, struct vcl_hobj *ko,
+    const Vcl__KernelArg *a)
 {
 	struct vcl_hobj	*o;
+	cl_kernel	 k = ko->u.kernel;
 	cl_mem		 null = NULL;
+	uint32_t	 q;
+	int		 ok;
 
+	if (a->index >= ko->nargs)
+		return (CL_INVALID_ARG_INDEX);
+	q = ko->argq[a->index];
+	switch (a->type) {
+	case VCL__KERNEL_ARG__TYPE__MEM:
+	case VCL__KERNEL_ARG__TYPE__NULLMEM:
+		ok = q == CL_KERNEL_ARG_ADDRESS_GLOBAL ||
+		    q == CL_KERNEL_ARG_ADDRESS_CONSTANT;
+		break;
+	case VCL__KERNEL_ARG__TYPE__LOCAL:
+		ok = q == CL_KERNEL_ARG_ADDRESS_LOCAL;
+		break;
+	default:
+		ok = q == CL_KERNEL_ARG_ADDRESS_PRIVATE;
+		break;
+	}
+	if (!ok)
+		return (CL_INVALID_ARG_VALUE);
 	switch (a->type) {
 	case VCL__KERNEL_ARG__TYPE__VALUE:
 		return (clSetKernelArg(k, a->index, a->value.len,
@@ -69,7 +94,7 @@ vcl_op_ndrange(struct vcl_session *s, const Vcl__Request *req,
 		lws[i] = m->n_local ? m->local[i] : 0;
 	}
 	for (i = 0; i < m->n_args && err == CL_SUCCESS; i++)
-		err = vcl_exec_arg(s, k->u.kernel, m->args[i]);
+		err = vcl_exec_arg(s, k, m->args[i]);
 	if (err == CL_SUCCESS)
 		err = clEnqueueNDRangeKernel(enq.q->u.queue, k->u.kernel, d,
 		    m->n_offset ? off : NULL, gws, m->n_local ? lws : NULL,

@@ -165,6 +165,25 @@ out:
 	vcl_build_free(b);
 }
 
+/*
+ * The client's options plus -cl-kernel-arg-info: the server must know each
+ * argument's address qualifier to tell a buffer from bytes (a client that
+ * passed bytes for a buffer would otherwise hand the runtime a pointer).
+ */
+static char *
+vcl_build_options(const char *opts)
+{
+	static const char	 extra[] = " -cl-kernel-arg-info";
+	size_t			 n = opts != NULL ? strlen(opts) : 0;
+	char			*s;
+
+	if ((s = malloc(n + sizeof extra)) == NULL)
+		return (NULL);
+	memcpy(s, opts != NULL ? opts : "", n);
+	memcpy(s + n, extra, sizeof extra);
+	return (s);
+}
+
 /* BuildProgram: the build runs on a worker; the loop never waits for it. */
 void
 vcl_op_build_program(struct vcl_session *s, const Vcl__Request *req,
@@ -194,7 +213,7 @@ vcl_op_build_program(struct vcl_session *s, const Vcl__Request *req,
 	if ((b = calloc(1, sizeof *b)) == NULL ||
 	    (b->devs = calloc(n, sizeof *b->devs)) == NULL ||
 	    (b->idx = calloc(n, sizeof *b->idx)) == NULL ||
-	    (m->options != NULL && (b->options = strdup(m->options)) == NULL)) {
+	    (b->options = vcl_build_options(m->options)) == NULL) {
 		if (b != NULL) {
 			free(b->devs);
 			free(b->idx);
@@ -251,7 +270,10 @@ vcl_op_build_program(struct vcl_session *s, const Vcl__Request *req,
 	}
 }
 
-/* Describe a kernel for the client: name, arg count, address qualifiers. */
+/*
+ * Describe a kernel for the client: name, arg count, address qualifiers.
+ * Fails when a qualifier is unknown: launches could not be checked.
+ */
 static int
 vcl_kernel_desc(cl_kernel k, uint64_t id, Vcl__KernelDesc *kd)
 {
@@ -276,9 +298,23 @@ vcl_kernel_desc(cl_kernel k, uint64_t id, Vcl__KernelDesc *kd)
 		cl_kernel_arg_address_qualifier	aq;
 
 		if (clGetKernelArgInfo(k, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER,
-		    sizeof aq, &aq, NULL) == CL_SUCCESS)
-			kd->arg_address[i] = (uint32_t)aq;
+		    sizeof aq, &aq, NULL) != CL_SUCCESS)
+			return (-1);
+		kd->arg_address[i] = (uint32_t)aq;
 	}
+	return (0);
+}
+
+/* Keep a kernel's argument qualifiers on its object, to check launches. */
+static int
+vcl_kernel_keep(struct vcl_hobj *o, const Vcl__KernelDesc *kd)
+{
+	o->nargs = kd->num_args;
+	if (kd->num_args == 0)
+		return (0);
+	if ((o->argq = calloc(kd->num_args, sizeof *o->argq)) == NULL)
+		return (-1);
+	memcpy(o->argq, kd->arg_address, kd->num_args * sizeof *o->argq);
 	return (0);
 }
 
@@ -333,8 +369,14 @@ vcl_op_create_kernel(struct vcl_session *s, const Vcl__Request *req,
 			if (s->dead)
 				return;
 			err = CL_OUT_OF_RESOURCES;
-		} else
+		} else {
 			o->u.kernel = k;
+			if (vcl_kernel_keep(o, &kd) != 0) {
+				vcl_session_release(s, o);
+				vcl_handle_del(&s->handles, o);
+				err = CL_OUT_OF_HOST_MEMORY;
+			}
+		}
 	} else if (k != NULL)
 		clReleaseKernel(k);
 	r.seq = req->seq;
@@ -389,6 +431,8 @@ vcl_op_create_kernels(struct vcl_session *s, const Vcl__Request *req,
 		}
 		o->u.kernel = ks[i];
 		ks[i] = NULL;
+		if (vcl_kernel_keep(o, &kd[i]) != 0)
+			err = CL_OUT_OF_HOST_MEMORY;
 	}
 	if (err != CL_SUCCESS) {
 		/* Undo the ids already added, so the client may reuse none. */

@@ -1,0 +1,778 @@
+/* advection.c - ink carried by a swirling flow, the grid split in Y over every device of a platform. */
+
+/*
+ * The field q lives on an N x N grid of cells over the unit square. One step
+ * is first-order upwind finite volume in flux form: every face flux is
+ * computed the same way by the two cells it separates, so what leaves one cell
+ * enters the other and the total mass only changes by rounding. The velocity
+ * is LeVeque's swirling deformation flow,
+ *	u = sin^2(pi x) sin(2 pi y) g(t),  v = -sin^2(pi y) sin(2 pi x) g(t),
+ *	g(t) = cos(pi t / T),
+ * taken as differences of the stream function psi = sin^2(pi x) sin^2(pi y)
+ * g(t) / pi at cell corners, so it is divergence free on the grid and zero
+ * across the walls. After one period T the flow has undone itself and q is
+ * back where it started, smeared only by the scheme's diffusion.
+ *
+ * Each device (or, with -v K, each of K bands of one device) owns a band of
+ * rows and two buffers (this step's input, its output) holding the band plus
+ * a halo row on each side. After each step the band's edge rows go to the
+ * neighbours' halos with OpenCL copies only: first into a small edge buffer
+ * on the owner's queue, then from the edge buffer into the neighbour's halo
+ * on the neighbour's queue. Only edge buffers cross devices, so a runtime
+ * that moves whole buffers between devices moves one row per halo.
+ */
+
+#ifndef _GNU_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clerr.h"
+
+#define ADV_PI		3.14159265358979323846
+#define ADV_PERIOD	1.0	/* T: the flow turns back at T/2, is undone at T */
+#define ADV_COURANT	0.9	/* fraction of the largest stable time step */
+#define ADV_MINN	16
+#define ADV_MAXN	8192
+#define ADV_CHECKN	2048	/* largest n checked against one band by default */
+#define ADV_L1N		64	/* smallest n whose L1 error after a period is checked */
+
+static const char *source =
+	"#pragma OPENCL FP_CONTRACT OFF\n"
+	"#ifdef ADV_FP64\n"
+	"#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
+	"typedef double real;\n"
+	"#else\n"
+	"typedef float real;\n"
+	"#endif\n"
+	"\n"
+	"/*\n"
+	" * One upwind step of one cell. q and qn hold rows y0-1 .. y0+ny of\n"
+	" * the grid (halo, band, halo); s[k] = sin^2(pi k / n), k = 0..n;\n"
+	" * gs = g(t) n / pi; lam = dt n. A face's flux is computed from the same\n"
+	" * operands by both cells it separates: mass moves, it is never made.\n"
+	" */\n"
+	"__kernel void\n"
+	"advect_step(__global const real *q, __global real *qn,\n"
+	"    __global const real *s, const int n, const int y0, const real gs,\n"
+	"    const real lam)\n"
+	"{\n"
+	"	const int	i = get_global_id(0);\n"
+	"	const int	r = get_global_id(1) + 1;\n"
+	"	const int	j = y0 + r - 1;\n"
+	"	const int	c = r * n + i;\n"
+	"	const real	dx = s[i + 1] - s[i], dy = s[j + 1] - s[j];\n"
+	"	const real	qc = q[c];\n"
+	"	real		fw = 0, fe = 0, fs = 0, fn = 0, u;\n"
+	"\n"
+	"	if (i > 0) {\n"
+	"		u = gs * s[i] * dy;\n"
+	"		fw = u * (u > 0 ? q[c - 1] : qc);\n"
+	"	}\n"
+	"	if (i < n - 1) {\n"
+	"		u = gs * s[i + 1] * dy;\n"
+	"		fe = u * (u > 0 ? qc : q[c + 1]);\n"
+	"	}\n"
+	"	if (j > 0) {\n"
+	"		u = -gs * s[j] * dx;\n"
+	"		fs = u * (u > 0 ? q[c - n] : qc);\n"
+	"	}\n"
+	"	if (j < n - 1) {\n"
+	"		u = -gs * s[j + 1] * dx;\n"
+	"		fn = u * (u > 0 ? qc : q[c + n]);\n"
+	"	}\n"
+	"	qn[c] = qc - lam * ((fe - fw) + (fn - fs));\n"
+	"}\n";
+
+/*
+ * A band of rows on one queue. Queues are in order; at step n, with cur the
+ * input and nxt the output buffer:
+ *	kernel		on this queue: buf[cur] -> buf[nxt] interior rows
+ *	pack[side]	on this queue: edge row of buf[nxt] -> edge[side]; waits
+ *			for unpack[side] of the step before (last reader of edge)
+ *	unpack[side]	on the neighbour's queue: edge[side] -> neighbour's
+ *			buf[nxt] halo row; waits for pack[side]
+ * The neighbour's next kernel follows unpack on its queue, and unpack follows
+ * the neighbour's previous kernel, the last reader of that halo row.
+ */
+struct band {
+	cl_command_queue	 queue;
+	cl_kernel		 kernel;
+	cl_mem			 buf[2];	/* rows y0-1 .. y0+ny */
+	cl_mem			 edge[2];	/* [0] row y0, [1] row y0+ny-1 */
+	cl_event		 pack[2];
+	cl_event		 unpack[2];
+	int			 y0;		/* first row of the band */
+	int			 ny;		/* rows in the band */
+};
+
+struct opts {
+	int			 n;
+	int			 steps;		/* -1: one period */
+	int			 vband;		/* bands per device */
+	int			 check;		/* -1: when it is cheap */
+	int			 fp32;
+	long			 plat;
+	long			 ndev;		/* -1: all */
+};
+
+struct sim {
+	cl_context		 ctx;
+	cl_program		 prog;
+	cl_mem			 table;		/* s[k], k = 0..n */
+	int			 fp64;
+	size_t			 rsize;		/* bytes per device real */
+	int			 n;
+	double			 dt;
+	void			*stage;		/* host rows in device precision */
+};
+
+/* Exit with a message naming the OpenCL call when it failed. */
+static void
+check(cl_int err, const char *call)
+{
+	if (err == CL_SUCCESS)
+		return;
+	fprintf(stderr, "advection: %s failed: error %d (%s)\n", call, (int)err,
+	    clerr_name(err));
+	exit(1);
+}
+
+/* Allocate or exit. */
+static void *
+xcalloc(size_t n, size_t size)
+{
+	void	*p;
+
+	if ((p = calloc(n, size)) == NULL) {
+		perror("advection: calloc");
+		exit(1);
+	}
+	return (p);
+}
+
+/* Parse a whole decimal number in [min, max], or return -1. */
+static long
+parse_num(const char *s, long min, long max)
+{
+	char	*end;
+	long	 v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || v < min || v > max)
+		return (-1);
+	return (v);
+}
+
+/* Monotonic time in seconds. */
+static double
+now(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((double)ts.tv_sec + (double)ts.tv_nsec * 1e-9);
+}
+
+/* Return a device info string; the caller frees it. */
+static char *
+device_string(cl_device_id dev, cl_device_info what, const char *call)
+{
+	size_t	 len;
+	char	*s;
+
+	check(clGetDeviceInfo(dev, what, 0, NULL, &len), call);
+	s = xcalloc(len + 1, 1);
+	check(clGetDeviceInfo(dev, what, len, s, NULL), call);
+	return (s);
+}
+
+/* Say whether a device supports double precision. */
+static int
+device_has_fp64(cl_device_id dev)
+{
+	char	*ext, *p;
+	int	 yes = 0;
+
+	ext = device_string(dev, CL_DEVICE_EXTENSIONS,
+	    "clGetDeviceInfo(CL_DEVICE_EXTENSIONS)");
+	for (p = strtok(ext, " "); p != NULL; p = strtok(NULL, " "))
+		yes |= strcmp(p, "cl_khr_fp64") == 0;
+	free(ext);
+	return (yes);
+}
+
+/* Build the program for the devices, printing the log if that fails. */
+static cl_program
+build_program(cl_context ctx, cl_device_id *devs, cl_uint ndev, int fp64)
+{
+	cl_program	 prog;
+	cl_int		 err;
+	size_t		 len;
+	char		*log;
+	cl_uint		 d;
+
+	prog = clCreateProgramWithSource(ctx, 1, &source, NULL, &err);
+	check(err, "clCreateProgramWithSource");
+	err = clBuildProgram(prog, ndev, devs, fp64 ? "-DADV_FP64" : "", NULL,
+	    NULL);
+	if (err != CL_SUCCESS) {
+		for (d = 0; d < ndev; d++) {
+			if (clGetProgramBuildInfo(prog, devs[d],
+			    CL_PROGRAM_BUILD_LOG, 0, NULL, &len) != CL_SUCCESS)
+				continue;
+			log = xcalloc(len + 1, 1);
+			if (clGetProgramBuildInfo(prog, devs[d],
+			    CL_PROGRAM_BUILD_LOG, len, log, NULL) == CL_SUCCESS)
+				fprintf(stderr, "device %u build log:\n%s\n", d,
+				    log);
+			free(log);
+		}
+	}
+	check(err, "clBuildProgram");
+	return (prog);
+}
+
+/* Fill the cosine bell the ink starts as, rounded to the device precision. */
+static void
+init_field(double *q, int n, int fp64)
+{
+	const double	cx = 0.5, cy = 0.75, radius = 0.2;
+	double		x, y, r;
+	int		i, j;
+
+	for (j = 0; j < n; j++) {
+		for (i = 0; i < n; i++) {
+			x = (i + 0.5) / n;
+			y = (j + 0.5) / n;
+			r = sqrt((x - cx) * (x - cx) + (y - cy) * (y - cy));
+			r = r < radius ? 0.5 * (1 + cos(ADV_PI * r / radius)) : 0;
+			q[(size_t)j * n + i] = fp64 ? r : (double)(float)r;
+		}
+	}
+}
+
+/* Fill s[k] = sin^2(pi k / n), k = 0..n, exactly symmetric and 0 at the walls. */
+static void
+init_table(double *s, int n, int fp64)
+{
+	double	v;
+	int	k;
+
+	for (k = 0; k <= n / 2; k++) {
+		v = sin(ADV_PI * k / n);
+		v = fp64 ? v * v : (double)(float)(v * v);
+		s[k] = s[n - k] = v;
+	}
+}
+
+/*
+ * Return the largest total flow out of (or into) any cell at |g| = 1, in
+ * cells per unit time: dt times this must stay below 1 for the upwind step
+ * to keep q between its old neighbours' values.
+ */
+static double
+max_outflow(const double *s, int n)
+{
+#define POS(x) ((x) > 0 ? (x) : 0)
+	double	fw, fe, fs, fn, out, in, worst = 0;
+	int	i, j;
+
+	for (j = 0; j < n; j++) {
+		for (i = 0; i < n; i++) {
+			fw = s[i] * (s[j + 1] - s[j]);
+			fe = s[i + 1] * (s[j + 1] - s[j]);
+			fs = -s[j] * (s[i + 1] - s[i]);
+			fn = -s[j + 1] * (s[i + 1] - s[i]);
+			out = POS(fe) + POS(-fw) + POS(fn) + POS(-fs);
+			in = POS(-fe) + POS(fw) + POS(-fn) + POS(fs);
+			worst = out > worst ? out : worst;
+			worst = in > worst ? in : worst;
+		}
+	}
+#undef POS
+	return (worst * n * n / ADV_PI);
+}
+
+/* Copy count values into stage from index at, in the device precision. */
+static void
+to_device(const struct sim *sim, size_t at, const double *src, size_t count)
+{
+	size_t	i;
+
+	if (sim->fp64)
+		memcpy((double *)sim->stage + at, src, count * sizeof (double));
+	else {
+		for (i = 0; i < count; i++)
+			((float *)sim->stage)[at + i] = (float)src[i];
+	}
+}
+
+/* Copy count values out of stage, from the device precision. */
+static void
+from_device(const struct sim *sim, double *dst, size_t count)
+{
+	size_t	i;
+
+	if (sim->fp64)
+		memcpy(dst, sim->stage, count * sizeof (double));
+	else {
+		for (i = 0; i < count; i++)
+			dst[i] = ((float *)sim->stage)[i];
+	}
+}
+
+/* Set a real kernel argument in the device precision. */
+static void
+set_real(const struct sim *sim, cl_kernel kernel, cl_uint idx, double v)
+{
+	float	f = (float)v;
+
+	if (sim->fp64)
+		check(clSetKernelArg(kernel, idx, sizeof v, &v),
+		    "clSetKernelArg(real)");
+	else
+		check(clSetKernelArg(kernel, idx, sizeof f, &f),
+		    "clSetKernelArg(real)");
+}
+
+/* Create band p of nb: its queue, kernel, and buffers holding q0's rows. */
+static void
+band_create(struct sim *sim, struct band *b, int p, int nb, cl_device_id dev,
+    const double *q0)
+{
+	size_t	 n = sim->n, row = n * sim->rsize;
+	cl_int	 err;
+	int	 k, r, g;
+
+	b->y0 = (int)((long)p * sim->n / nb);
+	b->ny = (int)((long)(p + 1) * sim->n / nb) - b->y0;
+
+	b->queue = clCreateCommandQueue(sim->ctx, dev, 0, &err);
+	check(err, "clCreateCommandQueue");
+	b->kernel = clCreateKernel(sim->prog, "advect_step", &err);
+	check(err, "clCreateKernel");
+	check(clSetKernelArg(b->kernel, 2, sizeof sim->table, &sim->table),
+	    "clSetKernelArg(2)");
+	check(clSetKernelArg(b->kernel, 3, sizeof sim->n, &sim->n),
+	    "clSetKernelArg(3)");
+	check(clSetKernelArg(b->kernel, 4, sizeof b->y0, &b->y0),
+	    "clSetKernelArg(4)");
+	set_real(sim, b->kernel, 6, sim->dt * sim->n);
+
+	/* Halo rows outside the grid stay zero; the kernel never reads them. */
+	memset(sim->stage, 0, (b->ny + 2) * row);
+	for (r = 0; r < b->ny + 2; r++) {
+		g = b->y0 + r - 1;
+		if (g >= 0 && g < sim->n)
+			to_device(sim, r * n, q0 + g * n, n);
+	}
+	for (k = 0; k < 2; k++) {
+		b->buf[k] = clCreateBuffer(sim->ctx, CL_MEM_READ_WRITE |
+		    CL_MEM_COPY_HOST_PTR, (b->ny + 2) * row, sim->stage, &err);
+		check(err, "clCreateBuffer(band)");
+		b->edge[k] = clCreateBuffer(sim->ctx, CL_MEM_READ_WRITE, row,
+		    NULL, &err);
+		check(err, "clCreateBuffer(edge)");
+	}
+}
+
+/* Release a band's objects. */
+static void
+band_free(struct band *b)
+{
+	int	k;
+
+	for (k = 0; k < 2; k++) {
+		if (b->unpack[k] != NULL)
+			check(clReleaseEvent(b->unpack[k]), "clReleaseEvent");
+		check(clReleaseMemObject(b->buf[k]), "clReleaseMemObject");
+		check(clReleaseMemObject(b->edge[k]), "clReleaseMemObject");
+	}
+	check(clReleaseKernel(b->kernel), "clReleaseKernel");
+	check(clReleaseCommandQueue(b->queue), "clReleaseCommandQueue");
+}
+
+/* Enqueue the kernel on a band: buf[cur] to buf[cur ^ 1], gs = g(t) n / pi. */
+static void
+launch(const struct sim *sim, struct band *b, int cur, double gs)
+{
+	size_t	gsz[2];
+
+	check(clSetKernelArg(b->kernel, 0, sizeof (cl_mem), &b->buf[cur]),
+	    "clSetKernelArg(0)");
+	check(clSetKernelArg(b->kernel, 1, sizeof (cl_mem), &b->buf[cur ^ 1]),
+	    "clSetKernelArg(1)");
+	set_real(sim, b->kernel, 5, gs);
+	gsz[0] = sim->n;
+	gsz[1] = b->ny;
+	check(clEnqueueNDRangeKernel(b->queue, b->kernel, 2, NULL, gsz, NULL, 0,
+	    NULL, NULL), "clEnqueueNDRangeKernel");
+}
+
+/* Enqueue step s on every band: kernels, then halo exchange. */
+static void
+step(struct sim *sim, struct band *b, int nb, int s)
+{
+	size_t		 row = (size_t)sim->n * sim->rsize;
+	int		 cur = s & 1, nxt = cur ^ 1, p, side, q;
+	size_t		 src, dst;
+	cl_event	*wait;
+	double		 gs;
+
+	/* g at the middle of the step keeps the run time-reversible. */
+	gs = cos(ADV_PI * (s + 0.5) * sim->dt / ADV_PERIOD) * sim->n / ADV_PI;
+	for (p = 0; p < nb; p++)
+		launch(sim, &b[p], cur, gs);
+	for (p = 0; p < nb; p++) {
+		for (side = 0; side < 2; side++) {
+			if ((side == 0 && p == 0) || (side == 1 && p == nb - 1))
+				continue;
+			src = (side == 0 ? 1 : (size_t)b[p].ny) * row;
+			wait = b[p].unpack[side] != NULL ? &b[p].unpack[side] :
+			    NULL;
+			check(clEnqueueCopyBuffer(b[p].queue, b[p].buf[nxt],
+			    b[p].edge[side], src, 0, row, wait != NULL, wait,
+			    &b[p].pack[side]), "clEnqueueCopyBuffer(pack)");
+			if (wait != NULL) {
+				check(clReleaseEvent(*wait), "clReleaseEvent");
+				*wait = NULL;
+			}
+		}
+	}
+	for (p = 0; p < nb; p++) {
+		for (side = 0; side < 2; side++) {
+			if (b[p].pack[side] == NULL)
+				continue;
+			q = side == 0 ? p - 1 : p + 1;
+			dst = (side == 0 ? (size_t)b[q].ny + 1 : 0) * row;
+			check(clEnqueueCopyBuffer(b[q].queue, b[p].edge[side],
+			    b[q].buf[nxt], 0, dst, row, 1, &b[p].pack[side],
+			    &b[p].unpack[side]), "clEnqueueCopyBuffer(unpack)");
+			check(clReleaseEvent(b[p].pack[side]), "clReleaseEvent");
+			b[p].pack[side] = NULL;
+		}
+	}
+	/* Other queues wait on these commands: submit them now. */
+	for (p = 0; p < nb; p++)
+		check(clFlush(b[p].queue), "clFlush");
+}
+
+/* Finish every band's queue. */
+static void
+finish_all(struct band *b, int nb)
+{
+	int	p;
+
+	for (p = 0; p < nb; p++)
+		check(clFinish(b[p].queue), "clFinish");
+}
+
+/*
+ * Advance q0 by steps on nb bands, band p on devs[p], into q. Return the
+ * seconds the stepping took, all queues finished before and after.
+ */
+static double
+run(struct sim *sim, cl_device_id *devs, int nb, int steps, const double *q0,
+    double *q)
+{
+	struct band	*b;
+	size_t		 n = sim->n;
+	double		 t0, t1;
+	int		 p, s;
+
+	b = xcalloc(nb, sizeof *b);
+	/*
+	 * One untimed launch per band lets a runtime that compiles kernels at
+	 * first launch do it now; step 0 overwrites all that it writes.
+	 */
+	for (p = 0; p < nb; p++) {
+		band_create(sim, &b[p], p, nb, devs[p], q0);
+		launch(sim, &b[p], 0, 0);
+	}
+	finish_all(b, nb);
+
+	t0 = now();
+	for (s = 0; s < steps; s++)
+		step(sim, b, nb, s);
+	finish_all(b, nb);
+	t1 = now();
+
+	for (p = 0; p < nb; p++) {
+		check(clEnqueueReadBuffer(b[p].queue, b[p].buf[steps & 1],
+		    CL_TRUE, n * sim->rsize, b[p].ny * n * sim->rsize,
+		    sim->stage, 0, NULL, NULL), "clEnqueueReadBuffer");
+		from_device(sim, q + b[p].y0 * n, b[p].ny * n);
+	}
+	for (p = 0; p < nb; p++)
+		band_free(&b[p]);
+	free(b);
+	return (t1 - t0);
+}
+
+/* Sum count values, or their absolute differences from ref, compensated. */
+static double
+sum(const double *q, const double *ref, size_t count)
+{
+	double	s = 0, c = 0, y, t;
+	size_t	i;
+
+	for (i = 0; i < count; i++) {
+		y = (ref != NULL ? fabs(q[i] - ref[i]) : q[i]) - c;
+		t = s + y;
+		c = (t - s) - y;
+		s = t;
+	}
+	return (s);
+}
+
+/* Print usage and exit. */
+static void
+usage(void)
+{
+	fprintf(stderr,
+	    "usage: advection [-cCf] [-d count] [-n cells] [-p platform] "
+	    "[-s steps] [-v bands]\n"
+	    "  -n cells     grid is cells x cells, %d to %d (default 1024)\n"
+	    "  -s steps     steps to run (default: one period of the flow)\n"
+	    "  -p platform  platform index (default VCL_EXAMPLE_PLATFORM or 0)\n"
+	    "  -d count     use the first count devices (default all)\n"
+	    "  -v bands     split each device into this many bands (default 1)\n"
+	    "  -c / -C      do / do not check against one band on device 0\n"
+	    "               (default: check when bands > 1 and cells <= %d)\n"
+	    "  -f           single precision even where fp64 is supported\n",
+	    ADV_MINN, ADV_MAXN, ADV_CHECKN);
+	exit(2);
+}
+
+/* Parse the command line into o. */
+static void
+parse_args(struct opts *o, int argc, char **argv)
+{
+	const char	*env;
+	long		 v = 0;
+	int		 ch;
+
+	o->n = 1024;
+	o->steps = o->check = o->ndev = -1;
+	o->vband = 1;
+	o->plat = o->fp32 = 0;
+	if ((env = getenv("VCL_EXAMPLE_PLATFORM")) != NULL && *env != '\0' &&
+	    (o->plat = parse_num(env, 0, 1000)) < 0)
+		usage();
+	while ((ch = getopt(argc, argv, "cCd:fn:p:s:v:")) != -1) {
+		switch (ch) {
+		case 'c':
+		case 'C':
+			o->check = ch == 'c';
+			break;
+		case 'd':
+			v = o->ndev = parse_num(optarg, 1, 4096);
+			break;
+		case 'f':
+			o->fp32 = 1;
+			break;
+		case 'n':
+			v = o->n = (int)parse_num(optarg, ADV_MINN, ADV_MAXN);
+			break;
+		case 'p':
+			v = o->plat = parse_num(optarg, 0, 1000);
+			break;
+		case 's':
+			v = o->steps = (int)parse_num(optarg, 1, 1L << 30);
+			break;
+		case 'v':
+			v = o->vband = (int)parse_num(optarg, 1, ADV_MAXN);
+			break;
+		default:
+			usage();
+		}
+		if (v < 0)
+			usage();
+	}
+	if (optind != argc)
+		usage();
+}
+
+/* Return the devices to use (o->ndev of them), printing their names. */
+static cl_device_id *
+open_devices(struct opts *o)
+{
+	cl_platform_id	*plats;
+	cl_device_id	*devs;
+	cl_uint		 nplat, ndev, d;
+	char		*name;
+
+	check(clGetPlatformIDs(0, NULL, &nplat), "clGetPlatformIDs");
+	if (o->plat >= (long)nplat) {
+		fprintf(stderr, "advection: platform %ld asked for, %u found\n",
+		    o->plat, nplat);
+		exit(1);
+	}
+	plats = xcalloc(nplat, sizeof *plats);
+	check(clGetPlatformIDs(nplat, plats, NULL), "clGetPlatformIDs");
+	check(clGetDeviceIDs(plats[o->plat], CL_DEVICE_TYPE_ALL, 0, NULL,
+	    &ndev), "clGetDeviceIDs");
+	if (o->ndev > (long)ndev) {
+		fprintf(stderr, "advection: %ld devices asked for, platform %ld "
+		    "has %u\n", o->ndev, o->plat, ndev);
+		exit(1);
+	}
+	devs = xcalloc(ndev, sizeof *devs);
+	check(clGetDeviceIDs(plats[o->plat], CL_DEVICE_TYPE_ALL, ndev, devs,
+	    NULL), "clGetDeviceIDs");
+	free(plats);
+	if (o->ndev < 0)
+		o->ndev = ndev;
+	for (d = 0; d < o->ndev; d++) {
+		name = device_string(devs[d], CL_DEVICE_NAME,
+		    "clGetDeviceInfo(CL_DEVICE_NAME)");
+		printf("advection: device %u: %s\n", d, name);
+		free(name);
+	}
+	return (devs);
+}
+
+/*
+ * Check q, advanced steps from q0, and ref (one band's result, or NULL).
+ * Print each check; return whether all passed.
+ */
+static int
+verify(const struct sim *sim, int steps, int period, const double *q0,
+    const double *q, const double *ref)
+{
+	size_t	cells = (size_t)sim->n * sim->n, i;
+	double	m0, m1, rel, diff = 0, top = 0, tol;
+	int	ok = 1;
+
+	/* Mass: what the flux form conserves. A NaN fails here too. */
+	m0 = sum(q0, NULL, cells) / cells;
+	m1 = sum(q, NULL, cells) / cells;
+	rel = fabs(m1 - m0) / m0;
+	tol = sim->fp64 ? 1e-9 : 1e-4;
+	ok &= rel < tol;
+	printf("advection: mass %.15g -> %.15g, relative change %.2e: %s\n",
+	    m0, m1, rel, rel < tol ? "OK" : "FAIL");
+
+	/* Bands: the split must not change the answer. */
+	if (ref != NULL && memcmp(q, ref, cells * sizeof *q) == 0)
+		printf("advection: same as one band on device 0: bitwise OK\n");
+	else if (ref != NULL) {
+		for (i = 0; i < cells; i++) {
+			diff = fmax(diff, fabs(q[i] - ref[i]));
+			top = fmax(top, fabs(ref[i]));
+		}
+		tol = sim->fp64 ? 1e-12 : 1e-5;
+		ok &= diff <= tol * top;
+		printf("advection: against one band on device 0: max difference "
+		    "%.2e of max %.2e: %s\n", diff, top,
+		    diff <= tol * top ? "OK" : "FAIL");
+	}
+
+	/* Error: the flow undoes itself each period, the scheme smears. */
+	rel = sum(q, q0, cells) / sum(q0, NULL, cells);
+	if (steps % period != 0)
+		printf("advection: L1 change %.4f of the field's L1 norm (not "
+		    "a whole period: unchecked)\n", rel);
+	else if (sim->n < ADV_L1N)
+		printf("advection: L1 error after %d period(s) %.4f of the "
+		    "field's L1 norm (n < %d: unchecked)\n", steps / period,
+		    rel, ADV_L1N);
+	else {
+		ok &= rel < 0.5;
+		printf("advection: L1 error after %d period(s) %.4f of the "
+		    "field's L1 norm: %s\n", steps / period, rel,
+		    rel < 0.5 ? "OK" : "FAIL");
+	}
+	return (ok);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct opts	 o;
+	struct sim	 sim;
+	cl_device_id	*devs, *bdevs;
+	cl_int		 err;
+	double		*s, *q0, *q, *ref = NULL, mo, elapsed;
+	size_t		 cells;
+	int		 period, nb, ok, p, d;
+
+	parse_args(&o, argc, argv);
+	devs = open_devices(&o);
+	if ((nb = (int)o.ndev * o.vband) > o.n) {
+		fprintf(stderr, "advection: %d bands for %d rows\n", nb, o.n);
+		return (1);
+	}
+	memset(&sim, 0, sizeof sim);
+	sim.n = o.n;
+	sim.fp64 = !o.fp32;
+	for (d = 0; d < o.ndev; d++)
+		sim.fp64 &= device_has_fp64(devs[d]);
+	sim.rsize = sim.fp64 ? sizeof (double) : sizeof (float);
+	printf("advection: precision %s\n", sim.fp64 ? "double (cl_khr_fp64)" :
+	    o.fp32 ? "float (-f)" : "float (a device lacks cl_khr_fp64)");
+
+	/* Velocity table and the time step: a whole period at the Courant aim. */
+	cells = (size_t)sim.n * sim.n;
+	s = xcalloc(sim.n + 1, sizeof *s);
+	init_table(s, sim.n, sim.fp64);
+	mo = max_outflow(s, sim.n);
+	period = (int)ceil(ADV_PERIOD * mo / ADV_COURANT);
+	sim.dt = ADV_PERIOD / period;
+	if (o.steps < 0)
+		o.steps = period;
+	if (o.check < 0)
+		o.check = nb > 1 && sim.n <= ADV_CHECKN;
+	printf("advection: n=%d dt=%.6g courant=%.3f steps=%d period=%d "
+	    "bands=%d\n", sim.n, sim.dt, sim.dt * mo, o.steps, period, nb);
+
+	q0 = xcalloc(cells, sizeof *q0);
+	q = xcalloc(cells, sizeof *q);
+	init_field(q0, sim.n, sim.fp64);
+	sim.stage = xcalloc(cells / (o.check ? 1 : nb) + 3 * sim.n, sim.rsize);
+
+	sim.ctx = clCreateContext(NULL, o.ndev, devs, NULL, NULL, &err);
+	check(err, "clCreateContext");
+	sim.prog = build_program(sim.ctx, devs, o.ndev, sim.fp64);
+	to_device(&sim, 0, s, sim.n + 1);
+	sim.table = clCreateBuffer(sim.ctx, CL_MEM_READ_ONLY |
+	    CL_MEM_COPY_HOST_PTR, (sim.n + 1) * sim.rsize, sim.stage, &err);
+	check(err, "clCreateBuffer(table)");
+
+	/* Band p goes to device p / vband. */
+	bdevs = xcalloc(nb, sizeof *bdevs);
+	for (p = 0; p < nb; p++)
+		bdevs[p] = devs[p / o.vband];
+	elapsed = run(&sim, bdevs, nb, o.steps, q0, q);
+	printf("advection: devices=%ld n=%d steps=%d cells_per_s=%.2e bands=%d "
+	    "precision=%s elapsed_s=%.3f\n", o.ndev, sim.n, o.steps,
+	    (double)cells * o.steps / elapsed, nb,
+	    sim.fp64 ? "double" : "float", elapsed);
+	if (o.check) {
+		ref = xcalloc(cells, sizeof *ref);
+		run(&sim, devs, 1, o.steps, q0, ref);
+	}
+	ok = verify(&sim, o.steps, period, q0, q, ref);
+
+	check(clReleaseMemObject(sim.table), "clReleaseMemObject");
+	check(clReleaseProgram(sim.prog), "clReleaseProgram");
+	check(clReleaseContext(sim.ctx), "clReleaseContext");
+	free(sim.stage);
+	free(ref);
+	free(bdevs);
+	free(q0);
+	free(q);
+	free(s);
+	free(devs);
+	printf("advection: %s\n", ok ? "PASS" : "FAIL");
+	return (ok ? 0 : 1);
+}

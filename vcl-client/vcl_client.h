@@ -1,0 +1,317 @@
+/* vcl_client.h - libvcl internals: objects, nodes, the calls between modules. */
+#ifndef VCL_CLIENT_H
+#define VCL_CLIENT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <CL/cl_icd.h>
+
+#include "vcl.pb-c.h"
+#include "vcl_buf.h"
+
+#define VCL_EXPORT	__attribute__((visibility("default")))
+
+/* The one macro that hides control flow: set err and leave by out. */
+#define VCL_GOTO_IF(cond, code) do {					\
+	if (cond) {							\
+		err = (code);						\
+		goto out;						\
+	}								\
+} while (0)
+
+/* Object kinds; the magic tells a live VCL object from anything else. */
+enum vcl_kind {
+	VCL_KIND_PLATFORM = 0x56434c01,
+	VCL_KIND_DEVICE,
+	VCL_KIND_CONTEXT,
+	VCL_KIND_QUEUE,
+	VCL_KIND_MEM,
+	VCL_KIND_PROGRAM,
+	VCL_KIND_KERNEL,
+	VCL_KIND_EVENT,
+};
+
+/* Common header of every object, right after the dispatch pointer. */
+struct vcl_object {
+	enum vcl_kind		 kind;
+	atomic_int		 refs;
+	uint64_t		 id;		/* remote id, same on every node */
+};
+
+#define VCL_MAX_NODES	64
+#define VCL_WATCH_BUCKETS 4096		/* events awaiting a notification */
+typedef uint64_t vcl_nodeset;		/* bit i: node i */
+
+struct vcl_pending;
+
+/* One vclserver the client is connected to. */
+struct vcl_node {
+	int			 index;
+	char			 addr[256];
+	char			*name;		/* the server's node name */
+	int			 fd;
+	pthread_t		 rx;
+	int			 rx_started;
+
+	pthread_mutex_t		 send_lock;	/* out, seq, fd writes */
+	struct vcl_buf		 out;
+	uint64_t		 seq;
+
+	pthread_mutex_t		 lock;		/* pending, dead */
+	pthread_cond_t		 cond;
+	struct vcl_pending	*pending;	/* oldest first */
+	struct vcl_pending	**pending_tail;
+	int			 dead;
+
+	cl_event		 watch[VCL_WATCH_BUCKETS];	/* by id */
+
+	Vcl__Release		*deferred;	/* releases from rx thread */
+	size_t			 ndeferred, cdeferred;
+
+	Vcl__Reply		*welcome;	/* snapshot, kept unpacked */
+	uint32_t		 ndevices;
+	uint64_t		 bytes_out;	/* bulk bytes sent, for tests */
+	uint64_t		 bytes_in;
+};
+
+/* A reply someone waits for, or an asynchronous one with a handler. */
+struct vcl_pending {
+	uint64_t		 seq;
+	int			 done;
+	cl_int			 status;	/* reply status or node error */
+	Vcl__ToClient		*msg;		/* the reply, owned */
+	void			*dst;		/* bulk lands here */
+	uint64_t		 dst_len;
+	void			(*fn)(struct vcl_pending *);	/* async */
+	void			*arg;
+	struct vcl_pending	*next;
+};
+
+struct _cl_platform_id {
+	const struct _cl_icd_dispatch	*dispatch;	/* must stay first */
+	struct vcl_object		 obj;
+};
+
+struct _cl_device_id {
+	const struct _cl_icd_dispatch	*dispatch;
+	struct vcl_object		 obj;
+	struct vcl_node			*node;
+	uint32_t			 index;		/* on its node */
+	const Vcl__DeviceInfo		*info;
+	cl_device_type			 type;
+};
+
+struct vcl_ctx_cb {
+	void			(CL_CALLBACK *fn)(cl_context, void *);
+	void			*arg;
+	struct vcl_ctx_cb	*next;
+};
+
+struct _cl_context {
+	const struct _cl_icd_dispatch	*dispatch;
+	struct vcl_object		 obj;
+	cl_uint				 ndevices;
+	cl_device_id			*devices;
+	cl_context_properties		*props;		/* copy, or NULL */
+	size_t				 nprops;	/* entries incl. 0 */
+	vcl_nodeset			 nodes;
+	struct vcl_ctx_cb		*dtors;
+	pthread_mutex_t			 lock;
+};
+
+struct _cl_command_queue {
+	const struct _cl_icd_dispatch	*dispatch;
+	struct vcl_object		 obj;
+	cl_context			 ctx;
+	cl_device_id			 dev;
+	cl_command_queue_properties	 props;
+	cl_queue_properties		*prop_list;	/* copy, or NULL */
+	size_t				 nprop_list;
+	atomic_int			 inflight;	/* reads not yet in */
+};
+
+struct vcl_map {
+	void			*ptr;
+	size_t			 offset, size;
+	cl_map_flags		 flags;
+	int			 owned;		/* ptr is ours to free */
+	struct vcl_map		*next;
+};
+
+struct vcl_mem_cb {
+	void			(CL_CALLBACK *fn)(cl_mem, void *);
+	void			*arg;
+	struct vcl_mem_cb	*next;
+};
+
+struct _cl_mem {
+	const struct _cl_icd_dispatch	*dispatch;
+	struct vcl_object		 obj;
+	cl_context			 ctx;
+	cl_mem_flags			 flags;
+	size_t				 size;
+	void				*host_ptr;	/* USE_HOST_PTR */
+	vcl_nodeset			 nodes;		/* instantiated on */
+	pthread_mutex_t			 lock;		/* maps, dtors */
+	struct vcl_map			*maps;
+	cl_uint				 nmaps;
+	struct vcl_mem_cb		*dtors;
+};
+
+struct vcl_build_dev {
+	cl_build_status		 status;
+	char			*log;
+};
+
+struct _cl_program {
+	const struct _cl_icd_dispatch	*dispatch;
+	struct vcl_object		 obj;
+	cl_context			 ctx;
+	char				*source;
+	size_t				 source_len;
+	char				*options;
+	struct vcl_build_dev		*build;		/* per context device */
+	char				*kernel_names;	/* ';'-separated */
+	size_t				 nkernels;
+	atomic_int			 kernels;	/* live kernels */
+	pthread_mutex_t			 lock;
+	int				 building;
+};
+
+struct vcl_arg {
+	int			 set;
+	Vcl__KernelArg__Type	 type;
+	size_t			 size;
+	uint8_t			*value;		/* VALUE bytes */
+	cl_mem			 mem;
+};
+
+struct _cl_kernel {
+	const struct _cl_icd_dispatch	*dispatch;
+	struct vcl_object		 obj;
+	cl_program			 prog;
+	char				*name;
+	cl_uint				 nargs;
+	cl_kernel_arg_address_qualifier	*arg_address;
+	struct vcl_arg			*args;
+	pthread_mutex_t			 lock;		/* args */
+};
+
+struct vcl_ev_cb {
+	void			(CL_CALLBACK *fn)(cl_event, cl_int, void *);
+	void			*arg;
+	cl_int			 when;
+	struct vcl_ev_cb	*next;
+};
+
+struct _cl_event {
+	const struct _cl_icd_dispatch	*dispatch;
+	struct vcl_object		 obj;
+	cl_context			 ctx;
+	cl_command_queue		 queue;		/* NULL: user event */
+	cl_command_type			 type;
+	struct vcl_node			*node;		/* NULL: user event */
+	cl_int				 status;	/* under vcl_ev_lock */
+	int				 remote;	/* id known to node(s) */
+	int				 have_prof;
+	cl_ulong			 prof[4];
+	struct vcl_ev_cb		*cbs;
+	struct _cl_event		*next;		/* node's waiting list */
+};
+
+/*
+ * The hand-written entry points, declared from the one list. Default
+ * visibility lets the link-time cl* aliases be exported; the version script
+ * keeps the vcl_cl* names themselves private.
+ */
+#define VCL_API(kind, ret, name, params, status)			\
+	VCL_DECL_##status(ret, name, params)
+#define VCL_DECL_IMPL(ret, name, params)				\
+	VCL_EXPORT ret CL_API_CALL vcl_##name params;
+#define VCL_DECL_STUB(ret, name, params)
+#define VCL_API_OPAQUE(name)
+#include "vcl_api.def"
+#undef VCL_API
+#undef VCL_API_OPAQUE
+#undef VCL_DECL_IMPL
+#undef VCL_DECL_STUB
+
+extern const struct _cl_icd_dispatch	 vcl_dispatch;
+extern struct _cl_platform_id		 vcl_platform;
+extern pthread_mutex_t			 vcl_ev_lock;
+extern pthread_cond_t			 vcl_ev_cond;
+extern const char			*vcl_token_path;
+extern __thread int			 vcl_in_rx;
+
+/* vcl_object.c */
+int		 vcl_is(const void *, enum vcl_kind);
+void		*vcl_object_new(size_t, enum vcl_kind);
+uint64_t	 vcl_id_new(void);
+void		 vcl_retain(void *);
+int		 vcl_unref(void *);
+void		 vcl_object_free(void *);
+
+/* vcl_platform.c */
+cl_int		 vcl_platform_init(void);
+struct vcl_node	*vcl_node_get(int);
+int		 vcl_nnodes(void);
+
+/* vcl_info.c */
+cl_int		 vcl_info_ret(const void *, size_t, size_t, void *, size_t *);
+cl_int		 vcl_info_remote(struct vcl_node *, Vcl__GetInfo__What,
+		     uint64_t, cl_uint, uint32_t, uint32_t, size_t, void *,
+		     size_t *);
+
+/* vcl_conn.c */
+cl_int		 vcl_node_connect(struct vcl_node *, const char *);
+cl_int		 vcl_node_send(struct vcl_node *, Vcl__Request *,
+		     const void *, uint64_t, int);
+cl_int		 vcl_node_call(struct vcl_node *, Vcl__Request *,
+		     const void *, uint64_t, void *, uint64_t,
+		     Vcl__ToClient **);
+cl_int		 vcl_node_call_async(struct vcl_node *, Vcl__Request *,
+		     void *, uint64_t, void (*)(struct vcl_pending *), void *);
+cl_int		 vcl_node_flush(struct vcl_node *);
+void		 vcl_node_flush_all(void);
+cl_int		 vcl_node_status(struct vcl_node *);
+void		 vcl_node_release(struct vcl_node *, Vcl__Kind, uint64_t);
+void		 vcl_node_watch(struct vcl_node *, cl_event);
+void		 vcl_node_unwatch_ev(struct vcl_node *, cl_event);
+
+#define VCL_SEND_FLUSH	0x1
+
+/* vcl_event.c */
+cl_event	 vcl_event_new(cl_context, cl_command_queue, cl_command_type);
+void		 vcl_event_complete(cl_event, cl_int, const cl_ulong *);
+cl_int		 vcl_event_wait(cl_uint, const cl_event *);
+cl_int		 vcl_wait_list(cl_command_queue, cl_uint, const cl_event *,
+		     uint64_t **, size_t *);
+void		 vcl_event_unref(cl_event);
+cl_int		 vcl_marker_typed(cl_command_queue, cl_uint, const cl_event *,
+		     cl_event *, cl_command_type);
+
+/* vcl_context.c */
+void		 vcl_context_unref(cl_context);
+void		 vcl_queue_unref(cl_command_queue);
+
+/* vcl_mem.c */
+void		 vcl_mem_unref(cl_mem);
+cl_int		 vcl_mem_on(cl_mem, struct vcl_node *);
+
+/* vcl_program.c */
+void		 vcl_program_unref(cl_program);
+
+/* Enqueue plumbing shared by every clEnqueue* (vcl_event.c). */
+struct vcl_enq {
+	Vcl__Enqueue	 e;
+	uint64_t	 wait_ids[16];
+	cl_event	 ev;		/* the new event, if the caller wants one */
+};
+cl_int		 vcl_enq_prepare(struct vcl_enq *, cl_command_queue, cl_uint,
+		     const cl_event *, cl_event *, cl_command_type);
+void		 vcl_enq_finish(struct vcl_enq *, cl_int, cl_event *);
+
+#endif

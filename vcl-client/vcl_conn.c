@@ -1,0 +1,638 @@
+/*
+ * vcl_conn.c - one connection to a vclserver: handshake, batched sends,
+ * synchronous calls, and the receiver thread that lands replies (bulk bytes
+ * straight into their destination) and event notifications.
+ */
+#include <sys/socket.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "vcl_auth.h"
+#include "vcl_client.h"
+#include "vcl_frame.h"
+#include "vcl_io.h"
+#include "vcl_log.h"
+
+#define VCL_SEND_BATCH		(64u << 10)	/* flush async calls past this */
+#define VCL_CONNECT_TIMEOUT	5000		/* ms, VCL_CONNECT_TIMEOUT_MS */
+
+__thread int	vcl_in_rx;	/* set on receiver threads */
+
+static const struct vcl_frame_limits vcl_client_limits = {
+	VCL_FRAME_DEFAULT_MAX_MSG, VCL_FRAME_DEFAULT_MAX_BULK
+};
+
+/* Read one frame head and its message. Returns the message or NULL. */
+static Vcl__ToClient *
+vcl_conn_read_msg(int fd, struct vcl_frame_hdr *hdr, const char **why)
+{
+	uint8_t		 head[VCL_FRAME_HDR_LEN], *buf;
+	Vcl__ToClient	*tc;
+
+	*why = "connection closed";
+	if (vcl_io_read_full(fd, head, sizeof head) != 0)
+		return (NULL);
+	if (vcl_frame_decode(head, &vcl_client_limits, hdr, why) != 0)
+		return (NULL);
+	if ((buf = malloc(hdr->msg_len)) == NULL) {
+		*why = "out of memory";
+		return (NULL);
+	}
+	if (vcl_io_read_full(fd, buf, hdr->msg_len) != 0) {
+		free(buf);
+		return (NULL);
+	}
+	tc = vcl__to_client__unpack(NULL, hdr->msg_len, buf);
+	free(buf);
+	if (tc == NULL)
+		*why = "malformed message from server";
+	return (tc);
+}
+
+/* Read and drop n bulk bytes nobody asked for. */
+static int
+vcl_conn_skip(int fd, uint64_t n)
+{
+	uint8_t	buf[8192];
+
+	while (n > 0) {
+		size_t	k = n < sizeof buf ? (size_t)n : sizeof buf;
+
+		if (vcl_io_read_full(fd, buf, k) != 0)
+			return (-1);
+		n -= k;
+	}
+	return (0);
+}
+
+/* Hash bucket of an event id in a node's watch table. */
+static size_t
+vcl_watch_slot(uint64_t id)
+{
+	return ((size_t)((id * 0x9e3779b97f4a7c15ull) >> 52) &
+	    (VCL_WATCH_BUCKETS - 1));
+}
+
+/*
+ * Watch an event whose completion the server will notify. Done before the
+ * command is sent, so the notification cannot outrun it. Holds a reference.
+ */
+void
+vcl_node_watch(struct vcl_node *n, cl_event ev)
+{
+	size_t	s = vcl_watch_slot(ev->obj.id);
+	int	dead;
+
+	vcl_retain(ev);
+	pthread_mutex_lock(&n->lock);
+	dead = n->dead;
+	if (!dead) {
+		ev->next = n->watch[s];
+		n->watch[s] = ev;
+	}
+	pthread_mutex_unlock(&n->lock);
+	if (dead) {
+		vcl_event_complete(ev, CL_DEVICE_NOT_AVAILABLE, NULL);
+		vcl_event_unref(ev);
+	}
+}
+
+static cl_event	vcl_node_unwatch(struct vcl_node *, uint64_t);
+static void	vcl_node_pack_releases(struct vcl_node *);
+
+/* Stop watching an event whose command was never sent. */
+void
+vcl_node_unwatch_ev(struct vcl_node *n, cl_event ev)
+{
+	if (vcl_node_unwatch(n, ev->obj.id) == ev)
+		vcl_event_unref(ev);
+}
+
+/* Take a watched event out of the table; NULL if not watched. */
+static cl_event
+vcl_node_unwatch(struct vcl_node *n, uint64_t id)
+{
+	cl_event	*pp, ev;
+
+	pthread_mutex_lock(&n->lock);
+	for (pp = &n->watch[vcl_watch_slot(id)]; (ev = *pp) != NULL;
+	    pp = &ev->next) {
+		if (ev->obj.id == id) {
+			*pp = ev->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&n->lock);
+	return (ev);
+}
+
+/*
+ * The node is gone: every waiting call returns CL_DEVICE_NOT_AVAILABLE and
+ * every pending event completes with it, so nothing waits forever.
+ */
+static void
+vcl_node_fail(struct vcl_node *n, const char *why)
+{
+	struct vcl_pending	*p, *next;
+	cl_event		 ev;
+	size_t			 i;
+
+	pthread_mutex_lock(&n->lock);
+	if (!n->dead)
+		vcl_log_error("node %s (%s) lost: %s", n->name ? n->name : "?",
+		    n->addr, why);
+	n->dead = 1;
+	p = n->pending;
+	n->pending = NULL;
+	n->pending_tail = &n->pending;
+	pthread_mutex_unlock(&n->lock);
+	shutdown(n->fd, SHUT_RDWR);
+	for (; p != NULL; p = next) {
+		void	(*fn)(struct vcl_pending *) = p->fn;
+
+		next = p->next;
+		pthread_mutex_lock(&n->lock);
+		p->status = CL_DEVICE_NOT_AVAILABLE;
+		p->done = 1;
+		pthread_cond_broadcast(&n->cond);
+		pthread_mutex_unlock(&n->lock);
+		if (fn != NULL)
+			fn(p);
+	}
+	for (i = 0; i < VCL_WATCH_BUCKETS; i++) {
+		pthread_mutex_lock(&n->lock);
+		ev = n->watch[i];
+		n->watch[i] = NULL;
+		pthread_mutex_unlock(&n->lock);
+		while (ev != NULL) {
+			cl_event next_ev = ev->next;
+
+			vcl_event_complete(ev, CL_DEVICE_NOT_AVAILABLE, NULL);
+			vcl_event_unref(ev);
+			ev = next_ev;
+		}
+	}
+}
+
+/* Land one reply: find who waits for it, read its bulk into place. */
+static int
+vcl_node_reply(struct vcl_node *n, Vcl__ToClient *tc,
+    const struct vcl_frame_hdr *hdr, const char **why)
+{
+	struct vcl_pending	*p, **pp;
+	void			(*fn)(struct vcl_pending *);
+
+	pthread_mutex_lock(&n->lock);
+	for (pp = &n->pending; (p = *pp) != NULL; pp = &p->next)
+		if (p->seq == tc->reply->seq)
+			break;
+	if (p != NULL) {
+		if ((*pp = p->next) == NULL)
+			n->pending_tail = pp;
+	}
+	pthread_mutex_unlock(&n->lock);
+	if (p == NULL) {
+		*why = "reply to no request";
+		return (-1);
+	}
+	if (hdr->bulk_len > 0) {
+		if (p->dst == NULL || hdr->bulk_len != p->dst_len) {
+			*why = "reply bytes do not match the request";
+			return (-1);
+		}
+		/* Straight into the application's memory: no extra copy. */
+		if (vcl_io_read_full(n->fd, p->dst, hdr->bulk_len) != 0) {
+			*why = "connection closed";
+			return (-1);
+		}
+		n->bytes_in += hdr->bulk_len;
+	}
+	/* A waiter's p lives on its stack: read fn before it may return. */
+	fn = p->fn;
+	pthread_mutex_lock(&n->lock);
+	p->msg = tc;
+	p->status = tc->reply->status;
+	p->done = 1;
+	pthread_cond_broadcast(&n->cond);
+	pthread_mutex_unlock(&n->lock);
+	if (fn != NULL)
+		fn(p);
+	return (0);
+}
+
+/* Receiver thread: replies and notifications until the connection ends. */
+static void *
+vcl_node_rx(void *arg)
+{
+	struct vcl_node		*n = arg;
+	struct vcl_frame_hdr	 hdr;
+	Vcl__ToClient		*tc;
+	const char		*why = "connection closed";
+	cl_event		 ev;
+	cl_ulong		 prof[4];
+	size_t			 i;
+
+	vcl_in_rx = 1;
+	for (;;) {
+		if ((tc = vcl_conn_read_msg(n->fd, &hdr, &why)) == NULL)
+			break;
+		for (i = 0; i < tc->n_notify; i++) {
+			Vcl__Notify	*nt = tc->notify[i];
+
+			if ((ev = vcl_node_unwatch(n, nt->event)) == NULL)
+				continue;
+			prof[0] = nt->queued;
+			prof[1] = nt->submit;
+			prof[2] = nt->start;
+			prof[3] = nt->end;
+			vcl_event_complete(ev, nt->status,
+			    nt->has_end ? prof : NULL);
+			vcl_event_unref(ev);
+		}
+		if (tc->reply != NULL) {
+			if (vcl_node_reply(n, tc, &hdr, &why) != 0) {
+				vcl__to_client__free_unpacked(tc, NULL);
+				break;
+			}
+			continue;	/* the pending owns tc now */
+		}
+		if (hdr.bulk_len > 0 && vcl_conn_skip(n->fd, hdr.bulk_len) != 0) {
+			vcl__to_client__free_unpacked(tc, NULL);
+			break;
+		}
+		vcl__to_client__free_unpacked(tc, NULL);
+	}
+	vcl_node_fail(n, why);
+	return (NULL);
+}
+
+/* Write the batched requests, then bulk bytes, if any. Under send_lock. */
+static int
+vcl_node_write(struct vcl_node *n, const void *bulk, uint64_t bulk_len)
+{
+	struct iovec	iov[2];
+	int		rc;
+
+	iov[0].iov_base = n->out.data;
+	iov[0].iov_len = n->out.len;
+	iov[1].iov_base = (void *)bulk;
+	iov[1].iov_len = bulk_len;
+	rc = vcl_io_writev_full(n->fd, iov, bulk_len > 0 ? 2 : 1);
+	n->out.len = 0;
+	n->bytes_out += bulk_len;
+	return (rc);
+}
+
+/*
+ * Queue a request (seq assigned here) with optional bulk bytes. Async
+ * requests batch until VCL_SEND_FLUSH, bulk, or a full batch. A pending
+ * record, if given, is registered before anything is written so its reply
+ * cannot outrun it.
+ */
+static cl_int
+vcl_node_submit(struct vcl_node *n, Vcl__Request *req, const void *bulk,
+    uint64_t bulk_len, int flags, struct vcl_pending *p)
+{
+	cl_int	err = CL_SUCCESS;
+	int	rc = 0;
+
+	pthread_mutex_lock(&n->send_lock);
+	pthread_mutex_lock(&n->lock);
+	if (n->dead) {
+		pthread_mutex_unlock(&n->lock);
+		pthread_mutex_unlock(&n->send_lock);
+		return (CL_DEVICE_NOT_AVAILABLE);
+	}
+	if (n->ndeferred > 0) {
+		pthread_mutex_unlock(&n->lock);
+		vcl_node_pack_releases(n);
+		pthread_mutex_lock(&n->lock);
+	}
+	req->seq = ++n->seq;
+	if (p != NULL) {
+		p->seq = req->seq;
+		p->next = NULL;
+		*n->pending_tail = p;
+		n->pending_tail = &p->next;
+	}
+	pthread_mutex_unlock(&n->lock);
+	if (vcl_buf_pack(&n->out, &req->base, bulk_len) != 0) {
+		err = CL_OUT_OF_HOST_MEMORY;
+		if (p != NULL) {
+			/* Unregister: nothing was sent for it. */
+			struct vcl_pending	**pp;
+
+			pthread_mutex_lock(&n->lock);
+			for (pp = &n->pending; *pp != NULL; pp = &(*pp)->next) {
+				if (*pp == p) {
+					if ((*pp = p->next) == NULL)
+						n->pending_tail = pp;
+					break;
+				}
+			}
+			pthread_mutex_unlock(&n->lock);
+		}
+	} else if (bulk_len > 0 || (flags & VCL_SEND_FLUSH) ||
+	    n->out.len >= VCL_SEND_BATCH)
+		rc = vcl_node_write(n, bulk, bulk_len);
+	pthread_mutex_unlock(&n->send_lock);
+	if (rc != 0) {
+		/* The receiver sees the shutdown and fails what waits. */
+		pthread_mutex_lock(&n->lock);
+		if (!n->dead)
+			vcl_log_error("node %s (%s) lost: %s", n->name,
+			    n->addr, strerror(errno));
+		n->dead = 1;
+		pthread_mutex_unlock(&n->lock);
+		shutdown(n->fd, SHUT_RDWR);
+		if (p == NULL)
+			err = CL_DEVICE_NOT_AVAILABLE;
+	}
+	return (err);
+}
+
+/* Send an asynchronous request: no reply when it succeeds. */
+cl_int
+vcl_node_send(struct vcl_node *n, Vcl__Request *req, const void *bulk,
+    uint64_t bulk_len, int flags)
+{
+	return (vcl_node_submit(n, req, bulk, bulk_len, flags, NULL));
+}
+
+/* Write whatever async requests are batched. */
+cl_int
+vcl_node_flush(struct vcl_node *n)
+{
+	int	rc = 0;
+
+	pthread_mutex_lock(&n->send_lock);
+	vcl_node_pack_releases(n);
+	if (n->out.len > 0 && !n->dead)
+		rc = vcl_node_write(n, NULL, 0);
+	pthread_mutex_unlock(&n->send_lock);
+	if (rc != 0) {
+		shutdown(n->fd, SHUT_RDWR);
+		return (CL_DEVICE_NOT_AVAILABLE);
+	}
+	return (vcl_node_status(n));
+}
+
+/* Flush every node (before waiting on anything). */
+void
+vcl_node_flush_all(void)
+{
+	int	i;
+
+	for (i = 0; i < vcl_nnodes(); i++)
+		vcl_node_flush(vcl_node_get(i));
+}
+
+/* CL_SUCCESS while the node is alive, else CL_DEVICE_NOT_AVAILABLE. */
+cl_int
+vcl_node_status(struct vcl_node *n)
+{
+	int	dead;
+
+	pthread_mutex_lock(&n->lock);
+	dead = n->dead;
+	pthread_mutex_unlock(&n->lock);
+	return (dead ? CL_DEVICE_NOT_AVAILABLE : CL_SUCCESS);
+}
+
+/*
+ * A synchronous call: send (flushing the batch before it), wait for the
+ * reply. Reply bulk lands in dst (dst_len bytes expected). *out, if given,
+ * receives the reply message whenever one arrived (the caller frees it),
+ * failed calls included: a failed build still carries its log. Returns the
+ * reply's status, or CL_DEVICE_NOT_AVAILABLE if the node is gone.
+ */
+cl_int
+vcl_node_call(struct vcl_node *n, Vcl__Request *req, const void *bulk,
+    uint64_t bulk_len, void *dst, uint64_t dst_len, Vcl__ToClient **out)
+{
+	struct vcl_pending	p;
+	cl_int			err;
+
+	memset(&p, 0, sizeof p);
+	p.dst = dst;
+	p.dst_len = dst_len;
+	if (out != NULL)
+		*out = NULL;
+	if ((err = vcl_node_submit(n, req, bulk, bulk_len, VCL_SEND_FLUSH,
+	    &p)) != CL_SUCCESS)
+		return (err);
+	pthread_mutex_lock(&n->lock);
+	while (!p.done)
+		pthread_cond_wait(&n->cond, &n->lock);
+	pthread_mutex_unlock(&n->lock);
+	if (p.msg != NULL && p.status != CL_SUCCESS &&
+	    p.msg->reply->message != NULL)
+		vcl_log_error("node %s: %s", n->name, p.msg->reply->message);
+	if (out != NULL)
+		*out = p.msg;
+	else if (p.msg != NULL)
+		vcl__to_client__free_unpacked(p.msg, NULL);
+	return (p.status);
+}
+
+/*
+ * A call whose reply is handled by fn on the receiver thread (non-blocking
+ * reads, builds with a callback). fn owns the pending record and frees it
+ * (and its msg). Sent with the batch; the caller flushes when it must.
+ */
+cl_int
+vcl_node_call_async(struct vcl_node *n, Vcl__Request *req, void *dst,
+    uint64_t dst_len, void (*fn)(struct vcl_pending *), void *arg)
+{
+	struct vcl_pending	*p;
+	cl_int			 err;
+
+	if ((p = calloc(1, sizeof *p)) == NULL)
+		return (CL_OUT_OF_HOST_MEMORY);
+	p->dst = dst;
+	p->dst_len = dst_len;
+	p->fn = fn;
+	p->arg = arg;
+	if ((err = vcl_node_submit(n, req, NULL, 0, 0, p)) != CL_SUCCESS)
+		free(p);
+	return (err);
+}
+
+/*
+ * Tell the node an object's last reference is gone. Releases can happen on
+ * the receiver thread (an event completing drops the last reference), which
+ * must never block on the socket: they are queued under the short node lock
+ * and packed by the next send.
+ */
+void
+vcl_node_release(struct vcl_node *n, Vcl__Kind kind, uint64_t id)
+{
+	Vcl__Release	*r;
+	size_t		 cap;
+
+	pthread_mutex_lock(&n->lock);
+	if (!n->dead && n->ndeferred == n->cdeferred) {
+		cap = n->cdeferred ? n->cdeferred * 2 : 64;
+		if ((r = realloc(n->deferred, cap * sizeof *r)) != NULL) {
+			n->deferred = r;
+			n->cdeferred = cap;
+		}
+	}
+	if (!n->dead && n->ndeferred < n->cdeferred) {
+		r = &n->deferred[n->ndeferred++];
+		vcl__release__init(r);
+		r->kind = kind;
+		r->id = id;
+	}
+	pthread_mutex_unlock(&n->lock);
+}
+
+/* Pack the queued releases into the batch. Under send_lock. */
+static void
+vcl_node_pack_releases(struct vcl_node *n)
+{
+	Vcl__Request	 req = VCL__REQUEST__INIT;
+	Vcl__Release	*rel;
+	size_t		 i, cnt;
+
+	pthread_mutex_lock(&n->lock);
+	rel = n->deferred;
+	cnt = n->ndeferred;
+	n->deferred = NULL;
+	n->ndeferred = n->cdeferred = 0;
+	pthread_mutex_unlock(&n->lock);
+	req.call_case = VCL__REQUEST__CALL_RELEASE;
+	for (i = 0; i < cnt; i++) {
+		req.seq = ++n->seq;
+		req.release = &rel[i];
+		if (vcl_buf_pack(&n->out, &req.base, 0) != 0)
+			break;
+	}
+	free(rel);
+}
+
+/*
+ * Connect and shake hands: check the server's protocol version, prove the
+ * token if it asks, keep its Welcome snapshot, start the receiver. Returns
+ * CL_SUCCESS or an error with the reason logged.
+ */
+cl_int
+vcl_node_connect(struct vcl_node *n, const char *addr)
+{
+	Vcl__Request		 req = VCL__REQUEST__INIT;
+	Vcl__Hello		 hello = VCL__HELLO__INIT;
+	Vcl__ToClient		*tc = NULL;
+	struct vcl_frame_hdr	 hdr;
+	struct vcl_token	 tok;
+	uint8_t			 proof[VCL_AUTH_PROOF_LEN];
+	char			 host[256], port[32], err[512], name[64];
+	const char		*why, *tf, *to;
+	struct vcl_buf		 b = { NULL, 0, 0 };
+	int			 timeout = VCL_CONNECT_TIMEOUT;
+
+	snprintf(n->addr, sizeof n->addr, "%s", addr);
+	n->fd = -1;
+	n->pending_tail = &n->pending;
+	pthread_mutex_init(&n->send_lock, NULL);
+	pthread_mutex_init(&n->lock, NULL);
+	pthread_cond_init(&n->cond, NULL);
+	if ((to = getenv("VCL_CONNECT_TIMEOUT_MS")) != NULL && atoi(to) > 0)
+		timeout = atoi(to);
+	if (vcl_io_split_hostport(addr, host, sizeof host, port,
+	    sizeof port) != 0) {
+		vcl_log_error("bad node address '%s' (want host:port)", addr);
+		return (CL_INVALID_VALUE);
+	}
+	if (port[0] == '\0')
+		snprintf(port, sizeof port, "%d", VCL_DEFAULT_PORT);
+	if ((n->fd = vcl_io_connect(host, port, timeout, err,
+	    sizeof err)) == -1) {
+		vcl_log_error("node %s unreachable: %s; left out", addr, err);
+		return (CL_DEVICE_NOT_AVAILABLE);
+	}
+	if ((tc = vcl_conn_read_msg(n->fd, &hdr, &why)) == NULL ||
+	    tc->greeting == NULL) {
+		vcl_log_error("node %s: no greeting: %s", addr,
+		    tc == NULL ? why : "unexpected message");
+		goto fail;
+	}
+	if (tc->greeting->version != VCL_PROTOCOL_VERSION) {
+		vcl_log_error("node %s speaks VCL protocol %u, this library "
+		    "speaks %u: upgrade the older side", addr,
+		    tc->greeting->version, VCL_PROTOCOL_VERSION);
+		goto fail;
+	}
+	hello.version = VCL_PROTOCOL_VERSION;
+	snprintf(name, sizeof name, "libvcl pid %ld", (long)getpid());
+	hello.client_name = name;
+	if (tc->greeting->auth_required) {
+		if ((tf = vcl_token_path) == NULL) {
+			vcl_log_error("node %s requires a token: set "
+			    "VCL_TOKEN_FILE or token-file in nodes.conf", addr);
+			goto fail;
+		}
+		if (vcl_auth_load(tf, &tok, err, sizeof err) != 0) {
+			vcl_log_error("%s", err);
+			goto fail;
+		}
+		vcl_auth_prove(&tok, tc->greeting->nonce.data,
+		    tc->greeting->nonce.len, proof);
+		memset(&tok, 0, sizeof tok);
+		hello.has_proof = 1;
+		hello.proof.data = proof;
+		hello.proof.len = sizeof proof;
+	}
+	vcl__to_client__free_unpacked(tc, NULL);
+	tc = NULL;
+	req.seq = ++n->seq;
+	req.call_case = VCL__REQUEST__CALL_HELLO;
+	req.hello = &hello;
+	if (vcl_buf_pack(&b, &req.base, 0) != 0) {
+		vcl_log_error("out of memory");
+		goto fail;
+	}
+	{
+		struct iovec	iov = { b.data, b.len };
+
+		if (vcl_io_writev_full(n->fd, &iov, 1) != 0) {
+			vcl_log_error("node %s: %s", addr, strerror(errno));
+			goto fail;
+		}
+	}
+	if ((tc = vcl_conn_read_msg(n->fd, &hdr, &why)) == NULL ||
+	    tc->reply == NULL) {
+		vcl_log_error("node %s: handshake failed: %s", addr,
+		    tc == NULL ? why : "unexpected message");
+		goto fail;
+	}
+	if (tc->reply->status != CL_SUCCESS || tc->reply->welcome == NULL) {
+		vcl_log_error("node %s refused the session: %s", addr,
+		    tc->reply->message ? tc->reply->message : "no reason");
+		goto fail;
+	}
+	n->welcome = tc->reply;
+	n->name = tc->reply->welcome->node_name;
+	n->ndevices = (uint32_t)tc->reply->welcome->n_devices;
+	/* tc stays allocated: the snapshot lives as long as the process. */
+	vcl_buf_free(&b);
+	if (pthread_create(&n->rx, NULL, vcl_node_rx, n) != 0) {
+		vcl_log_error("cannot start a receiver thread");
+		n->welcome = NULL;
+		goto fail;
+	}
+	n->rx_started = 1;
+	vcl_log_info("node %s (%s): %u device(s)", n->name, addr, n->ndevices);
+	return (CL_SUCCESS);
+fail:
+	if (tc != NULL && n->welcome == NULL)
+		vcl__to_client__free_unpacked(tc, NULL);
+	vcl_buf_free(&b);
+	close(n->fd);
+	n->fd = -1;
+	n->dead = 1;
+	return (CL_DEVICE_NOT_AVAILABLE);
+}

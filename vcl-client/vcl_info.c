@@ -1,0 +1,60 @@
+/* vcl_info.c - the one path every clGet*Info answer goes through. */
+#include <string.h>
+
+#include "vcl_client.h"
+
+/*
+ * Return an info value of size bytes the way the spec says: the size, and
+ * the value if there is room; CL_INVALID_VALUE if param_value is too small.
+ */
+cl_int
+vcl_info_ret(const void *value, size_t size, size_t param_value_size,
+    void *param_value, size_t *param_value_size_ret)
+{
+	if (param_value != NULL) {
+		if (param_value_size < size)
+			return (CL_INVALID_VALUE);
+		if (size > 0)
+			memcpy(param_value, value, size);
+	}
+	if (param_value_size_ret != NULL)
+		*param_value_size_ret = size;
+	return (CL_SUCCESS);
+}
+
+/*
+ * Ask a node for an info value the client does not hold (GetInfo), and
+ * return it as vcl_info_ret does.
+ */
+cl_int
+vcl_info_remote(struct vcl_node *n, Vcl__GetInfo__What what, uint64_t id,
+    cl_uint param, uint32_t device, uint32_t arg, size_t param_value_size,
+    void *param_value, size_t *param_value_size_ret)
+{
+	Vcl__Request	 req = VCL__REQUEST__INIT;
+	Vcl__GetInfo	 gi = VCL__GET_INFO__INIT;
+	Vcl__ToClient	*tc;
+	cl_int		 err;
+
+	gi.what = what;
+	gi.id = id;
+	gi.param = param;
+	gi.has_device = 1;
+	gi.device = device;
+	gi.has_arg = 1;
+	gi.arg = arg;
+	req.call_case = VCL__REQUEST__CALL_GET_INFO;
+	req.get_info = &gi;
+	err = vcl_node_call(n, &req, NULL, 0, NULL, 0, &tc);
+	if (err != CL_SUCCESS)
+		;
+	else if (tc->reply->info == NULL)
+		err = CL_INVALID_VALUE;
+	else
+		err = vcl_info_ret(tc->reply->info->value.data,
+		    tc->reply->info->value.len, param_value_size, param_value,
+		    param_value_size_ret);
+	if (tc != NULL)
+		vcl__to_client__free_unpacked(tc, NULL);
+	return (err);
+}

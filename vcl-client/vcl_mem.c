@@ -1,0 +1,590 @@
+/*
+ * vcl_mem.c - buffers and the commands that move their bytes: read, write,
+ * copy, fill, map and unmap. Bytes go between the application's memory and
+ * the socket with no copy in between.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "vcl_client.h"
+#include "vcl_log.h"
+
+#define VCL_MEM_ACCESS	(CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY |	\
+	CL_MEM_READ_ONLY)
+#define VCL_MEM_HOST	(CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | \
+	CL_MEM_HOST_NO_ACCESS)
+#define VCL_MEM_KNOWN	(VCL_MEM_ACCESS | VCL_MEM_HOST |		\
+	CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR)
+
+/* At most one bit of mask set in flags. */
+static int
+vcl_one_of(cl_mem_flags flags, cl_mem_flags mask)
+{
+	cl_mem_flags	f = flags & mask;
+
+	return ((f & (f - 1)) == 0);
+}
+
+/* Drop a reference; the last one releases the buffer on its nodes. */
+void
+vcl_mem_unref(cl_mem mem)
+{
+	struct vcl_mem_cb	*cb;
+	struct vcl_map		*m;
+	int			 i;
+
+	if (!vcl_unref(mem))
+		return;
+	for (i = 0; i < vcl_nnodes(); i++)
+		if (mem->nodes & (1ull << i))
+			vcl_node_release(vcl_node_get(i), VCL__KIND__KIND_MEM,
+			    mem->obj.id);
+	while ((cb = mem->dtors) != NULL) {
+		mem->dtors = cb->next;
+		cb->fn(mem, cb->arg);
+		free(cb);
+	}
+	while ((m = mem->maps) != NULL) {
+		mem->maps = m->next;
+		if (m->owned)
+			free(m->ptr);
+		free(m);
+	}
+	pthread_mutex_destroy(&mem->lock);
+	vcl_context_unref(mem->ctx);
+	vcl_object_free(mem);
+}
+
+/*
+ * Make sure the buffer exists on node n, creating it there (asynchronously)
+ * with the initial bytes when the application gave some.
+ */
+cl_int
+vcl_mem_on(cl_mem mem, struct vcl_node *n)
+{
+	Vcl__Request		req = VCL__REQUEST__INIT;
+	Vcl__CreateBuffer	m = VCL__CREATE_BUFFER__INIT;
+	cl_int			err;
+
+	if (mem->nodes & (1ull << n->index))
+		return (CL_SUCCESS);
+	m.id = mem->obj.id;
+	m.context = mem->ctx->obj.id;
+	/* Host pointers and host access rules stay on this side. */
+	m.flags = mem->flags & (VCL_MEM_ACCESS | CL_MEM_ALLOC_HOST_PTR);
+	m.size = mem->size;
+	m.has_has_data = 1;
+	m.has_data = mem->host_ptr != NULL;
+	req.call_case = VCL__REQUEST__CALL_CREATE_BUFFER;
+	req.create_buffer = &m;
+	err = vcl_node_send(n, &req, mem->host_ptr, m.has_data ? mem->size : 0,
+	    0);
+	if (err == CL_SUCCESS)
+		mem->nodes |= 1ull << n->index;
+	return (err);
+}
+
+/* The largest allocation any device of the context allows. */
+static cl_ulong
+vcl_max_alloc(cl_context ctx)
+{
+	cl_ulong	v, best = 0;
+	cl_uint		i;
+
+	for (i = 0; i < ctx->ndevices; i++)
+		if (vcl_clGetDeviceInfo(ctx->devices[i],
+		    CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof v, &v, NULL) ==
+		    CL_SUCCESS && v > best)
+			best = v;
+	return (best);
+}
+
+cl_mem CL_API_CALL
+vcl_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size,
+    void *host_ptr, cl_int *errcode_ret)
+{
+	cl_mem	mem = NULL;
+	cl_int	err = CL_SUCCESS;
+	int	i;
+
+	VCL_GOTO_IF(!vcl_is(context, VCL_KIND_CONTEXT), CL_INVALID_CONTEXT);
+	VCL_GOTO_IF((flags & ~(cl_mem_flags)VCL_MEM_KNOWN) ||
+	    !vcl_one_of(flags, VCL_MEM_ACCESS) ||
+	    !vcl_one_of(flags, VCL_MEM_HOST) ||
+	    ((flags & CL_MEM_USE_HOST_PTR) &&
+	    (flags & (CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR))),
+	    CL_INVALID_VALUE);
+	VCL_GOTO_IF(size == 0 || size > vcl_max_alloc(context),
+	    CL_INVALID_BUFFER_SIZE);
+	VCL_GOTO_IF((host_ptr == NULL) != !(flags & (CL_MEM_USE_HOST_PTR |
+	    CL_MEM_COPY_HOST_PTR)), CL_INVALID_HOST_PTR);
+	VCL_GOTO_IF((mem = vcl_object_new(sizeof *mem, VCL_KIND_MEM)) == NULL,
+	    CL_OUT_OF_HOST_MEMORY);
+	pthread_mutex_init(&mem->lock, NULL);
+	mem->ctx = context;
+	vcl_retain(context);
+	mem->flags = flags;
+	if (!(flags & VCL_MEM_ACCESS))
+		mem->flags |= CL_MEM_READ_WRITE;
+	mem->size = size;
+	mem->host_ptr = host_ptr;
+	for (i = 0; i < vcl_nnodes() && err == CL_SUCCESS; i++)
+		if (context->nodes & (1ull << i))
+			err = vcl_mem_on(mem, vcl_node_get(i));
+	/* COPY_HOST_PTR's bytes are sent; only USE_HOST_PTR keeps the pointer. */
+	if (!(flags & CL_MEM_USE_HOST_PTR))
+		mem->host_ptr = NULL;
+out:
+	if (err != CL_SUCCESS && mem != NULL) {
+		vcl_mem_unref(mem);
+		mem = NULL;
+	}
+	if (errcode_ret != NULL)
+		*errcode_ret = err;
+	return (mem);
+}
+
+cl_int CL_API_CALL
+vcl_clRetainMemObject(cl_mem memobj)
+{
+	if (!vcl_is(memobj, VCL_KIND_MEM))
+		return (CL_INVALID_MEM_OBJECT);
+	vcl_retain(memobj);
+	return (CL_SUCCESS);
+}
+
+cl_int CL_API_CALL
+vcl_clReleaseMemObject(cl_mem memobj)
+{
+	if (!vcl_is(memobj, VCL_KIND_MEM))
+		return (CL_INVALID_MEM_OBJECT);
+	vcl_mem_unref(memobj);
+	return (CL_SUCCESS);
+}
+
+cl_int CL_API_CALL
+vcl_clSetMemObjectDestructorCallback(cl_mem memobj,
+    void (CL_CALLBACK *pfn_notify)(cl_mem, void *), void *user_data)
+{
+	struct vcl_mem_cb	*cb;
+
+	if (!vcl_is(memobj, VCL_KIND_MEM))
+		return (CL_INVALID_MEM_OBJECT);
+	if (pfn_notify == NULL)
+		return (CL_INVALID_VALUE);
+	if ((cb = calloc(1, sizeof *cb)) == NULL)
+		return (CL_OUT_OF_HOST_MEMORY);
+	cb->fn = pfn_notify;
+	cb->arg = user_data;
+	pthread_mutex_lock(&memobj->lock);
+	cb->next = memobj->dtors;
+	memobj->dtors = cb;
+	pthread_mutex_unlock(&memobj->lock);
+	return (CL_SUCCESS);
+}
+
+cl_int CL_API_CALL
+vcl_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name,
+    size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+	cl_mem_object_type	 type = CL_MEM_OBJECT_BUFFER;
+	cl_mem			 none = NULL;
+	cl_bool			 no = CL_FALSE;
+	size_t			 zero = 0;
+	cl_uint			 u;
+	cl_int			 err = CL_SUCCESS;
+
+	VCL_GOTO_IF(!vcl_is(memobj, VCL_KIND_MEM), CL_INVALID_MEM_OBJECT);
+	switch (param_name) {
+	case CL_MEM_TYPE:
+		err = vcl_info_ret(&type, sizeof type, param_value_size,
+		    param_value, param_value_size_ret);
+		break;
+	case CL_MEM_FLAGS:
+		err = vcl_info_ret(&memobj->flags, sizeof memobj->flags,
+		    param_value_size, param_value, param_value_size_ret);
+		break;
+	case CL_MEM_SIZE:
+		err = vcl_info_ret(&memobj->size, sizeof memobj->size,
+		    param_value_size, param_value, param_value_size_ret);
+		break;
+	case CL_MEM_HOST_PTR:
+		err = vcl_info_ret(&memobj->host_ptr, sizeof memobj->host_ptr,
+		    param_value_size, param_value, param_value_size_ret);
+		break;
+	case CL_MEM_MAP_COUNT:
+		pthread_mutex_lock(&memobj->lock);
+		u = memobj->nmaps;
+		pthread_mutex_unlock(&memobj->lock);
+		err = vcl_info_ret(&u, sizeof u, param_value_size, param_value,
+		    param_value_size_ret);
+		break;
+	case CL_MEM_REFERENCE_COUNT:
+		u = (cl_uint)atomic_load(&memobj->obj.refs);
+		err = vcl_info_ret(&u, sizeof u, param_value_size, param_value,
+		    param_value_size_ret);
+		break;
+	case CL_MEM_CONTEXT:
+		err = vcl_info_ret(&memobj->ctx, sizeof memobj->ctx,
+		    param_value_size, param_value, param_value_size_ret);
+		break;
+	case CL_MEM_ASSOCIATED_MEMOBJECT:
+		err = vcl_info_ret(&none, sizeof none, param_value_size,
+		    param_value, param_value_size_ret);
+		break;
+	case CL_MEM_OFFSET:
+		err = vcl_info_ret(&zero, sizeof zero, param_value_size,
+		    param_value, param_value_size_ret);
+		break;
+	case CL_MEM_USES_SVM_POINTER:
+		err = vcl_info_ret(&no, sizeof no, param_value_size,
+		    param_value, param_value_size_ret);
+		break;
+	case CL_MEM_PROPERTIES:
+		err = vcl_info_ret(NULL, 0, param_value_size, param_value,
+		    param_value_size_ret);
+		break;
+	default:
+		err = CL_INVALID_VALUE;
+		break;
+	}
+out:
+	return (err);
+}
+
+/* Common checks of a command on a buffer range. */
+static cl_int
+vcl_mem_check(cl_command_queue q, cl_mem mem, size_t offset, size_t size)
+{
+	if (!vcl_is(q, VCL_KIND_QUEUE))
+		return (CL_INVALID_COMMAND_QUEUE);
+	if (!vcl_is(mem, VCL_KIND_MEM))
+		return (CL_INVALID_MEM_OBJECT);
+	if (mem->ctx != q->ctx)
+		return (CL_INVALID_CONTEXT);
+	if (size == 0 || offset > mem->size || size > mem->size - offset)
+		return (CL_INVALID_VALUE);
+	return (CL_SUCCESS);
+}
+
+/* A non-blocking read's bytes are in: the queue has one read less to wait. */
+static void
+vcl_read_done(struct vcl_pending *p)
+{
+	cl_command_queue	 q = p->arg;
+	struct vcl_node		*n = q->dev->node;
+
+	pthread_mutex_lock(&n->lock);
+	atomic_fetch_sub(&q->inflight, 1);
+	pthread_cond_broadcast(&n->cond);
+	pthread_mutex_unlock(&n->lock);
+	if (p->msg != NULL)
+		vcl__to_client__free_unpacked(p->msg, NULL);
+	vcl_queue_unref(q);
+	free(p);
+}
+
+/*
+ * Read a range into ptr. Blocking: one round trip, the reply's bytes land
+ * in ptr. Non-blocking: the receiver lands them later; the event (if any)
+ * completes after they are in.
+ */
+static cl_int
+vcl_read(cl_command_queue q, cl_mem mem, cl_bool blocking, size_t offset,
+    size_t size, void *ptr, cl_uint n, const cl_event *list, cl_event *event,
+    cl_command_type type)
+{
+	Vcl__Request	 req = VCL__REQUEST__INIT;
+	Vcl__ReadBuffer	 m = VCL__READ_BUFFER__INIT;
+	struct vcl_node	*node = q->dev->node;
+	struct vcl_enq	 enq;
+	cl_event	 ev = NULL;
+	cl_int		 err;
+
+	if ((err = vcl_mem_on(mem, node)) != CL_SUCCESS ||
+	    (err = vcl_enq_prepare(&enq, q, n, list, event, type)) !=
+	    CL_SUCCESS)
+		return (err);
+	m.q = &enq.e;
+	m.mem = mem->obj.id;
+	m.offset = offset;
+	m.size = size;
+	req.call_case = VCL__REQUEST__CALL_READ_BUFFER;
+	req.read_buffer = &m;
+	if (blocking) {
+		err = vcl_node_call(node, &req, NULL, 0, ptr, size, NULL);
+		vcl_enq_finish(&enq, err == CL_DEVICE_NOT_AVAILABLE ? err :
+		    CL_SUCCESS, &ev);
+		/* The event's notification is right behind the reply. */
+		if (ev != NULL) {
+			vcl_event_wait(1, &ev);
+			*event = ev;
+		}
+		return (err);
+	}
+	vcl_retain(q);
+	atomic_fetch_add(&q->inflight, 1);
+	if ((err = vcl_node_call_async(node, &req, ptr, size, vcl_read_done,
+	    q)) != CL_SUCCESS) {
+		atomic_fetch_sub(&q->inflight, 1);
+		vcl_queue_unref(q);
+	}
+	vcl_enq_finish(&enq, err, event);
+	return (err);
+}
+
+cl_int CL_API_CALL
+vcl_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer,
+    cl_bool blocking_read, size_t offset, size_t size, void *ptr,
+    cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+    cl_event *event)
+{
+	cl_int	err;
+
+	if ((err = vcl_mem_check(command_queue, buffer, offset, size)) !=
+	    CL_SUCCESS)
+		return (err);
+	if (ptr == NULL)
+		return (CL_INVALID_VALUE);
+	if (buffer->flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS))
+		return (CL_INVALID_OPERATION);
+	return (vcl_read(command_queue, buffer, blocking_read, offset, size,
+	    ptr, num_events_in_wait_list, event_wait_list, event,
+	    CL_COMMAND_READ_BUFFER));
+}
+
+/*
+ * Write a range from ptr: the bytes go out with the request, so ptr is
+ * free again when this returns, blocking or not.
+ */
+static cl_int
+vcl_write(cl_command_queue q, cl_mem mem, size_t offset, size_t size,
+    const void *ptr, cl_uint n, const cl_event *list, cl_event *event,
+    cl_command_type type)
+{
+	Vcl__Request		 req = VCL__REQUEST__INIT;
+	Vcl__WriteBuffer	 m = VCL__WRITE_BUFFER__INIT;
+	struct vcl_node		*node = q->dev->node;
+	struct vcl_enq		 enq;
+	cl_int			 err;
+
+	if ((err = vcl_mem_on(mem, node)) != CL_SUCCESS ||
+	    (err = vcl_enq_prepare(&enq, q, n, list, event, type)) !=
+	    CL_SUCCESS)
+		return (err);
+	m.q = &enq.e;
+	m.mem = mem->obj.id;
+	m.offset = offset;
+	m.size = size;
+	req.call_case = VCL__REQUEST__CALL_WRITE_BUFFER;
+	req.write_buffer = &m;
+	err = vcl_node_send(node, &req, ptr, size, 0);
+	vcl_enq_finish(&enq, err, event);
+	return (err);
+}
+
+cl_int CL_API_CALL
+vcl_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer,
+    cl_bool blocking_write, size_t offset, size_t size, const void *ptr,
+    cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+    cl_event *event)
+{
+	cl_int	err;
+
+	if ((err = vcl_mem_check(command_queue, buffer, offset, size)) !=
+	    CL_SUCCESS)
+		return (err);
+	if (ptr == NULL)
+		return (CL_INVALID_VALUE);
+	if (buffer->flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS))
+		return (CL_INVALID_OPERATION);
+	return (vcl_write(command_queue, buffer, offset, size, ptr,
+	    num_events_in_wait_list, event_wait_list, event,
+	    CL_COMMAND_WRITE_BUFFER));
+}
+
+cl_int CL_API_CALL
+vcl_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer,
+    cl_mem dst_buffer, size_t src_offset, size_t dst_offset, size_t size,
+    cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+    cl_event *event)
+{
+	Vcl__Request	 req = VCL__REQUEST__INIT;
+	Vcl__CopyBuffer	 m = VCL__COPY_BUFFER__INIT;
+	struct vcl_node	*node;
+	struct vcl_enq	 enq;
+	cl_int		 err;
+
+	if ((err = vcl_mem_check(command_queue, src_buffer, src_offset,
+	    size)) != CL_SUCCESS ||
+	    (err = vcl_mem_check(command_queue, dst_buffer, dst_offset,
+	    size)) != CL_SUCCESS)
+		return (err);
+	if (src_buffer == dst_buffer &&
+	    ((src_offset <= dst_offset && dst_offset < src_offset + size) ||
+	    (dst_offset <= src_offset && src_offset < dst_offset + size)))
+		return (CL_MEM_COPY_OVERLAP);
+	node = command_queue->dev->node;
+	if ((err = vcl_mem_on(src_buffer, node)) != CL_SUCCESS ||
+	    (err = vcl_mem_on(dst_buffer, node)) != CL_SUCCESS ||
+	    (err = vcl_enq_prepare(&enq, command_queue,
+	    num_events_in_wait_list, event_wait_list, event,
+	    CL_COMMAND_COPY_BUFFER)) != CL_SUCCESS)
+		return (err);
+	m.q = &enq.e;
+	m.src = src_buffer->obj.id;
+	m.dst = dst_buffer->obj.id;
+	m.src_offset = src_offset;
+	m.dst_offset = dst_offset;
+	m.size = size;
+	req.call_case = VCL__REQUEST__CALL_COPY_BUFFER;
+	req.copy_buffer = &m;
+	err = vcl_node_send(node, &req, NULL, 0, 0);
+	vcl_enq_finish(&enq, err, event);
+	return (err);
+}
+
+cl_int CL_API_CALL
+vcl_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer,
+    const void *pattern, size_t pattern_size, size_t offset, size_t size,
+    cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+    cl_event *event)
+{
+	Vcl__Request	 req = VCL__REQUEST__INIT;
+	Vcl__FillBuffer	 m = VCL__FILL_BUFFER__INIT;
+	struct vcl_node	*node;
+	struct vcl_enq	 enq;
+	cl_int		 err;
+
+	if ((err = vcl_mem_check(command_queue, buffer, offset, size)) !=
+	    CL_SUCCESS)
+		return (err);
+	if (pattern == NULL || pattern_size == 0 || pattern_size > 128 ||
+	    (pattern_size & (pattern_size - 1)) != 0 ||
+	    offset % pattern_size != 0 || size % pattern_size != 0)
+		return (CL_INVALID_VALUE);
+	node = command_queue->dev->node;
+	if ((err = vcl_mem_on(buffer, node)) != CL_SUCCESS ||
+	    (err = vcl_enq_prepare(&enq, command_queue,
+	    num_events_in_wait_list, event_wait_list, event,
+	    CL_COMMAND_FILL_BUFFER)) != CL_SUCCESS)
+		return (err);
+	m.q = &enq.e;
+	m.mem = buffer->obj.id;
+	m.pattern.data = (uint8_t *)pattern;
+	m.pattern.len = pattern_size;
+	m.offset = offset;
+	m.size = size;
+	req.call_case = VCL__REQUEST__CALL_FILL_BUFFER;
+	req.fill_buffer = &m;
+	err = vcl_node_send(node, &req, NULL, 0, 0);
+	vcl_enq_finish(&enq, err, event);
+	return (err);
+}
+
+/*
+ * Map: the region's bytes are read into host memory (the USE_HOST_PTR
+ * memory, else memory of ours) unless the map only writes; unmap writes
+ * them back when the map could have changed them.
+ */
+void * CL_API_CALL
+vcl_clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem buffer,
+    cl_bool blocking_map, cl_map_flags map_flags, size_t offset, size_t size,
+    cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+    cl_event *event, cl_int *errcode_ret)
+{
+	struct vcl_map	*m = NULL;
+	void		*ptr = NULL;
+	cl_int		 err;
+	const cl_map_flags rw = CL_MAP_READ | CL_MAP_WRITE;
+
+	if ((err = vcl_mem_check(command_queue, buffer, offset, size)) !=
+	    CL_SUCCESS)
+		goto out;
+	VCL_GOTO_IF((map_flags & ~(rw | CL_MAP_WRITE_INVALIDATE_REGION)) ||
+	    ((map_flags & CL_MAP_WRITE_INVALIDATE_REGION) && (map_flags & rw)),
+	    CL_INVALID_VALUE);
+	VCL_GOTO_IF((map_flags & CL_MAP_READ) && (buffer->flags &
+	    (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS)),
+	    CL_INVALID_OPERATION);
+	VCL_GOTO_IF((map_flags & (CL_MAP_WRITE |
+	    CL_MAP_WRITE_INVALIDATE_REGION)) && (buffer->flags &
+	    (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS)),
+	    CL_INVALID_OPERATION);
+	VCL_GOTO_IF((m = calloc(1, sizeof *m)) == NULL, CL_OUT_OF_HOST_MEMORY);
+	if (buffer->host_ptr != NULL)
+		ptr = (char *)buffer->host_ptr + offset;
+	else {
+		VCL_GOTO_IF(posix_memalign(&ptr, 128, size) != 0,
+		    CL_OUT_OF_HOST_MEMORY);
+		m->owned = 1;
+	}
+	if (map_flags & rw)
+		err = vcl_read(command_queue, buffer, blocking_map, offset,
+		    size, ptr, num_events_in_wait_list, event_wait_list, event,
+		    CL_COMMAND_MAP_BUFFER);
+	else {
+		err = vcl_marker_typed(command_queue, num_events_in_wait_list,
+		    event_wait_list, event, CL_COMMAND_MAP_BUFFER);
+		if (err == CL_SUCCESS && blocking_map && event != NULL)
+			vcl_event_wait(1, event);
+	}
+	VCL_GOTO_IF(err != CL_SUCCESS, err);
+	m->ptr = ptr;
+	m->offset = offset;
+	m->size = size;
+	m->flags = map_flags;
+	pthread_mutex_lock(&buffer->lock);
+	m->next = buffer->maps;
+	buffer->maps = m;
+	buffer->nmaps++;
+	pthread_mutex_unlock(&buffer->lock);
+	m = NULL;
+out:
+	if (err != CL_SUCCESS) {
+		if (m != NULL && m->owned)
+			free(ptr);
+		ptr = NULL;
+	}
+	free(m);
+	if (errcode_ret != NULL)
+		*errcode_ret = err;
+	return (ptr);
+}
+
+cl_int CL_API_CALL
+vcl_clEnqueueUnmapMemObject(cl_command_queue command_queue, cl_mem memobj,
+    void *mapped_ptr, cl_uint num_events_in_wait_list,
+    const cl_event *event_wait_list, cl_event *event)
+{
+	struct vcl_map	*m, **mp;
+	cl_int		 err = CL_SUCCESS;
+
+	VCL_GOTO_IF(!vcl_is(command_queue, VCL_KIND_QUEUE),
+	    CL_INVALID_COMMAND_QUEUE);
+	VCL_GOTO_IF(!vcl_is(memobj, VCL_KIND_MEM), CL_INVALID_MEM_OBJECT);
+	VCL_GOTO_IF(memobj->ctx != command_queue->ctx, CL_INVALID_CONTEXT);
+	pthread_mutex_lock(&memobj->lock);
+	for (mp = &memobj->maps; (m = *mp) != NULL; mp = &m->next)
+		if (m->ptr == mapped_ptr)
+			break;
+	if (m != NULL) {
+		*mp = m->next;
+		memobj->nmaps--;
+	}
+	pthread_mutex_unlock(&memobj->lock);
+	VCL_GOTO_IF(m == NULL, CL_INVALID_VALUE);
+	if (m->flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION))
+		err = vcl_write(command_queue, memobj, m->offset, m->size,
+		    m->ptr, num_events_in_wait_list, event_wait_list, event,
+		    CL_COMMAND_UNMAP_MEM_OBJECT);
+	else
+		err = vcl_marker_typed(command_queue, num_events_in_wait_list,
+		    event_wait_list, event, CL_COMMAND_UNMAP_MEM_OBJECT);
+	/* The bytes are on their way already: our memory can go. */
+	if (m->owned)
+		free(m->ptr);
+	free(m);
+out:
+	return (err);
+}

@@ -1,0 +1,392 @@
+/*
+ * vcl_platform.c - the VCL platform: node list, connections at first use,
+ * and the devices of every reachable node, answered from their snapshots.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <CL/vcl_ext.h>
+
+#include "vcl_client.h"
+#include "vcl_log.h"
+
+#define VCL_PLATFORM_VERSION	"OpenCL 3.0 VCL " VCL_VERSION
+
+struct _cl_platform_id	 vcl_platform = { &vcl_dispatch,
+    { VCL_KIND_PLATFORM, 1, 0 } };
+
+static pthread_once_t	 vcl_once = PTHREAD_ONCE_INIT;
+static cl_int		 vcl_init_err;
+static struct vcl_node	*vcl_nodes[VCL_MAX_NODES];
+static int		 vcl_nnodes_;
+static cl_device_id	 vcl_devices;
+static cl_uint		 vcl_ndevices;
+const char		*vcl_token_path;
+
+/* The node of an index; indexes are 0..vcl_nnodes()-1. */
+struct vcl_node *
+vcl_node_get(int i)
+{
+	return (vcl_nodes[i]);
+}
+
+/* How many nodes are connected. */
+int
+vcl_nnodes(void)
+{
+	return (vcl_nnodes_);
+}
+
+/* Append the addresses of a comma- or space-separated list. */
+static int
+vcl_parse_nodes(const char *list, char **out, int n)
+{
+	const char	*p = list;
+	size_t		 len;
+
+	while (*p != '\0' && n < VCL_MAX_NODES) {
+		p += strspn(p, ", \t\r\n");
+		len = strcspn(p, ", \t\r\n");
+		if (len == 0)
+			break;
+		if ((out[n] = strndup(p, len)) == NULL)
+			break;
+		n++;
+		p += len;
+	}
+	return (n);
+}
+
+/*
+ * Read a nodes.conf: "node HOST:PORT" or bare "HOST:PORT" lines and an
+ * optional "token-file PATH"; '#' starts a comment. Returns the node count,
+ * or -1 if the file does not exist.
+ */
+static int
+vcl_read_conf(const char *path, char **out)
+{
+	FILE	*f;
+	char	 line[1024], *k, *v, *e;
+	int	 n = 0;
+
+	if ((f = fopen(path, "r")) == NULL)
+		return (-1);
+	while (fgets(line, sizeof line, f) != NULL) {
+		if ((e = strchr(line, '#')) != NULL)
+			*e = '\0';
+		k = line + strspn(line, " \t");
+		e = k + strcspn(k, " \t\r\n");
+		v = e + strspn(e, " \t=");
+		v[strcspn(v, " \t\r\n")] = '\0';
+		if (*k == '\0' || *k == '\n')
+			continue;
+		*e = '\0';
+		if (strcmp(k, "token-file") == 0) {
+			if (vcl_token_path == NULL && *v != '\0')
+				vcl_token_path = strdup(v);
+		} else if (strcmp(k, "node") == 0)
+			n = vcl_parse_nodes(v, out, n);
+		else
+			n = vcl_parse_nodes(k, out, n);
+	}
+	fclose(f);
+	return (n);
+}
+
+/* Connect to every configured node and collect their devices. */
+static void
+vcl_init(void)
+{
+	enum vcl_log_level	 lvl;
+	char			*addrs[VCL_MAX_NODES], path[4096];
+	const char		*env, *home;
+	struct vcl_node		*n;
+	int			 naddr = -1, i, missing = 0;
+	uint32_t		 d;
+
+	if ((env = getenv("VCL_LOG")) != NULL && vcl_log_parse(env, &lvl) == 0)
+		vcl_log_init("vcl", lvl);
+	else
+		vcl_log_init("vcl", VCL_LOG_ERROR);
+	vcl_token_path = getenv("VCL_TOKEN_FILE");
+	if ((env = getenv("VCL_NODES")) != NULL)
+		naddr = vcl_parse_nodes(env, addrs, 0);
+	if (naddr < 0 && (home = getenv("HOME")) != NULL) {
+		snprintf(path, sizeof path, "%s/.config/vcl/nodes.conf", home);
+		naddr = vcl_read_conf(path, addrs);
+	}
+	if (naddr < 0)
+		naddr = vcl_read_conf("/etc/vcl/nodes.conf", addrs);
+	if (naddr < 0) {
+		snprintf(path, sizeof path, "127.0.0.1:%d", VCL_DEFAULT_PORT);
+		naddr = vcl_parse_nodes(path, addrs, 0);
+	}
+	for (i = 0; i < naddr; i++) {
+		if ((n = calloc(1, sizeof *n)) == NULL) {
+			vcl_init_err = CL_OUT_OF_HOST_MEMORY;
+			break;
+		}
+		if (vcl_node_connect(n, addrs[i]) != CL_SUCCESS) {
+			missing++;
+			free(n);
+		} else {
+			n->index = vcl_nnodes_;
+			vcl_nodes[vcl_nnodes_++] = n;
+			vcl_ndevices += n->ndevices;
+		}
+		free(addrs[i]);
+	}
+	if (missing > 0 && (env = getenv("VCL_STRICT")) != NULL &&
+	    strcmp(env, "1") == 0) {
+		vcl_log_error("%d node(s) unreachable and VCL_STRICT=1", missing);
+		vcl_init_err = CL_PLATFORM_NOT_FOUND_KHR;
+		return;
+	}
+	if (vcl_ndevices == 0)
+		return;
+	if ((vcl_devices = calloc(vcl_ndevices, sizeof *vcl_devices)) == NULL) {
+		vcl_init_err = CL_OUT_OF_HOST_MEMORY;
+		vcl_ndevices = 0;
+		return;
+	}
+	vcl_ndevices = 0;
+	for (i = 0; i < vcl_nnodes_; i++) {
+		n = vcl_nodes[i];
+		for (d = 0; d < n->ndevices; d++) {
+			cl_device_id	dev = &vcl_devices[vcl_ndevices++];
+			size_t		k;
+
+			dev->dispatch = &vcl_dispatch;
+			dev->obj.kind = VCL_KIND_DEVICE;
+			atomic_init(&dev->obj.refs, 1);
+			dev->node = n;
+			dev->index = d;
+			dev->info = n->welcome->welcome->devices[d];
+			for (k = 0; k < dev->info->n_info; k++) {
+				Vcl__InfoValue	*iv = dev->info->info[k];
+
+				if (iv->param == CL_DEVICE_TYPE &&
+				    iv->value.len == sizeof dev->type)
+					memcpy(&dev->type, iv->value.data,
+					    sizeof dev->type);
+			}
+		}
+	}
+}
+
+/* Connect on first use; CL_SUCCESS or why the platform is unusable. */
+cl_int
+vcl_platform_init(void)
+{
+	pthread_once(&vcl_once, vcl_init);
+	return (vcl_init_err);
+}
+
+cl_int CL_API_CALL
+vcl_clGetPlatformIDs(cl_uint num_entries, cl_platform_id *platforms,
+    cl_uint *num_platforms)
+{
+	cl_int	err = CL_SUCCESS;
+
+	VCL_GOTO_IF((num_entries == 0 && platforms != NULL) ||
+	    (platforms == NULL && num_platforms == NULL), CL_INVALID_VALUE);
+	VCL_GOTO_IF((err = vcl_platform_init()) != CL_SUCCESS, err);
+	if (platforms != NULL)
+		platforms[0] = &vcl_platform;
+	if (num_platforms != NULL)
+		*num_platforms = 1;
+out:
+	return (err);
+}
+
+cl_int CL_API_CALL
+vcl_clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_name,
+    size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+	static const cl_name_version	ext = { CL_MAKE_VERSION(1, 0, 0),
+	    "cl_khr_icd" };
+	const char			*s = NULL;
+	cl_version			 ver = CL_MAKE_VERSION(3, 0, 0);
+	cl_ulong			 res = 0;
+	cl_int				 err = CL_SUCCESS;
+
+	VCL_GOTO_IF(platform != NULL && !vcl_is(platform, VCL_KIND_PLATFORM),
+	    CL_INVALID_PLATFORM);
+	switch (param_name) {
+	case CL_PLATFORM_PROFILE:	s = "FULL_PROFILE"; break;
+	case CL_PLATFORM_VERSION:	s = VCL_PLATFORM_VERSION; break;
+	case CL_PLATFORM_NAME:		s = "VCL"; break;
+	case CL_PLATFORM_VENDOR:	s = "VCL project"; break;
+	case CL_PLATFORM_EXTENSIONS:	s = "cl_khr_icd"; break;
+	case CL_PLATFORM_ICD_SUFFIX_KHR: s = "VCL"; break;
+	case CL_PLATFORM_NUMERIC_VERSION:
+		err = vcl_info_ret(&ver, sizeof ver, param_value_size,
+		    param_value, param_value_size_ret);
+		goto out;
+	case CL_PLATFORM_EXTENSIONS_WITH_VERSION:
+		err = vcl_info_ret(&ext, sizeof ext, param_value_size,
+		    param_value, param_value_size_ret);
+		goto out;
+	case CL_PLATFORM_HOST_TIMER_RESOLUTION:
+		err = vcl_info_ret(&res, sizeof res, param_value_size,
+		    param_value, param_value_size_ret);
+		goto out;
+	default:
+		err = CL_INVALID_VALUE;
+		goto out;
+	}
+	err = vcl_info_ret(s, strlen(s) + 1, param_value_size, param_value,
+	    param_value_size_ret);
+out:
+	return (err);
+}
+
+/* True when a device matches a clGetDeviceIDs type mask. */
+static int
+vcl_device_matches(cl_device_id d, cl_device_type type)
+{
+	if (type == CL_DEVICE_TYPE_ALL)
+		return (1);
+	return ((d->type & type) != 0);
+}
+
+cl_int CL_API_CALL
+vcl_clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type,
+    cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices)
+{
+	const cl_device_type	 valid = CL_DEVICE_TYPE_DEFAULT |
+	    CL_DEVICE_TYPE_CPU | CL_DEVICE_TYPE_GPU |
+	    CL_DEVICE_TYPE_ACCELERATOR | CL_DEVICE_TYPE_CUSTOM;
+	cl_uint			 i, n = 0;
+	cl_int			 err = CL_SUCCESS;
+
+	VCL_GOTO_IF(platform != NULL && !vcl_is(platform, VCL_KIND_PLATFORM),
+	    CL_INVALID_PLATFORM);
+	VCL_GOTO_IF(device_type != CL_DEVICE_TYPE_ALL &&
+	    ((device_type & ~valid) != 0 || device_type == 0),
+	    CL_INVALID_DEVICE_TYPE);
+	VCL_GOTO_IF((num_entries == 0 && devices != NULL) ||
+	    (devices == NULL && num_devices == NULL), CL_INVALID_VALUE);
+	VCL_GOTO_IF((err = vcl_platform_init()) != CL_SUCCESS, err);
+	for (i = 0; i < vcl_ndevices; i++) {
+		/* DEFAULT: the first device of the platform. */
+		if (device_type == CL_DEVICE_TYPE_DEFAULT ?
+		    (i > 0) : !vcl_device_matches(&vcl_devices[i], device_type))
+			continue;
+		if (devices != NULL && n < num_entries)
+			devices[n] = &vcl_devices[i];
+		n++;
+	}
+	VCL_GOTO_IF(n == 0, CL_DEVICE_NOT_FOUND);
+	if (num_devices != NULL)
+		*num_devices = n;
+out:
+	return (err);
+}
+
+/* A device's snapshot entry for param, or NULL. */
+static const Vcl__InfoValue *
+vcl_device_snap(cl_device_id d, cl_device_info param)
+{
+	size_t	i;
+
+	for (i = 0; i < d->info->n_info; i++)
+		if (d->info->info[i]->param == param)
+			return (d->info->info[i]);
+	return (NULL);
+}
+
+cl_int CL_API_CALL
+vcl_clGetDeviceInfo(cl_device_id device, cl_device_info param_name,
+    size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+	const Vcl__InfoValue	*iv;
+	cl_platform_id		 plat = &vcl_platform;
+	cl_device_id		 none = NULL;
+	cl_uint			 one = 1, u;
+	cl_ulong		 ul;
+	const char		*s;
+	cl_int			 err = CL_SUCCESS;
+
+	VCL_GOTO_IF(!vcl_is(device, VCL_KIND_DEVICE), CL_INVALID_DEVICE);
+	switch (param_name) {
+	case CL_DEVICE_PLATFORM:
+		err = vcl_info_ret(&plat, sizeof plat, param_value_size,
+		    param_value, param_value_size_ret);
+		goto out;
+	case CL_DEVICE_PARENT_DEVICE:
+		err = vcl_info_ret(&none, sizeof none, param_value_size,
+		    param_value, param_value_size_ret);
+		goto out;
+	case CL_DEVICE_REFERENCE_COUNT:
+		err = vcl_info_ret(&one, sizeof one, param_value_size,
+		    param_value, param_value_size_ret);
+		goto out;
+	case CL_DEVICE_VCL_NODE_NAME:
+	case CL_DEVICE_VCL_NODE_ADDRESS:
+		s = param_name == CL_DEVICE_VCL_NODE_NAME ? device->node->name :
+		    device->node->addr;
+		err = vcl_info_ret(s, strlen(s) + 1, param_value_size,
+		    param_value, param_value_size_ret);
+		goto out;
+	case CL_DEVICE_VCL_NODE_INDEX:
+	case CL_DEVICE_VCL_NODE_DEVICE:
+		u = param_name == CL_DEVICE_VCL_NODE_INDEX ?
+		    (cl_uint)device->node->index : device->index;
+		err = vcl_info_ret(&u, sizeof u, param_value_size,
+		    param_value, param_value_size_ret);
+		goto out;
+	case CL_DEVICE_VCL_NODE_BYTES_SENT:
+	case CL_DEVICE_VCL_NODE_BYTES_RECEIVED:
+		ul = param_name == CL_DEVICE_VCL_NODE_BYTES_SENT ?
+		    device->node->bytes_out : device->node->bytes_in;
+		err = vcl_info_ret(&ul, sizeof ul, param_value_size,
+		    param_value, param_value_size_ret);
+		goto out;
+	default:
+		break;
+	}
+	if ((iv = vcl_device_snap(device, param_name)) != NULL) {
+		VCL_GOTO_IF(iv->has_error, iv->error);
+		err = vcl_info_ret(iv->value.data, iv->value.len,
+		    param_value_size, param_value, param_value_size_ret);
+		goto out;
+	}
+	/* Not in the snapshot (a vendor query): ask the node. */
+	err = vcl_info_remote(device->node, VCL__GET_INFO__WHAT__DEVICE,
+	    device->index, param_name, 0, 0, param_value_size, param_value,
+	    param_value_size_ret);
+out:
+	return (err);
+}
+
+/* Root devices are never freed: retain and release only check the handle. */
+cl_int CL_API_CALL
+vcl_clRetainDevice(cl_device_id device)
+{
+	return (vcl_is(device, VCL_KIND_DEVICE) ? CL_SUCCESS :
+	    CL_INVALID_DEVICE);
+}
+
+cl_int CL_API_CALL
+vcl_clReleaseDevice(cl_device_id device)
+{
+	return (vcl_is(device, VCL_KIND_DEVICE) ? CL_SUCCESS :
+	    CL_INVALID_DEVICE);
+}
+
+/* Compilers live on the nodes; nothing to unload here. */
+cl_int CL_API_CALL
+vcl_clUnloadCompiler(void)
+{
+	return (CL_SUCCESS);
+}
+
+cl_int CL_API_CALL
+vcl_clUnloadPlatformCompiler(cl_platform_id platform)
+{
+	return (vcl_is(platform, VCL_KIND_PLATFORM) ? CL_SUCCESS :
+	    CL_INVALID_PLATFORM);
+}

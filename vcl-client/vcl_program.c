@@ -1,0 +1,825 @@
+/*
+ * vcl_program.c - programs (built on every node of their context), kernels
+ * (arguments kept here, sent with each launch) and kernel launches.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "vcl_client.h"
+#include "vcl_log.h"
+
+/* Drop a reference; the last one releases the program on its nodes. */
+void
+vcl_program_unref(cl_program p)
+{
+	cl_uint	i;
+	int	n;
+
+	if (!vcl_unref(p))
+		return;
+	for (n = 0; n < vcl_nnodes(); n++)
+		if (p->ctx->nodes & (1ull << n))
+			vcl_node_release(vcl_node_get(n),
+			    VCL__KIND__KIND_PROGRAM, p->obj.id);
+	for (i = 0; p->build != NULL && i < p->ctx->ndevices; i++)
+		free(p->build[i].log);
+	free(p->build);
+	free(p->source);
+	free(p->options);
+	free(p->kernel_names);
+	pthread_mutex_destroy(&p->lock);
+	vcl_context_unref(p->ctx);
+	vcl_object_free(p);
+}
+
+cl_program CL_API_CALL
+vcl_clCreateProgramWithSource(cl_context context, cl_uint count,
+    const char **strings, const size_t *lengths, cl_int *errcode_ret)
+{
+	Vcl__Request		 req = VCL__REQUEST__INIT;
+	Vcl__CreateProgram	 m = VCL__CREATE_PROGRAM__INIT;
+	cl_program		 p = NULL;
+	size_t			 len = 0, l;
+	cl_uint			 i;
+	int			 n;
+	cl_int			 err = CL_SUCCESS;
+
+	VCL_GOTO_IF(!vcl_is(context, VCL_KIND_CONTEXT), CL_INVALID_CONTEXT);
+	VCL_GOTO_IF(count == 0 || strings == NULL, CL_INVALID_VALUE);
+	for (i = 0; i < count; i++) {
+		VCL_GOTO_IF(strings[i] == NULL, CL_INVALID_VALUE);
+		len += lengths != NULL && lengths[i] != 0 ? lengths[i] :
+		    strlen(strings[i]);
+	}
+	VCL_GOTO_IF((p = vcl_object_new(sizeof *p, VCL_KIND_PROGRAM)) == NULL,
+	    CL_OUT_OF_HOST_MEMORY);
+	pthread_mutex_init(&p->lock, NULL);
+	p->ctx = context;
+	vcl_retain(context);
+	if ((p->source = malloc(len + 1)) == NULL ||
+	    (p->build = calloc(context->ndevices, sizeof *p->build)) == NULL) {
+		err = CL_OUT_OF_HOST_MEMORY;
+		goto out;
+	}
+	for (i = 0; i < context->ndevices; i++)
+		p->build[i].status = CL_BUILD_NONE;
+	for (i = 0, len = 0; i < count; i++) {
+		l = lengths != NULL && lengths[i] != 0 ? lengths[i] :
+		    strlen(strings[i]);
+		memcpy(p->source + len, strings[i], l);
+		len += l;
+	}
+	p->source[len] = '\0';
+	p->source_len = len;
+	m.id = p->obj.id;
+	m.context = context->obj.id;
+	m.source.data = (uint8_t *)p->source;
+	m.source.len = len;
+	req.call_case = VCL__REQUEST__CALL_CREATE_PROGRAM;
+	req.create_program = &m;
+	for (n = 0; n < vcl_nnodes() && err == CL_SUCCESS; n++)
+		if (context->nodes & (1ull << n))
+			err = vcl_node_send(vcl_node_get(n), &req, NULL, 0, 0);
+out:
+	if (err != CL_SUCCESS && p != NULL) {
+		vcl_program_unref(p);
+		p = NULL;
+	}
+	if (errcode_ret != NULL)
+		*errcode_ret = err;
+	return (p);
+}
+
+cl_int CL_API_CALL
+vcl_clRetainProgram(cl_program program)
+{
+	if (!vcl_is(program, VCL_KIND_PROGRAM))
+		return (CL_INVALID_PROGRAM);
+	vcl_retain(program);
+	return (CL_SUCCESS);
+}
+
+cl_int CL_API_CALL
+vcl_clReleaseProgram(cl_program program)
+{
+	if (!vcl_is(program, VCL_KIND_PROGRAM))
+		return (CL_INVALID_PROGRAM);
+	vcl_program_unref(program);
+	return (CL_SUCCESS);
+}
+
+/* Position of a device in the context's list, or -1. */
+static int
+vcl_ctx_index(cl_context ctx, cl_device_id d)
+{
+	cl_uint	i;
+
+	for (i = 0; i < ctx->ndevices; i++)
+		if (ctx->devices[i] == d)
+			return ((int)i);
+	return (-1);
+}
+
+/* Record one node's build results for the program's devices. */
+static void
+vcl_build_record(cl_program p, struct vcl_node *n, const Vcl__BuildResult *br)
+{
+	cl_uint	i;
+	size_t	k, len = 0;
+
+	for (k = 0; k < br->n_devices; k++) {
+		for (i = 0; i < p->ctx->ndevices; i++) {
+			if (p->ctx->devices[i]->node != n ||
+			    p->ctx->devices[i]->index != br->devices[k]->device)
+				continue;
+			p->build[i].status = br->devices[k]->status;
+			free(p->build[i].log);
+			p->build[i].log = br->devices[k]->log != NULL ?
+			    strdup(br->devices[k]->log) : NULL;
+		}
+	}
+	if (br->n_kernel_names == 0 || p->kernel_names != NULL)
+		return;
+	for (k = 0; k < br->n_kernel_names; k++)
+		len += strlen(br->kernel_names[k]) + 1;
+	if ((p->kernel_names = calloc(1, len + 1)) == NULL)
+		return;
+	for (k = 0; k < br->n_kernel_names; k++) {
+		if (k > 0)
+			strcat(p->kernel_names, ";");
+		strcat(p->kernel_names, br->kernel_names[k]);
+	}
+	p->nkernels = br->n_kernel_names;
+}
+
+cl_int CL_API_CALL
+vcl_clBuildProgram(cl_program program, cl_uint num_devices,
+    const cl_device_id *device_list, const char *options,
+    void (CL_CALLBACK *pfn_notify)(cl_program, void *), void *user_data)
+{
+	Vcl__Request		 req = VCL__REQUEST__INIT;
+	Vcl__BuildProgram	 m = VCL__BUILD_PROGRAM__INIT;
+	Vcl__ToClient		*tc;
+	uint32_t		 idx[64];
+	cl_program		 p = program;
+	cl_uint			 i;
+	int			 n, busy;
+	cl_int			 err = CL_SUCCESS, e;
+
+	VCL_GOTO_IF(!vcl_is(p, VCL_KIND_PROGRAM), CL_INVALID_PROGRAM);
+	VCL_GOTO_IF((device_list == NULL) != (num_devices == 0),
+	    CL_INVALID_VALUE);
+	VCL_GOTO_IF(pfn_notify == NULL && user_data != NULL, CL_INVALID_VALUE);
+	for (i = 0; i < num_devices; i++)
+		VCL_GOTO_IF(!vcl_is(device_list[i], VCL_KIND_DEVICE) ||
+		    vcl_ctx_index(p->ctx, device_list[i]) < 0,
+		    CL_INVALID_DEVICE);
+	VCL_GOTO_IF(atomic_load(&p->kernels) > 0, CL_INVALID_OPERATION);
+	pthread_mutex_lock(&p->lock);
+	busy = p->building;
+	p->building = 1;
+	pthread_mutex_unlock(&p->lock);
+	VCL_GOTO_IF(busy, CL_INVALID_OPERATION);
+	free(p->options);
+	p->options = options != NULL ? strdup(options) : NULL;
+	free(p->kernel_names);
+	p->kernel_names = NULL;
+	p->nkernels = 0;
+
+	m.program = p->obj.id;
+	m.options = (char *)options;
+	m.devices = idx;
+	req.call_case = VCL__REQUEST__CALL_BUILD_PROGRAM;
+	req.build_program = &m;
+	for (n = 0; n < vcl_nnodes(); n++) {
+		if (!(p->ctx->nodes & (1ull << n)))
+			continue;
+		m.n_devices = 0;
+		for (i = 0; i < num_devices && m.n_devices < 64; i++)
+			if (device_list[i]->node->index == n)
+				idx[m.n_devices++] = device_list[i]->index;
+		if (num_devices > 0 && m.n_devices == 0)
+			continue;	/* no listed device on this node */
+		e = vcl_node_call(vcl_node_get(n), &req, NULL, 0, NULL, 0, &tc);
+		/* A failed build still reports its status and log. */
+		if (tc != NULL && tc->reply->build != NULL)
+			vcl_build_record(p, vcl_node_get(n), tc->reply->build);
+		else if (e != CL_SUCCESS)
+			for (i = 0; i < p->ctx->ndevices; i++)
+				if (p->ctx->devices[i]->node->index == n)
+					p->build[i].status = CL_BUILD_ERROR;
+		if (tc != NULL)
+			vcl__to_client__free_unpacked(tc, NULL);
+		if (e != CL_SUCCESS && err == CL_SUCCESS)
+			err = e;
+	}
+	pthread_mutex_lock(&p->lock);
+	p->building = 0;
+	pthread_mutex_unlock(&p->lock);
+	if (pfn_notify != NULL)
+		pfn_notify(p, user_data);
+out:
+	return (err);
+}
+
+cl_int CL_API_CALL
+vcl_clGetProgramInfo(cl_program program, cl_program_info param_name,
+    size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+	cl_program	p = program;
+	cl_uint		u, i;
+	size_t		sz;
+	int		built = 0;
+	cl_int		err = CL_SUCCESS;
+
+	VCL_GOTO_IF(!vcl_is(p, VCL_KIND_PROGRAM), CL_INVALID_PROGRAM);
+	for (i = 0; i < p->ctx->ndevices; i++)
+		if (p->build[i].status == CL_BUILD_SUCCESS)
+			built = 1;
+	switch (param_name) {
+	case CL_PROGRAM_REFERENCE_COUNT:
+		u = (cl_uint)atomic_load(&p->obj.refs);
+		err = vcl_info_ret(&u, sizeof u, param_value_size, param_value,
+		    param_value_size_ret);
+		break;
+	case CL_PROGRAM_CONTEXT:
+		err = vcl_info_ret(&p->ctx, sizeof p->ctx, param_value_size,
+		    param_value, param_value_size_ret);
+		break;
+	case CL_PROGRAM_NUM_DEVICES:
+		err = vcl_info_ret(&p->ctx->ndevices, sizeof p->ctx->ndevices,
+		    param_value_size, param_value, param_value_size_ret);
+		break;
+	case CL_PROGRAM_DEVICES:
+		err = vcl_info_ret(p->ctx->devices, p->ctx->ndevices *
+		    sizeof *p->ctx->devices, param_value_size, param_value,
+		    param_value_size_ret);
+		break;
+	case CL_PROGRAM_SOURCE:
+		err = vcl_info_ret(p->source, p->source_len + 1,
+		    param_value_size, param_value, param_value_size_ret);
+		break;
+	case CL_PROGRAM_NUM_KERNELS:
+		VCL_GOTO_IF(!built, CL_INVALID_PROGRAM_EXECUTABLE);
+		sz = p->nkernels;
+		err = vcl_info_ret(&sz, sizeof sz, param_value_size,
+		    param_value, param_value_size_ret);
+		break;
+	case CL_PROGRAM_KERNEL_NAMES:
+		VCL_GOTO_IF(!built, CL_INVALID_PROGRAM_EXECUTABLE);
+		err = vcl_info_ret(p->kernel_names ? p->kernel_names : "",
+		    p->kernel_names ? strlen(p->kernel_names) + 1 : 1,
+		    param_value_size, param_value, param_value_size_ret);
+		break;
+	case CL_PROGRAM_BINARIES:
+		/* Binaries are built per node and stay there. */
+		err = CL_INVALID_OPERATION;
+		break;
+	default:
+		err = vcl_info_remote(p->ctx->devices[0]->node,
+		    VCL__GET_INFO__WHAT__PROGRAM, p->obj.id, param_name, 0, 0,
+		    param_value_size, param_value, param_value_size_ret);
+		break;
+	}
+out:
+	return (err);
+}
+
+cl_int CL_API_CALL
+vcl_clGetProgramBuildInfo(cl_program program, cl_device_id device,
+    cl_program_build_info param_name, size_t param_value_size,
+    void *param_value, size_t *param_value_size_ret)
+{
+	cl_program_binary_type	bt;
+	const char		*s;
+	int			 i;
+	cl_int			 err = CL_SUCCESS;
+
+	VCL_GOTO_IF(!vcl_is(program, VCL_KIND_PROGRAM), CL_INVALID_PROGRAM);
+	VCL_GOTO_IF(!vcl_is(device, VCL_KIND_DEVICE) ||
+	    (i = vcl_ctx_index(program->ctx, device)) < 0, CL_INVALID_DEVICE);
+	switch (param_name) {
+	case CL_PROGRAM_BUILD_STATUS:
+		err = vcl_info_ret(&program->build[i].status,
+		    sizeof program->build[i].status, param_value_size,
+		    param_value, param_value_size_ret);
+		break;
+	case CL_PROGRAM_BUILD_OPTIONS:
+	case CL_PROGRAM_BUILD_LOG:
+		s = param_name == CL_PROGRAM_BUILD_OPTIONS ? program->options :
+		    program->build[i].log;
+		if (s == NULL)
+			s = "";
+		err = vcl_info_ret(s, strlen(s) + 1, param_value_size,
+		    param_value, param_value_size_ret);
+		break;
+	case CL_PROGRAM_BINARY_TYPE:
+		bt = program->build[i].status == CL_BUILD_SUCCESS ?
+		    CL_PROGRAM_BINARY_TYPE_EXECUTABLE :
+		    CL_PROGRAM_BINARY_TYPE_NONE;
+		err = vcl_info_ret(&bt, sizeof bt, param_value_size,
+		    param_value, param_value_size_ret);
+		break;
+	default:
+		err = vcl_info_remote(device->node,
+		    VCL__GET_INFO__WHAT__PROGRAM_BUILD, program->obj.id,
+		    param_name, device->index, 0, param_value_size,
+		    param_value, param_value_size_ret);
+		break;
+	}
+out:
+	return (err);
+}
+
+/* Drop a reference; the last one releases the kernel on its nodes. */
+static void
+vcl_kernel_unref(cl_kernel k)
+{
+	cl_uint	i;
+	int	n;
+
+	if (!vcl_unref(k))
+		return;
+	for (n = 0; n < vcl_nnodes(); n++)
+		if (k->prog->ctx->nodes & (1ull << n))
+			vcl_node_release(vcl_node_get(n), VCL__KIND__KIND_KERNEL,
+			    k->obj.id);
+	for (i = 0; i < k->nargs; i++)
+		free(k->args[i].value);
+	free(k->args);
+	free(k->arg_address);
+	free(k->name);
+	pthread_mutex_destroy(&k->lock);
+	atomic_fetch_sub(&k->prog->kernels, 1);
+	vcl_program_unref(k->prog);
+	vcl_object_free(k);
+}
+
+/* A kernel object from the server's description of it. */
+static cl_kernel
+vcl_kernel_from(cl_program p, uint64_t id, const Vcl__KernelDesc *kd)
+{
+	cl_kernel	k;
+	size_t		i;
+
+	if ((k = vcl_object_new(sizeof *k, VCL_KIND_KERNEL)) == NULL)
+		return (NULL);
+	k->obj.id = id;
+	pthread_mutex_init(&k->lock, NULL);
+	k->prog = p;
+	vcl_retain(p);
+	atomic_fetch_add(&p->kernels, 1);
+	k->nargs = kd->num_args;
+	if ((k->name = strdup(kd->name)) == NULL ||
+	    (k->nargs > 0 &&
+	    ((k->args = calloc(k->nargs, sizeof *k->args)) == NULL ||
+	    (k->arg_address = calloc(k->nargs, sizeof *k->arg_address)) ==
+	    NULL))) {
+		vcl_kernel_unref(k);
+		return (NULL);
+	}
+	for (i = 0; i < k->nargs && i < kd->n_arg_address; i++)
+		k->arg_address[i] = kd->arg_address[i];
+	return (k);
+}
+
+/* True when the program was built successfully for some device. */
+static int
+vcl_program_built(cl_program p)
+{
+	cl_uint	i;
+
+	for (i = 0; i < p->ctx->ndevices; i++)
+		if (p->build[i].status == CL_BUILD_SUCCESS)
+			return (1);
+	return (0);
+}
+
+cl_kernel CL_API_CALL
+vcl_clCreateKernel(cl_program program, const char *kernel_name,
+    cl_int *errcode_ret)
+{
+	Vcl__Request		 req = VCL__REQUEST__INIT;
+	Vcl__CreateKernel	 m = VCL__CREATE_KERNEL__INIT;
+	Vcl__ToClient		*tc = NULL;
+	cl_kernel		 k = NULL;
+	uint64_t		 id;
+	int			 n;
+	cl_int			 err = CL_SUCCESS;
+
+	VCL_GOTO_IF(!vcl_is(program, VCL_KIND_PROGRAM), CL_INVALID_PROGRAM);
+	VCL_GOTO_IF(kernel_name == NULL, CL_INVALID_VALUE);
+	VCL_GOTO_IF(!vcl_program_built(program),
+	    CL_INVALID_PROGRAM_EXECUTABLE);
+	id = vcl_id_new();
+	m.id = id;
+	m.program = program->obj.id;
+	m.name = (char *)kernel_name;
+	req.call_case = VCL__REQUEST__CALL_CREATE_KERNEL;
+	req.create_kernel = &m;
+	/* Synchronous: a bad name must fail here, as it would locally. */
+	for (n = 0; n < vcl_nnodes() && err == CL_SUCCESS; n++) {
+		if (!(program->ctx->nodes & (1ull << n)))
+			continue;
+		err = vcl_node_call(vcl_node_get(n), &req, NULL, 0, NULL, 0,
+		    &tc);
+		if (err == CL_SUCCESS && k == NULL) {
+			if (tc->reply->kernels == NULL ||
+			    tc->reply->kernels->n_kernels != 1)
+				err = CL_OUT_OF_RESOURCES;
+			else if ((k = vcl_kernel_from(program, id,
+			    tc->reply->kernels->kernels[0])) == NULL)
+				err = CL_OUT_OF_HOST_MEMORY;
+		}
+		if (tc != NULL)
+			vcl__to_client__free_unpacked(tc, NULL);
+		tc = NULL;
+	}
+out:
+	if (err != CL_SUCCESS && k != NULL) {
+		vcl_kernel_unref(k);
+		k = NULL;
+	}
+	if (errcode_ret != NULL)
+		*errcode_ret = err;
+	return (k);
+}
+
+cl_int CL_API_CALL
+vcl_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels,
+    cl_kernel *kernels, cl_uint *num_kernels_ret)
+{
+	Vcl__Request		 req = VCL__REQUEST__INIT;
+	Vcl__CreateKernels	 m = VCL__CREATE_KERNELS__INIT;
+	Vcl__ToClient		*tc = NULL;
+	Vcl__KernelsResult	*kr;
+	uint64_t		*ids = NULL;
+	cl_uint			 nk, i, made = 0;
+	int			 n, first = 1;
+	cl_int			 err = CL_SUCCESS;
+
+	VCL_GOTO_IF(!vcl_is(program, VCL_KIND_PROGRAM), CL_INVALID_PROGRAM);
+	VCL_GOTO_IF(!vcl_program_built(program),
+	    CL_INVALID_PROGRAM_EXECUTABLE);
+	nk = (cl_uint)program->nkernels;
+	VCL_GOTO_IF(kernels != NULL && num_kernels < nk, CL_INVALID_VALUE);
+	if (kernels != NULL && nk > 0) {
+		VCL_GOTO_IF((ids = calloc(nk, sizeof *ids)) == NULL,
+		    CL_OUT_OF_HOST_MEMORY);
+		for (i = 0; i < nk; i++)
+			ids[i] = vcl_id_new();
+		m.program = program->obj.id;
+		m.ids = ids;
+		m.n_ids = nk;
+		req.call_case = VCL__REQUEST__CALL_CREATE_KERNELS;
+		req.create_kernels = &m;
+		for (n = 0; n < vcl_nnodes() && err == CL_SUCCESS; n++) {
+			if (!(program->ctx->nodes & (1ull << n)))
+				continue;
+			err = vcl_node_call(vcl_node_get(n), &req, NULL, 0,
+			    NULL, 0, &tc);
+			if (err != CL_SUCCESS) {
+				if (tc != NULL)
+					vcl__to_client__free_unpacked(tc, NULL);
+				break;
+			}
+			kr = tc->reply->kernels;
+			if (first && (kr == NULL || kr->n_kernels != nk))
+				err = CL_OUT_OF_RESOURCES;
+			for (i = 0; first && err == CL_SUCCESS && i < nk; i++) {
+				if ((kernels[i] = vcl_kernel_from(program,
+				    ids[i], kr->kernels[i])) == NULL)
+					err = CL_OUT_OF_HOST_MEMORY;
+				else
+					made++;
+			}
+			first = 0;
+			vcl__to_client__free_unpacked(tc, NULL);
+		}
+	}
+	if (err == CL_SUCCESS && num_kernels_ret != NULL)
+		*num_kernels_ret = nk;
+out:
+	if (err != CL_SUCCESS)
+		for (i = 0; i < made; i++)
+			vcl_kernel_unref(kernels[i]);
+	free(ids);
+	return (err);
+}
+
+cl_int CL_API_CALL
+vcl_clRetainKernel(cl_kernel kernel)
+{
+	if (!vcl_is(kernel, VCL_KIND_KERNEL))
+		return (CL_INVALID_KERNEL);
+	vcl_retain(kernel);
+	return (CL_SUCCESS);
+}
+
+cl_int CL_API_CALL
+vcl_clReleaseKernel(cl_kernel kernel)
+{
+	if (!vcl_is(kernel, VCL_KIND_KERNEL))
+		return (CL_INVALID_KERNEL);
+	vcl_kernel_unref(kernel);
+	return (CL_SUCCESS);
+}
+
+/*
+ * Keep an argument here; it travels with each launch. The address
+ * qualifier the server reported decides what the value is.
+ */
+cl_int CL_API_CALL
+vcl_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size,
+    const void *arg_value)
+{
+	struct vcl_arg	 a;
+	cl_mem		 mem = NULL;
+	cl_kernel_arg_address_qualifier aq;
+	cl_int		 err = CL_SUCCESS;
+
+	memset(&a, 0, sizeof a);
+	VCL_GOTO_IF(!vcl_is(kernel, VCL_KIND_KERNEL), CL_INVALID_KERNEL);
+	VCL_GOTO_IF(arg_index >= kernel->nargs, CL_INVALID_ARG_INDEX);
+	aq = kernel->arg_address[arg_index];
+	a.set = 1;
+	a.size = arg_size;
+	if (aq == CL_KERNEL_ARG_ADDRESS_LOCAL) {
+		VCL_GOTO_IF(arg_value != NULL, CL_INVALID_ARG_VALUE);
+		VCL_GOTO_IF(arg_size == 0, CL_INVALID_ARG_SIZE);
+		a.type = VCL__KERNEL_ARG__TYPE__LOCAL;
+	} else if (aq == CL_KERNEL_ARG_ADDRESS_GLOBAL ||
+	    aq == CL_KERNEL_ARG_ADDRESS_CONSTANT) {
+		VCL_GOTO_IF(arg_size != sizeof(cl_mem), CL_INVALID_ARG_SIZE);
+		if (arg_value != NULL)
+			memcpy(&mem, arg_value, sizeof mem);
+		if (mem == NULL)
+			a.type = VCL__KERNEL_ARG__TYPE__NULLMEM;
+		else {
+			VCL_GOTO_IF(!vcl_is(mem, VCL_KIND_MEM),
+			    CL_INVALID_MEM_OBJECT);
+			a.type = VCL__KERNEL_ARG__TYPE__MEM;
+			a.mem = mem;
+		}
+	} else {
+		VCL_GOTO_IF(arg_value == NULL, CL_INVALID_ARG_VALUE);
+		VCL_GOTO_IF(arg_size == 0, CL_INVALID_ARG_SIZE);
+		a.type = VCL__KERNEL_ARG__TYPE__VALUE;
+		VCL_GOTO_IF((a.value = malloc(arg_size)) == NULL,
+		    CL_OUT_OF_HOST_MEMORY);
+		memcpy(a.value, arg_value, arg_size);
+	}
+	pthread_mutex_lock(&kernel->lock);
+	free(kernel->args[arg_index].value);
+	kernel->args[arg_index] = a;
+	pthread_mutex_unlock(&kernel->lock);
+out:
+	return (err);
+}
+
+cl_int CL_API_CALL
+vcl_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name,
+    size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+	cl_uint	u;
+	cl_int	err = CL_SUCCESS;
+
+	VCL_GOTO_IF(!vcl_is(kernel, VCL_KIND_KERNEL), CL_INVALID_KERNEL);
+	switch (param_name) {
+	case CL_KERNEL_FUNCTION_NAME:
+		err = vcl_info_ret(kernel->name, strlen(kernel->name) + 1,
+		    param_value_size, param_value, param_value_size_ret);
+		break;
+	case CL_KERNEL_NUM_ARGS:
+		err = vcl_info_ret(&kernel->nargs, sizeof kernel->nargs,
+		    param_value_size, param_value, param_value_size_ret);
+		break;
+	case CL_KERNEL_REFERENCE_COUNT:
+		u = (cl_uint)atomic_load(&kernel->obj.refs);
+		err = vcl_info_ret(&u, sizeof u, param_value_size, param_value,
+		    param_value_size_ret);
+		break;
+	case CL_KERNEL_CONTEXT:
+		err = vcl_info_ret(&kernel->prog->ctx, sizeof kernel->prog->ctx,
+		    param_value_size, param_value, param_value_size_ret);
+		break;
+	case CL_KERNEL_PROGRAM:
+		err = vcl_info_ret(&kernel->prog, sizeof kernel->prog,
+		    param_value_size, param_value, param_value_size_ret);
+		break;
+	default:
+		err = vcl_info_remote(kernel->prog->ctx->devices[0]->node,
+		    VCL__GET_INFO__WHAT__KERNEL, kernel->obj.id, param_name, 0,
+		    0, param_value_size, param_value, param_value_size_ret);
+		break;
+	}
+out:
+	return (err);
+}
+
+cl_int CL_API_CALL
+vcl_clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id device,
+    cl_kernel_work_group_info param_name, size_t param_value_size,
+    void *param_value, size_t *param_value_size_ret)
+{
+	cl_context	ctx;
+	cl_int		err = CL_SUCCESS;
+
+	VCL_GOTO_IF(!vcl_is(kernel, VCL_KIND_KERNEL), CL_INVALID_KERNEL);
+	ctx = kernel->prog->ctx;
+	if (device == NULL) {
+		VCL_GOTO_IF(ctx->ndevices != 1, CL_INVALID_DEVICE);
+		device = ctx->devices[0];
+	}
+	VCL_GOTO_IF(!vcl_is(device, VCL_KIND_DEVICE) ||
+	    vcl_ctx_index(ctx, device) < 0, CL_INVALID_DEVICE);
+	err = vcl_info_remote(device->node,
+	    VCL__GET_INFO__WHAT__KERNEL_WORK_GROUP, kernel->obj.id, param_name,
+	    device->index, 0, param_value_size, param_value,
+	    param_value_size_ret);
+out:
+	return (err);
+}
+
+cl_int CL_API_CALL
+vcl_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index,
+    cl_kernel_arg_info param_name, size_t param_value_size, void *param_value,
+    size_t *param_value_size_ret)
+{
+	cl_int	err = CL_SUCCESS;
+
+	VCL_GOTO_IF(!vcl_is(kernel, VCL_KIND_KERNEL), CL_INVALID_KERNEL);
+	VCL_GOTO_IF(arg_index >= kernel->nargs, CL_INVALID_ARG_INDEX);
+	err = vcl_info_remote(kernel->prog->ctx->devices[0]->node,
+	    VCL__GET_INFO__WHAT__KERNEL_ARG, kernel->obj.id, param_name, 0,
+	    arg_index, param_value_size, param_value, param_value_size_ret);
+out:
+	return (err);
+}
+
+/* A size_t array device param from the snapshot (max work item sizes). */
+static int
+vcl_device_sizes(cl_device_id d, cl_device_info param, size_t *out, size_t n)
+{
+	size_t	got = 0;
+
+	if (vcl_clGetDeviceInfo(d, param, n * sizeof *out, out, &got) !=
+	    CL_SUCCESS)
+		return (-1);
+	return ((int)(got / sizeof *out));
+}
+
+/*
+ * Check a launch's local size against the device, as clEnqueueNDRange-
+ * Kernel would: too large, or not dividing the global size where the
+ * program may not use non-uniform work-groups.
+ */
+static cl_int
+vcl_check_local(cl_kernel k, cl_device_id dev, cl_uint dim,
+    const size_t *global, const size_t *local)
+{
+	size_t		 maxwi[3] = { 0, 0, 0 }, maxwg = 0, total = 1;
+	cl_bool		 nonuni = CL_FALSE;
+	const char	*opt = k->prog->options;
+	cl_uint		 i;
+	int		 cl2;
+
+	vcl_device_sizes(dev, CL_DEVICE_MAX_WORK_ITEM_SIZES, maxwi, 3);
+	vcl_clGetDeviceInfo(dev, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof maxwg,
+	    &maxwg, NULL);
+	vcl_clGetDeviceInfo(dev, CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT,
+	    sizeof nonuni, &nonuni, NULL);
+	cl2 = opt != NULL && (strstr(opt, "-cl-std=CL2") != NULL ||
+	    strstr(opt, "-cl-std=CL3") != NULL) &&
+	    strstr(opt, "-cl-uniform-work-group-size") == NULL;
+	for (i = 0; i < dim; i++) {
+		if (local[i] == 0)
+			return (CL_INVALID_WORK_GROUP_SIZE);
+		if (maxwi[i] != 0 && local[i] > maxwi[i])
+			return (CL_INVALID_WORK_ITEM_SIZE);
+		if (global[i] % local[i] != 0 && !(nonuni && cl2))
+			return (CL_INVALID_WORK_GROUP_SIZE);
+		total *= local[i];
+	}
+	if (maxwg != 0 && total > maxwg)
+		return (CL_INVALID_WORK_GROUP_SIZE);
+	return (CL_SUCCESS);
+}
+
+cl_int CL_API_CALL
+vcl_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel,
+    cl_uint work_dim, const size_t *global_work_offset,
+    const size_t *global_work_size, const size_t *local_work_size,
+    cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+    cl_event *event)
+{
+	Vcl__Request	  req = VCL__REQUEST__INIT;
+	Vcl__NDRange	  m = VCL__NDRANGE__INIT;
+	Vcl__KernelArg	  argv[16], *argpv[16], *args = argv, **argp = argpv;
+	uint64_t	  off[3], gws[3], lws[3];
+	cl_command_queue  q = command_queue;
+	struct vcl_node	 *node;
+	struct vcl_enq	  enq;
+	cl_uint		  i;
+	int		  prepared = 0;
+	cl_int		  err = CL_SUCCESS;
+
+	VCL_GOTO_IF(!vcl_is(q, VCL_KIND_QUEUE), CL_INVALID_COMMAND_QUEUE);
+	VCL_GOTO_IF(!vcl_is(kernel, VCL_KIND_KERNEL), CL_INVALID_KERNEL);
+	VCL_GOTO_IF(kernel->prog->ctx != q->ctx, CL_INVALID_CONTEXT);
+	VCL_GOTO_IF(work_dim < 1 || work_dim > 3, CL_INVALID_WORK_DIMENSION);
+	VCL_GOTO_IF(global_work_size == NULL, CL_INVALID_VALUE);
+	VCL_GOTO_IF(kernel->prog->build[vcl_ctx_index(q->ctx, q->dev)].status !=
+	    CL_BUILD_SUCCESS, CL_INVALID_PROGRAM_EXECUTABLE);
+	if (local_work_size != NULL &&
+	    (err = vcl_check_local(kernel, q->dev, work_dim, global_work_size,
+	    local_work_size)) != CL_SUCCESS)
+		goto out;
+	node = q->dev->node;
+	if (kernel->nargs > 16 &&
+	    ((args = calloc(kernel->nargs, sizeof *args)) == NULL ||
+	    (argp = calloc(kernel->nargs, sizeof *argp)) == NULL)) {
+		err = CL_OUT_OF_HOST_MEMORY;
+		goto out;
+	}
+	pthread_mutex_lock(&kernel->lock);
+	for (i = 0; i < kernel->nargs && err == CL_SUCCESS; i++) {
+		struct vcl_arg	*a = &kernel->args[i];
+
+		if (!a->set) {
+			err = CL_INVALID_KERNEL_ARGS;
+			break;
+		}
+		vcl__kernel_arg__init(&args[i]);
+		argp[i] = &args[i];
+		args[i].index = i;
+		args[i].type = a->type;
+		switch (a->type) {
+		case VCL__KERNEL_ARG__TYPE__VALUE:
+			args[i].has_value = 1;
+			args[i].value.data = a->value;
+			args[i].value.len = a->size;
+			break;
+		case VCL__KERNEL_ARG__TYPE__MEM:
+			if (!vcl_is(a->mem, VCL_KIND_MEM))
+				err = CL_INVALID_MEM_OBJECT;
+			else if ((err = vcl_mem_on(a->mem, node)) ==
+			    CL_SUCCESS) {
+				args[i].has_mem = 1;
+				args[i].mem = a->mem->obj.id;
+			}
+			break;
+		case VCL__KERNEL_ARG__TYPE__LOCAL:
+			args[i].has_size = 1;
+			args[i].size = a->size;
+			break;
+		default:
+			break;
+		}
+	}
+	if (err == CL_SUCCESS && (err = vcl_enq_prepare(&enq, q,
+	    num_events_in_wait_list, event_wait_list, event,
+	    CL_COMMAND_NDRANGE_KERNEL)) == CL_SUCCESS)
+		prepared = 1;
+	if (err == CL_SUCCESS) {
+		for (i = 0; i < work_dim; i++) {
+			gws[i] = global_work_size[i];
+			off[i] = global_work_offset ? global_work_offset[i] : 0;
+			lws[i] = local_work_size ? local_work_size[i] : 0;
+		}
+		m.q = &enq.e;
+		m.kernel = kernel->obj.id;
+		m.work_dim = work_dim;
+		m.n_global = work_dim;
+		m.global = gws;
+		m.n_offset = global_work_offset ? work_dim : 0;
+		m.offset = off;
+		m.n_local = local_work_size ? work_dim : 0;
+		m.local = lws;
+		m.n_args = kernel->nargs;
+		m.args = argp;
+		req.call_case = VCL__REQUEST__CALL_NDRANGE;
+		req.ndrange = &m;
+		err = vcl_node_send(node, &req, NULL, 0, 0);
+	}
+	pthread_mutex_unlock(&kernel->lock);
+	if (prepared)
+		vcl_enq_finish(&enq, err, event);
+out:
+	if (args != argv)
+		free(args);
+	if (argp != argpv)
+		free(argp);
+	return (err);
+}
+
+cl_int CL_API_CALL
+vcl_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel,
+    cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+    cl_event *event)
+{
+	static const size_t	one = 1;
+
+	return (vcl_clEnqueueNDRangeKernel(command_queue, kernel, 1, NULL,
+	    &one, &one, num_events_in_wait_list, event_wait_list, event));
+}
