@@ -196,6 +196,9 @@ struct _cl_kernel {
 	char				*name;
 	cl_uint				 nargs;
 	cl_kernel_arg_address_qualifier	*arg_address;
+	uint32_t			*arg_size;	/* by value, 0: ? */
+	size_t				*wg_size;	/* per context device */
+	size_t				*compile_wg;	/* 3 per ctx device */
 	struct vcl_arg			*args;
 	pthread_mutex_t			 lock;		/* args */
 };
@@ -262,8 +265,8 @@ int		 vcl_nnodes(void);
 /* vcl_info.c */
 cl_int		 vcl_info_ret(const void *, size_t, size_t, void *, size_t *);
 cl_int		 vcl_info_remote(struct vcl_node *, Vcl__GetInfo__What,
-		     uint64_t, cl_uint, uint32_t, uint32_t, size_t, void *,
-		     size_t *);
+		     uint64_t, cl_uint, uint32_t, uint32_t, Vcl__KernelArg **,
+		     size_t, size_t, void *, size_t *);
 
 /* vcl_conn.c */
 cl_int		 vcl_node_connect(struct vcl_node *, const char *);

@@ -24,12 +24,14 @@ vcl_info_ret(const void *value, size_t size, size_t param_value_size,
 
 /*
  * Ask a node for an info value the client does not hold (GetInfo), and
- * return it as vcl_info_ret does.
+ * return it as vcl_info_ret does. args: a kernel's __local sizes, which
+ * its CL_KERNEL_LOCAL_MEM_SIZE depends on.
  */
 cl_int
 vcl_info_remote(struct vcl_node *n, Vcl__GetInfo__What what, uint64_t id,
-    cl_uint param, uint32_t device, uint32_t arg, size_t param_value_size,
-    void *param_value, size_t *param_value_size_ret)
+    cl_uint param, uint32_t device, uint32_t arg, Vcl__KernelArg **args,
+    size_t nargs, size_t param_value_size, void *param_value,
+    size_t *param_value_size_ret)
 {
 	Vcl__Request	 req = VCL__REQUEST__INIT;
 	Vcl__GetInfo	 gi = VCL__GET_INFO__INIT;
@@ -43,6 +45,8 @@ vcl_info_remote(struct vcl_node *n, Vcl__GetInfo__What what, uint64_t id,
 	gi.device = device;
 	gi.has_arg = 1;
 	gi.arg = arg;
+	gi.args = args;
+	gi.n_args = nargs;
 	req.call_case = VCL__REQUEST__CALL_GET_INFO;
 	req.get_info = &gi;
 	err = vcl_node_call(n, &req, NULL, 0, NULL, 0, &tc);

@@ -356,7 +356,8 @@ vcl_clGetDeviceInfo(cl_device_id device, cl_device_info param_name,
 	}
 	/* Not in the snapshot (a vendor query): ask the node. */
 	err = vcl_info_remote(device->node, VCL__GET_INFO__WHAT__DEVICE,
-	    device->index, param_name, 0, 0, param_value_size, param_value,
+	    device->index, param_name, 0, 0, NULL, 0,
+	    param_value_size, param_value,
 	    param_value_size_ret);
 out:
 	return (err);

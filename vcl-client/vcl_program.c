@@ -277,8 +277,8 @@ vcl_clGetProgramInfo(cl_program program, cl_program_info param_name,
 		break;
 	default:
 		err = vcl_info_remote(p->ctx->devices[0]->node,
-		    VCL__GET_INFO__WHAT__PROGRAM, p->obj.id, param_name, 0, 0,
-		    param_value_size, param_value, param_value_size_ret);
+		    VCL__GET_INFO__WHAT__PROGRAM, p->obj.id, param_name, 0, 0, NULL, 0,
+	    param_value_size, param_value, param_value_size_ret);
 		break;
 	}
 out:
@@ -323,7 +323,8 @@ vcl_clGetProgramBuildInfo(cl_program program, cl_device_id device,
 	default:
 		err = vcl_info_remote(device->node,
 		    VCL__GET_INFO__WHAT__PROGRAM_BUILD, program->obj.id,
-		    param_name, device->index, 0, param_value_size,
+		    param_name, device->index, 0, NULL, 0,
+	    param_value_size,
 		    param_value, param_value_size_ret);
 		break;
 	}
@@ -348,6 +349,9 @@ vcl_kernel_unref(cl_kernel k)
 		free(k->args[i].value);
 	free(k->args);
 	free(k->arg_address);
+	free(k->arg_size);
+	free(k->wg_size);
+	free(k->compile_wg);
 	free(k->name);
 	pthread_mutex_destroy(&k->lock);
 	atomic_fetch_sub(&k->prog->kernels, 1);
@@ -355,12 +359,33 @@ vcl_kernel_unref(cl_kernel k)
 	vcl_object_free(k);
 }
 
-/* A kernel object from the server's description of it. */
+/* Take one node's work-group limits for the context's devices there. */
+static void
+vcl_kernel_limits(cl_kernel k, struct vcl_node *n, const Vcl__KernelDesc *kd)
+{
+	cl_context	ctx = k->prog->ctx;
+	cl_uint		i, d;
+
+	for (i = 0; i < ctx->ndevices; i++) {
+		if (ctx->devices[i]->node != n)
+			continue;
+		d = ctx->devices[i]->index;
+		if (d < kd->n_wg_size)
+			k->wg_size[i] = kd->wg_size[d];
+		if (d * 3 + 2 < kd->n_compile_wg)
+			memcpy(&k->compile_wg[i * 3], &kd->compile_wg[d * 3],
+			    3 * sizeof *k->compile_wg);
+	}
+}
+
+/* A kernel object from a node's description of it. */
 static cl_kernel
-vcl_kernel_from(cl_program p, uint64_t id, const Vcl__KernelDesc *kd)
+vcl_kernel_from(cl_program p, uint64_t id, struct vcl_node *n,
+    const Vcl__KernelDesc *kd)
 {
 	cl_kernel	k;
 	size_t		i;
+	cl_uint		nd = p->ctx->ndevices;
 
 	if ((k = vcl_object_new(sizeof *k, VCL_KIND_KERNEL)) == NULL)
 		return (NULL);
@@ -371,8 +396,11 @@ vcl_kernel_from(cl_program p, uint64_t id, const Vcl__KernelDesc *kd)
 	atomic_fetch_add(&p->kernels, 1);
 	k->nargs = kd->num_args;
 	if ((k->name = strdup(kd->name)) == NULL ||
+	    (k->wg_size = calloc(nd, sizeof *k->wg_size)) == NULL ||
+	    (k->compile_wg = calloc(nd * 3, sizeof *k->compile_wg)) == NULL ||
 	    (k->nargs > 0 &&
 	    ((k->args = calloc(k->nargs, sizeof *k->args)) == NULL ||
+	    (k->arg_size = calloc(k->nargs, sizeof *k->arg_size)) == NULL ||
 	    (k->arg_address = calloc(k->nargs, sizeof *k->arg_address)) ==
 	    NULL))) {
 		vcl_kernel_unref(k);
@@ -380,6 +408,9 @@ vcl_kernel_from(cl_program p, uint64_t id, const Vcl__KernelDesc *kd)
 	}
 	for (i = 0; i < k->nargs && i < kd->n_arg_address; i++)
 		k->arg_address[i] = kd->arg_address[i];
+	for (i = 0; i < k->nargs && i < kd->n_arg_size; i++)
+		k->arg_size[i] = kd->arg_size[i];
+	vcl_kernel_limits(k, n, kd);
 	return (k);
 }
 
@@ -423,14 +454,16 @@ vcl_clCreateKernel(cl_program program, const char *kernel_name,
 			continue;
 		err = vcl_node_call(vcl_node_get(n), &req, NULL, 0, NULL, 0,
 		    &tc);
-		if (err == CL_SUCCESS && k == NULL) {
-			if (tc->reply->kernels == NULL ||
-			    tc->reply->kernels->n_kernels != 1)
-				err = CL_OUT_OF_RESOURCES;
-			else if ((k = vcl_kernel_from(program, id,
+		if (err == CL_SUCCESS && (tc->reply->kernels == NULL ||
+		    tc->reply->kernels->n_kernels != 1))
+			err = CL_OUT_OF_RESOURCES;
+		else if (err == CL_SUCCESS && k == NULL) {
+			if ((k = vcl_kernel_from(program, id, vcl_node_get(n),
 			    tc->reply->kernels->kernels[0])) == NULL)
 				err = CL_OUT_OF_HOST_MEMORY;
-		}
+		} else if (err == CL_SUCCESS)
+			vcl_kernel_limits(k, vcl_node_get(n),
+			    tc->reply->kernels->kernels[0]);
 		if (tc != NULL)
 			vcl__to_client__free_unpacked(tc, NULL);
 		tc = NULL;
@@ -488,11 +521,16 @@ vcl_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels,
 				err = CL_OUT_OF_RESOURCES;
 			for (i = 0; first && err == CL_SUCCESS && i < nk; i++) {
 				if ((kernels[i] = vcl_kernel_from(program,
-				    ids[i], kr->kernels[i])) == NULL)
+				    ids[i], vcl_node_get(n), kr->kernels[i])) ==
+				    NULL)
 					err = CL_OUT_OF_HOST_MEMORY;
 				else
 					made++;
 			}
+			for (i = 0; !first && err == CL_SUCCESS && kr != NULL &&
+			    i < nk && i < kr->n_kernels; i++)
+				vcl_kernel_limits(kernels[i], vcl_node_get(n),
+				    kr->kernels[i]);
 			first = 0;
 			vcl__to_client__free_unpacked(tc, NULL);
 		}
@@ -563,7 +601,8 @@ vcl_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size,
 		}
 	} else {
 		VCL_GOTO_IF(arg_value == NULL, CL_INVALID_ARG_VALUE);
-		VCL_GOTO_IF(arg_size == 0, CL_INVALID_ARG_SIZE);
+		VCL_GOTO_IF(arg_size == 0 || (kernel->arg_size[arg_index] != 0 &&
+		    arg_size != kernel->arg_size[arg_index]), CL_INVALID_ARG_SIZE);
 		a.type = VCL__KERNEL_ARG__TYPE__VALUE;
 		VCL_GOTO_IF((a.value = malloc(arg_size)) == NULL,
 		    CL_OUT_OF_HOST_MEMORY);
@@ -610,7 +649,8 @@ vcl_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name,
 	default:
 		err = vcl_info_remote(kernel->prog->ctx->devices[0]->node,
 		    VCL__GET_INFO__WHAT__KERNEL, kernel->obj.id, param_name, 0,
-		    0, param_value_size, param_value, param_value_size_ret);
+		    0, NULL, 0,
+	    param_value_size, param_value, param_value_size_ret);
 		break;
 	}
 out:
@@ -622,8 +662,11 @@ vcl_clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id device,
     cl_kernel_work_group_info param_name, size_t param_value_size,
     void *param_value, size_t *param_value_size_ret)
 {
-	cl_context	ctx;
-	cl_int		err = CL_SUCCESS;
+	Vcl__KernelArg	 loc[16], *locp[16];
+	cl_context	 ctx;
+	cl_uint		 i;
+	size_t		 nloc = 0;
+	cl_int		 err = CL_SUCCESS;
 
 	VCL_GOTO_IF(!vcl_is(kernel, VCL_KIND_KERNEL), CL_INVALID_KERNEL);
 	ctx = kernel->prog->ctx;
@@ -633,9 +676,24 @@ vcl_clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id device,
 	}
 	VCL_GOTO_IF(!vcl_is(device, VCL_KIND_DEVICE) ||
 	    vcl_ctx_index(ctx, device) < 0, CL_INVALID_DEVICE);
+	/* The __local sizes set here count in CL_KERNEL_LOCAL_MEM_SIZE. */
+	pthread_mutex_lock(&kernel->lock);
+	for (i = 0; i < kernel->nargs && nloc < 16; i++) {
+		if (!kernel->args[i].set || kernel->args[i].type !=
+		    VCL__KERNEL_ARG__TYPE__LOCAL)
+			continue;
+		vcl__kernel_arg__init(&loc[nloc]);
+		loc[nloc].index = i;
+		loc[nloc].type = VCL__KERNEL_ARG__TYPE__LOCAL;
+		loc[nloc].has_size = 1;
+		loc[nloc].size = kernel->args[i].size;
+		locp[nloc] = &loc[nloc];
+		nloc++;
+	}
+	pthread_mutex_unlock(&kernel->lock);
 	err = vcl_info_remote(device->node,
 	    VCL__GET_INFO__WHAT__KERNEL_WORK_GROUP, kernel->obj.id, param_name,
-	    device->index, 0, param_value_size, param_value,
+	    device->index, 0, locp, nloc, param_value_size, param_value,
 	    param_value_size_ret);
 out:
 	return (err);
@@ -652,7 +710,8 @@ vcl_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index,
 	VCL_GOTO_IF(arg_index >= kernel->nargs, CL_INVALID_ARG_INDEX);
 	err = vcl_info_remote(kernel->prog->ctx->devices[0]->node,
 	    VCL__GET_INFO__WHAT__KERNEL_ARG, kernel->obj.id, param_name, 0,
-	    arg_index, param_value_size, param_value, param_value_size_ret);
+	    arg_index, NULL, 0,
+	    param_value_size, param_value, param_value_size_ret);
 out:
 	return (err);
 }
@@ -670,14 +729,17 @@ vcl_device_sizes(cl_device_id d, cl_device_info param, size_t *out, size_t n)
 }
 
 /*
- * Check a launch's local size against the device, as clEnqueueNDRange-
- * Kernel would: too large, or not dividing the global size where the
- * program may not use non-uniform work-groups.
+ * Check a launch's local size against the kernel and device, as
+ * clEnqueueNDRangeKernel would: another size than reqd_work_group_size,
+ * too large, or not dividing the global size where the program may not
+ * use non-uniform work-groups. local may be NULL.
  */
 static cl_int
 vcl_check_local(cl_kernel k, cl_device_id dev, cl_uint dim,
     const size_t *global, const size_t *local)
 {
+	int		 di = vcl_ctx_index(k->prog->ctx, dev);
+	const size_t	*cwg = &k->compile_wg[di * 3];
 	size_t		 maxwi[3] = { 0, 0, 0 }, maxwg = 0, total = 1;
 	cl_bool		 nonuni = CL_FALSE;
 	const char	*opt = k->prog->options;
@@ -692,6 +754,18 @@ vcl_check_local(cl_kernel k, cl_device_id dev, cl_uint dim,
 	cl2 = opt != NULL && (strstr(opt, "-cl-std=CL2") != NULL ||
 	    strstr(opt, "-cl-std=CL3") != NULL) &&
 	    strstr(opt, "-cl-uniform-work-group-size") == NULL;
+	/* reqd_work_group_size binds the local size, and forbids NULL. */
+	if (cwg[0] != 0) {
+		if (local == NULL)
+			return (CL_INVALID_WORK_GROUP_SIZE);
+		for (i = 0; i < 3; i++)
+			if ((i < dim ? local[i] : 1) != cwg[i])
+				return (CL_INVALID_WORK_GROUP_SIZE);
+	}
+	if (local == NULL)
+		return (CL_SUCCESS);
+	if (k->wg_size[di] != 0 && maxwg > k->wg_size[di])
+		maxwg = k->wg_size[di];
 	for (i = 0; i < dim; i++) {
 		if (local[i] == 0)
 			return (CL_INVALID_WORK_GROUP_SIZE);
@@ -731,8 +805,7 @@ vcl_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel,
 	VCL_GOTO_IF(global_work_size == NULL, CL_INVALID_VALUE);
 	VCL_GOTO_IF(kernel->prog->build[vcl_ctx_index(q->ctx, q->dev)].status !=
 	    CL_BUILD_SUCCESS, CL_INVALID_PROGRAM_EXECUTABLE);
-	if (local_work_size != NULL &&
-	    (err = vcl_check_local(kernel, q->dev, work_dim, global_work_size,
+	if ((err = vcl_check_local(kernel, q->dev, work_dim, global_work_size,
 	    local_work_size)) != CL_SUCCESS)
 		goto out;
 	node = q->dev->node;

@@ -99,10 +99,60 @@ vcl_cmd_complete(struct vcl_cmd *c)
 			    c->status : CL_COMPLETE, c->ev, c->profiling);
 	}
 	vcl_stage_free(c->stage);
+	c->stage = NULL;
+	if (c->inflight) {
+		LIST_REMOVE(c, entry);
+		c->inflight = 0;
+	}
+	vcl_session_unref(s);
+	if (c->reaped) {
+		/* Reaped: the runtime may still hold our callback; keep c. */
+		LIST_INSERT_HEAD(&s->srv->zombies, c, entry);
+		return;
+	}
 	if (c->ev != NULL)
 		clReleaseEvent(c->ev);
-	vcl_session_unref(s);
 	free(c);
+}
+
+/*
+ * Complete the commands the runtime failed without calling their callback.
+ * PoCL 3.1 marks a command failed when an event it waits for fails (a user
+ * event set to an error, say) but never calls its CL_COMPLETE callback, so
+ * its client would wait forever. Runs after anything that can fail events.
+ * A reaped record is kept (a zombie) in case the callback comes after all.
+ */
+void
+vcl_cmd_reap(struct vcl_session *s)
+{
+	struct vcl_cmd	*c, *next;
+	cl_int		 st;
+	int		 expect;
+
+	for (c = LIST_FIRST(&s->inflight); c != NULL; c = next) {
+		next = LIST_NEXT(c, entry);
+		if (clGetEventInfo(c->ev, CL_EVENT_COMMAND_EXECUTION_STATUS,
+		    sizeof st, &st, NULL) != CL_SUCCESS || st >= 0)
+			continue;
+		expect = 0;
+		if (!atomic_compare_exchange_strong(&c->claimed, &expect, 1))
+			continue;	/* its callback is on the way */
+		c->status = st;
+		c->reaped = 1;
+		vcl_cmd_complete(c);
+	}
+}
+
+/* Free reaped records at exit, when no callback can come any more. */
+void
+vcl_cmd_free_zombies(struct vcl_server *srv)
+{
+	struct vcl_cmd	*c;
+
+	while ((c = LIST_FIRST(&srv->zombies)) != NULL) {
+		LIST_REMOVE(c, entry);
+		free(c);
+	}
 }
 
 /* vcl_done entry point for commands. */
@@ -117,7 +167,10 @@ static void CL_CALLBACK
 vcl_cmd_cb(cl_event ev, cl_int status, void *arg)
 {
 	struct vcl_cmd	*c = arg;
+	int		 expect = 0;
 
+	if (!atomic_compare_exchange_strong(&c->claimed, &expect, 1))
+		return;		/* reaped already */
 	c->status = status;
 	vcl_server_done_push(c->d.s->srv, &c->d);
 }
@@ -231,6 +284,10 @@ vcl_enq_end(struct vcl_session *s, struct vcl_enq *enq, cl_int err,
 	c->queue_id = enq->q != NULL ? enq->q->id : 0;
 	c->profiling = enq->q != NULL && enq->q->profiling;
 	c->status = err;
+	if (err == CL_SUCCESS) {
+		LIST_INSERT_HEAD(&s->inflight, c, entry);
+		c->inflight = 1;
+	}
 	if (err != CL_SUCCESS ||
 	    (err = clSetEventCallback(c->ev, CL_COMPLETE, vcl_cmd_cb, c)) !=
 	    CL_SUCCESS) {

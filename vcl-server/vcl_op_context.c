@@ -169,4 +169,6 @@ vcl_op_set_user_event_status(struct vcl_session *s, const Vcl__Request *req,
 		return;		/* the client checked; nothing to report to */
 	o->user_set = 1;
 	clSetUserEventStatus(o->u.event, m->status);
+	if (m->status < 0)
+		vcl_cmd_reap(s);
 }

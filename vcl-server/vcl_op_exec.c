@@ -13,7 +13,7 @@
  * are named by id; a missing one is CL_INVALID_MEM_OBJECT, as clSetKernelArg
  * would say.
  */
-static cl_int
+cl_int
 vcl_exec_arg(struct vcl_session *s, struct vcl_hobj *ko,
     const Vcl__KernelArg *a)
 {

@@ -158,6 +158,7 @@ vcl_op_get_info(struct vcl_session *s, const Vcl__Request *req,
 	cl_int			 err = CL_SUCCESS;
 	size_t			 size = 0;
 	void			*buf = NULL;
+	size_t			 i;
 	int			 pass;
 
 	if (vcl_info_is_handle(g->what, g->param)) {
@@ -206,6 +207,10 @@ vcl_op_get_info(struct vcl_session *s, const Vcl__Request *req,
 	    VCL__GET_INFO__WHAT__KERNEL_WORK_GROUP) &&
 	    (dev = vcl_info_device(s, g->device)) == NULL)
 		err = CL_INVALID_DEVICE;
+	/* __local sizes set on the client count in CL_KERNEL_LOCAL_MEM_SIZE. */
+	for (i = 0; err == CL_SUCCESS && g->what ==
+	    VCL__GET_INFO__WHAT__KERNEL_WORK_GROUP && i < g->n_args; i++)
+		(void)vcl_exec_arg(s, o, g->args[i]);
 	for (pass = 0; pass < 2 && err == CL_SUCCESS; pass++) {
 		if (pass == 1 && size > 0 && (buf = malloc(size)) == NULL) {
 			err = CL_OUT_OF_HOST_MEMORY;

@@ -271,14 +271,58 @@ vcl_op_build_program(struct vcl_session *s, const Vcl__Request *req,
 }
 
 /*
- * Describe a kernel for the client: name, arg count, address qualifiers.
- * Fails when a qualifier is unknown: launches could not be checked.
+ * Bytes of a by-value argument of an OpenCL C type named by
+ * CL_KERNEL_ARG_TYPE_NAME: scalars and vectors; 0 for what is not known
+ * (structs), which the client then does not check.
+ */
+static uint32_t
+vcl_type_size(const char *name, cl_uint addr_bits)
+{
+	static const struct {
+		const char	*name;
+		uint32_t	 size;
+	} scalars[] = {
+		{ "char", 1 }, { "uchar", 1 }, { "unsigned char", 1 },
+		{ "short", 2 }, { "ushort", 2 }, { "unsigned short", 2 },
+		{ "half", 2 }, { "int", 4 }, { "uint", 4 },
+		{ "unsigned int", 4 }, { "float", 4 }, { "long", 8 },
+		{ "ulong", 8 }, { "unsigned long", 8 }, { "double", 8 },
+	};
+	size_t		 i, len;
+	unsigned long	 n = 1;
+	char		*end;
+
+	if (strcmp(name, "size_t") == 0 || strcmp(name, "ptrdiff_t") == 0 ||
+	    strcmp(name, "intptr_t") == 0 || strcmp(name, "uintptr_t") == 0)
+		return (addr_bits / 8);
+	for (i = 0; i < sizeof scalars / sizeof scalars[0]; i++) {
+		len = strlen(scalars[i].name);
+		if (strncmp(name, scalars[i].name, len) != 0)
+			continue;
+		if (name[len] == '\0')
+			return (scalars[i].size);
+		n = strtoul(name + len, &end, 10);
+		if (*end != '\0' || (n != 2 && n != 3 && n != 4 && n != 8 &&
+		    n != 16))
+			continue;
+		return (scalars[i].size * (uint32_t)(n == 3 ? 4 : n));
+	}
+	return (0);
+}
+
+/*
+ * Describe a kernel for the client: name, arg count, address qualifiers
+ * and by-value sizes, and per served device its work-group limits. Fails
+ * when a qualifier is unknown: launches could not be checked.
  */
 static int
-vcl_kernel_desc(cl_kernel k, uint64_t id, Vcl__KernelDesc *kd)
+vcl_kernel_desc(struct vcl_session *s, cl_kernel k, uint64_t id,
+    Vcl__KernelDesc *kd)
 {
-	cl_uint	i;
-	size_t	n = 0;
+	struct vcl_backend	*be = &s->srv->be;
+	cl_uint			 i, bits = 64;
+	size_t			 n = 0, cwg[3];
+	char			 tname[256];
 
 	vcl__kernel_desc__init(kd);
 	kd->id = id;
@@ -294,6 +338,12 @@ vcl_kernel_desc(cl_kernel k, uint64_t id, Vcl__KernelDesc *kd)
 	    NULL)
 		return (-1);
 	kd->n_arg_address = kd->num_args;
+	if (kd->num_args > 0 &&
+	    (kd->arg_size = calloc(kd->num_args, sizeof *kd->arg_size)) == NULL)
+		return (-1);
+	kd->n_arg_size = kd->num_args;
+	clGetDeviceInfo(be->devices[0], CL_DEVICE_ADDRESS_BITS, sizeof bits,
+	    &bits, NULL);
 	for (i = 0; i < kd->num_args; i++) {
 		cl_kernel_arg_address_qualifier	aq;
 
@@ -301,6 +351,29 @@ vcl_kernel_desc(cl_kernel k, uint64_t id, Vcl__KernelDesc *kd)
 		    sizeof aq, &aq, NULL) != CL_SUCCESS)
 			return (-1);
 		kd->arg_address[i] = (uint32_t)aq;
+		if (aq == CL_KERNEL_ARG_ADDRESS_PRIVATE &&
+		    clGetKernelArgInfo(k, i, CL_KERNEL_ARG_TYPE_NAME,
+		    sizeof tname, tname, NULL) == CL_SUCCESS)
+			kd->arg_size[i] = vcl_type_size(tname, bits);
+	}
+	if ((kd->wg_size = calloc(be->ndevices, sizeof *kd->wg_size)) == NULL ||
+	    (kd->compile_wg = calloc(be->ndevices * 3,
+	    sizeof *kd->compile_wg)) == NULL)
+		return (-1);
+	kd->n_wg_size = be->ndevices;
+	kd->n_compile_wg = be->ndevices * 3;
+	for (i = 0; i < be->ndevices; i++) {
+		if (clGetKernelWorkGroupInfo(k, be->devices[i],
+		    CL_KERNEL_WORK_GROUP_SIZE, sizeof n, &n, NULL) != CL_SUCCESS)
+			continue;
+		kd->wg_size[i] = n;
+		if (clGetKernelWorkGroupInfo(k, be->devices[i],
+		    CL_KERNEL_COMPILE_WORK_GROUP_SIZE, sizeof cwg, cwg, NULL) ==
+		    CL_SUCCESS) {
+			kd->compile_wg[i * 3] = cwg[0];
+			kd->compile_wg[i * 3 + 1] = cwg[1];
+			kd->compile_wg[i * 3 + 2] = cwg[2];
+		}
 	}
 	return (0);
 }
@@ -324,6 +397,9 @@ vcl_kernel_desc_free(Vcl__KernelDesc *kd)
 {
 	free(kd->name);
 	free(kd->arg_address);
+	free(kd->arg_size);
+	free(kd->wg_size);
+	free(kd->compile_wg);
 }
 
 /* Check a program can give kernels. Returns it or NULL with *err. */
@@ -360,7 +436,7 @@ vcl_op_create_kernel(struct vcl_session *s, const Vcl__Request *req,
 	vcl__kernel_desc__init(&kd);
 	if ((p = vcl_kernel_program(s, m->program, &err)) != NULL)
 		k = clCreateKernel(p->u.prog, m->name, &err);
-	if (err == CL_SUCCESS && vcl_kernel_desc(k, m->id, &kd) != 0)
+	if (err == CL_SUCCESS && vcl_kernel_desc(s, k, m->id, &kd) != 0)
 		err = CL_OUT_OF_HOST_MEMORY;
 	if (err == CL_SUCCESS) {
 		if ((o = vcl_session_add(s, m->id, VCL_KIND_KERNEL)) == NULL) {
@@ -418,7 +494,7 @@ vcl_op_create_kernels(struct vcl_session *s, const Vcl__Request *req,
 		err = clCreateKernelsInProgram(p->u.prog, n, ks, NULL);
 	for (i = 0; i < n && err == CL_SUCCESS; i++) {
 		kdp[i] = &kd[i];
-		if (vcl_kernel_desc(ks[i], m->ids[i], &kd[i]) != 0)
+		if (vcl_kernel_desc(s, ks[i], m->ids[i], &kd[i]) != 0)
 			err = CL_OUT_OF_HOST_MEMORY;
 	}
 	for (i = 0; i < n && err == CL_SUCCESS; i++) {

@@ -43,12 +43,23 @@ vcl_server_done_push(struct vcl_server *srv, struct vcl_done *d)
 		event_active(srv->ev_done, EV_READ, 0);
 }
 
+/* Write what a batch queued, on every session (a write may close one). */
+static void
+vcl_server_flush_all(struct vcl_server *srv)
+{
+	struct vcl_session	*s, *next;
+
+	for (s = LIST_FIRST(&srv->sessions); s != NULL; s = next) {
+		next = LIST_NEXT(s, entry);
+		vcl_session_flush(s);
+	}
+}
+
 /* Run every pending completion on the loop thread, then write replies. */
 static void
 vcl_server_done_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct vcl_server	*srv = arg;
-	struct vcl_session	*s;
 	struct vcl_done		*d, *next;
 
 	pthread_mutex_lock(&srv->done_lock);
@@ -63,8 +74,7 @@ vcl_server_done_cb(evutil_socket_t fd, short what, void *arg)
 		d->fn(d);
 	}
 	srv->corked = 0;
-	LIST_FOREACH(s, &srv->sessions, entry)
-		vcl_session_flush(s);
+	vcl_server_flush_all(srv);
 }
 
 /* Accept stopped on EMFILE; try again. */
@@ -263,12 +273,22 @@ vcl_server_stop_cb(evutil_socket_t sig, short what, void *arg)
 	event_base_loopexit(srv->base, &tv);
 }
 
-/* Called after each loop pass while stopping: exit once all are gone. */
+/*
+ * Every tick: complete commands the runtime failed without a callback
+ * (vcl_cmd_reap), and exit once draining sessions are all gone.
+ */
 static void
 vcl_server_check_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct vcl_server	*srv = arg;
+	struct vcl_session	*s;
 
+	srv->corked = 1;
+	LIST_FOREACH(s, &srv->sessions, entry)
+		if (!LIST_EMPTY(&s->inflight))
+			vcl_cmd_reap(s);
+	srv->corked = 0;
+	vcl_server_flush_all(srv);
 	if (srv->stopping && srv->nsessions == 0)
 		event_base_loopbreak(srv->base);
 }
@@ -293,6 +313,7 @@ vcl_server_run(struct vcl_server *srv, const struct vcl_options *opt)
 	int			 rc = 1, i;
 
 	LIST_INIT(&srv->sessions);
+	LIST_INIT(&srv->zombies);
 	pthread_mutex_init(&srv->done_lock, NULL);
 	srv->done_tail = &srv->done_head;
 	srv->lfd = -1;
@@ -355,6 +376,7 @@ vcl_server_run(struct vcl_server *srv, const struct vcl_options *opt)
 		if (srv->session_structs > 0)
 			usleep(1000);
 	}
+	vcl_cmd_free_zombies(srv);
 	event_free(ev_term);
 	event_free(ev_int);
 	event_free(ev_hup);

@@ -5,6 +5,7 @@
 #include <sys/queue.h>
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include <CL/cl.h>
@@ -17,6 +18,8 @@
 
 struct event_base;
 struct event;
+struct vcl_cmd;
+LIST_HEAD(vcl_cmds, vcl_cmd);
 
 /* Limits; every one has a safe default and a command-line option. */
 struct vcl_limits {
@@ -89,6 +92,7 @@ struct vcl_session {
 	uint64_t		 out_bytes;
 
 	struct vcl_htab		 handles;
+	struct vcl_cmds		 inflight;	/* commands awaiting completion */
 	uint64_t		 bytes;		/* charged to this session */
 	struct vcl_hobj		*dirty[16];	/* queues to flush */
 	int			 ndirty;
@@ -136,6 +140,7 @@ struct vcl_server {
 	uint64_t		 bytes_out;
 
 	struct vcl_workers	*workers;
+	struct vcl_cmds		 zombies;	/* reaped; see vcl_cmd_reap */
 };
 
 /* One entry of the dispatch table, indexed by the Request oneof case. */
@@ -239,6 +244,10 @@ void	vcl_op_create_user_event(struct vcl_session *, const Vcl__Request *,
 void	vcl_op_set_user_event_status(struct vcl_session *,
 	    const Vcl__Request *, struct vcl_bulk *);
 
+/* vcl_op_exec.c */
+cl_int	vcl_exec_arg(struct vcl_session *, struct vcl_hobj *,
+	    const Vcl__KernelArg *);
+
 /* vcl_enqueue.c: the common part of every enqueue. */
 struct vcl_enq {
 	struct vcl_hobj	*q;
@@ -269,6 +278,10 @@ struct vcl_cmd {
 	int			 profiling;
 	uint64_t		 seq;
 	struct vcl_stage	*stage;		/* read/write bytes */
+	atomic_int		 claimed;	/* callback or reaper won */
+	int			 inflight;	/* on the session's list */
+	int			 reaped;	/* completed by vcl_cmd_reap */
+	LIST_ENTRY(vcl_cmd)	 entry;
 };
 
 /* Host memory holding a transfer's bytes, charged to its session. */
@@ -285,5 +298,7 @@ cl_int	vcl_enq_begin(struct vcl_session *, const Vcl__Enqueue *,
 void	vcl_enq_end(struct vcl_session *, struct vcl_enq *, cl_int,
 	    struct vcl_cmd *);
 struct vcl_cmd *vcl_cmd_new(enum vcl_cmd_type, uint64_t);
+void	vcl_cmd_reap(struct vcl_session *);
+void	vcl_cmd_free_zombies(struct vcl_server *);
 
 #endif

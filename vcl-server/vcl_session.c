@@ -43,6 +43,7 @@ vcl_session_new(struct vcl_server *srv, int fd, const char *peer)
 	s->id = ++srv->next_session;
 	snprintf(s->peer, sizeof s->peer, "%s", peer);
 	TAILQ_INIT(&s->outq);
+	LIST_INIT(&s->inflight);
 	if (vcl_handle_init(&s->handles, srv->limits.objects) != 0 ||
 	    vcl_auth_nonce(s->nonce, sizeof s->nonce) != 0)
 		goto fail;
@@ -214,6 +215,7 @@ vcl_session_close(struct vcl_session *s, const char *why)
 	s->in.data = NULL;
 	vcl_handle_clear(&s->handles, vcl_session_release_cb, s);
 	s->ndirty = 0;
+	vcl_cmd_reap(s);	/* commands failed by the teardown */
 	LIST_REMOVE(s, entry);
 	srv->nsessions--;
 	vcl_session_unref(s);

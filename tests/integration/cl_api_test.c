@@ -1,0 +1,3108 @@
+/* cl_api_test.c - OpenCL 3.0 API oracle, run natively and through VCL. */
+
+/*
+ * A plain OpenCL host program. It checks results and the exact error codes
+ * the OpenCL 3.0 specification names, one named test function at a time,
+ * each with its own context and queue so that one failure does not cascade.
+ *
+ * Usage: cl_api_test [filter]
+ *	filter			run only tests whose name contains it
+ *	VCL_TEST_PLATFORM	platform index (default 0)
+ *	VCL_TEST_SKIP		comma-separated test names to skip
+ *	VCL_TEST_TIMEOUT	seconds a single test may run (default 120)
+ *	VCL_TEST_STRICT		set: no PoCL allowances even on a platform
+ *				named like PoCL (checks that crash PoCL run)
+ *
+ * Where PoCL 3.1 deviates from the specification (a comment names each
+ * case), a platform named "Portable Computing Language" gets the PoCL code
+ * accepted, or the check that would crash it skipped.
+ */
+
+#include <CL/cl.h>
+
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* What every test gets: a platform, its device, a fresh context and queue. */
+struct env {
+	cl_platform_id		 platform;
+	cl_device_id		 device;
+	cl_context		 ctx;
+	cl_command_queue	 queue;
+	cl_context_properties	 props[3];
+	size_t			 max_wg;
+	size_t			 max_items[3];
+	cl_uint			 max_dims;
+	cl_ulong		 max_alloc;
+	cl_ulong		 global_mem;
+};
+
+/* An object with a plausible ICD dispatch pointer and nothing else valid. */
+struct fake_object {
+	void		*dispatch;
+	unsigned char	 zero[1024];
+};
+
+static int		 failures;	/* failed checks in the running test */
+static const char	*current = "setup";	/* the running test's name */
+static unsigned int	 platform_index;
+static int		 is_pocl;	/* tolerate PoCL 3.1's deviations */
+
+#define CHECK(cond) check((cond) != 0, #cond, __FILE__, __LINE__)
+#define CHECK_ERR(call, want) \
+	check_err((call), (want), (want), #call, __FILE__, __LINE__)
+/* Accepts either code; used only where a platform deviates (commented). */
+#define CHECK_ERR2(call, want, alt) \
+	check_err((call), (want), (alt), #call, __FILE__, __LINE__)
+#define NITEMS(a) (sizeof (a) / sizeof (a)[0])
+
+/* Returns the name of an OpenCL error code. */
+static const char *
+cl_strerror(cl_int err)
+{
+	static char	 unknown[32];
+
+	switch (err) {
+#define E(x) case x: return (#x)
+	E(CL_SUCCESS);
+	E(CL_DEVICE_NOT_FOUND);
+	E(CL_DEVICE_NOT_AVAILABLE);
+	E(CL_COMPILER_NOT_AVAILABLE);
+	E(CL_MEM_OBJECT_ALLOCATION_FAILURE);
+	E(CL_OUT_OF_RESOURCES);
+	E(CL_OUT_OF_HOST_MEMORY);
+	E(CL_PROFILING_INFO_NOT_AVAILABLE);
+	E(CL_MEM_COPY_OVERLAP);
+	E(CL_IMAGE_FORMAT_MISMATCH);
+	E(CL_IMAGE_FORMAT_NOT_SUPPORTED);
+	E(CL_BUILD_PROGRAM_FAILURE);
+	E(CL_MAP_FAILURE);
+	E(CL_MISALIGNED_SUB_BUFFER_OFFSET);
+	E(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+	E(CL_COMPILE_PROGRAM_FAILURE);
+	E(CL_LINKER_NOT_AVAILABLE);
+	E(CL_LINK_PROGRAM_FAILURE);
+	E(CL_DEVICE_PARTITION_FAILED);
+	E(CL_KERNEL_ARG_INFO_NOT_AVAILABLE);
+	E(CL_INVALID_VALUE);
+	E(CL_INVALID_DEVICE_TYPE);
+	E(CL_INVALID_PLATFORM);
+	E(CL_INVALID_DEVICE);
+	E(CL_INVALID_CONTEXT);
+	E(CL_INVALID_QUEUE_PROPERTIES);
+	E(CL_INVALID_COMMAND_QUEUE);
+	E(CL_INVALID_HOST_PTR);
+	E(CL_INVALID_MEM_OBJECT);
+	E(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR);
+	E(CL_INVALID_IMAGE_SIZE);
+	E(CL_INVALID_SAMPLER);
+	E(CL_INVALID_BINARY);
+	E(CL_INVALID_BUILD_OPTIONS);
+	E(CL_INVALID_PROGRAM);
+	E(CL_INVALID_PROGRAM_EXECUTABLE);
+	E(CL_INVALID_KERNEL_NAME);
+	E(CL_INVALID_KERNEL_DEFINITION);
+	E(CL_INVALID_KERNEL);
+	E(CL_INVALID_ARG_INDEX);
+	E(CL_INVALID_ARG_VALUE);
+	E(CL_INVALID_ARG_SIZE);
+	E(CL_INVALID_KERNEL_ARGS);
+	E(CL_INVALID_WORK_DIMENSION);
+	E(CL_INVALID_WORK_GROUP_SIZE);
+	E(CL_INVALID_WORK_ITEM_SIZE);
+	E(CL_INVALID_GLOBAL_OFFSET);
+	E(CL_INVALID_EVENT_WAIT_LIST);
+	E(CL_INVALID_EVENT);
+	E(CL_INVALID_OPERATION);
+	E(CL_INVALID_GL_OBJECT);
+	E(CL_INVALID_BUFFER_SIZE);
+	E(CL_INVALID_MIP_LEVEL);
+	E(CL_INVALID_GLOBAL_WORK_SIZE);
+	E(CL_INVALID_PROPERTY);
+	E(CL_INVALID_IMAGE_DESCRIPTOR);
+	E(CL_INVALID_COMPILER_OPTIONS);
+	E(CL_INVALID_LINKER_OPTIONS);
+	E(CL_INVALID_DEVICE_PARTITION_COUNT);
+	E(CL_INVALID_PIPE_SIZE);
+	E(CL_INVALID_DEVICE_QUEUE);
+	E(CL_INVALID_SPEC_ID);
+	E(CL_MAX_SIZE_RESTRICTION_EXCEEDED);
+#undef E
+	}
+	snprintf(unknown, sizeof unknown, "error %d", (int)err);
+	return (unknown);
+}
+
+/* Records a failed condition with its place and text. */
+static int
+check(int ok, const char *text, const char *file, int line)
+{
+	if (!ok) {
+		failures++;
+		printf("  %s:%d: [%s] CHECK(%s) failed\n", file, line, current,
+		    text);
+	}
+	return (ok);
+}
+
+/* Records a call whose code is neither of the expected ones. */
+static int
+check_err(cl_int got, cl_int want, cl_int alt, const char *text,
+    const char *file, int line)
+{
+	if (got == want || got == alt)
+		return (1);
+	failures++;
+	printf("  %s:%d: [%s] %s\n      got %s, expected %s", file, line,
+	    current, text, cl_strerror(got), cl_strerror(want));
+	if (alt != want)
+		printf(" or %s", cl_strerror(alt));
+	printf("\n");
+	return (0);
+}
+
+/* Sleeps for a number of milliseconds. */
+static void
+sleep_ms(long ms)
+{
+	struct timespec	 ts;
+
+	ts.tv_sec = ms / 1000;
+	ts.tv_nsec = (ms % 1000) * 1000000L;
+	nanosleep(&ts, NULL);
+}
+
+/* Polls an atomic flag until it reaches a value or about ms pass. */
+static int
+wait_flag(atomic_int *flag, int value, long ms)
+{
+	long	 i;
+
+	for (i = 0; i < ms; i++) {
+		if (atomic_load(flag) >= value)
+			return (1);
+		sleep_ms(1);
+	}
+	return (atomic_load(flag) >= value);
+}
+
+/* Returns an event's execution status, or an error code if the query fails. */
+static cl_int
+event_status(cl_event ev)
+{
+	cl_int	 status = 0, err;
+
+	err = clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS,
+	    sizeof status, &status, NULL);
+	if (err != CL_SUCCESS)
+		return (err);
+	return (status);
+}
+
+/* Fills fake with the dispatch pointer of a real object, the rest zero. */
+static void *
+fake_handle(struct fake_object *fake, void *real)
+{
+	memset(fake, 0, sizeof *fake);
+	if (real != NULL)
+		memcpy(&fake->dispatch, real, sizeof fake->dispatch);
+	return (fake);
+}
+
+/* Builds a program from source for the test's device; NULL on failure. */
+static cl_program
+build_program(struct env *e, const char *src, const char *options)
+{
+	cl_program	 prog;
+	cl_int		 err;
+	char		*log;
+	size_t		 len = 0;
+
+	prog = clCreateProgramWithSource(e->ctx, 1, &src, NULL, &err);
+	if (!CHECK_ERR(err, CL_SUCCESS))
+		return (NULL);
+	err = clBuildProgram(prog, 1, &e->device, options, NULL, NULL);
+	if (!CHECK_ERR(err, CL_SUCCESS)) {
+		clGetProgramBuildInfo(prog, e->device, CL_PROGRAM_BUILD_LOG, 0,
+		    NULL, &len);
+		if (len > 0 && (log = calloc(1, len + 1)) != NULL) {
+			clGetProgramBuildInfo(prog, e->device,
+			    CL_PROGRAM_BUILD_LOG, len, log, NULL);
+			printf("  build log:\n%s\n", log);
+			free(log);
+		}
+		clReleaseProgram(prog);
+		return (NULL);
+	}
+	return (prog);
+}
+
+/* Creates a kernel from a built program; NULL on failure. */
+static cl_kernel
+make_kernel(cl_program prog, const char *name)
+{
+	cl_kernel	 k;
+	cl_int		 err;
+
+	if (prog == NULL)
+		return (NULL);
+	k = clCreateKernel(prog, name, &err);
+	if (!CHECK_ERR(err, CL_SUCCESS))
+		return (NULL);
+	return (k);
+}
+
+/* Creates a buffer; NULL on failure. */
+static cl_mem
+make_buffer(struct env *e, cl_mem_flags flags, size_t size, void *host)
+{
+	cl_mem	 mem;
+	cl_int	 err;
+
+	mem = clCreateBuffer(e->ctx, flags, size, host, &err);
+	if (!CHECK_ERR(err, CL_SUCCESS))
+		return (NULL);
+	return (mem);
+}
+
+/* Releases objects that may be NULL. */
+static void
+release_all(cl_mem *mems, size_t nmems, cl_kernel k, cl_program p)
+{
+	size_t	 i;
+
+	for (i = 0; i < nmems; i++) {
+		if (mems[i] != NULL)
+			clReleaseMemObject(mems[i]);
+	}
+	if (k != NULL)
+		clReleaseKernel(k);
+	if (p != NULL)
+		clReleaseProgram(p);
+}
+
+/* clGetPlatformIDs: counts, the entries it fills, and its argument errors. */
+static void
+test_platform_ids(struct env *e)
+{
+	cl_platform_id	 plats[16], p = NULL;
+	cl_uint		 n = 0, n2 = 0, i, found = 0;
+
+	CHECK_ERR(clGetPlatformIDs(0, NULL, &n), CL_SUCCESS);
+	CHECK(n >= 1);
+	CHECK_ERR(clGetPlatformIDs(0, &p, NULL), CL_INVALID_VALUE);
+	CHECK_ERR(clGetPlatformIDs(0, &p, &n2), CL_INVALID_VALUE);
+	CHECK_ERR(clGetPlatformIDs(1, NULL, NULL), CL_INVALID_VALUE);
+	CHECK_ERR(clGetPlatformIDs(0, NULL, NULL), CL_INVALID_VALUE);
+	CHECK_ERR(clGetPlatformIDs(1, &p, NULL), CL_SUCCESS);
+	CHECK(p != NULL);
+	n2 = 0;
+	CHECK_ERR(clGetPlatformIDs(NITEMS(plats), plats, &n2), CL_SUCCESS);
+	CHECK(n2 == n);
+	for (i = 0; i < n2 && i < NITEMS(plats); i++) {
+		CHECK(plats[i] != NULL);
+		if (plats[i] == e->platform)
+			found++;
+	}
+	CHECK(found == 1);
+}
+
+/* clGetPlatformInfo: every string, size queries and argument errors. */
+static void
+test_platform_info(struct env *e)
+{
+	static const cl_platform_info	 names[] = {
+		CL_PLATFORM_PROFILE, CL_PLATFORM_VERSION, CL_PLATFORM_NAME,
+		CL_PLATFORM_VENDOR, CL_PLATFORM_EXTENSIONS
+	};
+	char				 buf[4096], small[1];
+	size_t				 size, i;
+	cl_version			 numver = 0;
+	cl_ulong			 timer = 0;
+
+	for (i = 0; i < NITEMS(names); i++) {
+		size = 0;
+		CHECK_ERR(clGetPlatformInfo(e->platform, names[i], 0, NULL,
+		    &size), CL_SUCCESS);
+		CHECK(size >= 1 && size <= sizeof buf);
+		memset(buf, 'x', sizeof buf);
+		CHECK_ERR(clGetPlatformInfo(e->platform, names[i], sizeof buf,
+		    buf, NULL), CL_SUCCESS);
+		CHECK(strlen(buf) + 1 == size);
+	}
+	CHECK_ERR(clGetPlatformInfo(e->platform, CL_PLATFORM_PROFILE,
+	    sizeof buf, buf, NULL), CL_SUCCESS);
+	CHECK(strcmp(buf, "FULL_PROFILE") == 0 ||
+	    strcmp(buf, "EMBEDDED_PROFILE") == 0);
+	CHECK_ERR(clGetPlatformInfo(e->platform, CL_PLATFORM_VERSION,
+	    sizeof buf, buf, NULL), CL_SUCCESS);
+	CHECK(strncmp(buf, "OpenCL ", 7) == 0);
+	CHECK_ERR(clGetPlatformInfo(e->platform, CL_PLATFORM_EXTENSIONS,
+	    sizeof buf, buf, NULL), CL_SUCCESS);
+	CHECK(strstr(buf, "cl_khr_icd") != NULL);
+	CHECK_ERR(clGetPlatformInfo(e->platform, CL_PLATFORM_NUMERIC_VERSION,
+	    sizeof numver, &numver, NULL), CL_SUCCESS);
+	CHECK(CL_VERSION_MAJOR(numver) >= 1);
+	CHECK_ERR(clGetPlatformInfo(e->platform,
+	    CL_PLATFORM_HOST_TIMER_RESOLUTION, sizeof timer, &timer, NULL),
+	    CL_SUCCESS);
+
+	CHECK_ERR(clGetPlatformInfo(e->platform, 0x7fff, sizeof buf, buf,
+	    NULL), CL_INVALID_VALUE);
+	CHECK_ERR(clGetPlatformInfo(e->platform, 0x7fff, 0, NULL, &size),
+	    CL_INVALID_VALUE);
+	CHECK_ERR(clGetPlatformInfo(e->platform, CL_PLATFORM_NAME,
+	    sizeof small, small, NULL), CL_INVALID_VALUE);
+	CHECK_ERR(clGetPlatformInfo(e->platform, CL_PLATFORM_NUMERIC_VERSION,
+	    2, &numver, NULL), CL_INVALID_VALUE);
+}
+
+/* Counts devices of the list whose CL_DEVICE_TYPE has a bit of type. */
+static cl_uint
+count_of_type(cl_device_id *devs, cl_uint n, cl_device_type type)
+{
+	cl_device_type	 t;
+	cl_uint		 i, count = 0;
+
+	for (i = 0; i < n; i++) {
+		t = 0;
+		clGetDeviceInfo(devs[i], CL_DEVICE_TYPE, sizeof t, &t, NULL);
+		if (t & type)
+			count++;
+	}
+	return (count);
+}
+
+/* clGetDeviceIDs: counts per type, entries, and argument errors. */
+static void
+test_device_ids(struct env *e)
+{
+	static const cl_device_type	 types[] = {
+		CL_DEVICE_TYPE_CPU, CL_DEVICE_TYPE_GPU,
+		CL_DEVICE_TYPE_ACCELERATOR, CL_DEVICE_TYPE_CUSTOM
+	};
+	cl_device_id			 devs[64], d = NULL;
+	cl_uint				 n = 0, n2 = 0, i, found = 0;
+	cl_int				 err, alt;
+
+	CHECK_ERR(clGetDeviceIDs(e->platform, CL_DEVICE_TYPE_ALL, 0, NULL, &n),
+	    CL_SUCCESS);
+	CHECK(n >= 1 && n <= NITEMS(devs));
+	if (n > NITEMS(devs))
+		n = NITEMS(devs);
+	CHECK_ERR(clGetDeviceIDs(e->platform, CL_DEVICE_TYPE_ALL, n, devs,
+	    &n2), CL_SUCCESS);
+	CHECK(n2 == n);
+	for (i = 0; i < n; i++) {
+		if (devs[i] == e->device)
+			found++;
+	}
+	CHECK(found == 1);
+
+	/* A type no device has is CL_DEVICE_NOT_FOUND with a count of zero. */
+	for (i = 0; i < NITEMS(types); i++) {
+		n2 = 12345;
+		err = clGetDeviceIDs(e->platform, types[i], 0, NULL, &n2);
+		if (count_of_type(devs, n, types[i]) == 0) {
+			CHECK_ERR(err, CL_DEVICE_NOT_FOUND);
+			CHECK(n2 == 0 || n2 == 12345);
+		} else {
+			CHECK_ERR(err, CL_SUCCESS);
+			CHECK(n2 == count_of_type(devs, n, types[i]));
+		}
+	}
+	n2 = 0;
+	CHECK_ERR(clGetDeviceIDs(e->platform, CL_DEVICE_TYPE_DEFAULT, 1, &d,
+	    &n2), CL_SUCCESS);
+	CHECK(n2 == 1 && d != NULL);
+
+	/* PoCL 3.1 does not validate the type: CL_DEVICE_NOT_FOUND. */
+	alt = is_pocl ? CL_DEVICE_NOT_FOUND : CL_INVALID_DEVICE_TYPE;
+	CHECK_ERR2(clGetDeviceIDs(e->platform, 0, 1, &d, NULL),
+	    CL_INVALID_DEVICE_TYPE, alt);
+	CHECK_ERR2(clGetDeviceIDs(e->platform, (cl_device_type)1 << 40, 1, &d,
+	    NULL), CL_INVALID_DEVICE_TYPE, alt);
+	CHECK_ERR(clGetDeviceIDs(e->platform, CL_DEVICE_TYPE_ALL, 0, devs,
+	    NULL), CL_INVALID_VALUE);
+	CHECK_ERR(clGetDeviceIDs(e->platform, CL_DEVICE_TYPE_ALL, 0, devs, &n2),
+	    CL_INVALID_VALUE);
+	CHECK_ERR(clGetDeviceIDs(e->platform, CL_DEVICE_TYPE_ALL, 1, NULL,
+	    NULL), CL_INVALID_VALUE);
+}
+
+/* clGetDeviceInfo: the common queries, their sizes, and the errors. */
+static void
+test_device_info(struct env *e)
+{
+	char			 name[1024], small[1], *ext;
+	size_t			 size = 0, items[16], wg = 0;
+	cl_device_type		 type = 0;
+	cl_uint			 dims = 0, align = 0;
+	cl_ulong		 gmem = 0, alloc = 0, lmem = 0;
+	cl_platform_id		 plat = NULL;
+	cl_bool			 avail = CL_FALSE;
+	cl_command_queue_properties qprops = 0;
+	unsigned int		 i;
+
+	CHECK_ERR(clGetDeviceInfo(e->device, CL_DEVICE_NAME, 0, NULL, &size),
+	    CL_SUCCESS);
+	CHECK(size > 1 && size <= sizeof name);
+	CHECK_ERR(clGetDeviceInfo(e->device, CL_DEVICE_NAME, sizeof name, name,
+	    NULL), CL_SUCCESS);
+	CHECK(strlen(name) + 1 == size);
+	CHECK_ERR(clGetDeviceInfo(e->device, CL_DEVICE_TYPE, sizeof type, &type,
+	    &size), CL_SUCCESS);
+	CHECK(size == sizeof type);
+	CHECK(type != 0 && (type & ~(cl_device_type)(CL_DEVICE_TYPE_DEFAULT |
+	    CL_DEVICE_TYPE_CPU | CL_DEVICE_TYPE_GPU |
+	    CL_DEVICE_TYPE_ACCELERATOR | CL_DEVICE_TYPE_CUSTOM)) == 0);
+	CHECK_ERR(clGetDeviceInfo(e->device, CL_DEVICE_MAX_WORK_GROUP_SIZE,
+	    sizeof wg, &wg, NULL), CL_SUCCESS);
+	CHECK(wg >= 1);
+	CHECK_ERR(clGetDeviceInfo(e->device, CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS,
+	    sizeof dims, &dims, NULL), CL_SUCCESS);
+	CHECK(dims >= 3 && dims <= NITEMS(items));
+	size = 0;
+	CHECK_ERR(clGetDeviceInfo(e->device, CL_DEVICE_MAX_WORK_ITEM_SIZES,
+	    sizeof items, items, &size), CL_SUCCESS);
+	CHECK(size == dims * sizeof items[0]);
+	for (i = 0; i < dims && i < NITEMS(items); i++)
+		CHECK(items[i] >= 1);
+	CHECK_ERR(clGetDeviceInfo(e->device, CL_DEVICE_MAX_WORK_ITEM_SIZES,
+	    sizeof items[0], items, NULL), CL_INVALID_VALUE);
+	CHECK_ERR(clGetDeviceInfo(e->device, CL_DEVICE_GLOBAL_MEM_SIZE,
+	    sizeof gmem, &gmem, NULL), CL_SUCCESS);
+	CHECK(gmem > 0);
+	CHECK_ERR(clGetDeviceInfo(e->device, CL_DEVICE_MAX_MEM_ALLOC_SIZE,
+	    sizeof alloc, &alloc, NULL), CL_SUCCESS);
+	CHECK(alloc > 0 && alloc <= gmem);
+	CHECK_ERR(clGetDeviceInfo(e->device, CL_DEVICE_LOCAL_MEM_SIZE,
+	    sizeof lmem, &lmem, NULL), CL_SUCCESS);
+	CHECK(lmem > 0);
+	CHECK_ERR(clGetDeviceInfo(e->device, CL_DEVICE_MEM_BASE_ADDR_ALIGN,
+	    sizeof align, &align, NULL), CL_SUCCESS);
+	CHECK(align >= 8);
+	CHECK_ERR(clGetDeviceInfo(e->device, CL_DEVICE_AVAILABLE,
+	    sizeof avail, &avail, NULL), CL_SUCCESS);
+	CHECK(avail == CL_TRUE);
+	CHECK_ERR(clGetDeviceInfo(e->device, CL_DEVICE_QUEUE_PROPERTIES,
+	    sizeof qprops, &qprops, NULL), CL_SUCCESS);
+	CHECK(qprops & CL_QUEUE_PROFILING_ENABLE);
+	CHECK_ERR(clGetDeviceInfo(e->device, CL_DEVICE_PLATFORM, sizeof plat,
+	    &plat, NULL), CL_SUCCESS);
+	CHECK(plat == e->platform);
+
+	size = 0;
+	CHECK_ERR(clGetDeviceInfo(e->device, CL_DEVICE_EXTENSIONS, 0, NULL,
+	    &size), CL_SUCCESS);
+	CHECK(size >= 1);
+	if ((ext = calloc(1, size + 1)) != NULL) {
+		CHECK_ERR(clGetDeviceInfo(e->device, CL_DEVICE_EXTENSIONS, size,
+		    ext, NULL), CL_SUCCESS);
+		CHECK(strlen(ext) + 1 == size);
+		free(ext);
+	}
+
+	CHECK_ERR(clGetDeviceInfo(NULL, CL_DEVICE_NAME, sizeof name, name,
+	    NULL), CL_INVALID_DEVICE);
+	CHECK_ERR(clGetDeviceInfo(e->device, 0x7fff, sizeof name, name, NULL),
+	    CL_INVALID_VALUE);
+	CHECK_ERR(clGetDeviceInfo(e->device, CL_DEVICE_NAME, sizeof small,
+	    small, NULL), CL_INVALID_VALUE);
+	CHECK_ERR(clGetDeviceInfo(e->device, CL_DEVICE_TYPE, 1, &type, NULL),
+	    CL_INVALID_VALUE);
+}
+
+/* clCreateContext and clCreateContextFromType: success and argument errors. */
+static void
+test_context_create(struct env *e)
+{
+	struct fake_object	 fake;
+	cl_device_id		 bad;
+	cl_context		 c;
+	cl_context_properties	 badprops[5];
+	cl_uint			 n = 0, nall = 0;
+	cl_int			 err;
+
+	c = clCreateContext(e->props, 1, &e->device, NULL, NULL, &err);
+	CHECK_ERR(err, CL_SUCCESS);
+	CHECK(c != NULL);
+	if (c != NULL)
+		CHECK_ERR(clReleaseContext(c), CL_SUCCESS);
+	c = clCreateContext(e->props, 1, &e->device, NULL, NULL, NULL);
+	CHECK(c != NULL);
+	if (c != NULL)
+		CHECK_ERR(clReleaseContext(c), CL_SUCCESS);
+
+	c = clCreateContext(e->props, 1, NULL, NULL, NULL, &err);
+	CHECK_ERR(err, CL_INVALID_VALUE);
+	CHECK(c == NULL);
+	c = clCreateContext(e->props, 0, &e->device, NULL, NULL, &err);
+	CHECK_ERR(err, CL_INVALID_VALUE);
+	CHECK(c == NULL);
+	c = clCreateContext(e->props, 0, NULL, NULL, NULL, &err);
+	CHECK_ERR(err, CL_INVALID_VALUE);
+	CHECK(c == NULL);
+	/* user_data without pfn_notify is CL_INVALID_VALUE. */
+	c = clCreateContext(e->props, 1, &e->device, NULL, &n, &err);
+	CHECK_ERR(err, CL_INVALID_VALUE);
+	CHECK(c == NULL);
+
+	/* The ICD loader routes by CL_CONTEXT_PLATFORM: a zeroed device. */
+	memset(&fake, 0, sizeof fake);
+	bad = (cl_device_id)&fake;
+	c = clCreateContext(e->props, 1, &bad, NULL, NULL, &err);
+	CHECK_ERR(err, CL_INVALID_DEVICE);
+	CHECK(c == NULL);
+
+	/* An unknown property name is CL_INVALID_PROPERTY. */
+	badprops[0] = e->props[0];
+	badprops[1] = e->props[1];
+	badprops[2] = 0x7fff;
+	badprops[3] = 1;
+	badprops[4] = 0;
+	c = clCreateContext(badprops, 1, &e->device, NULL, NULL, &err);
+	CHECK_ERR(err, CL_INVALID_PROPERTY);
+	CHECK(c == NULL);
+	/* The same property twice is CL_INVALID_PROPERTY too. */
+	badprops[2] = CL_CONTEXT_PLATFORM;
+	badprops[3] = e->props[1];
+	c = clCreateContext(badprops, 1, &e->device, NULL, NULL, &err);
+	CHECK_ERR(err, CL_INVALID_PROPERTY);
+	CHECK(c == NULL);
+
+	CHECK_ERR(clGetDeviceIDs(e->platform, CL_DEVICE_TYPE_ALL, 0, NULL,
+	    &nall), CL_SUCCESS);
+	c = clCreateContextFromType(e->props, CL_DEVICE_TYPE_ALL, NULL, NULL,
+	    &err);
+	CHECK_ERR(err, CL_SUCCESS);
+	if (c != NULL) {
+		CHECK_ERR(clGetContextInfo(c, CL_CONTEXT_NUM_DEVICES, sizeof n,
+		    &n, NULL), CL_SUCCESS);
+		CHECK(n == nall);
+		CHECK_ERR(clReleaseContext(c), CL_SUCCESS);
+	}
+	c = clCreateContextFromType(e->props, CL_DEVICE_TYPE_DEFAULT, NULL,
+	    NULL, &err);
+	CHECK_ERR(err, CL_SUCCESS);
+	if (c != NULL) {
+		CHECK_ERR(clGetContextInfo(c, CL_CONTEXT_NUM_DEVICES, sizeof n,
+		    &n, NULL), CL_SUCCESS);
+		CHECK(n == 1);
+		CHECK_ERR(clReleaseContext(c), CL_SUCCESS);
+	}
+	/*
+	 * PoCL 3.1 does not validate the type either, and on its
+	 * CL_DEVICE_NOT_FOUND returns a non-NULL context that is not safe to
+	 * release; only a CL_INVALID_DEVICE_TYPE must come with NULL.
+	 */
+	c = clCreateContextFromType(e->props, 0, NULL, NULL, &err);
+	CHECK_ERR2(err, CL_INVALID_DEVICE_TYPE,
+	    is_pocl ? CL_DEVICE_NOT_FOUND : CL_INVALID_DEVICE_TYPE);
+	if (err == CL_INVALID_DEVICE_TYPE)
+		CHECK(c == NULL);
+}
+
+/* clRetainContext/clReleaseContext and clGetContextInfo. */
+static void
+test_context_info(struct env *e)
+{
+	cl_uint			 refs = 0, refs2 = 0, n = 0;
+	cl_device_id		 devs[4];
+	cl_context_properties	 props[8];
+	size_t			 size = 0;
+
+	CHECK_ERR(clGetContextInfo(e->ctx, CL_CONTEXT_REFERENCE_COUNT,
+	    sizeof refs, &refs, NULL), CL_SUCCESS);
+	CHECK(refs >= 1);
+	CHECK_ERR(clRetainContext(e->ctx), CL_SUCCESS);
+	CHECK_ERR(clGetContextInfo(e->ctx, CL_CONTEXT_REFERENCE_COUNT,
+	    sizeof refs2, &refs2, NULL), CL_SUCCESS);
+	CHECK(refs2 == refs + 1);
+	CHECK_ERR(clReleaseContext(e->ctx), CL_SUCCESS);
+	CHECK_ERR(clGetContextInfo(e->ctx, CL_CONTEXT_REFERENCE_COUNT,
+	    sizeof refs2, &refs2, NULL), CL_SUCCESS);
+	CHECK(refs2 == refs);
+
+	CHECK_ERR(clGetContextInfo(e->ctx, CL_CONTEXT_NUM_DEVICES, sizeof n,
+	    &n, NULL), CL_SUCCESS);
+	CHECK(n == 1);
+	CHECK_ERR(clGetContextInfo(e->ctx, CL_CONTEXT_DEVICES, 0, NULL, &size),
+	    CL_SUCCESS);
+	CHECK(size == sizeof(cl_device_id));
+	CHECK_ERR(clGetContextInfo(e->ctx, CL_CONTEXT_DEVICES, sizeof devs,
+	    devs, NULL), CL_SUCCESS);
+	CHECK(devs[0] == e->device);
+	size = 0;
+	CHECK_ERR(clGetContextInfo(e->ctx, CL_CONTEXT_PROPERTIES, sizeof props,
+	    props, &size), CL_SUCCESS);
+	CHECK(size == 3 * sizeof props[0]);
+	CHECK(props[0] == CL_CONTEXT_PLATFORM && props[1] == e->props[1] &&
+	    props[2] == 0);
+
+	CHECK_ERR(clGetContextInfo(e->ctx, 0x7fff, sizeof n, &n, NULL),
+	    CL_INVALID_VALUE);
+	CHECK_ERR(clGetContextInfo(e->ctx, CL_CONTEXT_NUM_DEVICES, 1, &n, NULL),
+	    CL_INVALID_VALUE);
+	CHECK_ERR(clGetContextInfo(NULL, CL_CONTEXT_NUM_DEVICES, sizeof n, &n,
+	    NULL), CL_INVALID_CONTEXT);
+	CHECK_ERR(clRetainContext(NULL), CL_INVALID_CONTEXT);
+	CHECK_ERR(clReleaseContext(NULL), CL_INVALID_CONTEXT);
+}
+
+/* clCreateCommandQueue[WithProperties] and clGetCommandQueueInfo. */
+static void
+test_queue_create(struct env *e)
+{
+	cl_command_queue		 q;
+	cl_queue_properties		 props[5];
+	cl_command_queue_properties	 qp = 0;
+	cl_queue_properties		 arr[8];
+	cl_context			 c = NULL;
+	cl_device_id			 d = NULL;
+	cl_uint				 refs = 0, refs2 = 0;
+	size_t				 size = 0;
+	cl_int				 err;
+
+	q = clCreateCommandQueue(e->ctx, e->device, CL_QUEUE_PROFILING_ENABLE,
+	    &err);
+	CHECK_ERR(err, CL_SUCCESS);
+	if (q != NULL) {
+		CHECK_ERR(clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof c,
+		    &c, NULL), CL_SUCCESS);
+		CHECK(c == e->ctx);
+		CHECK_ERR(clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof d,
+		    &d, NULL), CL_SUCCESS);
+		CHECK(d == e->device);
+		CHECK_ERR(clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES,
+		    sizeof qp, &qp, NULL), CL_SUCCESS);
+		CHECK(qp == CL_QUEUE_PROFILING_ENABLE);
+		CHECK_ERR(clGetCommandQueueInfo(q, CL_QUEUE_REFERENCE_COUNT,
+		    sizeof refs, &refs, NULL), CL_SUCCESS);
+		CHECK(refs >= 1);
+		CHECK_ERR(clRetainCommandQueue(q), CL_SUCCESS);
+		CHECK_ERR(clGetCommandQueueInfo(q, CL_QUEUE_REFERENCE_COUNT,
+		    sizeof refs2, &refs2, NULL), CL_SUCCESS);
+		CHECK(refs2 == refs + 1);
+		CHECK_ERR(clReleaseCommandQueue(q), CL_SUCCESS);
+		CHECK_ERR(clGetCommandQueueInfo(q, CL_QUEUE_REFERENCE_COUNT,
+		    sizeof refs2, &refs2, NULL), CL_SUCCESS);
+		CHECK(refs2 == refs);
+		CHECK_ERR(clGetCommandQueueInfo(q, 0x7fff, sizeof qp, &qp,
+		    NULL), CL_INVALID_VALUE);
+		CHECK_ERR(clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, 1, &c,
+		    NULL), CL_INVALID_VALUE);
+		CHECK_ERR(clReleaseCommandQueue(q), CL_SUCCESS);
+	}
+
+	props[0] = CL_QUEUE_PROPERTIES;
+	props[1] = CL_QUEUE_PROFILING_ENABLE;
+	props[2] = 0;
+	q = clCreateCommandQueueWithProperties(e->ctx, e->device, props, &err);
+	CHECK_ERR(err, CL_SUCCESS);
+	if (q != NULL) {
+		CHECK_ERR(clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES,
+		    sizeof qp, &qp, NULL), CL_SUCCESS);
+		CHECK(qp == CL_QUEUE_PROFILING_ENABLE);
+		CHECK_ERR(clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES_ARRAY,
+		    sizeof arr, arr, &size), CL_SUCCESS);
+		CHECK(size == 3 * sizeof arr[0]);
+		CHECK(arr[0] == CL_QUEUE_PROPERTIES &&
+		    arr[1] == CL_QUEUE_PROFILING_ENABLE && arr[2] == 0);
+		CHECK_ERR(clReleaseCommandQueue(q), CL_SUCCESS);
+	}
+	q = clCreateCommandQueueWithProperties(e->ctx, e->device, NULL, &err);
+	CHECK_ERR(err, CL_SUCCESS);
+	if (q != NULL) {
+		CHECK_ERR(clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES,
+		    sizeof qp, &qp, NULL), CL_SUCCESS);
+		CHECK(qp == 0);
+		CHECK_ERR(clReleaseCommandQueue(q), CL_SUCCESS);
+	}
+
+	props[0] = 0x7fff;
+	props[1] = 1;
+	props[2] = 0;
+	q = clCreateCommandQueueWithProperties(e->ctx, e->device, props, &err);
+	CHECK_ERR(err, CL_INVALID_VALUE);
+	CHECK(q == NULL);
+	q = clCreateCommandQueue(e->ctx, e->device, (cl_bitfield)1 << 40,
+	    &err);
+	CHECK_ERR(err, CL_INVALID_VALUE);
+	CHECK(q == NULL);
+	q = clCreateCommandQueue(NULL, e->device, 0, &err);
+	CHECK_ERR(err, CL_INVALID_CONTEXT);
+	CHECK(q == NULL);
+	q = clCreateCommandQueueWithProperties(NULL, e->device, NULL, &err);
+	CHECK_ERR(err, CL_INVALID_CONTEXT);
+	CHECK(q == NULL);
+	q = clCreateCommandQueue(e->ctx, NULL, 0, &err);
+	CHECK_ERR(err, CL_INVALID_DEVICE);
+	CHECK(q == NULL);
+	CHECK_ERR(clGetCommandQueueInfo(NULL, CL_QUEUE_CONTEXT, sizeof c, &c,
+	    NULL), CL_INVALID_COMMAND_QUEUE);
+}
+
+/* clFlush and clFinish on a live queue and on no queue. */
+static void
+test_flush_finish(struct env *e)
+{
+	CHECK_ERR(clFlush(e->queue), CL_SUCCESS);
+	CHECK_ERR(clFinish(e->queue), CL_SUCCESS);
+	CHECK_ERR(clFlush(NULL), CL_INVALID_COMMAND_QUEUE);
+	CHECK_ERR(clFinish(NULL), CL_INVALID_COMMAND_QUEUE);
+}
+
+/* clCreateBuffer with every host-pointer flag, and its argument errors. */
+static void
+test_buffer_create(struct env *e)
+{
+	cl_mem		 m;
+	int		 src[256], dst[256], *hp;
+	size_t		 i;
+	cl_int		 err;
+
+	for (i = 0; i < NITEMS(src); i++)
+		src[i] = (int)(i * 7 + 3);
+
+	m = make_buffer(e, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+	    sizeof src, src);
+	if (m != NULL) {
+		memset(dst, 0, sizeof dst);
+		CHECK_ERR(clEnqueueReadBuffer(e->queue, m, CL_TRUE, 0,
+		    sizeof dst, dst, 0, NULL, NULL), CL_SUCCESS);
+		CHECK(memcmp(src, dst, sizeof src) == 0);
+		clReleaseMemObject(m);
+	}
+
+	/* With CL_MEM_COPY_HOST_PTR the host memory may change afterwards. */
+	if ((hp = malloc(sizeof src)) != NULL) {
+		memcpy(hp, src, sizeof src);
+		m = make_buffer(e, CL_MEM_READ_ONLY | CL_MEM_ALLOC_HOST_PTR |
+		    CL_MEM_COPY_HOST_PTR, sizeof src, hp);
+		memset(hp, 0, sizeof src);
+		free(hp);
+		if (m != NULL) {
+			memset(dst, 0, sizeof dst);
+			CHECK_ERR(clEnqueueReadBuffer(e->queue, m, CL_TRUE, 0,
+			    sizeof dst, dst, 0, NULL, NULL), CL_SUCCESS);
+			CHECK(memcmp(src, dst, sizeof src) == 0);
+			clReleaseMemObject(m);
+		}
+	}
+
+	memcpy(dst, src, sizeof dst);
+	m = make_buffer(e, CL_MEM_USE_HOST_PTR, sizeof dst, dst);
+	if (m != NULL) {
+		int	 back[256];
+
+		CHECK_ERR(clEnqueueReadBuffer(e->queue, m, CL_TRUE, 0,
+		    sizeof back, back, 0, NULL, NULL), CL_SUCCESS);
+		CHECK(memcmp(src, back, sizeof src) == 0);
+		clReleaseMemObject(m);
+	}
+
+	m = make_buffer(e, CL_MEM_ALLOC_HOST_PTR, 4096, NULL);
+	if (m != NULL) {
+		memset(dst, 0x5a, sizeof dst);
+		CHECK_ERR(clEnqueueWriteBuffer(e->queue, m, CL_TRUE, 0,
+		    sizeof dst, dst, 0, NULL, NULL), CL_SUCCESS);
+		memset(dst, 0, sizeof dst);
+		CHECK_ERR(clEnqueueReadBuffer(e->queue, m, CL_TRUE, 0,
+		    sizeof dst, dst, 0, NULL, NULL), CL_SUCCESS);
+		CHECK(dst[0] == 0x5a5a5a5a && dst[255] == 0x5a5a5a5a);
+		clReleaseMemObject(m);
+	}
+	m = make_buffer(e, CL_MEM_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS, 64,
+	    NULL);
+	if (m != NULL)
+		clReleaseMemObject(m);
+	m = make_buffer(e, 0, 64, NULL);
+	if (m != NULL)
+		clReleaseMemObject(m);
+
+	m = clCreateBuffer(e->ctx, CL_MEM_READ_WRITE, 0, NULL, &err);
+	CHECK_ERR(err, CL_INVALID_BUFFER_SIZE);
+	CHECK(m == NULL);
+	m = clCreateBuffer(e->ctx, CL_MEM_READ_WRITE, (size_t)e->max_alloc + 1,
+	    NULL, &err);
+	CHECK_ERR(err, CL_INVALID_BUFFER_SIZE);
+	CHECK(m == NULL);
+	m = clCreateBuffer(e->ctx, CL_MEM_COPY_HOST_PTR, 64, NULL, &err);
+	CHECK_ERR(err, CL_INVALID_HOST_PTR);
+	CHECK(m == NULL);
+	m = clCreateBuffer(e->ctx, CL_MEM_USE_HOST_PTR, 64, NULL, &err);
+	CHECK_ERR(err, CL_INVALID_HOST_PTR);
+	CHECK(m == NULL);
+	m = clCreateBuffer(e->ctx, CL_MEM_READ_WRITE, 64, src, &err);
+	CHECK_ERR(err, CL_INVALID_HOST_PTR);
+	CHECK(m == NULL);
+	m = clCreateBuffer(e->ctx, CL_MEM_ALLOC_HOST_PTR, 64, src, &err);
+	CHECK_ERR(err, CL_INVALID_HOST_PTR);
+	CHECK(m == NULL);
+	m = clCreateBuffer(e->ctx, CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY, 64,
+	    NULL, &err);
+	CHECK_ERR(err, CL_INVALID_VALUE);
+	CHECK(m == NULL);
+	m = clCreateBuffer(e->ctx, CL_MEM_READ_WRITE | CL_MEM_READ_ONLY, 64,
+	    NULL, &err);
+	CHECK_ERR(err, CL_INVALID_VALUE);
+	CHECK(m == NULL);
+	m = clCreateBuffer(e->ctx, CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR,
+	    64, src, &err);
+	CHECK_ERR(err, CL_INVALID_VALUE);
+	CHECK(m == NULL);
+	m = clCreateBuffer(e->ctx, CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR,
+	    64, src, &err);
+	CHECK_ERR(err, CL_INVALID_VALUE);
+	CHECK(m == NULL);
+	m = clCreateBuffer(e->ctx, CL_MEM_HOST_READ_ONLY |
+	    CL_MEM_HOST_NO_ACCESS, 64, NULL, &err);
+	CHECK_ERR(err, CL_INVALID_VALUE);
+	CHECK(m == NULL);
+	m = clCreateBuffer(e->ctx, (cl_mem_flags)1 << 40, 64, NULL, &err);
+	CHECK_ERR(err, CL_INVALID_VALUE);
+	CHECK(m == NULL);
+	m = clCreateBuffer(NULL, CL_MEM_READ_WRITE, 64, NULL, &err);
+	CHECK_ERR(err, CL_INVALID_CONTEXT);
+	CHECK(m == NULL);
+}
+
+/* clGetMemObjectInfo and clRetain/ReleaseMemObject on buffers. */
+static void
+test_mem_info(struct env *e)
+{
+	cl_mem			 m, u, none = NULL;
+	cl_mem_object_type	 type = 0;
+	cl_mem_flags		 flags = 0;
+	cl_context		 c = NULL;
+	void			*hp = (void *)1;
+	size_t			 size = 0, off = 99;
+	cl_uint			 refs = 0, refs2 = 0, maps = 99;
+	char			 host[128];
+
+	if ((m = make_buffer(e, CL_MEM_READ_ONLY, 1000, NULL)) == NULL)
+		return;
+	CHECK_ERR(clGetMemObjectInfo(m, CL_MEM_TYPE, sizeof type, &type, NULL),
+	    CL_SUCCESS);
+	CHECK(type == CL_MEM_OBJECT_BUFFER);
+	CHECK_ERR(clGetMemObjectInfo(m, CL_MEM_FLAGS, sizeof flags, &flags,
+	    NULL), CL_SUCCESS);
+	CHECK(flags == CL_MEM_READ_ONLY);
+	CHECK_ERR(clGetMemObjectInfo(m, CL_MEM_SIZE, sizeof size, &size, NULL),
+	    CL_SUCCESS);
+	CHECK(size == 1000);
+	CHECK_ERR(clGetMemObjectInfo(m, CL_MEM_HOST_PTR, sizeof hp, &hp, NULL),
+	    CL_SUCCESS);
+	CHECK(hp == NULL);
+	CHECK_ERR(clGetMemObjectInfo(m, CL_MEM_CONTEXT, sizeof c, &c, NULL),
+	    CL_SUCCESS);
+	CHECK(c == e->ctx);
+	CHECK_ERR(clGetMemObjectInfo(m, CL_MEM_MAP_COUNT, sizeof maps, &maps,
+	    NULL), CL_SUCCESS);
+	CHECK(maps == 0);
+	CHECK_ERR(clGetMemObjectInfo(m, CL_MEM_OFFSET, sizeof off, &off, NULL),
+	    CL_SUCCESS);
+	CHECK(off == 0);
+	none = (cl_mem)1;
+	CHECK_ERR(clGetMemObjectInfo(m, CL_MEM_ASSOCIATED_MEMOBJECT,
+	    sizeof none, &none, NULL), CL_SUCCESS);
+	CHECK(none == NULL);
+	CHECK_ERR(clGetMemObjectInfo(m, CL_MEM_REFERENCE_COUNT, sizeof refs,
+	    &refs, NULL), CL_SUCCESS);
+	CHECK(refs == 1);
+	CHECK_ERR(clRetainMemObject(m), CL_SUCCESS);
+	CHECK_ERR(clGetMemObjectInfo(m, CL_MEM_REFERENCE_COUNT, sizeof refs2,
+	    &refs2, NULL), CL_SUCCESS);
+	CHECK(refs2 == refs + 1);
+	CHECK_ERR(clReleaseMemObject(m), CL_SUCCESS);
+	CHECK_ERR(clGetMemObjectInfo(m, CL_MEM_REFERENCE_COUNT, sizeof refs2,
+	    &refs2, NULL), CL_SUCCESS);
+	CHECK(refs2 == refs);
+	CHECK_ERR(clGetMemObjectInfo(m, 0x7fff, sizeof size, &size, NULL),
+	    CL_INVALID_VALUE);
+	CHECK_ERR(clGetMemObjectInfo(m, CL_MEM_SIZE, 1, &size, NULL),
+	    CL_INVALID_VALUE);
+	CHECK_ERR(clGetMemObjectInfo(NULL, CL_MEM_SIZE, sizeof size, &size,
+	    NULL), CL_INVALID_MEM_OBJECT);
+	CHECK_ERR(clRetainMemObject(NULL), CL_INVALID_MEM_OBJECT);
+	CHECK_ERR(clReleaseMemObject(NULL), CL_INVALID_MEM_OBJECT);
+	CHECK_ERR(clReleaseMemObject(m), CL_SUCCESS);
+
+	if ((u = make_buffer(e, CL_MEM_USE_HOST_PTR | CL_MEM_WRITE_ONLY,
+	    sizeof host, host)) == NULL)
+		return;
+	CHECK_ERR(clGetMemObjectInfo(u, CL_MEM_HOST_PTR, sizeof hp, &hp, NULL),
+	    CL_SUCCESS);
+	CHECK(hp == host);
+	CHECK_ERR(clGetMemObjectInfo(u, CL_MEM_FLAGS, sizeof flags, &flags,
+	    NULL), CL_SUCCESS);
+	CHECK(flags == (CL_MEM_USE_HOST_PTR | CL_MEM_WRITE_ONLY));
+	CHECK_ERR(clReleaseMemObject(u), CL_SUCCESS);
+}
+
+/* clEnqueueRead/WriteBuffer: blocking, non-blocking with events, errors. */
+static void
+test_read_write(struct env *e)
+{
+	cl_mem		 m;
+	cl_event	 wev = NULL, rev = NULL, evs[2];
+	unsigned char	 src[1024], dst[1024];
+	size_t		 i;
+	cl_int		 err;
+
+	for (i = 0; i < sizeof src; i++)
+		src[i] = (unsigned char)(i * 13 + 1);
+	if ((m = make_buffer(e, CL_MEM_READ_WRITE, sizeof src, NULL)) == NULL)
+		return;
+
+	CHECK_ERR(clEnqueueWriteBuffer(e->queue, m, CL_TRUE, 0, sizeof src,
+	    src, 0, NULL, NULL), CL_SUCCESS);
+	memset(dst, 0, sizeof dst);
+	CHECK_ERR(clEnqueueReadBuffer(e->queue, m, CL_TRUE, 0, sizeof dst, dst,
+	    0, NULL, NULL), CL_SUCCESS);
+	CHECK(memcmp(src, dst, sizeof src) == 0);
+
+	/* A partial write at an offset, then reads of slices. */
+	memset(dst, 0xee, 100);
+	CHECK_ERR(clEnqueueWriteBuffer(e->queue, m, CL_TRUE, 200, 100, dst, 0,
+	    NULL, NULL), CL_SUCCESS);
+	memset(dst, 0, sizeof dst);
+	CHECK_ERR(clEnqueueReadBuffer(e->queue, m, CL_TRUE, 190, 120, dst, 0,
+	    NULL, NULL), CL_SUCCESS);
+	CHECK(memcmp(dst, src + 190, 10) == 0);
+	CHECK(dst[10] == 0xee && dst[109] == 0xee);
+	CHECK(memcmp(dst + 110, src + 300, 10) == 0);
+
+	/* Non-blocking write, then a read that waits for it by event. */
+	for (i = 0; i < sizeof src; i++)
+		src[i] = (unsigned char)(255 - i);
+	err = clEnqueueWriteBuffer(e->queue, m, CL_FALSE, 0, sizeof src, src,
+	    0, NULL, &wev);
+	CHECK_ERR(err, CL_SUCCESS);
+	memset(dst, 0, sizeof dst);
+	if (err == CL_SUCCESS) {
+		CHECK(wev != NULL);
+		err = clEnqueueReadBuffer(e->queue, m, CL_FALSE, 0, sizeof dst,
+		    dst, 1, &wev, &rev);
+		CHECK_ERR(err, CL_SUCCESS);
+		if (err == CL_SUCCESS) {
+			evs[0] = wev;
+			evs[1] = rev;
+			CHECK_ERR(clWaitForEvents(2, evs), CL_SUCCESS);
+			CHECK(event_status(wev) == CL_COMPLETE);
+			CHECK(event_status(rev) == CL_COMPLETE);
+			CHECK(memcmp(src, dst, sizeof src) == 0);
+			clReleaseEvent(rev);
+		}
+		clReleaseEvent(wev);
+	}
+
+	/* Empty wait list with a NULL list is fine. */
+	CHECK_ERR(clEnqueueReadBuffer(e->queue, m, CL_TRUE, 0, 16, dst, 0,
+	    NULL, NULL), CL_SUCCESS);
+
+	CHECK_ERR(clEnqueueReadBuffer(e->queue, m, CL_TRUE, 1000, 25, dst, 0,
+	    NULL, NULL), CL_INVALID_VALUE);
+	CHECK_ERR(clEnqueueReadBuffer(e->queue, m, CL_TRUE, 1025, 1, dst, 0,
+	    NULL, NULL), CL_INVALID_VALUE);
+	CHECK_ERR(clEnqueueWriteBuffer(e->queue, m, CL_TRUE, 0, 1025, src, 0,
+	    NULL, NULL), CL_INVALID_VALUE);
+	CHECK_ERR(clEnqueueWriteBuffer(e->queue, m, CL_TRUE, 1020, 5, src, 0,
+	    NULL, NULL), CL_INVALID_VALUE);
+	CHECK_ERR(clEnqueueReadBuffer(e->queue, m, CL_TRUE, 0, 16, NULL, 0,
+	    NULL, NULL), CL_INVALID_VALUE);
+	CHECK_ERR(clEnqueueWriteBuffer(e->queue, m, CL_TRUE, 0, 16, NULL, 0,
+	    NULL, NULL), CL_INVALID_VALUE);
+	CHECK_ERR(clEnqueueReadBuffer(e->queue, NULL, CL_TRUE, 0, 16, dst, 0,
+	    NULL, NULL), CL_INVALID_MEM_OBJECT);
+	CHECK_ERR(clEnqueueWriteBuffer(e->queue, NULL, CL_TRUE, 0, 16, src, 0,
+	    NULL, NULL), CL_INVALID_MEM_OBJECT);
+	CHECK_ERR(clEnqueueReadBuffer(NULL, m, CL_TRUE, 0, 16, dst, 0, NULL,
+	    NULL), CL_INVALID_COMMAND_QUEUE);
+	CHECK_ERR(clEnqueueReadBuffer(e->queue, m, CL_TRUE, 0, 16, dst, 1,
+	    NULL, NULL), CL_INVALID_EVENT_WAIT_LIST);
+	CHECK_ERR(clEnqueueWriteBuffer(e->queue, m, CL_FALSE, 0, 16, src, 2,
+	    NULL, NULL), CL_INVALID_EVENT_WAIT_LIST);
+	evs[0] = NULL;
+	CHECK_ERR(clEnqueueReadBuffer(e->queue, m, CL_TRUE, 0, 16, dst, 0,
+	    evs, NULL), CL_INVALID_EVENT_WAIT_LIST);
+	CHECK_ERR(clEnqueueReadBuffer(e->queue, m, CL_TRUE, 0, 16, dst, 1,
+	    evs, NULL), CL_INVALID_EVENT_WAIT_LIST);
+	CHECK_ERR(clFinish(e->queue), CL_SUCCESS);
+	clReleaseMemObject(m);
+}
+
+/* Host access flags restrict reads and writes from the host. */
+static void
+test_host_access(struct env *e)
+{
+	cl_mem	 m;
+	char	 buf[16];
+
+	memset(buf, 0, sizeof buf);
+	if ((m = make_buffer(e, CL_MEM_HOST_READ_ONLY, sizeof buf,
+	    NULL)) != NULL) {
+		CHECK_ERR(clEnqueueWriteBuffer(e->queue, m, CL_TRUE, 0,
+		    sizeof buf, buf, 0, NULL, NULL), CL_INVALID_OPERATION);
+		CHECK_ERR(clEnqueueReadBuffer(e->queue, m, CL_TRUE, 0,
+		    sizeof buf, buf, 0, NULL, NULL), CL_SUCCESS);
+		clReleaseMemObject(m);
+	}
+	if ((m = make_buffer(e, CL_MEM_HOST_WRITE_ONLY, sizeof buf,
+	    NULL)) != NULL) {
+		CHECK_ERR(clEnqueueReadBuffer(e->queue, m, CL_TRUE, 0,
+		    sizeof buf, buf, 0, NULL, NULL), CL_INVALID_OPERATION);
+		CHECK_ERR(clEnqueueWriteBuffer(e->queue, m, CL_TRUE, 0,
+		    sizeof buf, buf, 0, NULL, NULL), CL_SUCCESS);
+		clReleaseMemObject(m);
+	}
+	if ((m = make_buffer(e, CL_MEM_HOST_NO_ACCESS, sizeof buf,
+	    NULL)) != NULL) {
+		CHECK_ERR(clEnqueueReadBuffer(e->queue, m, CL_TRUE, 0,
+		    sizeof buf, buf, 0, NULL, NULL), CL_INVALID_OPERATION);
+		CHECK_ERR(clEnqueueWriteBuffer(e->queue, m, CL_TRUE, 0,
+		    sizeof buf, buf, 0, NULL, NULL), CL_INVALID_OPERATION);
+		clReleaseMemObject(m);
+	}
+}
+
+/* clEnqueueCopyBuffer: between buffers, within one, and its errors. */
+static void
+test_copy_buffer(struct env *e)
+{
+	cl_mem		 a = NULL, b = NULL;
+	cl_event	 ev = NULL;
+	int		 src[256], dst[256];
+	size_t		 i;
+	cl_int		 err;
+
+	for (i = 0; i < NITEMS(src); i++)
+		src[i] = (int)i;
+	a = make_buffer(e, CL_MEM_COPY_HOST_PTR, sizeof src, src);
+	b = make_buffer(e, CL_MEM_READ_WRITE, sizeof src, NULL);
+	if (a == NULL || b == NULL)
+		goto out;
+
+	CHECK_ERR(clEnqueueCopyBuffer(e->queue, a, b, 0, 0, sizeof src, 0,
+	    NULL, NULL), CL_SUCCESS);
+	err = clEnqueueCopyBuffer(e->queue, a, b, 16 * sizeof(int),
+	    128 * sizeof(int), 32 * sizeof(int), 0, NULL, &ev);
+	CHECK_ERR(err, CL_SUCCESS);
+	if (err == CL_SUCCESS) {
+		CHECK_ERR(clWaitForEvents(1, &ev), CL_SUCCESS);
+		CHECK(event_status(ev) == CL_COMPLETE);
+		clReleaseEvent(ev);
+	}
+	CHECK_ERR(clEnqueueReadBuffer(e->queue, b, CL_TRUE, 0, sizeof dst, dst,
+	    0, NULL, NULL), CL_SUCCESS);
+	for (i = 0; i < NITEMS(dst); i++) {
+		if (i >= 128 && i < 160) {
+			if (!CHECK(dst[i] == (int)(i - 112)))
+				break;
+		} else if (!CHECK(dst[i] == (int)i))
+			break;
+	}
+
+	/* Disjoint regions of one buffer copy; overlapping ones do not. */
+	CHECK_ERR(clEnqueueCopyBuffer(e->queue, a, a, 0, 128 * sizeof(int),
+	    128 * sizeof(int), 0, NULL, NULL), CL_SUCCESS);
+	CHECK_ERR(clEnqueueReadBuffer(e->queue, a, CL_TRUE, 0, sizeof dst, dst,
+	    0, NULL, NULL), CL_SUCCESS);
+	CHECK(dst[128] == 0 && dst[255] == 127 && dst[5] == 5);
+	CHECK_ERR(clEnqueueCopyBuffer(e->queue, a, a, 0, 64, 128, 0, NULL,
+	    NULL), CL_MEM_COPY_OVERLAP);
+	CHECK_ERR(clEnqueueCopyBuffer(e->queue, a, a, 64, 0, 128, 0, NULL,
+	    NULL), CL_MEM_COPY_OVERLAP);
+	CHECK_ERR(clEnqueueCopyBuffer(e->queue, a, a, 0, 0, 4, 0, NULL, NULL),
+	    CL_MEM_COPY_OVERLAP);
+
+	CHECK_ERR(clEnqueueCopyBuffer(e->queue, a, b, 1, 0, sizeof src, 0,
+	    NULL, NULL), CL_INVALID_VALUE);
+	CHECK_ERR(clEnqueueCopyBuffer(e->queue, a, b, 0, 4, sizeof src, 0,
+	    NULL, NULL), CL_INVALID_VALUE);
+	CHECK_ERR(clEnqueueCopyBuffer(e->queue, NULL, b, 0, 0, 4, 0, NULL,
+	    NULL), CL_INVALID_MEM_OBJECT);
+	CHECK_ERR(clEnqueueCopyBuffer(e->queue, a, NULL, 0, 0, 4, 0, NULL,
+	    NULL), CL_INVALID_MEM_OBJECT);
+	CHECK_ERR(clEnqueueCopyBuffer(e->queue, a, b, 0, 0, 4, 1, NULL, NULL),
+	    CL_INVALID_EVENT_WAIT_LIST);
+out:
+	if (a != NULL)
+		clReleaseMemObject(a);
+	if (b != NULL)
+		clReleaseMemObject(b);
+}
+
+/* A 32 MiB round trip, blocking and not, checked against a pattern. */
+static void
+test_large_transfer(struct env *e)
+{
+	size_t		 size = 32u << 20, n, i;
+	uint32_t	*src = NULL, *dst = NULL;
+	cl_mem		 m = NULL, m2 = NULL;
+	cl_event	 ev = NULL;
+	cl_int		 err;
+
+	if (size > e->max_alloc)
+		size = (size_t)e->max_alloc & ~(size_t)4095;
+	n = size / sizeof *src;
+	src = malloc(size);
+	dst = malloc(size);
+	if (!CHECK(src != NULL && dst != NULL))
+		goto out;
+	for (i = 0; i < n; i++)
+		src[i] = (uint32_t)(i * 2654435761u) ^ 0x5bd1e995u;
+	if ((m = make_buffer(e, CL_MEM_READ_WRITE, size, NULL)) == NULL)
+		goto out;
+	if ((m2 = make_buffer(e, CL_MEM_READ_WRITE, size, NULL)) == NULL)
+		goto out;
+
+	CHECK_ERR(clEnqueueWriteBuffer(e->queue, m, CL_TRUE, 0, size, src, 0,
+	    NULL, NULL), CL_SUCCESS);
+	memset(dst, 0, size);
+	CHECK_ERR(clEnqueueReadBuffer(e->queue, m, CL_TRUE, 0, size, dst, 0,
+	    NULL, NULL), CL_SUCCESS);
+	CHECK(memcmp(src, dst, size) == 0);
+
+	/* Device-side copy, then a non-blocking read completed by clFinish. */
+	CHECK_ERR(clEnqueueCopyBuffer(e->queue, m, m2, 0, 0, size, 0, NULL,
+	    NULL), CL_SUCCESS);
+	memset(dst, 0, size);
+	err = clEnqueueReadBuffer(e->queue, m2, CL_FALSE, 0, size, dst, 0,
+	    NULL, &ev);
+	CHECK_ERR(err, CL_SUCCESS);
+	CHECK_ERR(clFinish(e->queue), CL_SUCCESS);
+	if (err == CL_SUCCESS) {
+		CHECK(event_status(ev) == CL_COMPLETE);
+		clReleaseEvent(ev);
+	}
+	for (i = 0; i < n; i++) {
+		if (!CHECK(dst[i] == src[i])) {
+			printf("  first mismatch at word %zu\n", i);
+			break;
+		}
+	}
+out:
+	if (m != NULL)
+		clReleaseMemObject(m);
+	if (m2 != NULL)
+		clReleaseMemObject(m2);
+	free(src);
+	free(dst);
+}
+
+static const char src_scale[] =
+    "__kernel void scale(__global int *out, int n)\n"
+    "{\n"
+    "	size_t i = get_global_id(0);\n"
+    "	if (i < (size_t)n)\n"
+    "		out[i] = FOO * (int)i;\n"
+    "}\n";
+
+static const char src_two[] =
+    "__kernel void alpha(__global int *a) { a[0] = 1; }\n"
+    "__kernel void beta(__global int *a, int b) { a[0] = b; }\n";
+
+static const char src_broken[] =
+    "__kernel void broken(__global int *a) { a[0] = 1 +; }\n";
+
+/* Runs the scale kernel of prog over n items and checks out[i] == f * i. */
+static void
+run_scale(struct env *e, cl_program prog, int f)
+{
+	cl_kernel	 k;
+	cl_mem		 m;
+	int		 out[64], n = 64, i;
+	size_t		 gws = 64;
+
+	if ((k = make_kernel(prog, "scale")) == NULL)
+		return;
+	if ((m = make_buffer(e, CL_MEM_WRITE_ONLY, sizeof out, NULL)) != NULL) {
+		CHECK_ERR(clSetKernelArg(k, 0, sizeof m, &m), CL_SUCCESS);
+		CHECK_ERR(clSetKernelArg(k, 1, sizeof n, &n), CL_SUCCESS);
+		CHECK_ERR(clEnqueueNDRangeKernel(e->queue, k, 1, NULL, &gws,
+		    NULL, 0, NULL, NULL), CL_SUCCESS);
+		memset(out, 0, sizeof out);
+		CHECK_ERR(clEnqueueReadBuffer(e->queue, m, CL_TRUE, 0,
+		    sizeof out, out, 0, NULL, NULL), CL_SUCCESS);
+		for (i = 0; i < n; i++) {
+			if (!CHECK(out[i] == f * i))
+				break;
+		}
+		clReleaseMemObject(m);
+	}
+	clReleaseKernel(k);
+}
+
+/* clCreateProgramWithSource: several strings, lengths, and its errors. */
+static void
+test_program_source(struct env *e)
+{
+	const char	*strs[3], *nul[1] = { NULL };
+	size_t		 lens[3];
+	cl_program	 p;
+	cl_int		 err;
+	char		 text[1024];
+
+	p = clCreateProgramWithSource(e->ctx, 0, strs, NULL, &err);
+	CHECK_ERR(err, CL_INVALID_VALUE);
+	CHECK(p == NULL);
+	/* PoCL 3.1 dereferences a NULL strings array (SIGSEGV). */
+	if (!is_pocl) {
+		p = clCreateProgramWithSource(e->ctx, 1, NULL, NULL, &err);
+		CHECK_ERR(err, CL_INVALID_VALUE);
+		CHECK(p == NULL);
+	}
+	p = clCreateProgramWithSource(e->ctx, 1, nul, NULL, &err);
+	CHECK_ERR(err, CL_INVALID_VALUE);
+	CHECK(p == NULL);
+	strs[0] = src_scale;
+	p = clCreateProgramWithSource(NULL, 1, strs, NULL, &err);
+	CHECK_ERR(err, CL_INVALID_CONTEXT);
+	CHECK(p == NULL);
+
+	/* Lengths cut strings; a zero length means NUL-terminated. */
+	strs[0] = "__kernel void scale(__global int *out, int n) { XXXX";
+	lens[0] = 48;
+	strs[1] = "size_t i = get_global_id(0);";
+	lens[1] = 0;
+	strs[2] = " if (i < (size_t)n) out[i] = FOO * (int)i; }\nJUNK";
+	lens[2] = strlen(strs[2]) - 4;
+	p = clCreateProgramWithSource(e->ctx, 3, strs, lens, &err);
+	CHECK_ERR(err, CL_SUCCESS);
+	if (p == NULL)
+		return;
+	CHECK_ERR(clGetProgramInfo(p, CL_PROGRAM_SOURCE, sizeof text, text,
+	    NULL), CL_SUCCESS);
+	CHECK(strcmp(text, "__kernel void scale(__global int *out, int n) { "
+	    "size_t i = get_global_id(0); if (i < (size_t)n) out[i] = FOO * "
+	    "(int)i; }\n") == 0);
+	CHECK_ERR(clBuildProgram(p, 1, &e->device, "-DFOO=7", NULL, NULL),
+	    CL_SUCCESS);
+	run_scale(e, p, 7);
+	CHECK_ERR(clReleaseProgram(p), CL_SUCCESS);
+}
+
+/* clBuildProgram: options change the result; argument errors. */
+static void
+test_build_options(struct env *e)
+{
+	const char	*s = src_scale;
+	cl_program	 p;
+	cl_build_status	 st = CL_BUILD_ERROR;
+	char		 opts[64];
+	int		 dummy;
+	cl_int		 err;
+
+	if ((p = build_program(e, src_scale, "-DFOO=3")) != NULL) {
+		run_scale(e, p, 3);
+		CHECK_ERR(clGetProgramBuildInfo(p, e->device,
+		    CL_PROGRAM_BUILD_OPTIONS, sizeof opts, opts, NULL),
+		    CL_SUCCESS);
+		CHECK(strstr(opts, "-DFOO=3") != NULL);
+		CHECK_ERR(clGetProgramBuildInfo(p, e->device,
+		    CL_PROGRAM_BUILD_STATUS, sizeof st, &st, NULL), CL_SUCCESS);
+		CHECK(st == CL_BUILD_SUCCESS);
+		clReleaseProgram(p);
+	}
+	if ((p = build_program(e, src_scale, "-DFOO=5 -cl-opt-disable")) !=
+	    NULL) {
+		run_scale(e, p, 5);
+		clReleaseProgram(p);
+	}
+
+	p = clCreateProgramWithSource(e->ctx, 1, &s, NULL, &err);
+	if (!CHECK_ERR(err, CL_SUCCESS))
+		return;
+	CHECK_ERR(clGetProgramBuildInfo(p, e->device, CL_PROGRAM_BUILD_STATUS,
+	    sizeof st, &st, NULL), CL_SUCCESS);
+	CHECK(st == CL_BUILD_NONE);
+	CHECK_ERR(clBuildProgram(p, 1, NULL, NULL, NULL, NULL),
+	    CL_INVALID_VALUE);
+	CHECK_ERR(clBuildProgram(p, 0, &e->device, NULL, NULL, NULL),
+	    CL_INVALID_VALUE);
+	CHECK_ERR(clBuildProgram(p, 0, NULL, NULL, NULL, &dummy),
+	    CL_INVALID_VALUE);
+	CHECK_ERR(clBuildProgram(NULL, 0, NULL, NULL, NULL, NULL),
+	    CL_INVALID_PROGRAM);
+	CHECK_ERR(clGetProgramBuildInfo(p, e->device, 0x7fff, sizeof st, &st,
+	    NULL), CL_INVALID_VALUE);
+	CHECK_ERR(clGetProgramBuildInfo(p, NULL, CL_PROGRAM_BUILD_STATUS,
+	    sizeof st, &st, NULL), CL_INVALID_DEVICE);
+	/* A NULL device list builds for every device of the program. */
+	CHECK_ERR(clBuildProgram(p, 0, NULL, "-DFOO=11", NULL, NULL),
+	    CL_SUCCESS);
+	run_scale(e, p, 11);
+	clReleaseProgram(p);
+}
+
+/* A syntax error: CL_BUILD_PROGRAM_FAILURE, a log, CL_BUILD_ERROR. */
+static void
+test_build_error(struct env *e)
+{
+	const char	*s = src_broken;
+	cl_program	 p;
+	cl_build_status	 st = CL_BUILD_SUCCESS;
+	cl_kernel	 k;
+	size_t		 len = 0;
+	char		*log;
+	cl_int		 err;
+
+	p = clCreateProgramWithSource(e->ctx, 1, &s, NULL, &err);
+	if (!CHECK_ERR(err, CL_SUCCESS))
+		return;
+	CHECK_ERR(clBuildProgram(p, 1, &e->device, NULL, NULL, NULL),
+	    CL_BUILD_PROGRAM_FAILURE);
+	CHECK_ERR(clGetProgramBuildInfo(p, e->device, CL_PROGRAM_BUILD_STATUS,
+	    sizeof st, &st, NULL), CL_SUCCESS);
+	CHECK(st == CL_BUILD_ERROR);
+	CHECK_ERR(clGetProgramBuildInfo(p, e->device, CL_PROGRAM_BUILD_LOG, 0,
+	    NULL, &len), CL_SUCCESS);
+	CHECK(len > 1);
+	if (len > 0 && (log = calloc(1, len)) != NULL) {
+		CHECK_ERR(clGetProgramBuildInfo(p, e->device,
+		    CL_PROGRAM_BUILD_LOG, len, log, NULL), CL_SUCCESS);
+		CHECK(log[0] != '\0' && strlen(log) + 1 == len);
+		free(log);
+	}
+	k = clCreateKernel(p, "broken", &err);
+	CHECK_ERR(err, CL_INVALID_PROGRAM_EXECUTABLE);
+	CHECK(k == NULL);
+	clReleaseProgram(p);
+}
+
+/* Counts a build callback in the flag it was handed. */
+static void CL_CALLBACK
+build_notify(cl_program prog, void *user_data)
+{
+	atomic_fetch_add((atomic_int *)user_data, 1);
+}
+
+/* clBuildProgram with pfn_notify: the callback runs once, after the build. */
+static void
+test_build_callback(struct env *e)
+{
+	const char	*s = src_scale;
+	cl_program	 p;
+	cl_build_status	 st = CL_BUILD_NONE;
+	static atomic_int called;	/* static: outlives a lost callback */
+	cl_int		 err;
+
+	atomic_init(&called, 0);
+	p = clCreateProgramWithSource(e->ctx, 1, &s, NULL, &err);
+	if (!CHECK_ERR(err, CL_SUCCESS))
+		return;
+	CHECK_ERR(clBuildProgram(p, 1, &e->device, "-DFOO=2", build_notify,
+	    &called), CL_SUCCESS);
+	CHECK(wait_flag(&called, 1, 60000));
+	CHECK_ERR(clGetProgramBuildInfo(p, e->device, CL_PROGRAM_BUILD_STATUS,
+	    sizeof st, &st, NULL), CL_SUCCESS);
+	CHECK(st == CL_BUILD_SUCCESS);
+	sleep_ms(20);
+	CHECK(atomic_load(&called) == 1);
+	run_scale(e, p, 2);
+	clReleaseProgram(p);
+}
+
+/* Tells whether a semicolon-separated list holds exactly the two names. */
+static int
+names_are(const char *list, const char *a, const char *b)
+{
+	char	 want1[256], want2[256];
+
+	snprintf(want1, sizeof want1, "%s;%s", a, b);
+	snprintf(want2, sizeof want2, "%s;%s", b, a);
+	return (strcmp(list, want1) == 0 || strcmp(list, want2) == 0);
+}
+
+/* clGetProgramInfo before and after a build, and program refcounts. */
+static void
+test_program_info(struct env *e)
+{
+	const char	*s = src_two;
+	cl_program	 p;
+	cl_uint		 n = 0, refs = 0, refs2 = 0;
+	cl_device_id	 devs[4];
+	cl_context	 c = NULL;
+	size_t		 nk = 0, size = 0, bsize = 0;
+	char		 text[1024];
+	cl_int		 err;
+
+	p = clCreateProgramWithSource(e->ctx, 1, &s, NULL, &err);
+	if (!CHECK_ERR(err, CL_SUCCESS))
+		return;
+	CHECK_ERR(clGetProgramInfo(p, CL_PROGRAM_NUM_DEVICES, sizeof n, &n,
+	    NULL), CL_SUCCESS);
+	CHECK(n == 1);
+	CHECK_ERR(clGetProgramInfo(p, CL_PROGRAM_DEVICES, sizeof devs, devs,
+	    &size), CL_SUCCESS);
+	CHECK(size == sizeof devs[0] && devs[0] == e->device);
+	CHECK_ERR(clGetProgramInfo(p, CL_PROGRAM_SOURCE, 0, NULL, &size),
+	    CL_SUCCESS);
+	CHECK(size == strlen(src_two) + 1);
+	CHECK_ERR(clGetProgramInfo(p, CL_PROGRAM_SOURCE, sizeof text, text,
+	    NULL), CL_SUCCESS);
+	CHECK(strcmp(text, src_two) == 0);
+	CHECK_ERR(clGetProgramInfo(p, CL_PROGRAM_CONTEXT, sizeof c, &c, NULL),
+	    CL_SUCCESS);
+	CHECK(c == e->ctx);
+	CHECK_ERR(clGetProgramInfo(p, CL_PROGRAM_NUM_KERNELS, sizeof nk, &nk,
+	    NULL), CL_INVALID_PROGRAM_EXECUTABLE);
+	CHECK_ERR(clGetProgramInfo(p, CL_PROGRAM_KERNEL_NAMES, sizeof text,
+	    text, NULL), CL_INVALID_PROGRAM_EXECUTABLE);
+
+	CHECK_ERR(clBuildProgram(p, 1, &e->device, NULL, NULL, NULL),
+	    CL_SUCCESS);
+	CHECK_ERR(clGetProgramInfo(p, CL_PROGRAM_NUM_KERNELS, sizeof nk, &nk,
+	    NULL), CL_SUCCESS);
+	CHECK(nk == 2);
+	CHECK_ERR(clGetProgramInfo(p, CL_PROGRAM_KERNEL_NAMES, 0, NULL, &size),
+	    CL_SUCCESS);
+	CHECK(size == strlen("alpha;beta") + 1);
+	CHECK_ERR(clGetProgramInfo(p, CL_PROGRAM_KERNEL_NAMES, sizeof text,
+	    text, NULL), CL_SUCCESS);
+	CHECK(names_are(text, "alpha", "beta"));
+	CHECK_ERR(clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof bsize,
+	    &bsize, NULL), CL_SUCCESS);
+	CHECK(bsize > 0);
+
+	CHECK_ERR(clGetProgramInfo(p, CL_PROGRAM_REFERENCE_COUNT, sizeof refs,
+	    &refs, NULL), CL_SUCCESS);
+	CHECK(refs == 1);
+	CHECK_ERR(clRetainProgram(p), CL_SUCCESS);
+	CHECK_ERR(clGetProgramInfo(p, CL_PROGRAM_REFERENCE_COUNT,
+	    sizeof refs2, &refs2, NULL), CL_SUCCESS);
+	CHECK(refs2 == refs + 1);
+	CHECK_ERR(clReleaseProgram(p), CL_SUCCESS);
+	CHECK_ERR(clGetProgramInfo(p, CL_PROGRAM_REFERENCE_COUNT,
+	    sizeof refs2, &refs2, NULL), CL_SUCCESS);
+	CHECK(refs2 == refs);
+
+	CHECK_ERR(clGetProgramInfo(p, 0x7fff, sizeof n, &n, NULL),
+	    CL_INVALID_VALUE);
+	CHECK_ERR(clGetProgramInfo(p, CL_PROGRAM_SOURCE, 4, text, NULL),
+	    CL_INVALID_VALUE);
+	CHECK_ERR(clGetProgramInfo(NULL, CL_PROGRAM_NUM_DEVICES, sizeof n, &n,
+	    NULL), CL_INVALID_PROGRAM);
+	CHECK_ERR(clRetainProgram(NULL), CL_INVALID_PROGRAM);
+	CHECK_ERR(clReleaseProgram(NULL), CL_INVALID_PROGRAM);
+	CHECK_ERR(clReleaseProgram(p), CL_SUCCESS);
+}
+
+/* clCreateKernel and clCreateKernelsInProgram, with their errors. */
+static void
+test_kernel_create(struct env *e)
+{
+	const char	*s = src_two;
+	cl_program	 p, unbuilt;
+	cl_kernel	 k, ks[4];
+	cl_uint		 n = 0, i;
+	char		 name[64], names[128];
+	cl_int		 err;
+
+	unbuilt = clCreateProgramWithSource(e->ctx, 1, &s, NULL, &err);
+	if (CHECK_ERR(err, CL_SUCCESS)) {
+		k = clCreateKernel(unbuilt, "alpha", &err);
+		CHECK_ERR(err, CL_INVALID_PROGRAM_EXECUTABLE);
+		CHECK(k == NULL);
+		CHECK_ERR(clCreateKernelsInProgram(unbuilt, 0, NULL, &n),
+		    CL_INVALID_PROGRAM_EXECUTABLE);
+		clReleaseProgram(unbuilt);
+	}
+	if ((p = build_program(e, src_two, NULL)) == NULL)
+		return;
+	k = clCreateKernel(p, "gamma", &err);
+	CHECK_ERR(err, CL_INVALID_KERNEL_NAME);
+	CHECK(k == NULL);
+	k = clCreateKernel(p, NULL, &err);
+	CHECK_ERR(err, CL_INVALID_VALUE);
+	CHECK(k == NULL);
+	k = clCreateKernel(NULL, "alpha", &err);
+	CHECK_ERR(err, CL_INVALID_PROGRAM);
+	CHECK(k == NULL);
+	k = clCreateKernel(p, "alpha", &err);
+	CHECK_ERR(err, CL_SUCCESS);
+	if (k != NULL)
+		CHECK_ERR(clReleaseKernel(k), CL_SUCCESS);
+
+	CHECK_ERR(clCreateKernelsInProgram(p, 0, NULL, &n), CL_SUCCESS);
+	CHECK(n == 2);
+	CHECK_ERR(clCreateKernelsInProgram(p, 1, ks, NULL), CL_INVALID_VALUE);
+	n = 0;
+	memset(ks, 0, sizeof ks);
+	CHECK_ERR(clCreateKernelsInProgram(p, NITEMS(ks), ks, &n), CL_SUCCESS);
+	CHECK(n == 2);
+	names[0] = '\0';
+	for (i = 0; i < n && i < NITEMS(ks); i++) {
+		if (!CHECK(ks[i] != NULL))
+			continue;
+		CHECK_ERR(clGetKernelInfo(ks[i], CL_KERNEL_FUNCTION_NAME,
+		    sizeof name, name, NULL), CL_SUCCESS);
+		if (i > 0)
+			strncat(names, ";", sizeof names - strlen(names) - 1);
+		strncat(names, name, sizeof names - strlen(names) - 1);
+		clReleaseKernel(ks[i]);
+	}
+	CHECK(names_are(names, "alpha", "beta"));
+	CHECK_ERR(clReleaseProgram(p), CL_SUCCESS);
+}
+
+static const char src_args[] =
+    "__kernel void args(__global int *g, __local int *l, int n,\n"
+    "    __constant float *c, __global float *f)\n"
+    "{\n"
+    "	size_t lid = get_local_id(0);\n"
+    "	l[lid] = n + (int)lid;\n"
+    "	barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "	if (g != 0)\n"
+    "		g[get_global_id(0)] = l[get_local_size(0) - 1 - lid] +\n"
+    "		    (c != 0 ? (int)c[0] : 0);\n"
+    "	if (f != 0)\n"
+    "		f[get_global_id(0)] = 0.5f;\n"
+    "}\n"
+    "__kernel __attribute__((reqd_work_group_size(4, 2, 1)))\n"
+    "void fixed(__global int *g)\n"
+    "{\n"
+    "	__local int tmp[64];\n"
+    "	tmp[get_local_id(0)] = 1;\n"
+    "	barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "	g[get_global_id(1) * get_global_size(0) + get_global_id(0)] =\n"
+    "	    tmp[0] + (int)get_local_id(1);\n"
+    "}\n";
+
+/* clSetKernelArg: every kind of argument and the errors for each. */
+static void
+test_kernel_args(struct env *e)
+{
+	struct fake_object	 fake;
+	cl_program		 p;
+	cl_kernel		 k = NULL;
+	cl_mem			 g = NULL, none = NULL, bad, mems[2];
+	float			 cval = 5.0f;
+	int			 n = 100, out[8], i;
+	size_t			 gws = 8, lws = 8;
+
+	if ((p = build_program(e, src_args, NULL)) == NULL)
+		return;
+	if ((k = make_kernel(p, "args")) == NULL)
+		goto out;
+	if ((g = make_buffer(e, CL_MEM_READ_WRITE, sizeof out, NULL)) == NULL)
+		goto out;
+
+	CHECK_ERR(clSetKernelArg(k, 5, sizeof g, &g), CL_INVALID_ARG_INDEX);
+	CHECK_ERR(clSetKernelArg(k, 100, sizeof n, &n), CL_INVALID_ARG_INDEX);
+	CHECK_ERR(clSetKernelArg(k, 0, sizeof n, &g), CL_INVALID_ARG_SIZE);
+	CHECK_ERR(clSetKernelArg(k, 0, sizeof g + 1, &g),
+	    CL_INVALID_ARG_SIZE);
+	CHECK_ERR(clSetKernelArg(k, 2, sizeof(char), &n), CL_INVALID_ARG_SIZE);
+	CHECK_ERR(clSetKernelArg(k, 2, sizeof n, NULL), CL_INVALID_ARG_VALUE);
+	CHECK_ERR(clSetKernelArg(k, 1, 0, NULL), CL_INVALID_ARG_SIZE);
+	CHECK_ERR(clSetKernelArg(k, 1, 64, &n), CL_INVALID_ARG_VALUE);
+	CHECK_ERR(clSetKernelArg(NULL, 0, sizeof g, &g), CL_INVALID_KERNEL);
+
+	/* An argument that is no memory object: the ICD loader still routes. */
+	bad = (cl_mem)fake_handle(&fake, g);
+	/* PoCL 3.1 does not validate it: CL_SUCCESS (reset just below). */
+	CHECK_ERR2(clSetKernelArg(k, 0, sizeof bad, &bad),
+	    CL_INVALID_MEM_OBJECT,
+	    is_pocl ? CL_SUCCESS : CL_INVALID_MEM_OBJECT);
+
+	/* Global and constant pointers may be NULL, by value or pointer. */
+	CHECK_ERR(clSetKernelArg(k, 0, sizeof none, &none), CL_SUCCESS);
+	CHECK_ERR(clSetKernelArg(k, 1, lws * sizeof(int), NULL), CL_SUCCESS);
+	CHECK_ERR(clSetKernelArg(k, 2, sizeof n, &n), CL_SUCCESS);
+	CHECK_ERR(clSetKernelArg(k, 3, sizeof none, NULL), CL_SUCCESS);
+	CHECK_ERR(clSetKernelArg(k, 4, sizeof none, NULL), CL_SUCCESS);
+	CHECK_ERR(clEnqueueNDRangeKernel(e->queue, k, 1, NULL, &gws, &lws, 0,
+	    NULL, NULL), CL_SUCCESS);
+	CHECK_ERR(clFinish(e->queue), CL_SUCCESS);
+
+	/* Now with a real buffer and a constant: g[i] = n + 7 - i + c. */
+	mems[0] = make_buffer(e, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+	    sizeof cval, &cval);
+	mems[1] = NULL;
+	CHECK_ERR(clSetKernelArg(k, 0, sizeof g, &g), CL_SUCCESS);
+	CHECK_ERR(clSetKernelArg(k, 3, sizeof mems[0], &mems[0]), CL_SUCCESS);
+	CHECK_ERR(clEnqueueNDRangeKernel(e->queue, k, 1, NULL, &gws, &lws, 0,
+	    NULL, NULL), CL_SUCCESS);
+	memset(out, 0, sizeof out);
+	CHECK_ERR(clEnqueueReadBuffer(e->queue, g, CL_TRUE, 0, sizeof out, out,
+	    0, NULL, NULL), CL_SUCCESS);
+	for (i = 0; i < 8; i++) {
+		if (!CHECK(out[i] == n + 7 - i + 5))
+			break;
+	}
+	release_all(mems, NITEMS(mems), NULL, NULL);
+out:
+	if (g != NULL)
+		clReleaseMemObject(g);
+	release_all(NULL, 0, k, p);
+}
+
+/* clGetKernelInfo and clGetKernelArgInfo. */
+static void
+test_kernel_info(struct env *e)
+{
+	static const cl_kernel_arg_address_qualifier	 aq[] = {
+		CL_KERNEL_ARG_ADDRESS_GLOBAL, CL_KERNEL_ARG_ADDRESS_LOCAL,
+		CL_KERNEL_ARG_ADDRESS_PRIVATE, CL_KERNEL_ARG_ADDRESS_CONSTANT,
+		CL_KERNEL_ARG_ADDRESS_GLOBAL
+	};
+	static const char				*an[] = {
+		"g", "l", "n", "c", "f"
+	};
+	cl_kernel_arg_address_qualifier			 q;
+	cl_program					 p, p2 = NULL;
+	cl_kernel					 k;
+	cl_context					 c = NULL;
+	cl_uint						 nargs = 0, refs = 0;
+	cl_uint						 refs2 = 0, i;
+	char						 name[64];
+	size_t						 size = 0;
+	cl_int						 err;
+
+	if ((p = build_program(e, src_args, "-cl-kernel-arg-info")) == NULL)
+		return;
+	if ((k = make_kernel(p, "args")) == NULL)
+		goto out;
+	CHECK_ERR(clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, 0, NULL, &size),
+	    CL_SUCCESS);
+	CHECK(size == 5);
+	CHECK_ERR(clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, sizeof name,
+	    name, NULL), CL_SUCCESS);
+	CHECK(strcmp(name, "args") == 0);
+	CHECK_ERR(clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof nargs, &nargs,
+	    NULL), CL_SUCCESS);
+	CHECK(nargs == 5);
+	CHECK_ERR(clGetKernelInfo(k, CL_KERNEL_PROGRAM, sizeof p2, &p2, NULL),
+	    CL_SUCCESS);
+	CHECK(p2 == p);
+	CHECK_ERR(clGetKernelInfo(k, CL_KERNEL_CONTEXT, sizeof c, &c, NULL),
+	    CL_SUCCESS);
+	CHECK(c == e->ctx);
+	CHECK_ERR(clGetKernelInfo(k, CL_KERNEL_ATTRIBUTES, sizeof name, name,
+	    NULL), CL_SUCCESS);
+	CHECK_ERR(clGetKernelInfo(k, CL_KERNEL_REFERENCE_COUNT, sizeof refs,
+	    &refs, NULL), CL_SUCCESS);
+	CHECK(refs == 1);
+	CHECK_ERR(clRetainKernel(k), CL_SUCCESS);
+	CHECK_ERR(clGetKernelInfo(k, CL_KERNEL_REFERENCE_COUNT, sizeof refs2,
+	    &refs2, NULL), CL_SUCCESS);
+	CHECK(refs2 == refs + 1);
+	CHECK_ERR(clReleaseKernel(k), CL_SUCCESS);
+	CHECK_ERR(clGetKernelInfo(k, CL_KERNEL_REFERENCE_COUNT, sizeof refs2,
+	    &refs2, NULL), CL_SUCCESS);
+	CHECK(refs2 == refs);
+	CHECK_ERR(clGetKernelInfo(k, 0x7fff, sizeof name, name, NULL),
+	    CL_INVALID_VALUE);
+	CHECK_ERR(clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, 2, name, NULL),
+	    CL_INVALID_VALUE);
+	CHECK_ERR(clGetKernelInfo(NULL, CL_KERNEL_NUM_ARGS, sizeof nargs,
+	    &nargs, NULL), CL_INVALID_KERNEL);
+	CHECK_ERR(clRetainKernel(NULL), CL_INVALID_KERNEL);
+	CHECK_ERR(clReleaseKernel(NULL), CL_INVALID_KERNEL);
+
+	/* Argument information is optional: all or nothing. */
+	err = clGetKernelArgInfo(k, 0, CL_KERNEL_ARG_ADDRESS_QUALIFIER,
+	    sizeof q, &q, NULL);
+	CHECK_ERR2(err, CL_SUCCESS, CL_KERNEL_ARG_INFO_NOT_AVAILABLE);
+	if (err == CL_SUCCESS) {
+		for (i = 0; i < NITEMS(aq); i++) {
+			q = 0;
+			CHECK_ERR(clGetKernelArgInfo(k, i,
+			    CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof q, &q,
+			    NULL), CL_SUCCESS);
+			CHECK(q == aq[i]);
+			CHECK_ERR(clGetKernelArgInfo(k, i, CL_KERNEL_ARG_NAME,
+			    sizeof name, name, NULL), CL_SUCCESS);
+			CHECK(strcmp(name, an[i]) == 0);
+		}
+		CHECK_ERR(clGetKernelArgInfo(k, 2, CL_KERNEL_ARG_TYPE_NAME,
+		    sizeof name, name, NULL), CL_SUCCESS);
+		CHECK(strcmp(name, "int") == 0);
+		CHECK_ERR(clGetKernelArgInfo(k, 0, 0x7fff, sizeof name, name,
+		    NULL), CL_INVALID_VALUE);
+	}
+	CHECK_ERR(clGetKernelArgInfo(k, 5, CL_KERNEL_ARG_ADDRESS_QUALIFIER,
+	    sizeof q, &q, NULL), CL_INVALID_ARG_INDEX);
+	clReleaseKernel(k);
+out:
+	clReleaseProgram(p);
+}
+
+/* clGetKernelWorkGroupInfo, and enqueues against reqd_work_group_size. */
+static void
+test_work_group_info(struct env *e)
+{
+	cl_program	 p;
+	cl_kernel	 k = NULL, kf = NULL;
+	cl_mem		 g = NULL;
+	size_t		 wg = 0, cwg[3] = { 9, 9, 9 }, mult = 0;
+	size_t		 gws[2] = { 8, 4 }, lws[2] = { 4, 2 };
+	size_t		 bad[2] = { 2, 4 };
+	cl_ulong	 lmem = 0, lmem2 = 0, pmem = 0;
+	int		 out[32], i;
+
+	if ((p = build_program(e, src_args, NULL)) == NULL)
+		return;
+	if ((k = make_kernel(p, "args")) == NULL ||
+	    (kf = make_kernel(p, "fixed")) == NULL)
+		goto out;
+
+	CHECK_ERR(clGetKernelWorkGroupInfo(k, e->device,
+	    CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL), CL_SUCCESS);
+	CHECK(wg >= 1 && wg <= e->max_wg);
+	CHECK_ERR(clGetKernelWorkGroupInfo(k, NULL, CL_KERNEL_WORK_GROUP_SIZE,
+	    sizeof wg, &wg, NULL), CL_SUCCESS);
+	CHECK_ERR(clGetKernelWorkGroupInfo(k, e->device,
+	    CL_KERNEL_COMPILE_WORK_GROUP_SIZE, sizeof cwg, cwg, NULL),
+	    CL_SUCCESS);
+	CHECK(cwg[0] == 0 && cwg[1] == 0 && cwg[2] == 0);
+	CHECK_ERR(clGetKernelWorkGroupInfo(kf, e->device,
+	    CL_KERNEL_COMPILE_WORK_GROUP_SIZE, sizeof cwg, cwg, NULL),
+	    CL_SUCCESS);
+	CHECK(cwg[0] == 4 && cwg[1] == 2 && cwg[2] == 1);
+	CHECK_ERR(clGetKernelWorkGroupInfo(k, e->device,
+	    CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE, sizeof mult, &mult,
+	    NULL), CL_SUCCESS);
+	CHECK(mult >= 1);
+	CHECK_ERR(clGetKernelWorkGroupInfo(k, e->device,
+	    CL_KERNEL_PRIVATE_MEM_SIZE, sizeof pmem, &pmem, NULL), CL_SUCCESS);
+	CHECK_ERR(clGetKernelWorkGroupInfo(kf, e->device,
+	    CL_KERNEL_LOCAL_MEM_SIZE, sizeof lmem, &lmem, NULL), CL_SUCCESS);
+	CHECK(lmem >= 64 * sizeof(int));
+	CHECK_ERR(clSetKernelArg(k, 1, 4096, NULL), CL_SUCCESS);
+	CHECK_ERR(clGetKernelWorkGroupInfo(k, e->device,
+	    CL_KERNEL_LOCAL_MEM_SIZE, sizeof lmem2, &lmem2, NULL), CL_SUCCESS);
+	CHECK(lmem2 >= 4096);
+	CHECK_ERR(clGetKernelWorkGroupInfo(k, e->device, 0x7fff, sizeof wg,
+	    &wg, NULL), CL_INVALID_VALUE);
+	CHECK_ERR(clGetKernelWorkGroupInfo(k, e->device,
+	    CL_KERNEL_WORK_GROUP_SIZE, 1, &wg, NULL), CL_INVALID_VALUE);
+	CHECK_ERR(clGetKernelWorkGroupInfo(NULL, e->device,
+	    CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL),
+	    CL_INVALID_KERNEL);
+
+	/* reqd_work_group_size binds the local size of an enqueue. */
+	if ((g = make_buffer(e, CL_MEM_READ_WRITE, sizeof out, NULL)) == NULL)
+		goto out;
+	CHECK_ERR(clSetKernelArg(kf, 0, sizeof g, &g), CL_SUCCESS);
+	CHECK_ERR(clEnqueueNDRangeKernel(e->queue, kf, 2, NULL, gws, bad, 0,
+	    NULL, NULL), CL_INVALID_WORK_GROUP_SIZE);
+	CHECK_ERR(clEnqueueNDRangeKernel(e->queue, kf, 2, NULL, gws, NULL, 0,
+	    NULL, NULL), CL_INVALID_WORK_GROUP_SIZE);
+	CHECK_ERR(clEnqueueNDRangeKernel(e->queue, kf, 2, NULL, gws, lws, 0,
+	    NULL, NULL), CL_SUCCESS);
+	memset(out, 0, sizeof out);
+	CHECK_ERR(clEnqueueReadBuffer(e->queue, g, CL_TRUE, 0, sizeof out, out,
+	    0, NULL, NULL), CL_SUCCESS);
+	for (i = 0; i < 32; i++) {
+		if (!CHECK(out[i] == 1 + (i / 8) % 2))
+			break;
+	}
+out:
+	if (g != NULL)
+		clReleaseMemObject(g);
+	if (kf != NULL)
+		clReleaseKernel(kf);
+	release_all(NULL, 0, k, p);
+}
+
+static const char src_ids[] =
+    "__kernel void ids(__global uint *out)\n"
+    "{\n"
+    "	uint d = get_work_dim();\n"
+    "	size_t lin = 0, stride = 1;\n"
+    "	for (uint i = 0; i < d; i++) {\n"
+    "		lin += (get_global_id(i) - get_global_offset(i)) * stride;\n"
+    "		stride *= get_global_size(i);\n"
+    "	}\n"
+    "	out[4 * lin + 0] = (uint)get_global_id(0);\n"
+    "	out[4 * lin + 1] = (uint)get_global_id(1);\n"
+    "	out[4 * lin + 2] = (uint)get_global_id(2);\n"
+    "	out[4 * lin + 3] = (uint)(get_local_id(0) +\n"
+    "	    1000 * get_group_id(0) + 1000000 * d);\n"
+    "}\n"
+    "__kernel void reduce(__global const int *in, __global int *partial,\n"
+    "    __local int *scratch)\n"
+    "{\n"
+    "	size_t lid = get_local_id(0);\n"
+    "	scratch[lid] = in[get_global_id(0)];\n"
+    "	barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "	for (size_t s = get_local_size(0) / 2; s > 0; s >>= 1) {\n"
+    "		if (lid < s)\n"
+    "			scratch[lid] += scratch[lid + s];\n"
+    "		barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "	}\n"
+    "	if (lid == 0)\n"
+    "		partial[get_group_id(0)] = scratch[0];\n"
+    "}\n"
+    "__kernel void task(__global int *o)\n"
+    "{\n"
+    "	o[0] = 42 + (int)get_global_size(0) + (int)get_local_size(0) +\n"
+    "	    (int)get_work_dim();\n"
+    "}\n"
+    "__kernel void incr(__global int *a)\n"
+    "{\n"
+    "	a[get_global_id(0)] += 1;\n"
+    "}\n";
+
+/* Runs ids over an NDRange and checks every work-item's record. */
+static void
+run_ids(struct env *e, cl_kernel k, cl_uint dim, const size_t *off,
+    const size_t *gws, const size_t *lws)
+{
+	cl_mem		 m;
+	cl_uint		*out;
+	size_t		 total = 1, i, d, rem, id[3], o;
+	cl_uint		 want3;
+	cl_event	 ev = NULL;
+	cl_command_type	 type = 0;
+
+	for (d = 0; d < dim; d++)
+		total *= gws[d];
+	if ((out = calloc(total, 4 * sizeof *out)) == NULL)
+		return;
+	if ((m = make_buffer(e, CL_MEM_WRITE_ONLY, total * 4 * sizeof *out,
+	    NULL)) == NULL) {
+		free(out);
+		return;
+	}
+	CHECK_ERR(clSetKernelArg(k, 0, sizeof m, &m), CL_SUCCESS);
+	CHECK_ERR(clEnqueueNDRangeKernel(e->queue, k, dim, off, gws, lws, 0,
+	    NULL, &ev), CL_SUCCESS);
+	CHECK_ERR(clEnqueueReadBuffer(e->queue, m, CL_TRUE, 0,
+	    total * 4 * sizeof *out, out, 0, NULL, NULL), CL_SUCCESS);
+	if (ev != NULL) {
+		CHECK(event_status(ev) == CL_COMPLETE);
+		CHECK_ERR(clGetEventInfo(ev, CL_EVENT_COMMAND_TYPE, sizeof type,
+		    &type, NULL), CL_SUCCESS);
+		CHECK(type == CL_COMMAND_NDRANGE_KERNEL);
+		clReleaseEvent(ev);
+	}
+	for (i = 0; i < total; i++) {
+		rem = i;
+		id[0] = id[1] = id[2] = 0;
+		for (d = 0; d < dim; d++) {
+			o = off != NULL ? off[d] : 0;
+			id[d] = o + rem % gws[d];
+			rem /= gws[d];
+		}
+		if (!CHECK(out[4 * i] == id[0] && out[4 * i + 1] == id[1] &&
+		    out[4 * i + 2] == id[2])) {
+			printf("  dim %u item %zu: got (%u,%u,%u)\n", dim, i,
+			    out[4 * i], out[4 * i + 1], out[4 * i + 2]);
+			break;
+		}
+		if (lws == NULL) {
+			if (!CHECK(out[4 * i + 3] / 1000000 == dim))
+				break;
+			continue;
+		}
+		o = off != NULL ? off[0] : 0;
+		want3 = (cl_uint)((id[0] - o) % lws[0] +
+		    1000 * ((id[0] - o) / lws[0]) + 1000000 * dim);
+		if (!CHECK(out[4 * i + 3] == want3)) {
+			printf("  dim %u item %zu: got %u, want %u\n", dim, i,
+			    out[4 * i + 3], want3);
+			break;
+		}
+	}
+	clReleaseMemObject(m);
+	free(out);
+}
+
+/* clEnqueueNDRangeKernel in 1, 2 and 3 dimensions, with its errors. */
+static void
+test_ndrange(struct env *e)
+{
+	static const size_t	 off1[] = { 5 }, gws1[] = { 64 };
+	static const size_t	 lws1[] = { 8 };
+	static const size_t	 gws1b[] = { 100 };
+	static const size_t	 off2[] = { 3, 7 }, gws2[] = { 16, 8 };
+	static const size_t	 lws2[] = { 4, 2 };
+	static const size_t	 off3[] = { 1, 2, 3 }, gws3[] = { 8, 4, 6 };
+	static const size_t	 lws3[] = { 2, 2, 3 };
+	cl_program		 p;
+	cl_kernel		 k = NULL, unset = NULL;
+	cl_mem			 m = NULL;
+	size_t			 kwg = 0, big[3], gbig[3], one = 1;
+	size_t			 ones[64], items, i;
+
+	if ((p = build_program(e, src_ids, NULL)) == NULL)
+		return;
+	if ((k = make_kernel(p, "ids")) == NULL)
+		goto out;
+	run_ids(e, k, 1, off1, gws1, lws1);
+	run_ids(e, k, 1, NULL, gws1b, NULL);
+	run_ids(e, k, 2, off2, gws2, lws2);
+	run_ids(e, k, 2, NULL, gws2, NULL);
+	run_ids(e, k, 3, off3, gws3, lws3);
+	run_ids(e, k, 3, off3, gws3, NULL);
+
+	if ((unset = make_kernel(p, "ids")) != NULL) {
+		CHECK_ERR(clEnqueueNDRangeKernel(e->queue, unset, 1, NULL,
+		    gws1, NULL, 0, NULL, NULL), CL_INVALID_KERNEL_ARGS);
+		clReleaseKernel(unset);
+	}
+	/*
+	 * Size the buffer for the largest launch below, so that one wrongly
+	 * accepted still writes inside it.
+	 */
+	CHECK_ERR(clGetKernelWorkGroupInfo(k, e->device,
+	    CL_KERNEL_WORK_GROUP_SIZE, sizeof kwg, &kwg, NULL), CL_SUCCESS);
+	big[0] = kwg < e->max_items[0] ? kwg : e->max_items[0];
+	big[1] = kwg / big[0] + 1;
+	if (big[1] > e->max_items[1])
+		big[1] = e->max_items[1];
+	big[2] = kwg / (big[0] * big[1]) + 1;
+	if (big[2] > e->max_items[2])
+		big[2] = e->max_items[2];
+	items = big[0] * big[1] * big[2];
+	if (items < e->max_items[0] + 1)
+		items = e->max_items[0] + 1;
+	if ((m = make_buffer(e, CL_MEM_READ_WRITE, 16 * (items + 64),
+	    NULL)) == NULL)
+		goto out;
+	CHECK_ERR(clSetKernelArg(k, 0, sizeof m, &m), CL_SUCCESS);
+
+	for (i = 0; i < NITEMS(ones); i++)
+		ones[i] = 1;
+	CHECK_ERR(clEnqueueNDRangeKernel(e->queue, k, 0, NULL, ones, NULL, 0,
+	    NULL, NULL), CL_INVALID_WORK_DIMENSION);
+	if (e->max_dims < NITEMS(ones))
+		CHECK_ERR(clEnqueueNDRangeKernel(e->queue, k, e->max_dims + 1,
+		    NULL, ones, NULL, 0, NULL, NULL),
+		    CL_INVALID_WORK_DIMENSION);
+	CHECK_ERR(clEnqueueNDRangeKernel(NULL, k, 1, NULL, gws1, NULL, 0, NULL,
+	    NULL), CL_INVALID_COMMAND_QUEUE);
+	/* PoCL 3.1 dereferences a NULL kernel here (SIGSEGV). */
+	if (!is_pocl)
+		CHECK_ERR(clEnqueueNDRangeKernel(e->queue, NULL, 1, NULL, gws1,
+		    NULL, 0, NULL, NULL), CL_INVALID_KERNEL);
+	/* PoCL 3.1 dereferences the NULL wait list here (SIGSEGV). */
+	if (!is_pocl)
+		CHECK_ERR(clEnqueueNDRangeKernel(e->queue, k, 1, NULL, gws1,
+		    NULL, 1, NULL, NULL), CL_INVALID_EVENT_WAIT_LIST);
+
+	/* More work-items per group than the kernel allows, within dims. */
+	gbig[0] = big[0];
+	gbig[1] = big[1];
+	gbig[2] = big[2];
+	if (CHECK(big[0] * big[1] * big[2] > kwg))
+		CHECK_ERR(clEnqueueNDRangeKernel(e->queue, k, 3, NULL, gbig,
+		    big, 0, NULL, NULL), CL_INVALID_WORK_GROUP_SIZE);
+	/* Past CL_DEVICE_MAX_WORK_ITEM_SIZES[0]; often past the group too. */
+	big[0] = e->max_items[0] + 1;
+	gbig[0] = big[0];
+	CHECK_ERR2(clEnqueueNDRangeKernel(e->queue, k, 1, NULL, gbig, big, 0,
+	    NULL, NULL), CL_INVALID_WORK_ITEM_SIZE, CL_INVALID_WORK_GROUP_SIZE);
+	CHECK_ERR(clEnqueueNDRangeKernel(e->queue, k, 1, NULL, &one, &one, 0,
+	    NULL, NULL), CL_SUCCESS);
+	CHECK_ERR(clFinish(e->queue), CL_SUCCESS);
+out:
+	if (m != NULL)
+		clReleaseMemObject(m);
+	release_all(NULL, 0, k, p);
+}
+
+/* Under -cl-std=CL1.2 the global size must be a multiple of the local. */
+static void
+test_ndrange_uniform(struct env *e)
+{
+	cl_program	 p;
+	cl_kernel	 k = NULL;
+	cl_mem		 m = NULL;
+	size_t		 gws = 10, lws = 4;
+	size_t		 gws2[2] = { 8, 6 }, lws2[2] = { 4, 4 };
+
+	if ((p = build_program(e, src_ids, "-cl-std=CL1.2")) == NULL)
+		return;
+	if ((k = make_kernel(p, "ids")) == NULL)
+		goto out;
+	if ((m = make_buffer(e, CL_MEM_READ_WRITE, 4096, NULL)) == NULL)
+		goto out;
+	CHECK_ERR(clSetKernelArg(k, 0, sizeof m, &m), CL_SUCCESS);
+	CHECK_ERR(clEnqueueNDRangeKernel(e->queue, k, 1, NULL, &gws, &lws, 0,
+	    NULL, NULL), CL_INVALID_WORK_GROUP_SIZE);
+	CHECK_ERR(clEnqueueNDRangeKernel(e->queue, k, 2, NULL, gws2, lws2, 0,
+	    NULL, NULL), CL_INVALID_WORK_GROUP_SIZE);
+	gws = 12;
+	CHECK_ERR(clEnqueueNDRangeKernel(e->queue, k, 1, NULL, &gws, &lws, 0,
+	    NULL, NULL), CL_SUCCESS);
+	CHECK_ERR(clFinish(e->queue), CL_SUCCESS);
+out:
+	if (m != NULL)
+		clReleaseMemObject(m);
+	release_all(NULL, 0, k, p);
+}
+
+/* A work-group reduction through __local memory, checked per group. */
+static void
+test_reduction(struct env *e)
+{
+	cl_program	 p;
+	cl_kernel	 k = NULL;
+	cl_mem		 mems[2] = { NULL, NULL };
+	size_t		 kwg = 0, lws = 64, groups = 37, gws, i, j;
+	int		*in = NULL, partial[37];
+	long		 sum, total = 0, want_total = 0;
+
+	if ((p = build_program(e, src_ids, NULL)) == NULL)
+		return;
+	if ((k = make_kernel(p, "reduce")) == NULL)
+		goto out;
+	CHECK_ERR(clGetKernelWorkGroupInfo(k, e->device,
+	    CL_KERNEL_WORK_GROUP_SIZE, sizeof kwg, &kwg, NULL), CL_SUCCESS);
+	while (lws > 1 && (lws > kwg || lws > e->max_items[0]))
+		lws /= 2;
+	gws = lws * groups;
+	if ((in = malloc(gws * sizeof *in)) == NULL)
+		goto out;
+	for (i = 0; i < gws; i++) {
+		in[i] = (int)((i * 31) % 1000) - 300;
+		want_total += in[i];
+	}
+	mems[0] = make_buffer(e, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+	    gws * sizeof *in, in);
+	mems[1] = make_buffer(e, CL_MEM_WRITE_ONLY, sizeof partial, NULL);
+	if (mems[0] == NULL || mems[1] == NULL)
+		goto out;
+	CHECK_ERR(clSetKernelArg(k, 0, sizeof mems[0], &mems[0]), CL_SUCCESS);
+	CHECK_ERR(clSetKernelArg(k, 1, sizeof mems[1], &mems[1]), CL_SUCCESS);
+	CHECK_ERR(clSetKernelArg(k, 2, lws * sizeof(int), NULL), CL_SUCCESS);
+	CHECK_ERR(clEnqueueNDRangeKernel(e->queue, k, 1, NULL, &gws, &lws, 0,
+	    NULL, NULL), CL_SUCCESS);
+	CHECK_ERR(clEnqueueReadBuffer(e->queue, mems[1], CL_TRUE, 0,
+	    sizeof partial, partial, 0, NULL, NULL), CL_SUCCESS);
+	for (i = 0; i < groups; i++) {
+		sum = 0;
+		for (j = 0; j < lws; j++)
+			sum += in[i * lws + j];
+		if (!CHECK(partial[i] == sum)) {
+			printf("  group %zu: got %d, want %ld\n", i, partial[i],
+			    sum);
+			break;
+		}
+		total += partial[i];
+	}
+	CHECK(total == want_total);
+out:
+	release_all(mems, NITEMS(mems), k, p);
+	free(in);
+}
+
+/* clEnqueueTask runs one work-item in one dimension. */
+static void
+test_enqueue_task(struct env *e)
+{
+	cl_program	 p;
+	cl_kernel	 k = NULL;
+	cl_mem		 m = NULL;
+	cl_event	 ev = NULL;
+	cl_command_type	 type = 0;
+	int		 v = 0;
+
+	if ((p = build_program(e, src_ids, NULL)) == NULL)
+		return;
+	if ((k = make_kernel(p, "task")) == NULL)
+		goto out;
+	if ((m = make_buffer(e, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+	    sizeof v, &v)) == NULL)
+		goto out;
+	CHECK_ERR(clSetKernelArg(k, 0, sizeof m, &m), CL_SUCCESS);
+	CHECK_ERR(clEnqueueTask(e->queue, k, 0, NULL, &ev), CL_SUCCESS);
+	CHECK_ERR(clEnqueueReadBuffer(e->queue, m, CL_TRUE, 0, sizeof v, &v, 1,
+	    &ev, NULL), CL_SUCCESS);
+	CHECK(v == 42 + 1 + 1 + 1);
+	if (ev != NULL) {
+		CHECK_ERR(clGetEventInfo(ev, CL_EVENT_COMMAND_TYPE, sizeof type,
+		    &type, NULL), CL_SUCCESS);
+		CHECK(type == CL_COMMAND_TASK ||
+		    type == CL_COMMAND_NDRANGE_KERNEL);
+		clReleaseEvent(ev);
+	}
+	/* PoCL 3.1 dereferences a NULL kernel here (SIGSEGV). */
+	if (!is_pocl)
+		CHECK_ERR(clEnqueueTask(e->queue, NULL, 0, NULL, NULL),
+		    CL_INVALID_KERNEL);
+	CHECK_ERR(clEnqueueTask(NULL, k, 0, NULL, NULL),
+	    CL_INVALID_COMMAND_QUEUE);
+out:
+	if (m != NULL)
+		clReleaseMemObject(m);
+	release_all(NULL, 0, k, p);
+}
+
+/* What an event callback saw. */
+struct seen {
+	atomic_int	 calls;
+	atomic_int	 status;
+	cl_event	 event;
+	atomic_int	 same;
+};
+
+/* Records an event callback's status and whether the event matched. */
+static void CL_CALLBACK
+event_notify(cl_event ev, cl_int status, void *user_data)
+{
+	struct seen	*s = user_data;
+
+	atomic_store(&s->status, status);
+	atomic_store(&s->same, ev == s->event);
+	atomic_fetch_add(&s->calls, 1);
+}
+
+/* Event queries, refcounts, clWaitForEvents and clSetEventCallback. */
+static void
+test_events(struct env *e)
+{
+	static struct seen s1, s2;	/* static: outlive lost callbacks */
+	cl_mem		 m;
+	cl_event	 ev = NULL, uev = NULL, wev = NULL;
+	cl_int		 status = 0, err;
+	cl_command_type	 type = 0;
+	cl_command_queue q = NULL;
+	cl_context	 c = NULL;
+	cl_uint		 refs = 0, refs2 = 0;
+	char		 buf[64];
+
+	memset(buf, 7, sizeof buf);
+	atomic_init(&s1.calls, 0);
+	atomic_init(&s1.status, 99);
+	atomic_init(&s1.same, 0);
+	atomic_init(&s2.calls, 0);
+	atomic_init(&s2.status, 99);
+	atomic_init(&s2.same, 0);
+	CHECK_ERR(clWaitForEvents(0, NULL), CL_INVALID_VALUE);
+	CHECK_ERR(clWaitForEvents(1, NULL), CL_INVALID_VALUE);
+	if ((m = make_buffer(e, CL_MEM_READ_WRITE, sizeof buf, NULL)) == NULL)
+		return;
+	err = clEnqueueWriteBuffer(e->queue, m, CL_FALSE, 0, sizeof buf, buf,
+	    0, NULL, &ev);
+	if (!CHECK_ERR(err, CL_SUCCESS))
+		goto out;
+	CHECK_ERR(clWaitForEvents(0, &ev), CL_INVALID_VALUE);
+	CHECK_ERR(clWaitForEvents(1, &ev), CL_SUCCESS);
+	CHECK_ERR(clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS,
+	    sizeof status, &status, NULL), CL_SUCCESS);
+	CHECK(status == CL_COMPLETE);
+	CHECK_ERR(clGetEventInfo(ev, CL_EVENT_COMMAND_TYPE, sizeof type, &type,
+	    NULL), CL_SUCCESS);
+	CHECK(type == CL_COMMAND_WRITE_BUFFER);
+	CHECK_ERR(clGetEventInfo(ev, CL_EVENT_COMMAND_QUEUE, sizeof q, &q,
+	    NULL), CL_SUCCESS);
+	CHECK(q == e->queue);
+	CHECK_ERR(clGetEventInfo(ev, CL_EVENT_CONTEXT, sizeof c, &c, NULL),
+	    CL_SUCCESS);
+	CHECK(c == e->ctx);
+	CHECK_ERR(clGetEventInfo(ev, CL_EVENT_REFERENCE_COUNT, sizeof refs,
+	    &refs, NULL), CL_SUCCESS);
+	CHECK(refs >= 1);
+	CHECK_ERR(clRetainEvent(ev), CL_SUCCESS);
+	CHECK_ERR(clGetEventInfo(ev, CL_EVENT_REFERENCE_COUNT, sizeof refs2,
+	    &refs2, NULL), CL_SUCCESS);
+	CHECK(refs2 == refs + 1);
+	CHECK_ERR(clReleaseEvent(ev), CL_SUCCESS);
+	CHECK_ERR(clGetEventInfo(ev, CL_EVENT_REFERENCE_COUNT, sizeof refs2,
+	    &refs2, NULL), CL_SUCCESS);
+	CHECK(refs2 == refs);
+	CHECK_ERR(clGetEventInfo(ev, 0x7fff, sizeof status, &status, NULL),
+	    CL_INVALID_VALUE);
+	CHECK_ERR(clGetEventInfo(ev, CL_EVENT_COMMAND_TYPE, 1, &type, NULL),
+	    CL_INVALID_VALUE);
+	CHECK_ERR(clGetEventInfo(NULL, CL_EVENT_COMMAND_TYPE, sizeof type,
+	    &type, NULL), CL_INVALID_EVENT);
+	CHECK_ERR(clRetainEvent(NULL), CL_INVALID_EVENT);
+	CHECK_ERR(clReleaseEvent(NULL), CL_INVALID_EVENT);
+
+	/* A callback on a completed event still fires, with CL_COMPLETE. */
+	s1.event = ev;
+	CHECK_ERR(clSetEventCallback(ev, CL_COMPLETE, event_notify, &s1),
+	    CL_SUCCESS);
+	CHECK(wait_flag(&s1.calls, 1, 10000));
+	CHECK(atomic_load(&s1.status) == CL_COMPLETE);
+	CHECK(atomic_load(&s1.same) == 1);
+	CHECK_ERR(clSetEventCallback(ev, CL_COMPLETE, NULL, &s1),
+	    CL_INVALID_VALUE);
+	CHECK_ERR(clSetEventCallback(ev, CL_QUEUED, event_notify, &s1),
+	    CL_INVALID_VALUE);
+	CHECK_ERR(clSetEventCallback(ev, 12345, event_notify, &s1),
+	    CL_INVALID_VALUE);
+	CHECK_ERR(clSetEventCallback(NULL, CL_COMPLETE, event_notify, &s1),
+	    CL_INVALID_EVENT);
+
+	/* A callback registered before completion fires once it completes. */
+	uev = clCreateUserEvent(e->ctx, &err);
+	if (!CHECK_ERR(err, CL_SUCCESS))
+		goto out;
+	err = clEnqueueWriteBuffer(e->queue, m, CL_FALSE, 0, sizeof buf, buf,
+	    1, &uev, &wev);
+	if (CHECK_ERR(err, CL_SUCCESS)) {
+		s2.event = wev;
+		CHECK_ERR(clSetEventCallback(wev, CL_COMPLETE, event_notify,
+		    &s2), CL_SUCCESS);
+		CHECK_ERR(clFlush(e->queue), CL_SUCCESS);
+		sleep_ms(50);
+		CHECK(atomic_load(&s2.calls) == 0);
+		CHECK_ERR(clSetUserEventStatus(uev, CL_COMPLETE), CL_SUCCESS);
+		CHECK_ERR(clWaitForEvents(1, &wev), CL_SUCCESS);
+		CHECK(wait_flag(&s2.calls, 1, 10000));
+		CHECK(atomic_load(&s2.status) == CL_COMPLETE);
+		CHECK(atomic_load(&s2.same) == 1);
+		clReleaseEvent(wev);
+	} else
+		clSetUserEventStatus(uev, CL_COMPLETE);
+	clReleaseEvent(uev);
+	CHECK_ERR(clFinish(e->queue), CL_SUCCESS);
+	sleep_ms(20);
+	CHECK(atomic_load(&s1.calls) == 1);
+	CHECK(atomic_load(&s2.calls) == 1);
+out:
+	if (ev != NULL)
+		CHECK_ERR(clReleaseEvent(ev), CL_SUCCESS);
+	clReleaseMemObject(m);
+}
+
+/* User events gate commands; a second set fails; errors propagate. */
+static void
+test_user_events(struct env *e)
+{
+	cl_event		 uev = NULL, ev = NULL, uev2 = NULL, ev2 = NULL;
+	cl_command_queue	 q = NULL, q2 = NULL;
+	cl_command_type		 type = 0;
+	cl_context		 c = NULL;
+	cl_mem			 m;
+	cl_int			 err, st;
+	int			 src[16], dst[16], i;
+
+	for (i = 0; i < 16; i++)
+		src[i] = i * i;
+	uev = clCreateUserEvent(NULL, &err);
+	CHECK_ERR(err, CL_INVALID_CONTEXT);
+	CHECK(uev == NULL);
+	uev = clCreateUserEvent(e->ctx, &err);
+	if (!CHECK_ERR(err, CL_SUCCESS))
+		return;
+	CHECK(event_status(uev) == CL_SUBMITTED);
+	CHECK_ERR(clGetEventInfo(uev, CL_EVENT_COMMAND_TYPE, sizeof type, &type,
+	    NULL), CL_SUCCESS);
+	CHECK(type == CL_COMMAND_USER);
+	q = (cl_command_queue)1;
+	CHECK_ERR(clGetEventInfo(uev, CL_EVENT_COMMAND_QUEUE, sizeof q, &q,
+	    NULL), CL_SUCCESS);
+	CHECK(q == NULL);
+	CHECK_ERR(clGetEventInfo(uev, CL_EVENT_CONTEXT, sizeof c, &c, NULL),
+	    CL_SUCCESS);
+	CHECK(c == e->ctx);
+
+	if ((m = make_buffer(e, CL_MEM_READ_WRITE, sizeof src, NULL)) == NULL) {
+		clSetUserEventStatus(uev, CL_COMPLETE);
+		clReleaseEvent(uev);
+		return;
+	}
+	err = clEnqueueWriteBuffer(e->queue, m, CL_FALSE, 0, sizeof src, src, 1,
+	    &uev, &ev);
+	CHECK_ERR(err, CL_SUCCESS);
+	CHECK_ERR(clFlush(e->queue), CL_SUCCESS);
+	sleep_ms(100);
+	if (ev != NULL)
+		CHECK(event_status(ev) != CL_COMPLETE);
+	CHECK_ERR(clSetUserEventStatus(uev, CL_RUNNING), CL_INVALID_VALUE);
+	CHECK_ERR(clSetUserEventStatus(uev, CL_COMPLETE), CL_SUCCESS);
+	CHECK(event_status(uev) == CL_COMPLETE);
+	CHECK_ERR(clSetUserEventStatus(uev, CL_COMPLETE),
+	    CL_INVALID_OPERATION);
+	CHECK_ERR(clSetUserEventStatus(uev, -1), CL_INVALID_OPERATION);
+	if (ev != NULL) {
+		CHECK_ERR(clWaitForEvents(1, &ev), CL_SUCCESS);
+		CHECK(event_status(ev) == CL_COMPLETE);
+		CHECK_ERR(clSetUserEventStatus(ev, CL_COMPLETE),
+		    CL_INVALID_EVENT);
+		clReleaseEvent(ev);
+	}
+	memset(dst, 0, sizeof dst);
+	CHECK_ERR(clEnqueueReadBuffer(e->queue, m, CL_TRUE, 0, sizeof dst, dst,
+	    0, NULL, NULL), CL_SUCCESS);
+	CHECK(memcmp(src, dst, sizeof src) == 0);
+	CHECK_ERR(clSetUserEventStatus(NULL, CL_COMPLETE), CL_INVALID_EVENT);
+	clReleaseEvent(uev);
+
+	/*
+	 * A negative status terminates the dependent command: its event
+	 * gets a negative status. The queue may be unusable afterwards, so
+	 * this uses a queue of its own.
+	 */
+	q2 = clCreateCommandQueueWithProperties(e->ctx, e->device, NULL, &err);
+	if (!CHECK_ERR(err, CL_SUCCESS))
+		goto out;
+	uev2 = clCreateUserEvent(e->ctx, &err);
+	if (!CHECK_ERR(err, CL_SUCCESS))
+		goto out;
+	err = clEnqueueWriteBuffer(q2, m, CL_FALSE, 0, sizeof src, src, 1,
+	    &uev2, &ev2);
+	CHECK_ERR(err, CL_SUCCESS);
+	CHECK_ERR(clFlush(q2), CL_SUCCESS);
+	CHECK_ERR(clSetUserEventStatus(uev2, -42), CL_SUCCESS);
+	CHECK(event_status(uev2) == -42);
+	if (ev2 != NULL) {
+		for (i = 0; i < 10000 && event_status(ev2) >= 0; i++)
+			sleep_ms(1);
+		st = event_status(ev2);
+		CHECK(st < 0);
+		CHECK_ERR(clWaitForEvents(1, &ev2),
+		    CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+		clReleaseEvent(ev2);
+	}
+	clReleaseEvent(uev2);
+out:
+	if (q2 != NULL)
+		clReleaseCommandQueue(q2);
+	clReleaseMemObject(m);
+}
+
+/* Markers and barriers: the 1.2 calls with wait lists and the 1.1 ones. */
+static void
+test_markers_barriers(struct env *e)
+{
+	cl_event		 uev = NULL, wev = NULL, mev = NULL, bev = NULL;
+	cl_event		 m11 = NULL, mev2 = NULL;
+	cl_command_type		 type = 0;
+	cl_command_queue	 ooo = NULL;
+	cl_command_queue_properties qp = 0;
+	cl_mem			 m;
+	cl_int			 err;
+	int			 v = 5, r = 0;
+
+	if ((m = make_buffer(e, CL_MEM_READ_WRITE, sizeof v, NULL)) == NULL)
+		return;
+	uev = clCreateUserEvent(e->ctx, &err);
+	if (!CHECK_ERR(err, CL_SUCCESS))
+		goto out;
+	CHECK_ERR(clEnqueueWriteBuffer(e->queue, m, CL_FALSE, 0, sizeof v, &v,
+	    1, &uev, &wev), CL_SUCCESS);
+	CHECK_ERR(clEnqueueMarkerWithWaitList(e->queue, 0, NULL, &mev),
+	    CL_SUCCESS);
+	CHECK_ERR(clEnqueueBarrierWithWaitList(e->queue, 0, NULL, &bev),
+	    CL_SUCCESS);
+	CHECK_ERR(clFlush(e->queue), CL_SUCCESS);
+	sleep_ms(50);
+	if (mev != NULL)
+		CHECK(event_status(mev) != CL_COMPLETE);
+	if (bev != NULL)
+		CHECK(event_status(bev) != CL_COMPLETE);
+	CHECK_ERR(clSetUserEventStatus(uev, CL_COMPLETE), CL_SUCCESS);
+	if (mev != NULL) {
+		CHECK_ERR(clWaitForEvents(1, &mev), CL_SUCCESS);
+		CHECK_ERR(clGetEventInfo(mev, CL_EVENT_COMMAND_TYPE,
+		    sizeof type, &type, NULL), CL_SUCCESS);
+		CHECK(type == CL_COMMAND_MARKER);
+		if (wev != NULL)
+			CHECK(event_status(wev) == CL_COMPLETE);
+	}
+	if (bev != NULL) {
+		CHECK_ERR(clWaitForEvents(1, &bev), CL_SUCCESS);
+		CHECK_ERR(clGetEventInfo(bev, CL_EVENT_COMMAND_TYPE,
+		    sizeof type, &type, NULL), CL_SUCCESS);
+		CHECK(type == CL_COMMAND_BARRIER);
+	}
+	/* With an explicit wait list. */
+	if (wev != NULL) {
+		CHECK_ERR(clEnqueueMarkerWithWaitList(e->queue, 1, &wev,
+		    &mev2), CL_SUCCESS);
+		CHECK_ERR(clEnqueueBarrierWithWaitList(e->queue, 1, &wev,
+		    NULL), CL_SUCCESS);
+		if (mev2 != NULL) {
+			CHECK_ERR(clWaitForEvents(1, &mev2), CL_SUCCESS);
+			clReleaseEvent(mev2);
+		}
+	}
+	CHECK_ERR(clEnqueueMarkerWithWaitList(e->queue, 1, NULL, NULL),
+	    CL_INVALID_EVENT_WAIT_LIST);
+	CHECK_ERR(clEnqueueMarkerWithWaitList(NULL, 0, NULL, NULL),
+	    CL_INVALID_COMMAND_QUEUE);
+	CHECK_ERR(clEnqueueBarrierWithWaitList(NULL, 0, NULL, NULL),
+	    CL_INVALID_COMMAND_QUEUE);
+
+	/* The OpenCL 1.1 forms. */
+	CHECK_ERR(clEnqueueMarker(e->queue, &m11), CL_SUCCESS);
+	CHECK_ERR(clEnqueueMarker(e->queue, NULL), CL_INVALID_VALUE);
+	CHECK_ERR(clEnqueueBarrier(e->queue), CL_SUCCESS);
+	CHECK_ERR(clEnqueueBarrier(NULL), CL_INVALID_COMMAND_QUEUE);
+	/* PoCL 3.1 aborts in clEnqueueWaitForEvents ("unimplemented"). */
+	if (m11 != NULL && !is_pocl)
+		CHECK_ERR(clEnqueueWaitForEvents(e->queue, 1, &m11),
+		    CL_SUCCESS);
+	if (m11 != NULL) {
+		CHECK_ERR(clWaitForEvents(1, &m11), CL_SUCCESS);
+		CHECK_ERR(clGetEventInfo(m11, CL_EVENT_COMMAND_TYPE,
+		    sizeof type, &type, NULL), CL_SUCCESS);
+		CHECK(type == CL_COMMAND_MARKER);
+		clReleaseEvent(m11);
+	}
+	if (!is_pocl) {
+		CHECK_ERR(clEnqueueWaitForEvents(e->queue, 0, NULL),
+		    CL_INVALID_VALUE);
+		CHECK_ERR(clEnqueueWaitForEvents(e->queue, 1, NULL),
+		    CL_INVALID_VALUE);
+	}
+	CHECK_ERR(clEnqueueReadBuffer(e->queue, m, CL_TRUE, 0, sizeof r, &r, 0,
+	    NULL, NULL), CL_SUCCESS);
+	CHECK(r == 5);
+
+	/* On an out-of-order queue a barrier orders what comes after it. */
+	CHECK_ERR(clGetDeviceInfo(e->device, CL_DEVICE_QUEUE_ON_HOST_PROPERTIES,
+	    sizeof qp, &qp, NULL), CL_SUCCESS);
+	if (qp & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) {
+		ooo = clCreateCommandQueue(e->ctx, e->device,
+		    CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, &err);
+		if (CHECK_ERR(err, CL_SUCCESS)) {
+			v = 77;
+			r = 0;
+			CHECK_ERR(clEnqueueWriteBuffer(ooo, m, CL_FALSE, 0,
+			    sizeof v, &v, 0, NULL, NULL), CL_SUCCESS);
+			CHECK_ERR(clEnqueueBarrierWithWaitList(ooo, 0, NULL,
+			    NULL), CL_SUCCESS);
+			CHECK_ERR(clEnqueueReadBuffer(ooo, m, CL_FALSE, 0,
+			    sizeof r, &r, 0, NULL, NULL), CL_SUCCESS);
+			CHECK_ERR(clFinish(ooo), CL_SUCCESS);
+			CHECK(r == 77);
+			clReleaseCommandQueue(ooo);
+		}
+	}
+out:
+	if (uev != NULL)
+		clReleaseEvent(uev);
+	if (wev != NULL)
+		clReleaseEvent(wev);
+	if (mev != NULL)
+		clReleaseEvent(mev);
+	if (bev != NULL)
+		clReleaseEvent(bev);
+	clReleaseMemObject(m);
+}
+
+/* clGetEventProfilingInfo on a profiling queue and on one without. */
+static void
+test_profiling(struct env *e)
+{
+	static const cl_profiling_info	 what[] = {
+		CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT,
+		CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END,
+		CL_PROFILING_COMMAND_COMPLETE
+	};
+	cl_command_queue		 pq;
+	cl_program			 p;
+	cl_kernel			 k = NULL;
+	cl_mem				 m = NULL;
+	cl_event			 ev = NULL, ev2 = NULL, uev = NULL;
+	cl_event			 gated = NULL;
+	cl_ulong			 t[5], t0;
+	size_t				 gws = 4096, i;
+	cl_int				 err;
+
+	pq = clCreateCommandQueue(e->ctx, e->device, CL_QUEUE_PROFILING_ENABLE,
+	    &err);
+	if (!CHECK_ERR(err, CL_SUCCESS))
+		return;
+	if ((p = build_program(e, src_ids, NULL)) == NULL)
+		goto out;
+	if ((k = make_kernel(p, "incr")) == NULL)
+		goto out;
+	if ((m = make_buffer(e, CL_MEM_READ_WRITE, gws * sizeof(int),
+	    NULL)) == NULL)
+		goto out;
+	CHECK_ERR(clSetKernelArg(k, 0, sizeof m, &m), CL_SUCCESS);
+	CHECK_ERR(clEnqueueNDRangeKernel(pq, k, 1, NULL, &gws, NULL, 0, NULL,
+	    &ev), CL_SUCCESS);
+	if (ev == NULL)
+		goto out;
+	CHECK_ERR(clWaitForEvents(1, &ev), CL_SUCCESS);
+	for (i = 0; i < NITEMS(what); i++) {
+		t[i] = 0;
+		CHECK_ERR(clGetEventProfilingInfo(ev, what[i], sizeof t[i],
+		    &t[i], NULL), CL_SUCCESS);
+	}
+	CHECK(t[0] <= t[1] && t[1] <= t[2] && t[2] <= t[3] && t[3] <= t[4]);
+	CHECK(t[0] > 0);
+	CHECK_ERR(clGetEventProfilingInfo(ev, 0x7fff, sizeof t0, &t0, NULL),
+	    CL_INVALID_VALUE);
+	CHECK_ERR(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, 4,
+	    &t0, NULL), CL_INVALID_VALUE);
+	CHECK_ERR(clGetEventProfilingInfo(NULL, CL_PROFILING_COMMAND_START,
+	    sizeof t0, &t0, NULL), CL_INVALID_EVENT);
+
+	/* A later command is queued no earlier than the first one ended. */
+	CHECK_ERR(clEnqueueNDRangeKernel(pq, k, 1, NULL, &gws, NULL, 0, NULL,
+	    &ev2), CL_SUCCESS);
+	if (ev2 != NULL) {
+		CHECK_ERR(clWaitForEvents(1, &ev2), CL_SUCCESS);
+		t0 = 0;
+		CHECK_ERR(clGetEventProfilingInfo(ev2,
+		    CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL),
+		    CL_SUCCESS);
+		CHECK(t0 >= t[3]);
+		clReleaseEvent(ev2);
+		ev2 = NULL;
+	}
+
+	/* A command not yet complete has no profiling information. */
+	uev = clCreateUserEvent(e->ctx, &err);
+	if (CHECK_ERR(err, CL_SUCCESS)) {
+		CHECK_ERR(clGetEventProfilingInfo(uev,
+		    CL_PROFILING_COMMAND_QUEUED, sizeof t0, &t0, NULL),
+		    CL_PROFILING_INFO_NOT_AVAILABLE);
+		CHECK_ERR(clEnqueueNDRangeKernel(pq, k, 1, NULL, &gws, NULL, 1,
+		    &uev, &gated), CL_SUCCESS);
+		if (gated != NULL)
+			CHECK_ERR(clGetEventProfilingInfo(gated,
+			    CL_PROFILING_COMMAND_END, sizeof t0, &t0, NULL),
+			    CL_PROFILING_INFO_NOT_AVAILABLE);
+		CHECK_ERR(clSetUserEventStatus(uev, CL_COMPLETE), CL_SUCCESS);
+		CHECK_ERR(clFinish(pq), CL_SUCCESS);
+		if (gated != NULL)
+			clReleaseEvent(gated);
+		clReleaseEvent(uev);
+	}
+
+	/* Without CL_QUEUE_PROFILING_ENABLE there is nothing to return. */
+	CHECK_ERR(clEnqueueNDRangeKernel(e->queue, k, 1, NULL, &gws, NULL, 0,
+	    NULL, &ev2), CL_SUCCESS);
+	if (ev2 != NULL) {
+		CHECK_ERR(clWaitForEvents(1, &ev2), CL_SUCCESS);
+		CHECK_ERR(clGetEventProfilingInfo(ev2,
+		    CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL),
+		    CL_PROFILING_INFO_NOT_AVAILABLE);
+		clReleaseEvent(ev2);
+	}
+out:
+	if (ev != NULL)
+		clReleaseEvent(ev);
+	if (m != NULL)
+		clReleaseMemObject(m);
+	release_all(NULL, 0, k, p);
+	clFinish(pq);
+	clReleaseCommandQueue(pq);
+}
+
+/* clEnqueueFillBuffer with 1-, 4- and 16-byte patterns, and its errors. */
+static void
+test_fill_buffer(struct env *e)
+{
+	unsigned char	 b1 = 0xab, b16[16], out[256];
+	uint32_t	 b4 = 0x01020304;
+	cl_mem		 m;
+	cl_event	 ev = NULL;
+	cl_command_type	 type = 0;
+	size_t		 i;
+
+	for (i = 0; i < sizeof b16; i++)
+		b16[i] = (unsigned char)(0xc0 + i);
+	if ((m = make_buffer(e, CL_MEM_READ_WRITE, sizeof out, NULL)) == NULL)
+		return;
+	CHECK_ERR(clEnqueueFillBuffer(e->queue, m, &b1, 1, 0, sizeof out, 0,
+	    NULL, NULL), CL_SUCCESS);
+	CHECK_ERR(clEnqueueFillBuffer(e->queue, m, &b4, 4, 16, 64, 0, NULL,
+	    NULL), CL_SUCCESS);
+	CHECK_ERR(clEnqueueFillBuffer(e->queue, m, b16, 16, 128, 64, 0, NULL,
+	    &ev), CL_SUCCESS);
+	CHECK_ERR(clEnqueueFillBuffer(e->queue, m, &b1, 1, 255, 1, 0, NULL,
+	    NULL), CL_SUCCESS);
+	memset(out, 0, sizeof out);
+	CHECK_ERR(clEnqueueReadBuffer(e->queue, m, CL_TRUE, 0, sizeof out, out,
+	    0, NULL, NULL), CL_SUCCESS);
+	for (i = 0; i < sizeof out; i++) {
+		unsigned char	 want = 0xab;
+
+		if (i >= 16 && i < 80)
+			want = ((unsigned char *)&b4)[i % 4];
+		else if (i >= 128 && i < 192)
+			want = b16[i % 16];
+		if (!CHECK(out[i] == want)) {
+			printf("  byte %zu: got %#x, want %#x\n", i, out[i],
+			    want);
+			break;
+		}
+	}
+	if (ev != NULL) {
+		CHECK(event_status(ev) == CL_COMPLETE);
+		CHECK_ERR(clGetEventInfo(ev, CL_EVENT_COMMAND_TYPE, sizeof type,
+		    &type, NULL), CL_SUCCESS);
+		CHECK(type == CL_COMMAND_FILL_BUFFER);
+		clReleaseEvent(ev);
+	}
+
+	CHECK_ERR(clEnqueueFillBuffer(e->queue, m, &b4, 3, 0, 12, 0, NULL,
+	    NULL), CL_INVALID_VALUE);
+	CHECK_ERR(clEnqueueFillBuffer(e->queue, m, &b4, 0, 0, 12, 0, NULL,
+	    NULL), CL_INVALID_VALUE);
+	CHECK_ERR(clEnqueueFillBuffer(e->queue, m, b16, 256, 0, 256, 0, NULL,
+	    NULL), CL_INVALID_VALUE);
+	CHECK_ERR(clEnqueueFillBuffer(e->queue, m, NULL, 4, 0, 16, 0, NULL,
+	    NULL), CL_INVALID_VALUE);
+	CHECK_ERR(clEnqueueFillBuffer(e->queue, m, &b4, 4, 2, 16, 0, NULL,
+	    NULL), CL_INVALID_VALUE);
+	CHECK_ERR(clEnqueueFillBuffer(e->queue, m, &b4, 4, 0, 6, 0, NULL,
+	    NULL), CL_INVALID_VALUE);
+	CHECK_ERR(clEnqueueFillBuffer(e->queue, m, &b4, 4, 252, 8, 0, NULL,
+	    NULL), CL_INVALID_VALUE);
+	CHECK_ERR(clEnqueueFillBuffer(e->queue, NULL, &b4, 4, 0, 8, 0, NULL,
+	    NULL), CL_INVALID_MEM_OBJECT);
+	CHECK_ERR(clEnqueueFillBuffer(e->queue, m, &b4, 4, 0, 8, 1, NULL,
+	    NULL), CL_INVALID_EVENT_WAIT_LIST);
+	CHECK_ERR(clFinish(e->queue), CL_SUCCESS);
+	clReleaseMemObject(m);
+}
+
+/* clEnqueueMapBuffer/clEnqueueUnmapMemObject: read, write, invalidate. */
+static void
+test_map_buffer(struct env *e)
+{
+	cl_mem		 m, na = NULL;
+	int		 init[256], out[256], *p, i;
+	cl_uint		 maps = 99;
+	cl_event	 ev = NULL, uev = NULL;
+	cl_command_type	 type = 0;
+	cl_int		 err;
+
+	for (i = 0; i < 256; i++)
+		init[i] = i + 1000;
+	if ((m = make_buffer(e, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+	    sizeof init, init)) == NULL)
+		return;
+
+	p = clEnqueueMapBuffer(e->queue, m, CL_TRUE, CL_MAP_READ, 0,
+	    sizeof init, 0, NULL, NULL, &err);
+	if (CHECK_ERR(err, CL_SUCCESS) && CHECK(p != NULL)) {
+		CHECK(memcmp(p, init, sizeof init) == 0);
+		CHECK_ERR(clGetMemObjectInfo(m, CL_MEM_MAP_COUNT, sizeof maps,
+		    &maps, NULL), CL_SUCCESS);
+		CHECK(maps == 1);
+		CHECK_ERR(clEnqueueUnmapMemObject(e->queue, m, p, 0, NULL,
+		    &ev), CL_SUCCESS);
+		CHECK_ERR(clWaitForEvents(1, &ev), CL_SUCCESS);
+		CHECK_ERR(clGetEventInfo(ev, CL_EVENT_COMMAND_TYPE, sizeof type,
+		    &type, NULL), CL_SUCCESS);
+		CHECK(type == CL_COMMAND_UNMAP_MEM_OBJECT);
+		clReleaseEvent(ev);
+		ev = NULL;
+		CHECK_ERR(clGetMemObjectInfo(m, CL_MEM_MAP_COUNT, sizeof maps,
+		    &maps, NULL), CL_SUCCESS);
+		CHECK(maps == 0);
+	}
+
+	/* A write map of a range; the change is visible after the unmap. */
+	p = clEnqueueMapBuffer(e->queue, m, CL_TRUE, CL_MAP_WRITE | CL_MAP_READ,
+	    64 * sizeof(int), 32 * sizeof(int), 0, NULL, NULL, &err);
+	if (CHECK_ERR(err, CL_SUCCESS) && CHECK(p != NULL)) {
+		CHECK(p[0] == 1064 && p[31] == 1095);
+		for (i = 0; i < 32; i++)
+			p[i] = -i;
+		CHECK_ERR(clEnqueueUnmapMemObject(e->queue, m, p, 0, NULL,
+		    NULL), CL_SUCCESS);
+	}
+	CHECK_ERR(clEnqueueReadBuffer(e->queue, m, CL_TRUE, 0, sizeof out, out,
+	    0, NULL, NULL), CL_SUCCESS);
+	for (i = 0; i < 256; i++) {
+		if (!CHECK(out[i] == ((i >= 64 && i < 96) ? -(i - 64) :
+		    i + 1000)))
+			break;
+	}
+
+	/* CL_MAP_WRITE_INVALIDATE_REGION: the whole region is rewritten. */
+	p = clEnqueueMapBuffer(e->queue, m, CL_TRUE,
+	    CL_MAP_WRITE_INVALIDATE_REGION, 0, sizeof init, 0, NULL, NULL,
+	    &err);
+	if (CHECK_ERR(err, CL_SUCCESS) && CHECK(p != NULL)) {
+		for (i = 0; i < 256; i++)
+			p[i] = 7 * i;
+		CHECK_ERR(clEnqueueUnmapMemObject(e->queue, m, p, 0, NULL,
+		    NULL), CL_SUCCESS);
+	}
+	CHECK_ERR(clEnqueueReadBuffer(e->queue, m, CL_TRUE, 0, sizeof out, out,
+	    0, NULL, NULL), CL_SUCCESS);
+	for (i = 0; i < 256; i++) {
+		if (!CHECK(out[i] == 7 * i))
+			break;
+	}
+
+	/* A non-blocking map gated by a user event; valid after its event. */
+	uev = clCreateUserEvent(e->ctx, &err);
+	if (CHECK_ERR(err, CL_SUCCESS)) {
+		p = clEnqueueMapBuffer(e->queue, m, CL_FALSE, CL_MAP_READ,
+		    16, 16, 1, &uev, &ev, &err);
+		CHECK_ERR(err, CL_SUCCESS);
+		CHECK_ERR(clSetUserEventStatus(uev, CL_COMPLETE), CL_SUCCESS);
+		if (p != NULL && ev != NULL) {
+			CHECK_ERR(clWaitForEvents(1, &ev), CL_SUCCESS);
+			CHECK_ERR(clGetEventInfo(ev, CL_EVENT_COMMAND_TYPE,
+			    sizeof type, &type, NULL), CL_SUCCESS);
+			CHECK(type == CL_COMMAND_MAP_BUFFER);
+			CHECK(p[0] == 28 && p[3] == 49);
+			CHECK_ERR(clEnqueueUnmapMemObject(e->queue, m, p, 0,
+			    NULL, NULL), CL_SUCCESS);
+		}
+		if (ev != NULL)
+			clReleaseEvent(ev);
+		clReleaseEvent(uev);
+	}
+	CHECK_ERR(clFinish(e->queue), CL_SUCCESS);
+
+	p = clEnqueueMapBuffer(e->queue, m, CL_TRUE, CL_MAP_READ, 1000, 100, 0,
+	    NULL, NULL, &err);
+	CHECK_ERR(err, CL_INVALID_VALUE);
+	CHECK(p == NULL);
+	p = clEnqueueMapBuffer(e->queue, m, CL_TRUE, CL_MAP_READ, 0, 0, 0,
+	    NULL, NULL, &err);
+	CHECK_ERR(err, CL_INVALID_VALUE);
+	CHECK(p == NULL);
+	/* PoCL 3.1 maps READ|WRITE_INVALIDATE_REGION (mutually exclusive). */
+	p = clEnqueueMapBuffer(e->queue, m, CL_TRUE,
+	    CL_MAP_READ | CL_MAP_WRITE_INVALIDATE_REGION, 0, 16, 0, NULL, NULL,
+	    &err);
+	CHECK_ERR2(err, CL_INVALID_VALUE,
+	    is_pocl ? CL_SUCCESS : CL_INVALID_VALUE);
+	if (err == CL_SUCCESS && p != NULL)
+		clEnqueueUnmapMemObject(e->queue, m, p, 0, NULL, NULL);
+	else
+		CHECK(p == NULL);
+	p = clEnqueueMapBuffer(e->queue, NULL, CL_TRUE, CL_MAP_READ, 0, 16, 0,
+	    NULL, NULL, &err);
+	CHECK_ERR(err, CL_INVALID_MEM_OBJECT);
+	CHECK(p == NULL);
+	CHECK_ERR(clEnqueueUnmapMemObject(e->queue, m, init, 0, NULL, NULL),
+	    CL_INVALID_VALUE);
+	CHECK_ERR(clEnqueueUnmapMemObject(e->queue, NULL, init, 0, NULL, NULL),
+	    CL_INVALID_MEM_OBJECT);
+
+	/* Host access flags forbid the maps they forbid. */
+	if ((na = make_buffer(e, CL_MEM_HOST_NO_ACCESS, 64, NULL)) != NULL) {
+		p = clEnqueueMapBuffer(e->queue, na, CL_TRUE, CL_MAP_READ, 0,
+		    16, 0, NULL, NULL, &err);
+		CHECK_ERR(err, CL_INVALID_OPERATION);
+		CHECK(p == NULL);
+		clReleaseMemObject(na);
+	}
+	if ((na = make_buffer(e, CL_MEM_HOST_WRITE_ONLY, 64, NULL)) != NULL) {
+		p = clEnqueueMapBuffer(e->queue, na, CL_TRUE, CL_MAP_READ, 0,
+		    16, 0, NULL, NULL, &err);
+		CHECK_ERR(err, CL_INVALID_OPERATION);
+		CHECK(p == NULL);
+		clReleaseMemObject(na);
+	}
+	clReleaseMemObject(m);
+}
+
+/* 1000 small kernels enqueued without waiting, then one clFinish. */
+static void
+test_stress_kernels(struct env *e)
+{
+	cl_program	 p;
+	cl_kernel	 k = NULL;
+	cl_mem		 m = NULL;
+	int		 out[256], i;
+	size_t		 gws = 256;
+	cl_int		 err = CL_SUCCESS;
+
+	memset(out, 0, sizeof out);
+	if ((p = build_program(e, src_ids, NULL)) == NULL)
+		return;
+	if ((k = make_kernel(p, "incr")) == NULL)
+		goto out;
+	if ((m = make_buffer(e, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+	    sizeof out, out)) == NULL)
+		goto out;
+	CHECK_ERR(clSetKernelArg(k, 0, sizeof m, &m), CL_SUCCESS);
+	for (i = 0; i < 1000 && err == CL_SUCCESS; i++) {
+		err = clEnqueueNDRangeKernel(e->queue, k, 1, NULL, &gws, NULL,
+		    0, NULL, NULL);
+	}
+	CHECK_ERR(err, CL_SUCCESS);
+	CHECK_ERR(clFinish(e->queue), CL_SUCCESS);
+	CHECK_ERR(clEnqueueReadBuffer(e->queue, m, CL_TRUE, 0, sizeof out, out,
+	    0, NULL, NULL), CL_SUCCESS);
+	for (i = 0; i < 256; i++) {
+		if (!CHECK(out[i] == 1000)) {
+			printf("  item %d: got %d\n", i, out[i]);
+			break;
+		}
+	}
+out:
+	if (m != NULL)
+		clReleaseMemObject(m);
+	release_all(NULL, 0, k, p);
+}
+
+/* 200 non-blocking reads of small slices into their own host slots. */
+static void
+test_stress_reads(struct env *e)
+{
+	enum { SLICES = 200, WORDS = 16 };
+	static int	 src[SLICES * WORDS], dst[SLICES][WORDS + 1];
+	cl_mem		 m;
+	size_t		 i, j, slice;
+	cl_int		 err = CL_SUCCESS;
+
+	for (i = 0; i < SLICES * WORDS; i++)
+		src[i] = (int)(i * 3 + 1);
+	for (i = 0; i < SLICES; i++)
+		for (j = 0; j <= WORDS; j++)
+			dst[i][j] = -1;
+	if ((m = make_buffer(e, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+	    sizeof src, src)) == NULL)
+		return;
+	/* Slot i gets slice 199 - i, so order mistakes show. */
+	for (i = 0; i < SLICES && err == CL_SUCCESS; i++) {
+		slice = SLICES - 1 - i;
+		err = clEnqueueReadBuffer(e->queue, m, CL_FALSE,
+		    slice * WORDS * sizeof(int), WORDS * sizeof(int), dst[i], 0,
+		    NULL, NULL);
+	}
+	CHECK_ERR(err, CL_SUCCESS);
+	CHECK_ERR(clFinish(e->queue), CL_SUCCESS);
+	for (i = 0; i < SLICES; i++) {
+		slice = SLICES - 1 - i;
+		if (!CHECK(memcmp(dst[i], &src[slice * WORDS],
+		    WORDS * sizeof(int)) == 0 && dst[i][WORDS] == -1)) {
+			printf("  slot %zu wrong\n", i);
+			break;
+		}
+	}
+	clReleaseMemObject(m);
+}
+
+/* Counts a memory object destructor callback in the flag it was handed. */
+static void CL_CALLBACK
+mem_notify(cl_mem mem, void *user_data)
+{
+	atomic_fetch_add((atomic_int *)user_data, 1);
+}
+
+/* Objects keep their context alive; destructors run at the last release. */
+static void
+test_lifetime(struct env *e)
+{
+	cl_mem		 m;
+	cl_context	 c = NULL;
+	static atomic_int destroyed;	/* static: outlives a lost callback */
+	int		 v = 1234, r = 0;
+
+	atomic_init(&destroyed, 0);
+	m = make_buffer(e, CL_MEM_READ_WRITE, sizeof v, NULL);
+	/* Drop the test's context reference; queue and buffer hold theirs. */
+	CHECK_ERR(clReleaseContext(e->ctx), CL_SUCCESS);
+	c = e->ctx;
+	e->ctx = NULL;
+	if (m == NULL)
+		goto out;
+	CHECK_ERR(clEnqueueWriteBuffer(e->queue, m, CL_TRUE, 0, sizeof v, &v,
+	    0, NULL, NULL), CL_SUCCESS);
+	CHECK_ERR(clEnqueueReadBuffer(e->queue, m, CL_TRUE, 0, sizeof r, &r, 0,
+	    NULL, NULL), CL_SUCCESS);
+	CHECK(r == 1234);
+	CHECK_ERR(clGetMemObjectInfo(m, CL_MEM_CONTEXT, sizeof c, &c, NULL),
+	    CL_SUCCESS);
+	CHECK_ERR(clSetMemObjectDestructorCallback(m, mem_notify, &destroyed),
+	    CL_SUCCESS);
+	CHECK_ERR(clSetMemObjectDestructorCallback(m, NULL, &destroyed),
+	    CL_INVALID_VALUE);
+	CHECK_ERR(clRetainMemObject(m), CL_SUCCESS);
+	CHECK_ERR(clReleaseMemObject(m), CL_SUCCESS);
+	sleep_ms(20);
+	CHECK(atomic_load(&destroyed) == 0);
+	CHECK_ERR(clReleaseMemObject(m), CL_SUCCESS);
+	CHECK(wait_flag(&destroyed, 1, 10000));
+out:
+	CHECK_ERR(clFinish(e->queue), CL_SUCCESS);
+	CHECK_ERR(clReleaseCommandQueue(e->queue), CL_SUCCESS);
+	e->queue = NULL;
+}
+
+/* The tests, in the order they run. */
+static const struct test {
+	const char	*name;
+	void		(*fn)(struct env *);
+} tests[] = {
+	{ "platform_ids", test_platform_ids },
+	{ "platform_info", test_platform_info },
+	{ "device_ids", test_device_ids },
+	{ "device_info", test_device_info },
+	{ "context_create", test_context_create },
+	{ "context_info", test_context_info },
+	{ "queue_create", test_queue_create },
+	{ "flush_finish", test_flush_finish },
+	{ "buffer_create", test_buffer_create },
+	{ "mem_info", test_mem_info },
+	{ "read_write", test_read_write },
+	{ "host_access", test_host_access },
+	{ "copy_buffer", test_copy_buffer },
+	{ "large_transfer", test_large_transfer },
+	{ "program_source", test_program_source },
+	{ "build_options", test_build_options },
+	{ "build_error", test_build_error },
+	{ "build_callback", test_build_callback },
+	{ "program_info", test_program_info },
+	{ "kernel_create", test_kernel_create },
+	{ "kernel_args", test_kernel_args },
+	{ "kernel_info", test_kernel_info },
+	{ "work_group_info", test_work_group_info },
+	{ "ndrange", test_ndrange },
+	{ "ndrange_uniform", test_ndrange_uniform },
+	{ "reduction", test_reduction },
+	{ "enqueue_task", test_enqueue_task },
+	{ "events", test_events },
+	{ "user_events", test_user_events },
+	{ "markers_barriers", test_markers_barriers },
+	{ "profiling", test_profiling },
+	{ "fill_buffer", test_fill_buffer },
+	{ "map_buffer", test_map_buffer },
+	{ "stress_kernels", test_stress_kernels },
+	{ "stress_reads", test_stress_reads },
+	{ "lifetime", test_lifetime },
+};
+
+/* Reports a test that ran past its time and ends the run. */
+static void
+on_alarm(int sig)
+{
+	static const char	 fail[] = "FAIL ", late[] = " (timed out)\n";
+
+	if (write(STDOUT_FILENO, fail, sizeof fail - 1) < 0 ||
+	    write(STDOUT_FILENO, current, strlen(current)) < 0 ||
+	    write(STDOUT_FILENO, late, sizeof late - 1) < 0)
+		_exit(2);
+	_exit(1);
+}
+
+/* Tells whether name is in the comma-separated list. */
+static int
+in_list(const char *list, const char *name)
+{
+	const char	*p = list, *end;
+	size_t		 len = strlen(name);
+
+	while (p != NULL && *p != '\0') {
+		end = strchr(p, ',');
+		if (end == NULL)
+			end = p + strlen(p);
+		if ((size_t)(end - p) == len && strncmp(p, name, len) == 0)
+			return (1);
+		p = (*end == ',') ? end + 1 : NULL;
+	}
+	return (0);
+}
+
+/* Finds the platform and device and creates a fresh context and queue. */
+static int
+env_open(struct env *e)
+{
+	cl_platform_id	 plats[64];
+	cl_uint		 n = 0;
+	cl_int		 err;
+	char		 name[256];
+	size_t		 items[64];
+
+	memset(e, 0, sizeof *e);
+	if (!CHECK_ERR(clGetPlatformIDs(NITEMS(plats), plats, &n), CL_SUCCESS))
+		return (0);
+	if (!CHECK(platform_index < n && platform_index < NITEMS(plats)))
+		return (0);
+	e->platform = plats[platform_index];
+	if (clGetPlatformInfo(e->platform, CL_PLATFORM_NAME, sizeof name, name,
+	    NULL) == CL_SUCCESS)
+		is_pocl = strcmp(name, "Portable Computing Language") == 0 &&
+		    getenv("VCL_TEST_STRICT") == NULL;
+	if (!CHECK_ERR(clGetDeviceIDs(e->platform, CL_DEVICE_TYPE_ALL, 1,
+	    &e->device, NULL), CL_SUCCESS))
+		return (0);
+	e->props[0] = CL_CONTEXT_PLATFORM;
+	e->props[1] = (cl_context_properties)e->platform;
+	e->props[2] = 0;
+	CHECK_ERR(clGetDeviceInfo(e->device, CL_DEVICE_MAX_WORK_GROUP_SIZE,
+	    sizeof e->max_wg, &e->max_wg, NULL), CL_SUCCESS);
+	CHECK_ERR(clGetDeviceInfo(e->device, CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS,
+	    sizeof e->max_dims, &e->max_dims, NULL), CL_SUCCESS);
+	CHECK_ERR(clGetDeviceInfo(e->device, CL_DEVICE_MAX_WORK_ITEM_SIZES,
+	    sizeof items, items, NULL), CL_SUCCESS);
+	memcpy(e->max_items, items, sizeof e->max_items);
+	CHECK_ERR(clGetDeviceInfo(e->device, CL_DEVICE_MAX_MEM_ALLOC_SIZE,
+	    sizeof e->max_alloc, &e->max_alloc, NULL), CL_SUCCESS);
+	CHECK_ERR(clGetDeviceInfo(e->device, CL_DEVICE_GLOBAL_MEM_SIZE,
+	    sizeof e->global_mem, &e->global_mem, NULL), CL_SUCCESS);
+	e->ctx = clCreateContext(e->props, 1, &e->device, NULL, NULL, &err);
+	if (!CHECK_ERR(err, CL_SUCCESS))
+		return (0);
+	e->queue = clCreateCommandQueueWithProperties(e->ctx, e->device, NULL,
+	    &err);
+	if (!CHECK_ERR(err, CL_SUCCESS))
+		return (0);
+	return (failures == 0);
+}
+
+/* Finishes and releases the test's queue and context. */
+static void
+env_close(struct env *e)
+{
+	if (e->queue != NULL) {
+		CHECK_ERR(clFinish(e->queue), CL_SUCCESS);
+		CHECK_ERR(clReleaseCommandQueue(e->queue), CL_SUCCESS);
+	}
+	if (e->ctx != NULL)
+		CHECK_ERR(clReleaseContext(e->ctx), CL_SUCCESS);
+}
+
+/* Runs the selected tests, one line each, then the summary line. */
+int
+main(int argc, char **argv)
+{
+	struct env	 e;
+	const char	*filter = argc > 1 ? argv[1] : NULL;
+	const char	*skip = getenv("VCL_TEST_SKIP"), *s;
+	unsigned int	 timeout = 120;
+	size_t		 i;
+	int		 passed = 0, failed = 0, skipped = 0;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if ((s = getenv("VCL_TEST_PLATFORM")) != NULL)
+		platform_index = (unsigned int)strtoul(s, NULL, 10);
+	if ((s = getenv("VCL_TEST_TIMEOUT")) != NULL)
+		timeout = (unsigned int)strtoul(s, NULL, 10);
+	signal(SIGALRM, on_alarm);
+
+	for (i = 0; i < NITEMS(tests); i++) {
+		if (filter != NULL && strstr(tests[i].name, filter) == NULL)
+			continue;
+		current = tests[i].name;
+		if (skip != NULL && in_list(skip, tests[i].name)) {
+			printf("SKIP %s\n", current);
+			skipped++;
+			continue;
+		}
+		failures = 0;
+		alarm(timeout);
+		if (env_open(&e))
+			tests[i].fn(&e);
+		env_close(&e);
+		alarm(0);
+		if (failures == 0) {
+			printf("PASS %s\n", current);
+			passed++;
+		} else {
+			printf("FAIL %s\n", current);
+			failed++;
+		}
+	}
+	if (skipped > 0)
+		printf("%d passed, %d failed, %d skipped\n", passed, failed,
+		    skipped);
+	else
+		printf("%d passed, %d failed\n", passed, failed);
+	return (failed > 0 ? 1 : 0);
+}
