@@ -71,7 +71,8 @@ struct vcl_node {
 	Vcl__Release		*deferred;	/* releases from rx thread */
 	size_t			 ndeferred, cdeferred;
 
-	Vcl__Reply		*welcome;	/* snapshot, kept unpacked */
+	Vcl__ToClient		*hello;		/* the Welcome, kept unpacked */
+	Vcl__Reply		*welcome;	/* its reply: the snapshot */
 	uint32_t		 ndevices;
 	uint64_t		 bytes_out;	/* bulk bytes sent, for tests */
 	uint64_t		 bytes_in;

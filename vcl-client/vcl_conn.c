@@ -614,6 +614,7 @@ vcl_node_connect(struct vcl_node *n, const char *addr)
 		    tc->reply->message ? tc->reply->message : "no reason");
 		goto fail;
 	}
+	n->hello = tc;
 	n->welcome = tc->reply;
 	n->name = tc->reply->welcome->node_name;
 	n->ndevices = (uint32_t)tc->reply->welcome->n_devices;

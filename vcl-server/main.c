@@ -201,7 +201,7 @@ read_config(struct vcl_server *srv, const char *path, int reload)
 }
 
 /* SIGHUP: re-read the configuration file's log level and limits. */
-void
+static void
 vcl_server_reload(struct vcl_server *srv)
 {
 	if (opts.config == NULL) {
@@ -263,5 +263,6 @@ main(int argc, char **argv)
 		opts.name = hostname;
 	}
 	srv.node_name = opts.name;
+	srv.reload = vcl_server_reload;
 	return (vcl_server_run(&srv, &opts));
 }

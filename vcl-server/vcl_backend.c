@@ -362,3 +362,18 @@ vcl_backend_global_mem(const struct vcl_backend *be)
 			sum += m;
 	return (sum);
 }
+
+/* The largest buffer any served device allows. */
+size_t
+vcl_backend_max_alloc(const struct vcl_backend *be)
+{
+	cl_ulong	m;
+	size_t		best = 0;
+	cl_uint		i;
+
+	for (i = 0; i < be->ndevices; i++)
+		if (clGetDeviceInfo(be->devices[i], CL_DEVICE_MAX_MEM_ALLOC_SIZE,
+		    sizeof m, &m, NULL) == CL_SUCCESS && m > best)
+			best = (size_t)m;
+	return (best);
+}

@@ -62,12 +62,17 @@ vcl_op_create_buffer(struct vcl_session *s, const Vcl__Request *req,
 		err = bulk->err;
 	else if (vcl_session_charge(s, m->size) != 0)
 		err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
+	else if (bulk->data == NULL && m->size > s->srv->zeros_len)
+		err = CL_INVALID_BUFFER_SIZE;
 	else {
+		/*
+		 * A buffer without initial bytes starts as zeros, never as
+		 * memory another session freed: sessions see only their own.
+		 */
 		o->bytes = m->size;
-		if (bulk->data != NULL)
-			flags |= CL_MEM_COPY_HOST_PTR;
-		o->u.mem = clCreateBuffer(ctx->u.ctx, flags, m->size,
-		    bulk->data, &err);
+		o->u.mem = clCreateBuffer(ctx->u.ctx, flags |
+		    CL_MEM_COPY_HOST_PTR, m->size, bulk->data != NULL ?
+		    bulk->data : s->srv->zeros, &err);
 	}
 	if (err != CL_SUCCESS) {
 		vcl_session_uncharge(s, o->bytes);

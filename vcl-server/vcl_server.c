@@ -1,4 +1,5 @@
 /* vcl_server.c - the listener, the completion queue and the server's life. */
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 
@@ -299,7 +300,10 @@ vcl_server_hup_cb(evutil_socket_t sig, short what, void *arg)
 {
 	struct vcl_server	*srv = arg;
 
-	vcl_server_reload(srv);
+	if (srv->reload != NULL)
+		srv->reload(srv);
+	else
+		vcl_log_info("SIGHUP: nothing to reload");
 }
 
 /* Run the server until a signal stops it. Returns the exit status. */
@@ -326,6 +330,14 @@ vcl_server_run(struct vcl_server *srv, const struct vcl_options *opt)
 	if (vcl_backend_open(&srv->be, opt->platform, opt->devices, err,
 	    sizeof err) != 0) {
 		vcl_log_error("%s", err);
+		goto out;
+	}
+	/* New buffers are filled from here: mapped, never written. */
+	srv->zeros_len = vcl_backend_max_alloc(&srv->be);
+	if ((srv->zeros = mmap(NULL, srv->zeros_len, PROT_READ, MAP_PRIVATE |
+	    MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)) == MAP_FAILED) {
+		vcl_log_error("cannot map %zu bytes of zeros", srv->zeros_len);
+		srv->zeros = NULL;
 		goto out;
 	}
 	if (srv->limits.session_bytes == 0)
@@ -394,6 +406,8 @@ out:
 	if (srv->lfd != -1)
 		close(srv->lfd);
 	vcl_backend_close(&srv->be);
+	if (srv->zeros != NULL)
+		munmap(srv->zeros, srv->zeros_len);
 	event_base_free(srv->base);
 	libevent_global_shutdown();
 	return (rc);

@@ -140,7 +140,10 @@ struct vcl_server {
 	uint64_t		 bytes_out;
 
 	struct vcl_workers	*workers;
+	void			(*reload)(struct vcl_server *);	/* SIGHUP */
 	struct vcl_cmds		 zombies;	/* reaped; see vcl_cmd_reap */
+	void			*zeros;		/* read-only zero pages */
+	size_t			 zeros_len;	/* the largest device alloc */
 };
 
 /* One entry of the dispatch table, indexed by the Request oneof case. */
@@ -194,6 +197,7 @@ int	vcl_backend_open(struct vcl_backend *, const char *, const char *,
 	    char *, size_t);
 void	vcl_backend_close(struct vcl_backend *);
 uint64_t vcl_backend_global_mem(const struct vcl_backend *);
+size_t	vcl_backend_max_alloc(const struct vcl_backend *);
 
 /* vcl_worker.c */
 struct vcl_workers *vcl_workers_new(int);

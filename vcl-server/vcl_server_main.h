@@ -17,6 +17,5 @@ struct vcl_options {
 };
 
 int	vcl_server_run(struct vcl_server *, const struct vcl_options *);
-void	vcl_server_reload(struct vcl_server *);
 
 #endif

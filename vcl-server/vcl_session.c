@@ -17,6 +17,7 @@
 #define VCL_IN_CHUNK		(64u << 10)	/* input buffer for small frames */
 #define VCL_OUT_HIGH		(64u << 20)	/* stop reading above this */
 #define VCL_BATCH_MAX		4096		/* requests per read callback */
+#define VCL_PREAUTH_MAX		(64u << 10)	/* frame size before Hello */
 
 static void	vcl_session_read_cb(evutil_socket_t, short, void *);
 static void	vcl_session_write_cb(evutil_socket_t, short, void *);
@@ -542,6 +543,20 @@ vcl_session_begin(struct vcl_session *s, const uint8_t *msg)
 	return (0);
 }
 
+/* After a large frame, give the input buffer's memory back. */
+static void
+vcl_session_shrink_input(struct vcl_session *s)
+{
+	uint8_t	*p;
+
+	if (s->dead || s->in.cap <= VCL_IN_CHUNK || s->in.end != 0)
+		return;
+	if ((p = realloc(s->in.data, VCL_IN_CHUNK)) != NULL) {
+		s->in.data = p;
+		s->in.cap = VCL_IN_CHUNK;
+	}
+}
+
 /*
  * Read and process what the socket holds. Small frames are parsed out of a
  * 64 KiB buffer (one read() serves many requests); bulk bytes go straight
@@ -604,6 +619,12 @@ vcl_session_read(struct vcl_session *s, int *done)
 			vcl_session_close(s, why);
 			return (-1);
 		}
+		/* Nobody may make us allocate before proving the token. */
+		if (!s->authed && (s->in_frame.msg_len > VCL_PREAUTH_MAX ||
+		    s->in_frame.bulk_len > 0)) {
+			vcl_session_close(s, "oversized frame before handshake");
+			return (-1);
+		}
 		need = VCL_FRAME_HDR_LEN + s->in_frame.msg_len;
 		if (avail >= need) {
 			ib->start += need;
@@ -614,8 +635,10 @@ vcl_session_read(struct vcl_session *s, int *done)
 				vcl_session_dispatch(s);
 				(*done)++;
 			}
-			if (ib->start == ib->end)
+			if (ib->start == ib->end) {
 				ib->start = ib->end = 0;
+				vcl_session_shrink_input(s);
+			}
 			return (s->dead ? -1 : 0);
 		}
 	} else

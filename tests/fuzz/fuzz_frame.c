@@ -8,15 +8,8 @@
 #include "vcl_buf.h"
 #include "vcl_frame.h"
 #include "vcl_server.h"
-#include "vcl_server_main.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
-
-/* Fake: vcl_server.c needs it; the real one lives in main.c. */
-__attribute__((weak)) void
-vcl_server_reload(struct vcl_server *srv)
-{
-}
 
 /* Report a broken invariant as a crash libFuzzer keeps the input of. */
 static void

@@ -17,7 +17,6 @@
 #include "vcl_frame.h"
 #include "vcl_log.h"
 #include "vcl_server.h"
-#include "vcl_server_main.h"
 
 /*
  * One server for the whole run, with a backend of zero devices: the session
@@ -42,12 +41,6 @@ static Vcl__Welcome		welcome = VCL__WELCOME__INIT;
 
 /* What the client end received, parsed as frames to check them. */
 static struct vcl_buf		peer_in;
-
-/* Fake: vcl_server.c needs it; the real one lives in main.c. */
-__attribute__((weak)) void
-vcl_server_reload(struct vcl_server *s)
-{
-}
 
 /* Report a broken invariant as a crash libFuzzer keeps the input of. */
 static void

@@ -7,7 +7,8 @@
 # port files (polling, bounded), runs the command with VCL_NODES and
 # OCL_ICD_VENDORS (the build's vcl.icd only) set, then stops the servers
 # with SIGTERM and fails if one did not exit cleanly. Needs VCL_BUILD.
-# VCL_ICD_BOTH=1 lists the native platforms too (NATIVE_ICD, for benches).
+# VCL_ICD_BOTH=1 lists the native platforms too (NATIVE_ICD, for benches);
+# VCL_SERVER_WRAP runs each server under a tool (valgrind).
 set -u
 nodes=1
 sargs=""
@@ -36,7 +37,8 @@ trap 'stop; exit 1' INT TERM
 i=1
 while [ $i -le "$nodes" ]; do
 	# shellcheck disable=SC2086
-	"$VCL_BUILD/vcl-server/vclserver" --listen 127.0.0.1:0 \
+	${VCL_SERVER_WRAP:-} "$VCL_BUILD/vcl-server/vclserver" \
+	    --listen 127.0.0.1:0 \
 	    --port-file "$dir/port$i" --name "node$i" --log-level warn \
 	    $sargs &
 	pids="$pids $!"
@@ -48,7 +50,7 @@ while [ $i -le "$nodes" ]; do
 	n=0
 	until [ -s "$dir/port$i" ]; do
 		n=$((n + 1))
-		if [ $n -gt 1000 ]; then
+		if [ $n -gt 6000 ]; then
 			echo "with_server: vclserver $i did not start"
 			stop
 			exit 1

@@ -11,16 +11,6 @@
 #include <cmocka.h>
 
 #include "vcl_server.h"
-#include "vcl_server_main.h"
-
-/*
- * Fake: vcl_server.c calls vcl_server_reload, which lives in main.c (not in
- * vclserver_core). Weak, so a real one in the library wins if it moves there.
- */
-__attribute__((weak)) void
-vcl_server_reload(struct vcl_server *srv)
-{
-}
 
 /* True when field f is a case of Request's oneof "call". */
 static int

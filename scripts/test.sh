@@ -1,0 +1,31 @@
+#!/bin/sh
+# test.sh - the whole test suite: build (installing what is missing), run
+# the unit and integration tests, then the same integration tests against
+# an AddressSanitizer+UBSan build and a vclserver under valgrind.
+set -eu
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+jobs=$(nproc)
+
+echo "== unit and integration tests"
+ctest --test-dir build --output-on-failure -j "$jobs"
+
+echo "== sanitizer build (ASan + UBSan)"
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DVCL_SANITIZE=ON \
+    -DVCL_WERROR=ON >/dev/null
+cmake --build build-asan -j "$jobs"
+# LeakSanitizer cannot trace through ocl-icd's dlopen'd PoCL; leaks are
+# checked by valgrind below instead.
+ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
+UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    ctest --test-dir build-asan --output-on-failure -j "$jobs" \
+    -R '^(unit_|it_hello|it_api|it_session|it_advection)'
+
+echo "== valgrind: vclserver, then libvcl in a client"
+vg="valgrind -q --error-exitcode=99 --leak-check=full \
+--errors-for-leak-kinds=definite --suppressions=$PWD/tests/valgrind.supp"
+VCL_BUILD=$PWD/build VCL_SERVER_WRAP=$vg \
+    tests/integration/with_server.sh -- build/examples/hello -n 4096
+VCL_BUILD=$PWD/build tests/integration/with_server.sh -- \
+    $vg build/examples/hello_direct -n 4096
+echo "test.sh: all passed"
