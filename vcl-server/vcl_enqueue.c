@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "vcl_log.h"
+#include "vcl_pool.h"
 #include "vcl_server.h"
 
 #define VCL_WAIT_MAX	65536	/* events in one wait list */
@@ -47,7 +48,7 @@ vcl_stage_free(void *arg)
 
 	if (st == NULL)
 		return;
-	free(st->data);
+	vcl_pool_put(st->data, st->size);
 	vcl_session_uncharge(st->s, st->size);
 	vcl_session_unref(st->s);
 	free(st);

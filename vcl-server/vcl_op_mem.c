@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "vcl_log.h"
+#include "vcl_pool.h"
 #include "vcl_server.h"
 
 /* Flags a client may send; host-pointer flags stay on the client. */
@@ -147,12 +148,12 @@ vcl_op_read_buffer(struct vcl_session *s, const Vcl__Request *req,
 	    (err = vcl_mem_range(mem, m->offset, m->size)) == CL_SUCCESS) {
 		if (vcl_session_charge(s, m->size) != 0)
 			err = CL_OUT_OF_RESOURCES;
-		else if ((data = malloc(m->size)) == NULL) {
+		else if ((data = vcl_pool_get(m->size)) == NULL) {
 			vcl_session_uncharge(s, m->size);
 			err = CL_OUT_OF_HOST_MEMORY;
 		} else if ((c->stage = vcl_stage_new(s, data, m->size)) ==
 		    NULL) {
-			free(data);
+			vcl_pool_put(data, m->size);
 			vcl_session_uncharge(s, m->size);
 			err = CL_OUT_OF_HOST_MEMORY;
 		} else

@@ -20,6 +20,7 @@
 
 #include "vcl_io.h"
 #include "vcl_log.h"
+#include "vcl_pool.h"
 #include "vcl_server.h"
 #include "vcl_server_main.h"
 
@@ -389,6 +390,7 @@ vcl_server_run(struct vcl_server *srv, const struct vcl_options *opt)
 			usleep(1000);
 	}
 	vcl_cmd_free_zombies(srv);
+	vcl_pool_drain();
 	event_free(ev_term);
 	event_free(ev_int);
 	event_free(ev_hup);

@@ -12,6 +12,7 @@
 #include <event2/event.h>
 
 #include "vcl_log.h"
+#include "vcl_pool.h"
 #include "vcl_server.h"
 
 #define VCL_IN_CHUNK		(64u << 10)	/* input buffer for small frames */
@@ -208,7 +209,7 @@ vcl_session_close(struct vcl_session *s, const char *why)
 		protobuf_c_message_free_unpacked(&s->in_req->base, NULL);
 	s->in_req = NULL;
 	if (s->in_bulk != NULL) {
-		free(s->in_bulk);
+		vcl_pool_put(s->in_bulk, s->in_frame.bulk_len);
 		vcl_session_uncharge(s, s->in_frame.bulk_len);
 	}
 	s->in_bulk = NULL;
@@ -494,7 +495,7 @@ vcl_session_dispatch(struct vcl_session *s)
 	    op->name, (unsigned long long)req->seq);
 	op->fn(s, req, &bulk);
 	if (bulk.data != NULL) {
-		free(bulk.data);
+		vcl_pool_put(bulk.data, bulk.len);
 		vcl_session_uncharge(s, bulk.len);
 	}
 	protobuf_c_message_free_unpacked(&req->base, NULL);
@@ -534,7 +535,7 @@ vcl_session_begin(struct vcl_session *s, const uint8_t *msg)
 		return (0);
 	if (vcl_session_charge(s, blen) != 0)
 		s->in_bulk_err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
-	else if ((s->in_bulk = malloc(blen)) == NULL) {
+	else if ((s->in_bulk = vcl_pool_get(blen)) == NULL) {
 		vcl_session_uncharge(s, blen);
 		s->in_bulk_err = CL_OUT_OF_HOST_MEMORY;
 	}

@@ -825,6 +825,94 @@ out:
 	srv_stop(&sv, "handshake_server_exit");
 }
 
+/*
+ * SIGTERM drains: a reply queued before the signal (a read's bytes the
+ * client has not taken yet) is still sent whole, then every session is
+ * closed and the server exits 0.
+ */
+static void
+test_drain(void)
+{
+	struct srv		 sv;
+	struct conn		 x, w;
+	struct reply		 rp;
+	Vcl__Request		 r = VCL__REQUEST__INIT;
+	Vcl__ReadBuffer		 m = VCL__READ_BUFFER__INIT;
+	Vcl__Enqueue		 q = VCL__ENQUEUE__INIT;
+	Vcl__StatsResult	 st;
+	uint64_t		 seq;
+	size_t			 size = 64u << 20, i;
+	uint8_t			*data;
+	int			 rc;
+
+	if ((data = malloc(size)) == NULL)
+		return;
+	for (i = 0; i < size; i++)
+		data[i] = (uint8_t)(i ^ (i >> 13));
+	x.fd = w.fd = -1;
+	if (!srv_start(&sv, "drain_server_start", "127.0.0.1:0", NULL)) {
+		free(data);
+		return;
+	}
+	if (!check("drain_sessions", conn_session(&x, &sv) == 0 &&
+	    conn_session(&w, &sv) == 0, "no sessions"))
+		goto out;
+	rc = create_context(&x, 1);
+	rc |= create_queue(&x, 2, 1);
+	rc |= create_buffer(&x, 3, 1, size, data, size);
+	q.queue = 2;
+	m.q = &q;
+	m.mem = 3;
+	m.size = size;
+	r.call_case = VCL__REQUEST__CALL_READ_BUFFER;
+	r.read_buffer = &m;
+	rc |= send_req(&x, &r, NULL, 0);
+	seq = r.seq;
+	check("drain_read_sent", rc == 0, "cannot send");
+
+	/* The read is in when its staging is charged next to the buffer. */
+	for (i = 0; i < STATS_POLLS; i++) {
+		if (stats(&w, &st) != 0 || st.bytes == 2 * size)
+			break;
+		poll_wait();
+	}
+	if (!check("drain_read_queued", st.bytes == 2 * size, "bytes %llu, "
+	    "want %llu (buffer and read staging)",
+	    (unsigned long long)st.bytes, (unsigned long long)(2 * size)))
+		goto out;
+
+	kill(sv.pid, SIGTERM);
+	rc = recv_msg(&x, &rp);
+	if (check("drain_reply_sent", rc == 0 && rp.r != NULL &&
+	    rp.r->seq == seq, "no reply to the read queued before SIGTERM "
+	    "(%s)", rc == 1 ? "closed" : rc == 0 ? "another message" :
+	    "timeout"))
+		check("drain_reply_whole", rp.r->status == 0 &&
+		    rp.bulk_len == size && memcmp(rp.bulk, data, size) == 0,
+		    "status %d, %llu of %zu bytes, or other bytes",
+		    rp.r->status, (unsigned long long)rp.bulk_len, size);
+	if (rc == 0)
+		reply_free(&rp);
+	check("drain_closes_sessions", wait_closed(&x) && wait_closed(&w),
+	    "a session stayed open after SIGTERM");
+	if (srv_wait_exit(&sv) != 0)
+		check("drain_server_exit", 0, "server still running %d ms "
+		    "after SIGTERM", EXIT_POLLS * POLL_MS);
+	else
+		check("drain_server_exit", WIFEXITED(sv.status) &&
+		    WEXITSTATUS(sv.status) == 0, "server %s after SIGTERM, "
+		    "want exit 0", srv_how(&sv));
+	conn_close(&x);
+	conn_close(&w);
+	free(data);
+	return;
+out:
+	conn_close(&x);
+	conn_close(&w);
+	free(data);
+	srv_stop(&sv, "drain_server_exit");
+}
+
 /* --- (b) authentication --------------------------------------------------- */
 
 /* Write a token file of the given mode. Returns 0 or -1. */
@@ -1601,6 +1689,7 @@ out:
 
 static const struct test tests[] = {
 	{ "handshake",		test_handshake,		60 },
+	{ "drain",		test_drain,		60 },
 	{ "auth",		test_auth,		60 },
 	{ "listen",		test_listen_nonloopback, 90 },
 	{ "isolation",		test_isolation,		60 },
