@@ -27,6 +27,13 @@ static const struct vcl_op vcl_ops[] = {
 	OP(SET_USER_EVENT_STATUS, vcl_op_set_user_event_status, 0),
 	OP(GET_INFO,		vcl_op_get_info,	0),
 	OP(STATS,		vcl_op_stats,		0),
+	OP(MIGRATE_OUT,		vcl_op_migrate_out,	0),
+	OP(MIGRATE_IN,		vcl_op_migrate_in,	0),
+	OP(FORWARD_EVENT,	vcl_op_forward_event,	0),
+	OP(CREATE_PROXY_EVENT,	vcl_op_create_proxy_event, 0),
+	OP(PEER_PUSH,		vcl_op_peer_push,	VCL_OP_PEER | VCL_OP_BULK),
+	OP(PEER_EVENT,		vcl_op_peer_event,	VCL_OP_PEER),
+	OP(PEER_FAIL,		vcl_op_peer_fail,	0),
 };
 
 /* The handler of a oneof case; NULL for an unknown or empty case. */

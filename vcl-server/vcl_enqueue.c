@@ -68,6 +68,11 @@ vcl_cmd_complete(struct vcl_cmd *c)
 	Vcl__Reply		 r = VCL__REPLY__INIT;
 	cl_int			 st = c->status < 0 ? c->status : CL_SUCCESS;
 
+	if ((c->type == VCL_CMD_PUSH || c->type == VCL_CMD_FORWARD) &&
+	    !c->forwarded && !s->dead) {
+		vcl_peer_forward(c);	/* comes back here once sent */
+		return;
+	}
 	if (!s->dead) {
 		switch (c->type) {
 		case VCL_CMD_READ:
@@ -106,6 +111,8 @@ vcl_cmd_complete(struct vcl_cmd *c)
 		c->inflight = 0;
 	}
 	vcl_session_unref(s);
+	free(c->dest);
+	c->dest = NULL;
 	if (c->reaped) {
 		/* Reaped: the runtime may still hold our callback; keep c. */
 		LIST_INSERT_HEAD(&s->srv->zombies, c, entry);
@@ -156,6 +163,13 @@ vcl_cmd_free_zombies(struct vcl_server *srv)
 	}
 }
 
+/* Complete a command now (a peer link is done with it). */
+void
+vcl_cmd_finish(struct vcl_cmd *c)
+{
+	vcl_cmd_complete(c);
+}
+
 /* vcl_done entry point for commands. */
 static void
 vcl_cmd_done(struct vcl_done *d)
@@ -183,6 +197,14 @@ vcl_cmd_cb(cl_event ev, cl_int status, void *arg)
 cl_int
 vcl_enq_begin(struct vcl_session *s, const Vcl__Enqueue *e, struct vcl_enq *enq)
 {
+	return (vcl_enq_begin_queue(s, e, enq, NULL));
+}
+
+/* The same, on a queue of the server's own (q) instead of e's queue. */
+cl_int
+vcl_enq_begin_queue(struct vcl_session *s, const Vcl__Enqueue *e,
+    struct vcl_enq *enq, struct vcl_hobj *q)
+{
 	struct vcl_hobj	*o;
 	size_t		 i;
 
@@ -193,8 +215,8 @@ vcl_enq_begin(struct vcl_session *s, const Vcl__Enqueue *e, struct vcl_enq *enq)
 		vcl_session_close(s, "client reused an event id");
 		return (CL_INVALID_EVENT);
 	}
-	if ((enq->q = vcl_handle_get(&s->handles, e->queue,
-	    VCL_KIND_QUEUE)) == NULL)
+	if ((enq->q = q) == NULL && (enq->q = vcl_handle_get(&s->handles,
+	    e->queue, VCL_KIND_QUEUE)) == NULL)
 		return (CL_INVALID_COMMAND_QUEUE);
 	if (enq->q->error != CL_SUCCESS)
 		return (enq->q->error);
@@ -241,7 +263,9 @@ vcl_enq_end(struct vcl_session *s, struct vcl_enq *enq, cl_int err,
 	}
 	if (err == CL_SUCCESS && enq->event_id != 0 &&
 	    (o = vcl_session_add(s, enq->event_id, VCL_KIND_EVENT)) == NULL)
-		err = CL_OUT_OF_RESOURCES;	/* over the object limit */
+		err = CL_OUT_OF_RESOURCES;
+	else if (o != NULL && o->error != CL_SUCCESS)
+		err = o->error;			/* over the object limit */
 	if (err == CL_SUCCESS && c == NULL && enq->event_id != 0 &&
 	    (c = vcl_cmd_new(VCL_CMD_PLAIN, 0)) == NULL)
 		err = CL_OUT_OF_HOST_MEMORY;
@@ -277,7 +301,6 @@ vcl_enq_end(struct vcl_session *s, struct vcl_enq *enq, cl_int err,
 		free(c);
 		return;
 	}
-	c->d.fn = vcl_cmd_done;
 	c->d.s = s;
 	vcl_session_ref(s);
 	c->ev = enq->ev;
@@ -285,14 +308,32 @@ vcl_enq_end(struct vcl_session *s, struct vcl_enq *enq, cl_int err,
 	c->queue_id = enq->q != NULL ? enq->q->id : 0;
 	c->profiling = enq->q != NULL && enq->q->profiling;
 	c->status = err;
-	if (err == CL_SUCCESS) {
-		LIST_INSERT_HEAD(&s->inflight, c, entry);
-		c->inflight = 1;
+	if (err != CL_SUCCESS) {
+		c->d.fn = vcl_cmd_done;
+		vcl_cmd_complete(c);
+		return;
 	}
-	if (err != CL_SUCCESS ||
-	    (err = clSetEventCallback(c->ev, CL_COMPLETE, vcl_cmd_cb, c)) !=
+	(void)vcl_cmd_watch(s, c);
+}
+
+/*
+ * Register a command's completion: its callback on c->ev, and its place
+ * on the session's in-flight list (for vcl_cmd_reap). c->d.s holds a
+ * session reference. When the runtime refuses the callback the command
+ * completes at once with that error, which is returned.
+ */
+cl_int
+vcl_cmd_watch(struct vcl_session *s, struct vcl_cmd *c)
+{
+	cl_int	err;
+
+	c->d.fn = vcl_cmd_done;
+	LIST_INSERT_HEAD(&s->inflight, c, entry);
+	c->inflight = 1;
+	if ((err = clSetEventCallback(c->ev, CL_COMPLETE, vcl_cmd_cb, c)) !=
 	    CL_SUCCESS) {
 		c->status = err;
 		vcl_cmd_complete(c);
 	}
+	return (err);
 }

@@ -112,6 +112,7 @@ vcl_handle_del(struct vcl_htab *t, struct vcl_hobj *o)
 			*pp = o->next;
 			t->count--;
 			free(o->argq);
+			free(o->source);
 			free(o);
 			return;
 		}
@@ -131,6 +132,7 @@ vcl_handle_clear(struct vcl_htab *t, void (*fn)(struct vcl_hobj *, void *),
 			next = o->next;
 			fn(o, arg);
 			free(o->argq);
+			free(o->source);
 			free(o);
 		}
 		t->slots[i] = NULL;

@@ -17,6 +17,7 @@ enum vcl_kind {
 	VCL_KIND_KERNEL,
 	VCL_KIND_EVENT,
 	VCL_KIND_SAMPLER,
+	VCL_KIND_XFER,		/* a migration's bytes (server side only) */
 	VCL_KIND_MAX
 };
 
@@ -41,6 +42,10 @@ struct vcl_hobj {
 	uint64_t		 bytes;		/* mem: bytes charged */
 	uint32_t		 nargs;		/* kernel: argument count */
 	uint32_t		*argq;		/* kernel: address qualifiers */
+	uint8_t			*data;		/* xfer: where the bytes land */
+	char			*source;	/* xfer, proxy event: the peer */
+	void			*receiving;	/* xfer: peer session filling it */
+	struct vcl_hobj		*mq;		/* context: migration queue */
 	uint32_t		 device;	/* queue: device index */
 	cl_int			 deferred;	/* queue: first async failure */
 	unsigned		 profiling:1;	/* queue */
@@ -48,6 +53,8 @@ struct vcl_hobj {
 	unsigned		 building:1;	/* program */
 	unsigned		 user:1;	/* event: a user event */
 	unsigned		 user_set:1;	/* event: its status was set */
+	unsigned		 arrived:1;	/* xfer: bytes or status came */
+	unsigned		 refused:1;	/* over the object limit */
 	struct vcl_hobj		*next;		/* hash chain */
 };
 

@@ -45,6 +45,8 @@ vcl_op_create_context(struct vcl_session *s, const Vcl__Request *req,
 
 	if ((o = vcl_session_add(s, m->id, VCL_KIND_CONTEXT)) == NULL)
 		return;
+	if (o->error != CL_SUCCESS)
+		return;		/* over the object limit */
 	if (m->n_devices == 0 || m->n_devices > 64)
 		err = CL_INVALID_VALUE;
 	for (i = 0; i < m->n_devices && err == CL_SUCCESS; i++) {
@@ -79,6 +81,8 @@ vcl_op_create_queue(struct vcl_session *s, const Vcl__Request *req,
 
 	if ((o = vcl_session_add(s, m->id, VCL_KIND_QUEUE)) == NULL)
 		return;
+	if (o->error != CL_SUCCESS)
+		return;		/* over the object limit */
 	ctx = vcl_dep(s, m->context, VCL_KIND_CONTEXT, CL_INVALID_CONTEXT,
 	    &err);
 	if (err == CL_SUCCESS && m->device >= s->srv->be.ndevices)
@@ -149,6 +153,8 @@ vcl_op_create_user_event(struct vcl_session *s, const Vcl__Request *req,
 
 	if ((o = vcl_session_add(s, m->id, VCL_KIND_EVENT)) == NULL)
 		return;
+	if (o->error != CL_SUCCESS)
+		return;		/* over the object limit */
 	o->user = 1;
 	if ((ctx = vcl_dep(s, m->context, VCL_KIND_CONTEXT, CL_INVALID_CONTEXT,
 	    &err)) != NULL)

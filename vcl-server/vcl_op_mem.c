@@ -44,6 +44,8 @@ vcl_op_create_buffer(struct vcl_session *s, const Vcl__Request *req,
 
 	if ((o = vcl_session_add(s, m->id, VCL_KIND_MEM)) == NULL)
 		return;
+	if (o->error != CL_SUCCESS)
+		return;		/* over the object limit */
 	if ((m->has_has_data && m->has_data) != (bulk->len > 0) ||
 	    (bulk->len > 0 && bulk->len != m->size)) {
 		vcl_session_close(s, "buffer initial data does not match size");
@@ -61,10 +63,10 @@ vcl_op_create_buffer(struct vcl_session *s, const Vcl__Request *req,
 		err = CL_INVALID_BUFFER_SIZE;
 	else if (bulk->err != CL_SUCCESS)
 		err = bulk->err;
-	else if (vcl_session_charge(s, m->size) != 0)
-		err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
 	else if (bulk->data == NULL && m->size > s->srv->zeros_len)
 		err = CL_INVALID_BUFFER_SIZE;
+	else if (vcl_session_charge(s, m->size) != 0)
+		err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
 	else {
 		/*
 		 * A buffer without initial bytes starts as zeros, never as

@@ -36,6 +36,7 @@ vcl_op_hello(struct vcl_session *s, const Vcl__Request *req,
 		return;
 	}
 	s->authed = 1;
+	s->is_peer = h->has_peer && h->peer;
 	vcl_log_info("session %llu (%s): client %s", (unsigned long long)s->id,
 	    s->peer, h->client_name != NULL ? h->client_name : "?");
 	r.seq = req->seq;
@@ -45,6 +46,8 @@ vcl_op_hello(struct vcl_session *s, const Vcl__Request *req,
 	r.welcome->node_name = (char *)s->srv->node_name;
 	r.welcome->has_session_id = 1;
 	r.welcome->session_id = s->id;
+	r.welcome->has_session_key = 1;
+	r.welcome->session_key = s->key;
 	vcl_session_reply_msg(s, &r);
 }
 
@@ -55,7 +58,8 @@ vcl_op_release(struct vcl_session *s, const Vcl__Request *req,
 {
 	struct vcl_hobj	*o;
 
-	o = vcl_handle_get(&s->handles, req->release->id,
+	o = req->release->kind > VCL__KIND__KIND_SAMPLER ? NULL :
+	    vcl_handle_get(&s->handles, req->release->id,
 	    (enum vcl_kind)req->release->kind);
 	if (o == NULL) {
 		/* Asynchronous: nobody to tell; the client checked it. */
@@ -79,10 +83,13 @@ vcl_op_stats(struct vcl_session *s, const Vcl__Request *req,
 	st.sessions = s->srv->nsessions;
 	st.objects = s->srv->objects;
 	st.bytes = s->srv->bytes;
-	st.session_objects = s->handles.count;
+	st.session_objects = s->handles.count - s->refused;
 	st.session_bytes = s->bytes;
 	st.bytes_in = s->srv->bytes_in;
 	st.bytes_out = s->srv->bytes_out;
+	st.has_peer_bytes_in = st.has_peer_bytes_out = 1;
+	st.peer_bytes_in = s->srv->peer_bytes_in;
+	st.peer_bytes_out = s->srv->peer_bytes_out;
 	r.seq = req->seq;
 	r.result_case = VCL__REPLY__RESULT_STATS;
 	r.stats = &st;

@@ -21,6 +21,8 @@ vcl_op_create_program(struct vcl_session *s, const Vcl__Request *req,
 
 	if ((o = vcl_session_add(s, m->id, VCL_KIND_PROGRAM)) == NULL)
 		return;
+	if (o->error != CL_SUCCESS)
+		return;		/* over the object limit */
 	ctx = vcl_handle_get(&s->handles, m->context, VCL_KIND_CONTEXT);
 	if (ctx == NULL)
 		err = CL_INVALID_CONTEXT;
@@ -128,6 +130,7 @@ vcl_build_done(struct vcl_done *d)
 	char				*names[VCL_KERNELS_MAX], *p;
 	cl_uint				 i;
 
+	s->jobs--;
 	if (s->dead)
 		goto out;
 	if ((o = vcl_handle_get(&s->handles, b->prog_id, VCL_KIND_PROGRAM)) !=
@@ -261,9 +264,11 @@ vcl_op_build_program(struct vcl_session *s, const Vcl__Request *req,
 		return;
 	}
 	vcl_session_ref(s);
+	s->jobs++;
 	o->building = 1;
 	if (vcl_workers_run(s->srv->workers, vcl_build_run, b) != 0) {
 		o->building = 0;
+		s->jobs--;
 		vcl_session_reply(s, req->seq, CL_OUT_OF_HOST_MEMORY, NULL);
 		vcl_session_unref(s);
 		vcl_build_free(b);
@@ -439,11 +444,17 @@ vcl_op_create_kernel(struct vcl_session *s, const Vcl__Request *req,
 	if (err == CL_SUCCESS && vcl_kernel_desc(s, k, m->id, &kd) != 0)
 		err = CL_OUT_OF_HOST_MEMORY;
 	if (err == CL_SUCCESS) {
-		if ((o = vcl_session_add(s, m->id, VCL_KIND_KERNEL)) == NULL) {
+		if ((o = vcl_session_add(s, m->id, VCL_KIND_KERNEL)) == NULL ||
+		    o->error != CL_SUCCESS) {
 			clReleaseKernel(k);
-			vcl_kernel_desc_free(&kd);
-			if (s->dead)
+			if (s->dead) {
+				vcl_kernel_desc_free(&kd);
 				return;
+			}
+			if (o != NULL) {
+				vcl_session_release(s, o);
+				vcl_handle_del(&s->handles, o);
+			}
 			err = CL_OUT_OF_RESOURCES;
 		} else {
 			o->u.kernel = k;
@@ -499,9 +510,13 @@ vcl_op_create_kernels(struct vcl_session *s, const Vcl__Request *req,
 	}
 	for (i = 0; i < n && err == CL_SUCCESS; i++) {
 		if ((o = vcl_session_add(s, m->ids[i], VCL_KIND_KERNEL)) ==
-		    NULL) {
+		    NULL || o->error != CL_SUCCESS) {
 			if (s->dead)
 				break;
+			if (o != NULL) {
+				vcl_session_release(s, o);
+				vcl_handle_del(&s->handles, o);
+			}
 			err = CL_OUT_OF_RESOURCES;
 			break;
 		}

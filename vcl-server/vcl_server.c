@@ -319,6 +319,7 @@ vcl_server_run(struct vcl_server *srv, const struct vcl_options *opt)
 
 	LIST_INIT(&srv->sessions);
 	LIST_INIT(&srv->zombies);
+	LIST_INIT(&srv->peers);
 	pthread_mutex_init(&srv->done_lock, NULL);
 	srv->done_tail = &srv->done_head;
 	srv->lfd = -1;
@@ -380,6 +381,7 @@ vcl_server_run(struct vcl_server *srv, const struct vcl_options *opt)
 
 	while ((s = LIST_FIRST(&srv->sessions)) != NULL)
 		vcl_session_close(s, "server exiting");
+	vcl_peer_close_all(srv);
 	/*
 	 * Commands of released objects may still call back; wait (bounded)
 	 * until no session can be touched by one before freeing the rest.

@@ -4,6 +4,8 @@
 
 #include <sys/queue.h>
 
+#include <sys/types.h>
+
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -20,6 +22,8 @@ struct event_base;
 struct event;
 struct vcl_cmd;
 LIST_HEAD(vcl_cmds, vcl_cmd);
+struct vcl_peer;
+LIST_HEAD(vcl_peers, vcl_peer);
 
 /* Limits; every one has a safe default and a command-line option. */
 struct vcl_limits {
@@ -43,7 +47,8 @@ struct vcl_out {
 	const uint8_t		*bulk;
 	uint64_t		 bulk_len;
 	uint64_t		 sent;		/* of head.len + bulk_len */
-	void			(*done)(void *);
+	void			(*done)(void *);	/* sent */
+	void			(*fail)(void *);	/* dropped */
 	void			*done_arg;
 	TAILQ_ENTRY(vcl_out)	 entry;
 };
@@ -67,7 +72,10 @@ struct vcl_session {
 	int			 refs;
 	int			 dead;		/* connection closed */
 	int			 authed;
-	int			 draining;	/* close once output is sent */
+	int			 is_peer;	/* a server's peer link */
+	uint64_t		 key;		/* peers must present it */
+	int			 draining;	/* close once all owed is sent */
+	int			 jobs;		/* worker jobs (builds) running */
 	char			 peer[300];
 	uint8_t			 nonce[VCL_AUTH_NONCE_LEN];
 	struct event		*ev_read;
@@ -85,6 +93,8 @@ struct vcl_session {
 	}			 in;		/* small frames, parsed in place */
 	Vcl__Request		*in_req;
 	uint8_t			*in_bulk;	/* NULL: discarding */
+	int			 in_bulk_borrowed; /* a transfer's staging */
+	struct vcl_hobj		*in_xfer;	/* ... of this transfer */
 	uint64_t		 in_bulk_got;
 	cl_int			 in_bulk_err;
 
@@ -92,6 +102,7 @@ struct vcl_session {
 	uint64_t		 out_bytes;
 
 	struct vcl_htab		 handles;
+	uint64_t		 refused;	/* ids over the object limit */
 	struct vcl_cmds		 inflight;	/* commands awaiting completion */
 	uint64_t		 bytes;		/* charged to this session */
 	struct vcl_hobj		*dirty[16];	/* queues to flush */
@@ -138,6 +149,9 @@ struct vcl_server {
 	uint64_t		 bytes;
 	uint64_t		 bytes_in;
 	uint64_t		 bytes_out;
+	uint64_t		 peer_bytes_in;
+	uint64_t		 peer_bytes_out;
+	struct vcl_peers	 peers;		/* links to other servers */
 
 	struct vcl_workers	*workers;
 	void			(*reload)(struct vcl_server *);	/* SIGHUP */
@@ -151,18 +165,33 @@ struct vcl_bulk {
 	uint8_t		*data;	/* handler takes it by setting it NULL */
 	uint64_t	 len;
 	cl_int		 err;	/* staging could not be had: bytes dropped */
+	int		 borrowed; /* landed in a transfer's own staging */
 };
 typedef void (*vcl_op_fn)(struct vcl_session *, const Vcl__Request *,
     struct vcl_bulk *);
 
 #define VCL_OP_BULK	0x1	/* the call may carry bulk bytes */
 #define VCL_OP_PREAUTH	0x2	/* allowed before the handshake */
+#define VCL_OP_PEER	0x4	/* only on peer links (server to server) */
 
 struct vcl_op {
 	vcl_op_fn	 fn;
 	const char	*name;
 	unsigned	 flags;
 };
+
+/* vcl_outq.c */
+uint64_t vcl_outq_push(struct vcl_outq *, const ProtobufCMessage *,
+	    const uint8_t *, uint64_t, void (*)(void *), void (*)(void *),
+	    void *);
+ssize_t	vcl_outq_write(struct vcl_outq *, int, int *);
+void	vcl_outq_clear(struct vcl_outq *);
+
+/* vcl_peer.c */
+void	vcl_peer_send(struct vcl_server *, const char *, Vcl__Request *,
+	    const uint8_t *, uint64_t, void (*)(void *), void (*)(void *),
+	    void *);
+void	vcl_peer_close_all(struct vcl_server *);
 
 /* vcl_dispatch.c */
 const struct vcl_op	*vcl_dispatch_lookup(unsigned);
@@ -247,6 +276,23 @@ void	vcl_op_create_user_event(struct vcl_session *, const Vcl__Request *,
 	    struct vcl_bulk *);
 void	vcl_op_set_user_event_status(struct vcl_session *,
 	    const Vcl__Request *, struct vcl_bulk *);
+void	vcl_op_migrate_out(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_migrate_in(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_forward_event(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_create_proxy_event(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_peer_push(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_peer_event(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_peer_fail(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+struct vcl_hobj *vcl_op_peer_push_dst(struct vcl_session *,
+	    const Vcl__Request *, uint64_t);
+void	vcl_peer_forward(struct vcl_cmd *);
 
 /* vcl_op_exec.c */
 cl_int	vcl_exec_arg(struct vcl_session *, struct vcl_hobj *,
@@ -271,6 +317,8 @@ enum vcl_cmd_type {
 	VCL_CMD_READ,
 	VCL_CMD_WRITE,
 	VCL_CMD_FINISH,
+	VCL_CMD_PUSH,		/* then push the read bytes to a peer */
+	VCL_CMD_FORWARD,	/* then tell a peer the event's status */
 };
 struct vcl_cmd {
 	struct vcl_done		 d;		/* must stay first */
@@ -285,6 +333,11 @@ struct vcl_cmd {
 	atomic_int		 claimed;	/* callback or reaper won */
 	int			 inflight;	/* on the session's list */
 	int			 reaped;	/* completed by vcl_cmd_reap */
+	int			 forwarded;	/* PUSH/FORWARD: sent on */
+	char			*dest;		/* PUSH/FORWARD: peer address */
+	uint64_t		 dest_session;
+	uint64_t		 dest_key;
+	uint64_t		 xid;		/* transfer or proxy id */
 	LIST_ENTRY(vcl_cmd)	 entry;
 };
 
@@ -299,6 +352,10 @@ void	vcl_stage_free(void *);
 
 cl_int	vcl_enq_begin(struct vcl_session *, const Vcl__Enqueue *,
 	    struct vcl_enq *);
+cl_int	vcl_enq_begin_queue(struct vcl_session *, const Vcl__Enqueue *,
+	    struct vcl_enq *, struct vcl_hobj *);
+cl_int	vcl_cmd_watch(struct vcl_session *, struct vcl_cmd *);
+void	vcl_cmd_finish(struct vcl_cmd *);
 void	vcl_enq_end(struct vcl_session *, struct vcl_enq *, cl_int,
 	    struct vcl_cmd *);
 struct vcl_cmd *vcl_cmd_new(enum vcl_cmd_type, uint64_t);

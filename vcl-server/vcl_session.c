@@ -46,8 +46,9 @@ vcl_session_new(struct vcl_server *srv, int fd, const char *peer)
 	snprintf(s->peer, sizeof s->peer, "%s", peer);
 	TAILQ_INIT(&s->outq);
 	LIST_INIT(&s->inflight);
-	if (vcl_handle_init(&s->handles, srv->limits.objects) != 0 ||
-	    vcl_auth_nonce(s->nonce, sizeof s->nonce) != 0)
+	if (vcl_handle_init(&s->handles, srv->limits.objects + 1024) != 0 ||
+	    vcl_auth_nonce(s->nonce, sizeof s->nonce) != 0 ||
+	    vcl_auth_nonce((uint8_t *)&s->key, sizeof s->key) != 0)
 		goto fail;
 	s->ev_read = event_new(srv->base, fd, EV_READ | EV_PERSIST,
 	    vcl_session_read_cb, s);
@@ -99,26 +100,47 @@ vcl_session_unref(struct vcl_session *s)
 	free(s);
 }
 
+static void	vcl_session_forget_queue(struct vcl_session *,
+		    struct vcl_hobj *);
+
 /* Release one object of the session and forget its id. */
 void
 vcl_session_release(struct vcl_session *s, struct vcl_hobj *o)
 {
-	int	i;
-
 	switch (o->kind) {
 	case VCL_KIND_CONTEXT:
+		if (o->mq != NULL) {
+			vcl_session_forget_queue(s, o->mq);
+			clReleaseCommandQueue(o->mq->u.queue);
+			free(o->mq);
+		}
 		if (o->u.ctx != NULL)
 			clReleaseContext(o->u.ctx);
 		break;
 	case VCL_KIND_QUEUE:
-		for (i = 0; i < s->ndirty; i++) {
-			if (s->dirty[i] == o) {
-				s->dirty[i] = s->dirty[--s->ndirty];
-				break;
-			}
-		}
+		vcl_session_forget_queue(s, o);
 		if (o->u.queue != NULL)
 			clReleaseCommandQueue(o->u.queue);
+		break;
+	case VCL_KIND_XFER:
+		/* A peer still streaming into it drops the rest. */
+		if (o->receiving != NULL) {
+			struct vcl_session	*ps = o->receiving;
+
+			if (ps->in_xfer == o) {
+				ps->in_bulk = NULL;
+				ps->in_bulk_borrowed = 0;
+				ps->in_xfer = NULL;
+			}
+		}
+		if (o->arrived) {
+			vcl_pool_put(o->data, o->bytes);
+			vcl_session_uncharge(s, o->bytes);
+		} else if (o->u.event != NULL && !o->user_set)
+			clSetUserEventStatus(o->u.event,
+			    CL_DEVICE_NOT_AVAILABLE);
+		if (o->u.event != NULL)
+			clReleaseEvent(o->u.event);
 		break;
 	case VCL_KIND_MEM:
 		if (o->u.mem != NULL)
@@ -143,7 +165,24 @@ vcl_session_release(struct vcl_session *s, struct vcl_hobj *o)
 	default:
 		break;
 	}
-	s->srv->objects--;
+	if (o->refused)
+		s->refused--;
+	else
+		s->srv->objects--;
+}
+
+/* A queue is going: take it off the list of queues to flush. */
+static void
+vcl_session_forget_queue(struct vcl_session *s, struct vcl_hobj *q)
+{
+	int	i;
+
+	for (i = 0; i < s->ndirty; i++) {
+		if (s->dirty[i] == q) {
+			s->dirty[i] = s->dirty[--s->ndirty];
+			return;
+		}
+	}
 }
 
 /* vcl_handle_clear callback: release an object while tearing down. */
@@ -153,7 +192,13 @@ vcl_session_release_cb(struct vcl_hobj *o, void *arg)
 	vcl_session_release(arg, o);
 }
 
-/* Add an object to the session's table, counted by the server. */
+/*
+ * Add an object to the session's table, counted by the server. Over the
+ * object limit the id is still recorded, failed with CL_OUT_OF_RESOURCES,
+ * so the client's next use of it reports that (creations are asynchronous);
+ * the caller creates nothing for an entry that carries an error. Past a
+ * margin above the limit the session is closed.
+ */
 struct vcl_hobj *
 vcl_session_add(struct vcl_session *s, uint64_t id, enum vcl_kind kind)
 {
@@ -161,22 +206,18 @@ vcl_session_add(struct vcl_session *s, uint64_t id, enum vcl_kind kind)
 	cl_int		 err;
 
 	if ((o = vcl_handle_add(&s->handles, id, kind, &err)) == NULL) {
-		if (err == CL_INVALID_VALUE)
-			vcl_session_close(s, "client reused an object id");
+		vcl_session_close(s, err == CL_INVALID_VALUE ?
+		    "client reused an object id" : "far over the object limit");
 		return (NULL);
+	}
+	if (s->handles.count - s->refused > s->srv->limits.objects) {
+		o->error = CL_OUT_OF_RESOURCES;
+		o->refused = 1;
+		s->refused++;
+		return (o);
 	}
 	s->srv->objects++;
 	return (o);
-}
-
-/* Free an output item, telling its owner the bulk is no longer needed. */
-static void
-vcl_out_free(struct vcl_out *o)
-{
-	if (o->done != NULL)
-		o->done(o->done_arg);
-	vcl_buf_free(&o->head);
-	free(o);
 }
 
 /*
@@ -188,7 +229,6 @@ void
 vcl_session_close(struct vcl_session *s, const char *why)
 {
 	struct vcl_server	*srv = s->srv;
-	struct vcl_out		*o;
 
 	if (s->dead)
 		return;
@@ -200,18 +240,18 @@ vcl_session_close(struct vcl_session *s, const char *why)
 	event_free(s->ev_write);
 	close(s->fd);
 	s->fd = -1;
-	while ((o = TAILQ_FIRST(&s->outq)) != NULL) {
-		TAILQ_REMOVE(&s->outq, o, entry);
-		vcl_out_free(o);
-	}
+	vcl_outq_clear(&s->outq);
 	s->out_bytes = 0;
 	if (s->in_req != NULL)
 		protobuf_c_message_free_unpacked(&s->in_req->base, NULL);
 	s->in_req = NULL;
-	if (s->in_bulk != NULL) {
+	if (s->in_bulk != NULL && !s->in_bulk_borrowed) {
 		vcl_pool_put(s->in_bulk, s->in_frame.bulk_len);
 		vcl_session_uncharge(s, s->in_frame.bulk_len);
 	}
+	if (s->in_xfer != NULL)		/* it waits on; its source fails it */
+		s->in_xfer->receiving = NULL;
+	s->in_xfer = NULL;
 	s->in_bulk = NULL;
 	free(s->in.data);
 	s->in.data = NULL;
@@ -232,8 +272,7 @@ vcl_session_drain(struct vcl_session *s)
 		event_del(s->ev_read);
 		s->reading = 0;
 	}
-	if (TAILQ_EMPTY(&s->outq))
-		vcl_session_close(s, "server stopping");
+	vcl_session_flush_out(s);
 }
 
 /* Charge bytes to the session and the server. Returns 0 or -1 over limit. */
@@ -301,36 +340,23 @@ int
 vcl_session_send(struct vcl_session *s, const Vcl__ToClient *m,
     const uint8_t *bulk, uint64_t bulk_len, void (*done)(void *), void *arg)
 {
-	struct vcl_out	*o = TAILQ_LAST(&s->outq, vcl_outq);
-	size_t		 before;
+	uint64_t	n;
 
 	if (s->dead) {
 		if (done != NULL)
 			done(arg);
 		return (-1);
 	}
-	if (o == NULL || o->bulk_len != 0 || o->head.len > VCL_IN_CHUNK) {
-		if ((o = calloc(1, sizeof *o)) == NULL)
-			goto oom;
-		TAILQ_INSERT_TAIL(&s->outq, o, entry);
+	if ((n = vcl_outq_push(&s->outq, &m->base, bulk, bulk_len, done, NULL,
+	    arg)) == 0) {
+		vcl_session_close(s, "out of memory queueing a reply");
+		return (-1);
 	}
-	before = o->head.len;
-	if (vcl_buf_pack(&o->head, &m->base, bulk_len) != 0)
-		goto oom;
-	o->bulk = bulk;
-	o->bulk_len = bulk_len;
-	o->done = done;
-	o->done_arg = arg;
-	s->out_bytes += o->head.len - before + bulk_len;
+	s->out_bytes += n;
 	s->srv->bytes_out += bulk_len;
 	if (!s->srv->corked)
 		vcl_session_flush_out(s);
 	return (0);
-oom:
-	if (done != NULL)
-		done(arg);
-	vcl_session_close(s, "out of memory queueing a reply");
-	return (-1);
 }
 
 /* Reply to a synchronous call with a status and an optional message. */
@@ -411,57 +437,20 @@ vcl_session_set_reading(struct vcl_session *s, int on)
 static void
 vcl_session_flush_out(struct vcl_session *s)
 {
-	struct iovec	 iov[64];
-	struct vcl_out	*o;
-	ssize_t		 n;
-	uint64_t	 left;
-	int		 cnt;
+	ssize_t	n;
+	int	empty;
 
-	while (!s->dead && (o = TAILQ_FIRST(&s->outq)) != NULL) {
-		cnt = 0;
-		TAILQ_FOREACH(o, &s->outq, entry) {
-			if (cnt >= 63)
-				break;
-			if (o->sent < o->head.len) {
-				iov[cnt].iov_base = o->head.data + o->sent;
-				iov[cnt++].iov_len = o->head.len - o->sent;
-			}
-			if (o->bulk_len > 0) {
-				left = o->bulk_len;
-				if (o->sent > o->head.len)
-					left -= o->sent - o->head.len;
-				iov[cnt].iov_base = (uint8_t *)o->bulk +
-				    (o->bulk_len - left);
-				iov[cnt++].iov_len = left > SSIZE_MAX ?
-				    SSIZE_MAX : left;
-			}
-		}
-		n = writev(s->fd, iov, cnt);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			break;
-		if (n < 0) {
-			vcl_session_close(s, strerror(errno));
-			return;
-		}
-		s->out_bytes -= (uint64_t)n;
-		while ((o = TAILQ_FIRST(&s->outq)) != NULL && n > 0) {
-			left = o->head.len + o->bulk_len - o->sent;
-			if ((uint64_t)n < left) {
-				o->sent += (uint64_t)n;
-				break;
-			}
-			n -= (ssize_t)left;
-			TAILQ_REMOVE(&s->outq, o, entry);
-			vcl_out_free(o);
-		}
-	}
 	if (s->dead)
 		return;
-	if (TAILQ_EMPTY(&s->outq)) {
+	if ((n = vcl_outq_write(&s->outq, s->fd, &empty)) < 0) {
+		vcl_session_close(s, strerror(errno));
+		return;
+	}
+	s->out_bytes -= (uint64_t)n;
+	if (empty) {
 		event_del(s->ev_write);
-		if (s->draining) {
+		/* Draining: close once nothing more is owed to the client. */
+		if (s->draining && LIST_EMPTY(&s->inflight) && s->jobs == 0) {
 			vcl_session_close(s, "server stopping");
 			return;
 		}
@@ -486,11 +475,14 @@ vcl_session_dispatch(struct vcl_session *s)
 	struct vcl_bulk		 bulk;
 
 	op = vcl_dispatch_lookup(req->call_case);
-	bulk.data = s->in_bulk;
+	bulk.borrowed = s->in_bulk_borrowed;
+	bulk.data = bulk.borrowed ? NULL : s->in_bulk;
+	s->in_xfer = NULL;
 	bulk.len = s->in_frame.bulk_len;
 	bulk.err = s->in_bulk_err;
 	s->in_req = NULL;
 	s->in_bulk = NULL;
+	s->in_bulk_borrowed = 0;
 	vcl_log_debug("session %llu: %s seq %llu", (unsigned long long)s->id,
 	    op->name, (unsigned long long)req->seq);
 	op->fn(s, req, &bulk);
@@ -521,7 +513,8 @@ vcl_session_begin(struct vcl_session *s, const uint8_t *msg)
 	op = vcl_dispatch_lookup(req->call_case);
 	if (op == NULL || (blen > 0 && !(op->flags & VCL_OP_BULK)) ||
 	    (!s->authed && !(op->flags & VCL_OP_PREAUTH)) ||
-	    (s->authed && (op->flags & VCL_OP_PREAUTH))) {
+	    (s->authed && (op->flags & VCL_OP_PREAUTH)) ||
+	    (s->authed && !s->is_peer != !(op->flags & VCL_OP_PEER))) {
 		protobuf_c_message_free_unpacked(&req->base, NULL);
 		vcl_session_close(s, op == NULL ? "unknown call" :
 		    "call not allowed here");
@@ -533,14 +526,25 @@ vcl_session_begin(struct vcl_session *s, const uint8_t *msg)
 	s->in_bulk_err = CL_SUCCESS;
 	if (blen == 0)
 		return (0);
+	s->in_state = VCL_IN_BULK;
+	s->srv->bytes_in += blen;
+	/* A peer's push lands straight in the transfer waiting for it. */
+	if (req->call_case == VCL__REQUEST__CALL_PEER_PUSH) {
+		struct vcl_hobj	*x;
+
+		if ((x = vcl_op_peer_push_dst(s, req, blen)) != NULL) {
+			s->in_bulk = x->data;
+			s->in_bulk_borrowed = 1;
+			s->in_xfer = x;
+			return (0);
+		}
+	}
 	if (vcl_session_charge(s, blen) != 0)
 		s->in_bulk_err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
 	else if ((s->in_bulk = vcl_pool_get(blen)) == NULL) {
 		vcl_session_uncharge(s, blen);
 		s->in_bulk_err = CL_OUT_OF_HOST_MEMORY;
 	}
-	s->srv->bytes_in += blen;
-	s->in_state = VCL_IN_BULK;
 	return (0);
 }
 

@@ -1,4 +1,4 @@
-/* busy_client.c - test helper: an OpenCL program that keeps a device busy until it is killed. */
+/* busy_client.c - test helper: an OpenCL client that keeps a server busy. */
 
 /*
  * session_test runs this through libvcl and SIGKILLs it while its commands
@@ -54,7 +54,8 @@ main(void)
 	cl_mem			 buf[BUSY_NBUF];
 	cl_uint			 n = 0, iters = 64;
 	cl_int			 err;
-	size_t			 bytes = sizeof host, global = BUSY_ELEMS, i;
+	size_t			 bytes = sizeof host, global = BUSY_ELEMS;
+	size_t			 i;
 	unsigned long		 round;
 	int			 ready = 0;
 
@@ -79,10 +80,12 @@ main(void)
 	}
 	prog = clCreateProgramWithSource(ctx, 1, &source, NULL, &err);
 	check(err, "clCreateProgramWithSource");
-	check(clBuildProgram(prog, 1, &dev, NULL, NULL, NULL), "clBuildProgram");
+	check(clBuildProgram(prog, 1, &dev, NULL, NULL, NULL),
+	    "clBuildProgram");
 	kernel = clCreateKernel(prog, "spin", &err);
 	check(err, "clCreateKernel");
-	check(clSetKernelArg(kernel, 1, sizeof iters, &iters), "clSetKernelArg");
+	check(clSetKernelArg(kernel, 1, sizeof iters, &iters),
+	    "clSetKernelArg");
 
 	for (round = 0;; round++) {
 		check(clEnqueueWriteBuffer(queue, buf[round % BUSY_NBUF],

@@ -1,4 +1,4 @@
-/* session_test.c - vclserver sessions over the raw protocol: handshake, auth, isolation, cleanup, malformed input, limits. */
+/* session_test.c - vclserver sessions over the raw wire protocol. */
 
 /*
  * usage: session_test VCLSERVER BUSY_CLIENT
@@ -97,7 +97,8 @@ static const char kernel_src[] =
 
 static int	check(const char *, int, const char *, ...)
 		    __attribute__((format(printf, 3, 4)));
-static void	note(const char *, ...) __attribute__((format(printf, 1, 2)));
+static void	note(const char *, ...)
+		    __attribute__((format(printf, 1, 2)));
 
 /* Record one check: print PASS or FAIL (with why) and tell the parent. */
 static int
@@ -776,6 +777,31 @@ get_info_status(struct conn *c, Vcl__GetInfo__What what, uint64_t id,
 	return (st);
 }
 
+/* GetInfo of a device's cl_ulong param. Returns 0 with *v, or -1. */
+static int
+device_info_u64(struct conn *c, uint32_t param, uint64_t *v)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__GetInfo	m = VCL__GET_INFO__INIT;
+	struct reply	rp;
+	int		rc = -1;
+
+	m.what = VCL__GET_INFO__WHAT__DEVICE;
+	m.id = 0;
+	m.param = param;
+	r.call_case = VCL__REQUEST__CALL_GET_INFO;
+	r.get_info = &m;
+	if (call(c, &r, NULL, 0, &rp) != 0)
+		return (-1);
+	if (rp.r->status == CL_SUCCESS && rp.r->info != NULL &&
+	    rp.r->info->value.len == sizeof *v) {
+		memcpy(v, rp.r->info->value.data, sizeof *v);
+		rc = 0;
+	}
+	reply_free(&rp);
+	return (rc);
+}
+
 /* Case-insensitive: does the reply's message mention word? */
 static int
 msg_has(const struct reply *rp, const char *word)
@@ -1194,10 +1220,80 @@ test_isolation(void)
 	if (rc == 0)
 		check("cleanup_sessions", st.sessions == 1,
 		    "sessions %llu, want 1", (unsigned long long)st.sessions);
+
+	/* A new buffer never shows what A's freed memory held. */
+	rc = create_context(&b, 10);
+	rc |= create_queue(&b, 11, 10);
+	rc |= create_buffer(&b, 12, 10, sizeof pattern, NULL, 0);
+	if (rc == 0 && read_buffer(&b, 11, 12, sizeof pattern, &rp) == 0) {
+		for (i = 0; i < rp.bulk_len && rp.bulk[i] == 0; i++)
+			;
+		check("isolation_new_buffer_zeroed", rp.r->status == 0 &&
+		    rp.bulk_len == sizeof pattern && i == rp.bulk_len,
+		    "status %d, %llu bytes, byte %zu not zero", rp.r->status,
+		    (unsigned long long)rp.bulk_len, i);
+		reply_free(&rp);
+	} else
+		check("isolation_new_buffer_zeroed", 0, "no reply to the read");
 out:
 	conn_close(&a);
 	conn_close(&b);
 	srv_stop(&sv, "isolation_server_exit");
+}
+
+/*
+ * A buffer the server refuses (bigger than CL_DEVICE_MAX_MEM_ALLOC_SIZE)
+ * holds no bytes: the session's count stays 0 and the server's returns to
+ * 0 once the session is gone.
+ */
+static void
+test_accounting(void)
+{
+	struct srv		 sv;
+	struct conn		 c, w;
+	struct reply		 rp;
+	Vcl__StatsResult	 st;
+	uint64_t		 max = 0;
+	int			 rc;
+
+	if (!srv_start(&sv, "accounting_server_start", "127.0.0.1:0", NULL))
+		return;
+	c.fd = w.fd = -1;
+	if (!check("accounting_session", conn_session(&c, &sv) == 0 &&
+	    device_info_u64(&c, CL_DEVICE_MAX_MEM_ALLOC_SIZE, &max) == 0,
+	    "no session, or no CL_DEVICE_MAX_MEM_ALLOC_SIZE"))
+		goto out;
+	rc = create_context(&c, 1);
+	rc |= create_queue(&c, 2, 1);
+	rc |= create_buffer(&c, 3, 1, max + 4096, NULL, 0);
+	check("accounting_sent", rc == 0, "cannot send");
+	rc = read_buffer(&c, 2, 3, 4096, &rp);
+	if (check("accounting_oversize_read_reply", rc == 0, "no reply")) {
+		check("accounting_oversize_error", rp.r->status < 0,
+		    "status %d for a buffer of %llu bytes (max alloc %llu)",
+		    rp.r->status, (unsigned long long)(max + 4096),
+		    (unsigned long long)max);
+		reply_free(&rp);
+	}
+	if (check("accounting_stats", stats(&c, &st) == 0, "no Stats reply"))
+		check("accounting_refused_buffer_uncharged",
+		    st.session_bytes == 0, "session_bytes %llu after a "
+		    "refused buffer of %llu bytes, want 0",
+		    (unsigned long long)st.session_bytes,
+		    (unsigned long long)(max + 4096));
+	conn_close(&c);
+	if (check("accounting_watch_session", conn_session(&w, &sv) == 0,
+	    "no session")) {
+		rc = wait_empty(&w, &st);
+		check("accounting_bytes_returned", rc == 0, "objects %llu "
+		    "bytes %llu after the session closed, want 0 and 0",
+		    (unsigned long long)st.objects,
+		    (unsigned long long)st.bytes);
+	}
+out:
+	conn_close(&c);
+	conn_close(&w);
+	srv_stop(&sv, "accounting_server_exit");
 }
 
 /* --- (d) SIGKILL of a real client ----------------------------------------- */
@@ -1438,7 +1534,7 @@ send_unknown_call(struct conn *c)
 {
 	static const uint8_t	msg[] = {
 		0x08, 0x05,		/* field 1 varint: seq 5 */
-		0x9a, 0x06, 0x02,	/* field 99, length-delimited, 2 bytes */
+		0x9a, 0x06, 0x02,	/* field 99, length-delimited, 2 */
 		0x08, 0x01
 	};
 	uint8_t			f[VCL_FRAME_HDR_LEN + sizeof msg];
@@ -1585,7 +1681,8 @@ test_limit_bytes(void)
 	struct conn		 c;
 	struct reply		 rp;
 	Vcl__StatsResult	 st;
-	const char		*extra[] = { "--max-session-bytes", "1M", NULL };
+	const char		*extra[] = { "--max-session-bytes", "1M",
+				    NULL };
 	uint8_t			*big;
 	size_t			 bigsz = 2u << 20;
 	int			 rc;
@@ -1693,6 +1790,7 @@ static const struct test tests[] = {
 	{ "auth",		test_auth,		60 },
 	{ "listen",		test_listen_nonloopback, 90 },
 	{ "isolation",		test_isolation,		60 },
+	{ "accounting",		test_accounting,	60 },
 	{ "sigkill",		test_sigkill,		120 },
 	{ "malformed",		test_malformed,		180 },
 	{ "limit_bytes",	test_limit_bytes,	60 },
@@ -1753,7 +1851,7 @@ run_group(const struct test *t, int *passed, int *failed)
 	close(p[0]);
 	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
 		;
-	kill(-pid, SIGKILL);	/* servers or clients the group left behind */
+	kill(-pid, SIGKILL);	/* what the group left running */
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
 			printf("FAIL %s: timed out after %u s\n", t->name,

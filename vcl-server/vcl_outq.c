@@ -1,0 +1,129 @@
+/*
+ * vcl_outq.c - a queue of outgoing frames: packed heads, each optionally
+ * followed by bulk bytes sent straight from their memory, written with
+ * writev without blocking. Used by client sessions and peer links.
+ */
+#include <sys/uio.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+
+#include "vcl_server.h"
+
+#define VCL_OUTQ_COALESCE	(64u << 10)
+
+/* Free an item: done (sent) or fail (dropped) tells its owner. */
+static void
+vcl_out_free(struct vcl_out *o, int sent)
+{
+	if (!sent && o->fail != NULL)
+		o->fail(o->done_arg);
+	else if (o->done != NULL)
+		o->done(o->done_arg);
+	vcl_buf_free(&o->head);
+	free(o);
+}
+
+/*
+ * Queue a message and optional bulk bytes. Small messages coalesce into
+ * the tail item so one writev carries many. done(arg) runs once the bulk
+ * is sent, fail(arg) if it is dropped (fail NULL: done either way).
+ * Returns the bytes queued, or 0 when out of memory (fail/done ran).
+ */
+uint64_t
+vcl_outq_push(struct vcl_outq *q, const ProtobufCMessage *m,
+    const uint8_t *bulk, uint64_t bulk_len, void (*done)(void *),
+    void (*fail)(void *), void *arg)
+{
+	struct vcl_out	*o = TAILQ_LAST(q, vcl_outq);
+	size_t		 before;
+
+	if (o == NULL || o->bulk_len != 0 || o->head.len > VCL_OUTQ_COALESCE) {
+		if ((o = calloc(1, sizeof *o)) == NULL)
+			goto oom;
+		TAILQ_INSERT_TAIL(q, o, entry);
+	}
+	before = o->head.len;
+	if (vcl_buf_pack(&o->head, m, bulk_len) != 0)
+		goto oom;
+	o->bulk = bulk;
+	o->bulk_len = bulk_len;
+	o->done = done;
+	o->fail = fail;
+	o->done_arg = arg;
+	return (o->head.len - before + bulk_len);
+oom:
+	if (fail != NULL)
+		fail(arg);
+	else if (done != NULL)
+		done(arg);
+	return (0);
+}
+
+/*
+ * Write as much as the socket takes. Returns the bytes written, or -1 on
+ * a socket error (errno set); *empty tells whether the queue drained.
+ */
+ssize_t
+vcl_outq_write(struct vcl_outq *q, int fd, int *empty)
+{
+	struct iovec	 iov[64];
+	struct vcl_out	*o;
+	ssize_t		 n, total = 0;
+	uint64_t	 left;
+	int		 cnt;
+
+	while ((o = TAILQ_FIRST(q)) != NULL) {
+		cnt = 0;
+		TAILQ_FOREACH(o, q, entry) {
+			if (cnt >= 63)
+				break;
+			if (o->sent < o->head.len) {
+				iov[cnt].iov_base = o->head.data + o->sent;
+				iov[cnt++].iov_len = o->head.len - o->sent;
+			}
+			if (o->bulk_len > 0) {
+				left = o->bulk_len;
+				if (o->sent > o->head.len)
+					left -= o->sent - o->head.len;
+				iov[cnt].iov_base = (uint8_t *)o->bulk +
+				    (o->bulk_len - left);
+				iov[cnt++].iov_len = left > SSIZE_MAX ?
+				    SSIZE_MAX : left;
+			}
+		}
+		n = writev(fd, iov, cnt);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		if (n < 0)
+			return (-1);
+		total += n;
+		while ((o = TAILQ_FIRST(q)) != NULL && n > 0) {
+			left = o->head.len + o->bulk_len - o->sent;
+			if ((uint64_t)n < left) {
+				o->sent += (uint64_t)n;
+				break;
+			}
+			n -= (ssize_t)left;
+			TAILQ_REMOVE(q, o, entry);
+			vcl_out_free(o, 1);
+		}
+	}
+	*empty = TAILQ_EMPTY(q);
+	return (total);
+}
+
+/* Drop every queued item (the connection is gone). */
+void
+vcl_outq_clear(struct vcl_outq *q)
+{
+	struct vcl_out	*o;
+
+	while ((o = TAILQ_FIRST(q)) != NULL) {
+		TAILQ_REMOVE(q, o, entry);
+		vcl_out_free(o, 0);
+	}
+}
