@@ -72,6 +72,8 @@ struct vcl_node {
 	size_t			 ndeferred, cdeferred;
 
 	Vcl__ToClient		*hello;		/* the Welcome, kept unpacked */
+	uint64_t		 session;	/* our session there, and its */
+	uint64_t		 key;		/* key, for peers pushing to it */
 	Vcl__Reply		*welcome;	/* its reply: the snapshot */
 	uint32_t		 ndevices;
 	uint64_t		 bytes_out;	/* bulk bytes sent, for tests */
@@ -156,7 +158,18 @@ struct _cl_mem {
 	size_t				 size;
 	void				*host_ptr;	/* USE_HOST_PTR */
 	vcl_nodeset			 nodes;		/* instantiated on */
-	pthread_mutex_t			 lock;		/* maps, dtors */
+	pthread_mutex_t			 lock;		/* all below */
+	/*
+	 * Coherence, for contexts over several nodes: the nodes whose
+	 * instance holds the newest bytes, the event that wrote them, and
+	 * per node the migration that filled its instance. Until the first
+	 * write every new instance starts with the initial bytes (pristine).
+	 */
+	vcl_nodeset			 valid;
+	int				 pristine;
+	void				*init;		/* COPY_HOST_PTR copy */
+	cl_event			 last_write;
+	cl_event			 ready[VCL_MAX_NODES];
 	struct vcl_map			*maps;
 	cl_uint				 nmaps;
 	struct vcl_mem_cb		*dtors;
@@ -197,6 +210,7 @@ struct _cl_kernel {
 	char				*name;
 	cl_uint				 nargs;
 	cl_kernel_arg_address_qualifier	*arg_address;
+	cl_kernel_arg_type_qualifier	*arg_type_qual;
 	uint32_t			*arg_size;	/* by value, 0: ? */
 	size_t				*wg_size;	/* per context device */
 	size_t				*compile_wg;	/* 3 per ctx device */
@@ -312,10 +326,23 @@ void		 vcl_program_unref(cl_program);
 struct vcl_enq {
 	Vcl__Enqueue	 e;
 	uint64_t	 wait_ids[16];
-	cl_event	 ev;		/* the new event, if the caller wants one */
+	size_t		 wait_cap;
+	cl_event	 ev;		/* the new event, if one is needed */
+	int		 internal;	/* ev is ours, not the caller's */
+	struct vcl_node	*node;		/* the queue's node */
+	uint64_t	 proxies[16];	/* proxy events to release after */
+	size_t		 nproxies;
 };
 cl_int		 vcl_enq_prepare(struct vcl_enq *, cl_command_queue, cl_uint,
-		     const cl_event *, cl_event *, cl_command_type);
+		     const cl_event *, cl_event *, cl_command_type, int);
+cl_int		 vcl_enq_wait(struct vcl_enq *, cl_event);
 void		 vcl_enq_finish(struct vcl_enq *, cl_int, cl_event *);
+
+/* Coherence of buffers across nodes (vcl_mem.c). */
+int		 vcl_ctx_multi(cl_context);
+cl_int		 vcl_mem_use(struct vcl_enq *, cl_command_queue, cl_mem, int,
+		     int);
+void		 vcl_mem_written(cl_mem, struct vcl_node *, cl_event);
+void		 vcl_peer_dest(struct vcl_node *, Vcl__PeerDest *);
 
 #endif

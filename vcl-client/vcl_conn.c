@@ -131,6 +131,28 @@ vcl_node_unwatch(struct vcl_node *n, uint64_t id)
 }
 
 /*
+ * Tell the other nodes that n is gone, so what waits there for bytes or
+ * events from it fails instead of waiting forever.
+ */
+static void
+vcl_node_tell_lost(struct vcl_node *n)
+{
+	Vcl__Request	req = VCL__REQUEST__INIT;
+	Vcl__PeerFail	pf = VCL__PEER_FAIL__INIT;
+	struct vcl_node	*m;
+	int		i;
+
+	pf.source = n->addr;
+	pf.status = CL_DEVICE_NOT_AVAILABLE;
+	req.call_case = VCL__REQUEST__CALL_PEER_FAIL;
+	req.peer_fail = &pf;
+	for (i = 0; i < vcl_nnodes(); i++)
+		if ((m = vcl_node_get(i)) != n && vcl_node_status(m) ==
+		    CL_SUCCESS)
+			(void)vcl_node_send(m, &req, NULL, 0, VCL_SEND_FLUSH);
+}
+
+/*
  * The node is gone: every waiting call returns CL_DEVICE_NOT_AVAILABLE and
  * every pending event completes with it, so nothing waits forever.
  */
@@ -163,6 +185,7 @@ vcl_node_fail(struct vcl_node *n, const char *why)
 		if (fn != NULL)
 			fn(p);
 	}
+	vcl_node_tell_lost(n);
 	for (i = 0; i < VCL_WATCH_BUCKETS; i++) {
 		pthread_mutex_lock(&n->lock);
 		ev = n->watch[i];
@@ -616,6 +639,8 @@ vcl_node_connect(struct vcl_node *n, const char *addr)
 	}
 	n->hello = tc;
 	n->welcome = tc->reply;
+	n->session = tc->reply->welcome->session_id;
+	n->key = tc->reply->welcome->session_key;
 	n->name = tc->reply->welcome->node_name;
 	n->ndevices = (uint32_t)tc->reply->welcome->n_devices;
 	/* tc stays allocated: the snapshot lives as long as the process. */

@@ -112,17 +112,92 @@ vcl_event_wait(cl_uint n, const cl_event *list)
 	return (err);
 }
 
+/* Append an event id to the command's wait list, growing it. */
+static cl_int
+vcl_enq_wait_id(struct vcl_enq *q, uint64_t id)
+{
+	uint64_t	*w;
+	size_t		 cap;
+
+	if (q->e.n_wait == q->wait_cap) {
+		cap = q->wait_cap * 2;
+		if ((w = calloc(cap, sizeof *w)) == NULL)
+			return (CL_OUT_OF_HOST_MEMORY);
+		memcpy(w, q->e.wait, q->e.n_wait * sizeof *w);
+		if (q->e.wait != q->wait_ids)
+			free(q->e.wait);
+		q->e.wait = w;
+		q->wait_cap = cap;
+	}
+	q->e.wait[q->e.n_wait++] = id;
+	return (CL_SUCCESS);
+}
+
+/* Make the command wait for an event of its own node too. */
+cl_int
+vcl_enq_wait(struct vcl_enq *q, cl_event ev)
+{
+	return (vcl_enq_wait_id(q, ev->obj.id));
+}
+
+/*
+ * Wait on an event of another node without the client relaying it: the
+ * event's node forwards its completion to a proxy event on ours.
+ */
+static cl_int
+vcl_enq_proxy(struct vcl_enq *q, cl_context ctx, cl_event ev)
+{
+	Vcl__Request		req = VCL__REQUEST__INIT;
+	Vcl__ForwardEvent	fe = VCL__FORWARD_EVENT__INIT;
+	Vcl__CreateProxyEvent	cp = VCL__CREATE_PROXY_EVENT__INIT;
+	Vcl__PeerDest		dest = VCL__PEER_DEST__INIT;
+	Vcl__PeerFail		pf = VCL__PEER_FAIL__INIT;
+	uint64_t		id = vcl_id_new();
+	cl_int			err;
+
+	if (q->nproxies == sizeof q->proxies / sizeof q->proxies[0])
+		return (CL_OUT_OF_RESOURCES);
+	cp.id = id;
+	cp.context = ctx->obj.id;
+	cp.source = ev->node->addr;
+	req.call_case = VCL__REQUEST__CALL_CREATE_PROXY_EVENT;
+	req.create_proxy_event = &cp;
+	if ((err = vcl_node_send(q->node, &req, NULL, 0, 0)) != CL_SUCCESS)
+		return (err);
+	q->proxies[q->nproxies++] = id;
+	vcl_peer_dest(q->node, &dest);
+	fe.event = ev->obj.id;
+	fe.dest = &dest;
+	fe.proxy = id;
+	req.call_case = VCL__REQUEST__CALL_FORWARD_EVENT;
+	req.forward_event = &fe;
+	if (vcl_node_send(ev->node, &req, NULL, 0, VCL_SEND_FLUSH) !=
+	    CL_SUCCESS) {
+		/* Its node is gone: the proxy fails, and so the command. */
+		pf.ids = &id;
+		pf.n_ids = 1;
+		pf.status = CL_DEVICE_NOT_AVAILABLE;
+		req.call_case = VCL__REQUEST__CALL_PEER_FAIL;
+		req.peer_fail = &pf;
+		(void)vcl_node_send(q->node, &req, NULL, 0, 0);
+	}
+	return (vcl_enq_wait_id(q, id));
+}
+
 /*
  * Check a command's wait list and prepare the enqueue: the wire fields,
- * and the new event when the caller asked for one (watched before the
- * command is sent, so its notification cannot outrun it).
+ * proxies for events of other nodes, and the new event when the caller
+ * asked for one or need_event is set (a write whose event coherence
+ * tracks); it is watched before the command is sent, so its
+ * notification cannot outrun it.
  */
 cl_int
 vcl_enq_prepare(struct vcl_enq *q, cl_command_queue cq, cl_uint n,
-    const cl_event *list, cl_event *event, cl_command_type type)
+    const cl_event *list, cl_event *event, cl_command_type type,
+    int need_event)
 {
-	uint64_t	*ids = q->wait_ids;
-	cl_uint		 i;
+	cl_uint	i;
+	cl_int	err;
 
 	memset(q, 0, sizeof *q);
 	vcl__enqueue__init(&q->e);
@@ -134,51 +209,61 @@ vcl_enq_prepare(struct vcl_enq *q, cl_command_queue cq, cl_uint n,
 		if (list[i]->ctx != cq->ctx)
 			return (CL_INVALID_CONTEXT);
 	}
-	if (n > sizeof q->wait_ids / sizeof q->wait_ids[0] &&
-	    (ids = calloc(n, sizeof *ids)) == NULL)
-		return (CL_OUT_OF_HOST_MEMORY);
+	q->node = cq->dev->node;
 	q->e.queue = cq->obj.id;
-	q->e.wait = ids;
+	q->e.wait = q->wait_ids;
+	q->wait_cap = sizeof q->wait_ids / sizeof q->wait_ids[0];
 	for (i = 0; i < n; i++) {
-		/*
-		 * An event of another node cannot be waited for there yet:
-		 * wait for it here, then leave it out of the list.
-		 */
-		if (list[i]->node != NULL && list[i]->node != cq->dev->node) {
-			vcl_event_wait(1, &list[i]);
-			continue;
+		if (list[i]->node != NULL && list[i]->node != q->node)
+			err = vcl_enq_proxy(q, cq->ctx, list[i]);
+		else
+			err = vcl_enq_wait(q, list[i]);
+		if (err != CL_SUCCESS) {
+			vcl_enq_finish(q, err, NULL);
+			return (err);
 		}
-		ids[q->e.n_wait++] = list[i]->obj.id;
 	}
-	if (event != NULL) {
+	if (event != NULL || need_event) {
 		if ((q->ev = vcl_event_new(cq->ctx, cq, type)) == NULL) {
-			if (ids != q->wait_ids)
-				free(ids);
+			vcl_enq_finish(q, CL_OUT_OF_HOST_MEMORY, NULL);
 			return (CL_OUT_OF_HOST_MEMORY);
 		}
+		q->internal = event == NULL;
 		q->ev->remote = 1;
 		q->e.has_event = 1;
 		q->e.event = q->ev->obj.id;
-		vcl_node_watch(cq->dev->node, q->ev);
+		vcl_node_watch(q->node, q->ev);
 	}
 	return (CL_SUCCESS);
 }
 
-/* After the send: hand the event out, or drop it if the command failed. */
+/*
+ * After the send: hand the event out (or drop ours), drop the command's
+ * proxies (the server keeps what the command waits on), or undo it all if
+ * the command failed.
+ */
 void
 vcl_enq_finish(struct vcl_enq *q, cl_int err, cl_event *event)
 {
+	size_t	i;
+
 	if (q->e.wait != q->wait_ids)
 		free(q->e.wait);
+	q->e.wait = NULL;
+	for (i = 0; i < q->nproxies; i++)
+		vcl_node_release(q->node, VCL__KIND__KIND_EVENT, q->proxies[i]);
+	q->nproxies = 0;
 	if (q->ev == NULL)
 		return;
 	if (err != CL_SUCCESS) {
 		q->ev->remote = 0;
 		vcl_node_unwatch_ev(q->ev->node, q->ev);
 		vcl_event_unref(q->ev);
-		return;
-	}
-	*event = q->ev;
+	} else if (q->internal)
+		vcl_event_unref(q->ev);
+	else
+		*event = q->ev;
+	q->ev = NULL;
 }
 
 cl_int CL_API_CALL
@@ -406,7 +491,7 @@ vcl_marker_typed(cl_command_queue q, cl_uint n, const cl_event *list,
 
 	if (!vcl_is(q, VCL_KIND_QUEUE))
 		return (CL_INVALID_COMMAND_QUEUE);
-	if ((err = vcl_enq_prepare(&enq, q, n, list, event, type)) !=
+	if ((err = vcl_enq_prepare(&enq, q, n, list, event, type, 0)) !=
 	    CL_SUCCESS)
 		return (err);
 	m.q = &enq.e;

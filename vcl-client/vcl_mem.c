@@ -50,38 +50,241 @@ vcl_mem_unref(cl_mem mem)
 			free(m->ptr);
 		free(m);
 	}
+	for (i = 0; i < VCL_MAX_NODES; i++)
+		if (mem->ready[i] != NULL)
+			vcl_event_unref(mem->ready[i]);
+	if (mem->last_write != NULL)
+		vcl_event_unref(mem->last_write);
+	free(mem->init);
 	pthread_mutex_destroy(&mem->lock);
 	vcl_context_unref(mem->ctx);
 	vcl_object_free(mem);
 }
 
 /*
- * Make sure the buffer exists on node n, creating it there (asynchronously)
- * with the initial bytes when the application gave some.
+ * Make sure the buffer exists on node n, creating it there (asynchronously).
+ * While no command has written it, an instance starts with the initial
+ * bytes (or zeros) and so holds the newest bytes; later ones start stale.
+ * Called with mem->lock held, or before the buffer is shared.
  */
 cl_int
 vcl_mem_on(cl_mem mem, struct vcl_node *n)
 {
-	Vcl__Request		req = VCL__REQUEST__INIT;
-	Vcl__CreateBuffer	m = VCL__CREATE_BUFFER__INIT;
-	cl_int			err;
+	Vcl__Request		 req = VCL__REQUEST__INIT;
+	Vcl__CreateBuffer	 m = VCL__CREATE_BUFFER__INIT;
+	const void		*data = NULL;
+	cl_int			 err;
 
 	if (mem->nodes & (1ull << n->index))
 		return (CL_SUCCESS);
+	if (mem->pristine)
+		data = mem->host_ptr != NULL ? mem->host_ptr : mem->init;
 	m.id = mem->obj.id;
 	m.context = mem->ctx->obj.id;
 	/* Host pointers and host access rules stay on this side. */
 	m.flags = mem->flags & (VCL_MEM_ACCESS | CL_MEM_ALLOC_HOST_PTR);
 	m.size = mem->size;
 	m.has_has_data = 1;
-	m.has_data = mem->host_ptr != NULL;
+	m.has_data = data != NULL;
 	req.call_case = VCL__REQUEST__CALL_CREATE_BUFFER;
 	req.create_buffer = &m;
-	err = vcl_node_send(n, &req, mem->host_ptr, m.has_data ? mem->size : 0,
-	    0);
-	if (err == CL_SUCCESS)
+	err = vcl_node_send(n, &req, data, data != NULL ? mem->size : 0, 0);
+	if (err == CL_SUCCESS) {
 		mem->nodes |= 1ull << n->index;
+		if (mem->pristine)
+			mem->valid |= 1ull << n->index;
+	}
 	return (err);
+}
+
+/* True when the context spans several nodes (coherence is tracked). */
+int
+vcl_ctx_multi(cl_context ctx)
+{
+	return ((ctx->nodes & (ctx->nodes - 1)) != 0);
+}
+
+/* Where peers reach our session on node n. */
+void
+vcl_peer_dest(struct vcl_node *n, Vcl__PeerDest *d)
+{
+	d->addr = n->addr;
+	d->session = n->session;
+	d->key = n->key;
+}
+
+/* What a failed MigrateOut must tell the receiving node. */
+struct vcl_migration {
+	struct vcl_node	*dest;
+	uint64_t	 transfer;
+};
+
+/*
+ * A MigrateOut's event completed (on the receiver thread). If the push
+ * failed, the receiving node would wait for the bytes forever: fail it.
+ */
+static void CL_CALLBACK
+vcl_migration_done(cl_event ev, cl_int status, void *arg)
+{
+	struct vcl_migration	*mg = arg;
+	Vcl__Request		 req = VCL__REQUEST__INIT;
+	Vcl__PeerFail		 pf = VCL__PEER_FAIL__INIT;
+
+	if (status < 0) {
+		pf.ids = &mg->transfer;
+		pf.n_ids = 1;
+		pf.status = status;
+		req.call_case = VCL__REQUEST__CALL_PEER_FAIL;
+		req.peer_fail = &pf;
+		(void)vcl_node_send(mg->dest, &req, NULL, 0, VCL_SEND_FLUSH);
+	}
+	free(mg);
+}
+
+/*
+ * Move a buffer's newest bytes from a node that holds them to node x,
+ * server to server: MigrateOut on the source (after the buffer's last
+ * writer there), MigrateIn on x, whose event is returned in *arrival. The
+ * client sends two small requests; the bytes never come through here.
+ */
+static cl_int
+vcl_mem_migrate(cl_mem mem, cl_command_queue q, struct vcl_node *x,
+    cl_event *arrival)
+{
+	Vcl__Request		 req = VCL__REQUEST__INIT;
+	Vcl__MigrateOut		 mo = VCL__MIGRATE_OUT__INIT;
+	Vcl__MigrateIn		 mi = VCL__MIGRATE_IN__INIT;
+	Vcl__PeerDest		 dest = VCL__PEER_DEST__INIT;
+	struct vcl_migration	*mg;
+	struct vcl_node		*y = NULL;
+	struct vcl_enq		 in;
+	cl_event		 out = NULL;
+	uint64_t		 wait[2];
+	int			 i;
+	cl_int			 err;
+
+	if (mem->last_write != NULL &&
+	    (mem->valid & (1ull << mem->last_write->node->index)))
+		y = mem->last_write->node;
+	for (i = 0; y == NULL && i < vcl_nnodes(); i++)
+		if (mem->valid & (1ull << i))
+			y = vcl_node_get(i);
+	if (y == NULL)
+		return (CL_MEM_OBJECT_ALLOCATION_FAILURE);	/* no copy left */
+	if ((err = vcl_node_status(y)) != CL_SUCCESS)
+		return (err);
+
+	/* Its own event, so a failed push can be told to x. */
+	if ((out = vcl_event_new(mem->ctx, NULL, CL_COMMAND_MIGRATE_MEM_OBJECTS))
+	    == NULL || (mg = calloc(1, sizeof *mg)) == NULL) {
+		if (out != NULL)
+			vcl_event_unref(out);
+		return (CL_OUT_OF_HOST_MEMORY);
+	}
+	out->node = y;
+	out->status = CL_QUEUED;
+	out->remote = 1;
+	mg->dest = x;
+	mg->transfer = vcl_id_new();
+	vcl_clSetEventCallback(out, CL_COMPLETE, vcl_migration_done, mg);
+	vcl_node_watch(y, out);
+
+	mo.context = mem->ctx->obj.id;
+	mo.wait = wait;
+	if (mem->last_write != NULL && mem->last_write->node == y)
+		wait[mo.n_wait++] = mem->last_write->obj.id;
+	if (mem->ready[y->index] != NULL)
+		wait[mo.n_wait++] = mem->ready[y->index]->obj.id;
+	mo.mem = mem->obj.id;
+	mo.offset = 0;
+	mo.size = mem->size;
+	vcl_peer_dest(x, &dest);
+	mo.dest = &dest;
+	mo.transfer = mg->transfer;
+	mo.has_event = 1;
+	mo.event = out->obj.id;
+	req.call_case = VCL__REQUEST__CALL_MIGRATE_OUT;
+	req.migrate_out = &mo;
+	err = vcl_node_send(y, &req, NULL, 0, VCL_SEND_FLUSH);
+	vcl_event_unref(out);	/* the watch keeps it until it completes */
+	if (err != CL_SUCCESS)
+		return (err);
+
+	if ((err = vcl_enq_prepare(&in, q, 0, NULL, arrival,
+	    CL_COMMAND_MIGRATE_MEM_OBJECTS, 1)) != CL_SUCCESS)
+		return (err);
+	mi.q = &in.e;
+	mi.mem = mem->obj.id;
+	mi.offset = 0;
+	mi.size = mem->size;
+	mi.transfer = mg->transfer;
+	mi.source = y->addr;
+	req.call_case = VCL__REQUEST__CALL_MIGRATE_IN;
+	req.migrate_in = &mi;
+	err = vcl_node_send(x, &req, NULL, 0, 0);
+	vcl_enq_finish(&in, err, arrival);
+	return (err);
+}
+
+/*
+ * A command on queue q uses a buffer: make the buffer's newest bytes
+ * available on q's node before it runs (migrating them there if that
+ * node's copy is stale), and make the command wait for that. whole: the
+ * command overwrites all of it, so stale bytes need not move.
+ */
+cl_int
+vcl_mem_use(struct vcl_enq *enq, cl_command_queue q, cl_mem mem, int write,
+    int whole)
+{
+	struct vcl_node	*x = q->dev->node;
+	cl_event	 arrival = NULL;
+	cl_int		 err;
+
+	pthread_mutex_lock(&mem->lock);
+	if ((err = vcl_mem_on(mem, x)) != CL_SUCCESS || !vcl_ctx_multi(mem->ctx))
+		goto out;
+	if (!(mem->valid & (1ull << x->index)) && !(write && whole)) {
+		if ((err = vcl_mem_migrate(mem, q, x, &arrival)) != CL_SUCCESS)
+			goto out;
+		mem->valid |= 1ull << x->index;
+		if (mem->ready[x->index] != NULL)
+			vcl_event_unref(mem->ready[x->index]);
+		mem->ready[x->index] = arrival;
+	}
+	if (mem->ready[x->index] != NULL)
+		err = vcl_enq_wait(enq, mem->ready[x->index]);
+out:
+	pthread_mutex_unlock(&mem->lock);
+	return (err);
+}
+
+/*
+ * A command on node x wrote the buffer (ev: its event): only x holds the
+ * newest bytes now, and whoever needs them must wait for ev there.
+ */
+void
+vcl_mem_written(cl_mem mem, struct vcl_node *x, cl_event ev)
+{
+	int	i;
+
+	if (!vcl_ctx_multi(mem->ctx) || ev == NULL)
+		return;
+	pthread_mutex_lock(&mem->lock);
+	mem->valid = 1ull << x->index;
+	mem->pristine = 0;
+	free(mem->init);
+	mem->init = NULL;
+	if (mem->last_write != NULL)
+		vcl_event_unref(mem->last_write);
+	vcl_retain(ev);
+	mem->last_write = ev;
+	for (i = 0; i < VCL_MAX_NODES; i++) {
+		if (i != x->index && mem->ready[i] != NULL) {
+			vcl_event_unref(mem->ready[i]);
+			mem->ready[i] = NULL;
+		}
+	}
+	pthread_mutex_unlock(&mem->lock);
 }
 
 /* The largest allocation any device of the context allows. */
@@ -128,9 +331,19 @@ vcl_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size,
 		mem->flags |= CL_MEM_READ_WRITE;
 	mem->size = size;
 	mem->host_ptr = host_ptr;
-	for (i = 0; i < vcl_nnodes() && err == CL_SUCCESS; i++)
-		if (context->nodes & (1ull << i))
-			err = vcl_mem_on(mem, vcl_node_get(i));
+	mem->pristine = 1;
+	if (vcl_ctx_multi(context)) {
+		/* Made on each node at first use there, with these bytes. */
+		if (flags & CL_MEM_COPY_HOST_PTR) {
+			VCL_GOTO_IF((mem->init = malloc(size)) == NULL,
+			    CL_OUT_OF_HOST_MEMORY);
+			memcpy(mem->init, host_ptr, size);
+		}
+	} else {
+		for (i = 0; i < vcl_nnodes() && err == CL_SUCCESS; i++)
+			if (context->nodes & (1ull << i))
+				err = vcl_mem_on(mem, vcl_node_get(i));
+	}
 	/* COPY_HOST_PTR's bytes are sent; only USE_HOST_PTR keeps the pointer. */
 	if (!(flags & CL_MEM_USE_HOST_PTR))
 		mem->host_ptr = NULL;
@@ -301,10 +514,13 @@ vcl_read(cl_command_queue q, cl_mem mem, cl_bool blocking, size_t offset,
 	cl_event	 ev = NULL;
 	cl_int		 err;
 
-	if ((err = vcl_mem_on(mem, node)) != CL_SUCCESS ||
-	    (err = vcl_enq_prepare(&enq, q, n, list, event, type)) !=
+	if ((err = vcl_enq_prepare(&enq, q, n, list, event, type, 0)) !=
 	    CL_SUCCESS)
 		return (err);
+	if ((err = vcl_mem_use(&enq, q, mem, 0, 0)) != CL_SUCCESS) {
+		vcl_enq_finish(&enq, err, event);
+		return (err);
+	}
 	m.q = &enq.e;
 	m.mem = mem->obj.id;
 	m.offset = offset;
@@ -368,17 +584,22 @@ vcl_write(cl_command_queue q, cl_mem mem, size_t offset, size_t size,
 	struct vcl_enq		 enq;
 	cl_int			 err;
 
-	if ((err = vcl_mem_on(mem, node)) != CL_SUCCESS ||
-	    (err = vcl_enq_prepare(&enq, q, n, list, event, type)) !=
-	    CL_SUCCESS)
+	if ((err = vcl_enq_prepare(&enq, q, n, list, event, type,
+	    vcl_ctx_multi(q->ctx))) != CL_SUCCESS)
 		return (err);
+	if ((err = vcl_mem_use(&enq, q, mem, 1, offset == 0 &&
+	    size == mem->size)) != CL_SUCCESS) {
+		vcl_enq_finish(&enq, err, event);
+		return (err);
+	}
 	m.q = &enq.e;
 	m.mem = mem->obj.id;
 	m.offset = offset;
 	m.size = size;
 	req.call_case = VCL__REQUEST__CALL_WRITE_BUFFER;
 	req.write_buffer = &m;
-	err = vcl_node_send(node, &req, ptr, size, 0);
+	if ((err = vcl_node_send(node, &req, ptr, size, 0)) == CL_SUCCESS)
+		vcl_mem_written(mem, node, enq.ev);
 	vcl_enq_finish(&enq, err, event);
 	return (err);
 }
@@ -425,12 +646,18 @@ vcl_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer,
 	    (dst_offset <= src_offset && src_offset < dst_offset + size)))
 		return (CL_MEM_COPY_OVERLAP);
 	node = command_queue->dev->node;
-	if ((err = vcl_mem_on(src_buffer, node)) != CL_SUCCESS ||
-	    (err = vcl_mem_on(dst_buffer, node)) != CL_SUCCESS ||
-	    (err = vcl_enq_prepare(&enq, command_queue,
+	if ((err = vcl_enq_prepare(&enq, command_queue,
 	    num_events_in_wait_list, event_wait_list, event,
-	    CL_COMMAND_COPY_BUFFER)) != CL_SUCCESS)
+	    CL_COMMAND_COPY_BUFFER, vcl_ctx_multi(command_queue->ctx))) !=
+	    CL_SUCCESS)
 		return (err);
+	/* A source on another node comes here server to server first. */
+	if ((err = vcl_mem_use(&enq, command_queue, src_buffer, 0, 0)) !=
+	    CL_SUCCESS || (err = vcl_mem_use(&enq, command_queue, dst_buffer,
+	    1, dst_offset == 0 && size == dst_buffer->size)) != CL_SUCCESS) {
+		vcl_enq_finish(&enq, err, event);
+		return (err);
+	}
 	m.q = &enq.e;
 	m.src = src_buffer->obj.id;
 	m.dst = dst_buffer->obj.id;
@@ -439,7 +666,8 @@ vcl_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer,
 	m.size = size;
 	req.call_case = VCL__REQUEST__CALL_COPY_BUFFER;
 	req.copy_buffer = &m;
-	err = vcl_node_send(node, &req, NULL, 0, 0);
+	if ((err = vcl_node_send(node, &req, NULL, 0, 0)) == CL_SUCCESS)
+		vcl_mem_written(dst_buffer, node, enq.ev);
 	vcl_enq_finish(&enq, err, event);
 	return (err);
 }
@@ -464,11 +692,16 @@ vcl_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer,
 	    offset % pattern_size != 0 || size % pattern_size != 0)
 		return (CL_INVALID_VALUE);
 	node = command_queue->dev->node;
-	if ((err = vcl_mem_on(buffer, node)) != CL_SUCCESS ||
-	    (err = vcl_enq_prepare(&enq, command_queue,
+	if ((err = vcl_enq_prepare(&enq, command_queue,
 	    num_events_in_wait_list, event_wait_list, event,
-	    CL_COMMAND_FILL_BUFFER)) != CL_SUCCESS)
+	    CL_COMMAND_FILL_BUFFER, vcl_ctx_multi(command_queue->ctx))) !=
+	    CL_SUCCESS)
 		return (err);
+	if ((err = vcl_mem_use(&enq, command_queue, buffer, 1, offset == 0 &&
+	    size == buffer->size)) != CL_SUCCESS) {
+		vcl_enq_finish(&enq, err, event);
+		return (err);
+	}
 	m.q = &enq.e;
 	m.mem = buffer->obj.id;
 	m.pattern.data = (uint8_t *)pattern;
@@ -477,7 +710,8 @@ vcl_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer,
 	m.size = size;
 	req.call_case = VCL__REQUEST__CALL_FILL_BUFFER;
 	req.fill_buffer = &m;
-	err = vcl_node_send(node, &req, NULL, 0, 0);
+	if ((err = vcl_node_send(node, &req, NULL, 0, 0)) == CL_SUCCESS)
+		vcl_mem_written(buffer, node, enq.ev);
 	vcl_enq_finish(&enq, err, event);
 	return (err);
 }

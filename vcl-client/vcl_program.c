@@ -350,6 +350,7 @@ vcl_kernel_unref(cl_kernel k)
 	free(k->args);
 	free(k->arg_address);
 	free(k->arg_size);
+	free(k->arg_type_qual);
 	free(k->wg_size);
 	free(k->compile_wg);
 	free(k->name);
@@ -401,6 +402,8 @@ vcl_kernel_from(cl_program p, uint64_t id, struct vcl_node *n,
 	    (k->nargs > 0 &&
 	    ((k->args = calloc(k->nargs, sizeof *k->args)) == NULL ||
 	    (k->arg_size = calloc(k->nargs, sizeof *k->arg_size)) == NULL ||
+	    (k->arg_type_qual = calloc(k->nargs, sizeof *k->arg_type_qual)) ==
+	    NULL ||
 	    (k->arg_address = calloc(k->nargs, sizeof *k->arg_address)) ==
 	    NULL))) {
 		vcl_kernel_unref(k);
@@ -410,6 +413,8 @@ vcl_kernel_from(cl_program p, uint64_t id, struct vcl_node *n,
 		k->arg_address[i] = kd->arg_address[i];
 	for (i = 0; i < k->nargs && i < kd->n_arg_size; i++)
 		k->arg_size[i] = kd->arg_size[i];
+	for (i = 0; i < k->nargs && i < kd->n_arg_type_qual; i++)
+		k->arg_type_qual[i] = kd->arg_type_qual[i];
 	vcl_kernel_limits(k, n, kd);
 	return (k);
 }
@@ -716,6 +721,18 @@ out:
 	return (err);
 }
 
+/*
+ * May the kernel write through buffer argument i? Not through a const or
+ * __constant pointer, nor into a CL_MEM_READ_ONLY buffer.
+ */
+static int
+vcl_arg_writes(cl_kernel k, cl_uint i)
+{
+	return (k->arg_address[i] != CL_KERNEL_ARG_ADDRESS_CONSTANT &&
+	    !(k->arg_type_qual[i] & CL_KERNEL_ARG_TYPE_CONST) &&
+	    !(k->args[i].mem->flags & CL_MEM_READ_ONLY));
+}
+
 /* A size_t array device param from the snapshot (max work item sizes). */
 static int
 vcl_device_sizes(cl_device_id d, cl_device_info param, size_t *out, size_t n)
@@ -836,8 +853,7 @@ vcl_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel,
 		case VCL__KERNEL_ARG__TYPE__MEM:
 			if (!vcl_is(a->mem, VCL_KIND_MEM))
 				err = CL_INVALID_MEM_OBJECT;
-			else if ((err = vcl_mem_on(a->mem, node)) ==
-			    CL_SUCCESS) {
+			else {
 				args[i].has_mem = 1;
 				args[i].mem = a->mem->obj.id;
 			}
@@ -852,8 +868,13 @@ vcl_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel,
 	}
 	if (err == CL_SUCCESS && (err = vcl_enq_prepare(&enq, q,
 	    num_events_in_wait_list, event_wait_list, event,
-	    CL_COMMAND_NDRANGE_KERNEL)) == CL_SUCCESS)
+	    CL_COMMAND_NDRANGE_KERNEL, vcl_ctx_multi(q->ctx))) == CL_SUCCESS)
 		prepared = 1;
+	/* Buffers it uses come to its node first, if stale there. */
+	for (i = 0; i < kernel->nargs && err == CL_SUCCESS; i++)
+		if (kernel->args[i].type == VCL__KERNEL_ARG__TYPE__MEM)
+			err = vcl_mem_use(&enq, q, kernel->args[i].mem,
+			    vcl_arg_writes(kernel, i), 0);
 	if (err == CL_SUCCESS) {
 		for (i = 0; i < work_dim; i++) {
 			gws[i] = global_work_size[i];
@@ -875,6 +896,10 @@ vcl_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel,
 		req.ndrange = &m;
 		err = vcl_node_send(node, &req, NULL, 0, 0);
 	}
+	for (i = 0; i < kernel->nargs && err == CL_SUCCESS; i++)
+		if (kernel->args[i].type == VCL__KERNEL_ARG__TYPE__MEM &&
+		    vcl_arg_writes(kernel, i))
+			vcl_mem_written(kernel->args[i].mem, node, enq.ev);
 	pthread_mutex_unlock(&kernel->lock);
 	if (prepared)
 		vcl_enq_finish(&enq, err, event);

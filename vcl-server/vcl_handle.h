@@ -55,6 +55,7 @@ struct vcl_hobj {
 	unsigned		 user_set:1;	/* event: its status was set */
 	unsigned		 arrived:1;	/* xfer: bytes or status came */
 	unsigned		 refused:1;	/* over the object limit */
+	unsigned		 released:1;	/* proxy: the client let go */
 	struct vcl_hobj		*next;		/* hash chain */
 };
 

@@ -474,8 +474,13 @@ vcl_op_peer_event(struct vcl_session *ps, const Vcl__Request *req,
 	if ((t = vcl_peer_target(ps->srv, m->session, m->key)) == NULL)
 		return;
 	if ((o = vcl_handle_find(&t->handles, m->proxy)) != NULL) {
-		if (o->kind == VCL_KIND_EVENT && o->user && o->source != NULL)
+		if (o->kind == VCL_KIND_EVENT && o->user && o->source != NULL) {
 			vcl_peer_settle(t, o, m->status);
+			if (o->released) {
+				vcl_session_release(t, o);
+				vcl_handle_del(&t->handles, o);
+			}
+		}
 		return;
 	}
 	if ((o = vcl_session_add(t, m->proxy, VCL_KIND_XFER)) == NULL)
@@ -501,8 +506,13 @@ vcl_op_peer_fail(struct vcl_session *s, const Vcl__Request *req,
 	for (i = 0; i < m->n_ids; i++) {
 		o = vcl_handle_find(&s->handles, m->ids[i]);
 		if (o != NULL && (o->kind == VCL_KIND_XFER ||
-		    (o->kind == VCL_KIND_EVENT && o->user)) && !o->arrived)
+		    (o->kind == VCL_KIND_EVENT && o->user)) && !o->arrived) {
 			vcl_peer_settle(s, o, st);
+			if (o->released) {
+				vcl_session_release(s, o);
+				vcl_handle_del(&s->handles, o);
+			}
+		}
 	}
 	if (m->source == NULL)
 		return;

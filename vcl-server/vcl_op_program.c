@@ -344,9 +344,12 @@ vcl_kernel_desc(struct vcl_session *s, cl_kernel k, uint64_t id,
 		return (-1);
 	kd->n_arg_address = kd->num_args;
 	if (kd->num_args > 0 &&
-	    (kd->arg_size = calloc(kd->num_args, sizeof *kd->arg_size)) == NULL)
+	    ((kd->arg_size = calloc(kd->num_args, sizeof *kd->arg_size)) ==
+	    NULL || (kd->arg_type_qual = calloc(kd->num_args,
+	    sizeof *kd->arg_type_qual)) == NULL))
 		return (-1);
 	kd->n_arg_size = kd->num_args;
+	kd->n_arg_type_qual = kd->num_args;
 	clGetDeviceInfo(be->devices[0], CL_DEVICE_ADDRESS_BITS, sizeof bits,
 	    &bits, NULL);
 	for (i = 0; i < kd->num_args; i++) {
@@ -356,6 +359,13 @@ vcl_kernel_desc(struct vcl_session *s, cl_kernel k, uint64_t id,
 		    sizeof aq, &aq, NULL) != CL_SUCCESS)
 			return (-1);
 		kd->arg_address[i] = (uint32_t)aq;
+		{
+			cl_kernel_arg_type_qualifier	tq = 0;
+
+			clGetKernelArgInfo(k, i, CL_KERNEL_ARG_TYPE_QUALIFIER,
+			    sizeof tq, &tq, NULL);
+			kd->arg_type_qual[i] = (uint32_t)tq;
+		}
 		if (aq == CL_KERNEL_ARG_ADDRESS_PRIVATE &&
 		    clGetKernelArgInfo(k, i, CL_KERNEL_ARG_TYPE_NAME,
 		    sizeof tname, tname, NULL) == CL_SUCCESS)
@@ -403,6 +413,7 @@ vcl_kernel_desc_free(Vcl__KernelDesc *kd)
 	free(kd->name);
 	free(kd->arg_address);
 	free(kd->arg_size);
+	free(kd->arg_type_qual);
 	free(kd->wg_size);
 	free(kd->compile_wg);
 }

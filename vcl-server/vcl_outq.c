@@ -39,7 +39,9 @@ vcl_outq_push(struct vcl_outq *q, const ProtobufCMessage *m,
 	struct vcl_out	*o = TAILQ_LAST(q, vcl_outq);
 	size_t		 before;
 
-	if (o == NULL || o->bulk_len != 0 || o->head.len > VCL_OUTQ_COALESCE) {
+	/* An item carries one owner's callbacks: coalesce only into none. */
+	if (o == NULL || o->bulk_len != 0 || o->done != NULL ||
+	    o->fail != NULL || o->head.len > VCL_OUTQ_COALESCE) {
 		if ((o = calloc(1, sizeof *o)) == NULL)
 			goto oom;
 		TAILQ_INSERT_TAIL(q, o, entry);

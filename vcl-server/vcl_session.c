@@ -156,9 +156,6 @@ vcl_session_release(struct vcl_session *s, struct vcl_hobj *o)
 			clReleaseKernel(o->u.kernel);
 		break;
 	case VCL_KIND_EVENT:
-		/* Commands gated on a user event nobody will set must end. */
-		if (o->u.event != NULL && o->user && !o->user_set)
-			clSetUserEventStatus(o->u.event, CL_DEVICE_NOT_AVAILABLE);
 		if (o->u.event != NULL)
 			clReleaseEvent(o->u.event);
 		break;
@@ -185,10 +182,19 @@ vcl_session_forget_queue(struct vcl_session *s, struct vcl_hobj *q)
 	}
 }
 
-/* vcl_handle_clear callback: release an object while tearing down. */
+/*
+ * vcl_handle_clear callback: release an object while tearing down. The
+ * session is gone, so commands gated on a user (or proxy) event nobody
+ * will set now must end: fail it first.
+ */
 static void
 vcl_session_release_cb(struct vcl_hobj *o, void *arg)
 {
+	if (o->kind == VCL_KIND_EVENT && o->u.event != NULL && o->user &&
+	    !o->user_set) {
+		o->user_set = 1;
+		clSetUserEventStatus(o->u.event, CL_DEVICE_NOT_AVAILABLE);
+	}
 	vcl_session_release(arg, o);
 }
 
