@@ -87,6 +87,16 @@ vcl_cmd_complete(struct vcl_cmd *c)
 			} else
 				vcl_session_send(s, &tc, NULL, 0, NULL, NULL);
 			break;
+		case VCL_CMD_ARRIVE:
+			q = vcl_handle_get(&s->handles, c->xid, VCL_KIND_EVENT);
+			if (q != NULL && q->u.event != NULL && !q->user_set) {
+				q->user_set = 1;
+				clSetUserEventStatus(q->u.event, st < 0 ? st :
+				    CL_COMPLETE);
+				if (st < 0)
+					vcl_cmd_reap(s);
+			}
+			break;
 		case VCL_CMD_FINISH:
 			/* Report the first failure no event could carry. */
 			q = vcl_handle_get(&s->handles, c->queue_id,

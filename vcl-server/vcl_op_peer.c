@@ -54,108 +54,205 @@ vcl_queue_context(cl_command_queue q)
 }
 
 /*
- * MigrateIn: a buffer range's bytes are coming from a peer. The write into
- * the buffer is enqueued now, gated by a user event the push releases, so
- * the client's later commands order behind it like behind any write.
+ * The context's queue for migrations, made on first use: a queue object
+ * of the server's own, outside the handle table (clients cannot name it).
+ */
+static struct vcl_hobj *
+vcl_context_queue(struct vcl_hobj *ctx, cl_int *err)
+{
+	cl_device_id	 dev;
+	struct vcl_hobj	*q;
+
+	if (ctx->mq != NULL)
+		return (ctx->mq);
+	if ((*err = clGetContextInfo(ctx->u.ctx, CL_CONTEXT_DEVICES, sizeof dev,
+	    &dev, NULL)) != CL_SUCCESS)
+		return (NULL);
+	if ((q = calloc(1, sizeof *q)) == NULL) {
+		*err = CL_OUT_OF_HOST_MEMORY;
+		return (NULL);
+	}
+	q->kind = VCL_KIND_QUEUE;
+	q->u.queue = clCreateCommandQueueWithProperties(ctx->u.ctx, dev, NULL,
+	    err);
+	if (*err != CL_SUCCESS) {
+		free(q);
+		return (NULL);
+	}
+	return (ctx->mq = q);
+}
+
+/* The client id of a runtime context of this session, 0 if none. */
+static uint64_t
+vcl_context_id(struct vcl_session *s, cl_context ctx)
+{
+	struct vcl_hobj	*o;
+	size_t		 i;
+
+	for (i = 0; i < s->handles.nslots; i++)
+		for (o = s->handles.slots[i]; o != NULL; o = o->next)
+			if (o->kind == VCL_KIND_CONTEXT && o->u.ctx == ctx)
+				return (o->id);
+	return (0);
+}
+
+/* A waiting transfer failed at its source: fail the client's event. */
+static void
+vcl_xfer_fail(struct vcl_session *s, struct vcl_hobj *x, cl_int status)
+{
+	struct vcl_hobj	*ev;
+
+	if ((ev = vcl_handle_get(&s->handles, x->xevent, VCL_KIND_EVENT)) !=
+	    NULL && !ev->user_set) {
+		vcl_peer_settle(s, ev, status);
+		vcl_session_notify(s, x->xevent, status, NULL, 0);
+	}
+	x->arrived = 1;		/* settled; staging freed with it */
+}
+
+/*
+ * Write a transfer's bytes (in staging, charged) into the buffer, on the
+ * context's own queue, which holds nothing but migrations: no command
+ * there waits on an event a peer has yet to complete, so no runtime can
+ * block this thread on it (NVIDIA's may, in enqueues from pageable
+ * memory). The client's event for the migration is a user event here,
+ * completed with the write; the client's commands that use the buffer
+ * wait on it. Takes data (and its charge) in every case.
+ */
+static void
+vcl_arrive(struct vcl_session *s, uint64_t ctx_id, uint64_t mem_id,
+    uint64_t off, uint64_t size, uint8_t *data, uint64_t event_id)
+{
+	struct vcl_hobj	*ctx, *mem, *mq;
+	struct vcl_cmd	*c;
+	cl_int		 err = CL_SUCCESS;
+
+	if ((c = vcl_cmd_new(VCL_CMD_ARRIVE, 0)) == NULL ||
+	    (c->stage = vcl_stage_new(s, data, size)) == NULL) {
+		free(c);
+		vcl_pool_put(data, size);
+		vcl_session_uncharge(s, size);
+		vcl_session_close(s, "out of memory");
+		return;
+	}
+	c->xid = event_id;
+	c->event_id = event_id;
+	c->d.s = s;
+	vcl_session_ref(s);
+	if ((ctx = vcl_handle_get(&s->handles, ctx_id, VCL_KIND_CONTEXT)) ==
+	    NULL || (mem = vcl_handle_get(&s->handles, mem_id,
+	    VCL_KIND_MEM)) == NULL || mem->error != CL_SUCCESS ||
+	    ctx->error != CL_SUCCESS)
+		err = CL_INVALID_MEM_OBJECT;	/* released meanwhile */
+	else if ((mq = vcl_context_queue(ctx, &err)) != NULL) {
+		err = clEnqueueWriteBuffer(mq->u.queue, mem->u.mem, CL_FALSE,
+		    off, size, data, 0, NULL, &c->ev);
+		if (err == CL_SUCCESS) {
+			vcl_session_mark_dirty(s, mq);
+			(void)vcl_cmd_watch(s, c);
+			return;
+		}
+	}
+	c->status = err;
+	vcl_cmd_finish(c);
+}
+
+/*
+ * MigrateIn: a buffer range's bytes are coming from a peer. The client's
+ * event becomes a user event here, completed once the bytes are written
+ * into the buffer (vcl_arrive); if they came first, that starts now.
  */
 void
 vcl_op_migrate_in(struct vcl_session *s, const Vcl__Request *req,
     struct vcl_bulk *bulk)
 {
 	const Vcl__MigrateIn	*m = req->migrate_in;
-	struct vcl_hobj		*mem, *x;
-	struct vcl_enq		 enq;
-	struct vcl_cmd		*c;
-	cl_event		*wait = NULL, gate = NULL;
-	uint8_t			*data = NULL;
-	cl_int			 err;
+	struct vcl_hobj		*q, *mem, *x, *ev;
+	cl_context		 ctx;
+	uint64_t		 ctx_id = 0;
+	uint8_t			*data;
+	cl_int			 err = CL_SUCCESS;
 
-	if ((c = vcl_cmd_new(VCL_CMD_WRITE, req->seq)) == NULL) {
-		vcl_session_close(s, "out of memory");
-		return;
-	}
 	x = vcl_handle_get(&s->handles, m->transfer, VCL_KIND_XFER);
-	if (x != NULL && !x->arrived) {
-		free(c);
-		vcl_session_close(s, "client reused a transfer id");
+	if ((x != NULL && !x->arrived) || !m->q->has_event ||
+	    m->q->event == 0 || vcl_handle_find(&s->handles, m->q->event)) {
+		vcl_session_close(s, "bad migration request");
 		return;
 	}
-	if ((err = vcl_enq_begin(s, m->q, &enq)) != CL_SUCCESS)
-		goto out;
-	if ((mem = vcl_handle_get(&s->handles, m->mem, VCL_KIND_MEM)) == NULL) {
-		err = CL_INVALID_MEM_OBJECT;
-		goto out;
-	}
-	if ((err = mem->error) != CL_SUCCESS)
-		goto out;
-	if (m->size == 0 || m->offset > mem->bytes ||
-	    m->size > mem->bytes - m->offset) {
-		err = CL_INVALID_VALUE;
-		goto out;
-	}
-	if (x != NULL) {
-		/* The bytes (or the failure) came first. */
-		if ((err = x->error) != CL_SUCCESS)
-			goto out;
-		if (x->bytes != m->size) {
+	if ((ev = vcl_session_add(s, m->q->event, VCL_KIND_EVENT)) == NULL)
+		return;
+	ev->user = 1;
+	if ((q = vcl_handle_get(&s->handles, m->q->queue, VCL_KIND_QUEUE)) ==
+	    NULL)
+		err = CL_INVALID_COMMAND_QUEUE;
+	else if ((err = q->error) == CL_SUCCESS) {
+		ctx = vcl_queue_context(q->u.queue);
+		ctx_id = vcl_context_id(s, ctx);
+		if ((mem = vcl_handle_get(&s->handles, m->mem,
+		    VCL_KIND_MEM)) == NULL)
+			err = CL_INVALID_MEM_OBJECT;
+		else if ((err = mem->error) != CL_SUCCESS)
+			;
+		else if (m->size == 0 || m->offset > mem->bytes ||
+		    m->size > mem->bytes - m->offset)
 			err = CL_INVALID_VALUE;
-			goto out;
+		else if (ctx_id == 0)
+			err = CL_INVALID_CONTEXT;
+		else
+			ev->u.event = clCreateUserEvent(ctx, &err);
+	}
+	if (err == CL_SUCCESS && ev->error != CL_SUCCESS)
+		err = ev->error;
+	if (err == CL_SUCCESS && x != NULL) {
+		/* The bytes (or the failure) came first. */
+		if ((err = x->error) == CL_SUCCESS && x->bytes != m->size)
+			err = CL_INVALID_VALUE;
+		if (err == CL_SUCCESS) {
+			data = x->data;
+			x->data = NULL;
+			x->bytes = 0;	/* the charge goes with the bytes */
+			vcl_arrive(s, ctx_id, m->mem, m->offset, m->size, data,
+			    m->q->event);
 		}
-		if ((c->stage = vcl_stage_new(s, x->data, x->bytes)) == NULL) {
+	} else if (err == CL_SUCCESS) {
+		/* Stage the bytes here when they come. */
+		if (vcl_session_charge(s, m->size) != 0)
+			err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
+		else if ((data = vcl_pool_get(m->size)) == NULL) {
+			vcl_session_uncharge(s, m->size);
 			err = CL_OUT_OF_HOST_MEMORY;
-			goto out;
+		} else if ((x = vcl_session_add(s, m->transfer,
+		    VCL_KIND_XFER)) == NULL || x->error != CL_SUCCESS) {
+			vcl_pool_put(data, m->size);
+			vcl_session_uncharge(s, m->size);
+			err = CL_OUT_OF_RESOURCES;
+			if (x != NULL) {
+				vcl_session_release(s, x);
+				vcl_handle_del(&s->handles, x);
+			}
+			x = NULL;
+		} else {
+			x->data = data;
+			x->bytes = m->size;	/* charged to the session */
+			x->xctx = ctx_id;
+			x->xmem = m->mem;
+			x->xoff = m->offset;
+			x->xevent = m->q->event;
+			if (m->source != NULL)
+				x->source = strdup(m->source);
+			return;
 		}
-		x->data = NULL;
-		x->bytes = 0;		/* the charge moved to the stage */
-		err = clEnqueueWriteBuffer(enq.q->u.queue, mem->u.mem, CL_FALSE,
-		    m->offset, m->size, c->stage->data, enq.nwait, enq.wait,
-		    &enq.ev);
-		goto out;
-	}
-	/* Wait for the bytes: stage them here, gate the write on them. */
-	if (vcl_session_charge(s, m->size) != 0) {
-		err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
-		goto out;
-	}
-	if ((data = vcl_pool_get(m->size)) == NULL ||
-	    (c->stage = vcl_stage_new(s, data, m->size)) == NULL) {
-		vcl_pool_put(data, m->size);
-		vcl_session_uncharge(s, m->size);
-		err = CL_OUT_OF_HOST_MEMORY;
-		goto out;
-	}
-	gate = clCreateUserEvent(vcl_queue_context(enq.q->u.queue), &err);
-	if (err != CL_SUCCESS)
-		goto out;
-	if ((wait = calloc(enq.nwait + 1, sizeof *wait)) == NULL) {
-		err = CL_OUT_OF_HOST_MEMORY;
-		goto out;
-	}
-	if (enq.nwait > 0)
-		memcpy(wait, enq.wait, enq.nwait * sizeof *wait);
-	wait[enq.nwait] = gate;
-	err = clEnqueueWriteBuffer(enq.q->u.queue, mem->u.mem, CL_FALSE,
-	    m->offset, m->size, data, enq.nwait + 1, wait, &enq.ev);
-	if (err == CL_SUCCESS &&
-	    (x = vcl_session_add(s, m->transfer, VCL_KIND_XFER)) != NULL) {
-		x->u.event = gate;
-		gate = NULL;
-		x->data = data;
-		x->bytes = m->size;	/* expected; the stage holds the charge */
-		if (m->source != NULL)
-			x->source = strdup(m->source);
-	}
-out:
-	free(wait);
-	if (gate != NULL) {
-		clSetUserEventStatus(gate, CL_DEVICE_NOT_AVAILABLE);
-		clReleaseEvent(gate);
 	}
 	if (x != NULL && x->arrived) {
 		vcl_session_release(s, x);
 		vcl_handle_del(&s->handles, x);
 	}
-	vcl_enq_end(s, &enq, err, c);
+	if (err != CL_SUCCESS) {
+		ev->error = err;
+		if (ev->u.event != NULL)
+			vcl_peer_settle(s, ev, err);
+		vcl_session_notify(s, m->q->event, err, NULL, 0);
+	}
 }
 
 /*
@@ -207,7 +304,16 @@ vcl_op_peer_push(struct vcl_session *ps, const Vcl__Request *req,
 		if (status >= 0 && !bulk->borrowed)
 			status = CL_INVALID_VALUE;	/* wrong size */
 		x->receiving = NULL;
-		vcl_peer_settle(t, x, status);
+		if (status >= 0) {
+			uint8_t	*data = x->data;
+
+			x->data = NULL;
+			x->arrived = 1;		/* nothing left to free */
+			x->bytes = 0;
+			vcl_arrive(t, x->xctx, x->xmem, x->xoff, bulk->len,
+			    data, x->xevent);
+		} else
+			vcl_xfer_fail(t, x, status);
 		vcl_session_release(t, x);
 		vcl_handle_del(&t->handles, x);
 		return;
@@ -300,74 +406,158 @@ vcl_cmd_dest(struct vcl_cmd *c, const Vcl__PeerDest *d, uint64_t xid)
 	return (0);
 }
 
-/*
- * The context's queue for migrations, made on first use: a queue object
- * of the server's own, outside the handle table (clients cannot name it).
- */
-static struct vcl_hobj *
-vcl_context_queue(struct vcl_hobj *ctx, cl_int *err)
-{
-	cl_device_id	 dev;
-	struct vcl_hobj	*q;
 
-	if (ctx->mq != NULL)
-		return (ctx->mq);
-	if ((*err = clGetContextInfo(ctx->u.ctx, CL_CONTEXT_DEVICES, sizeof dev,
-	    &dev, NULL)) != CL_SUCCESS)
-		return (NULL);
-	if ((q = calloc(1, sizeof *q)) == NULL) {
-		*err = CL_OUT_OF_HOST_MEMORY;
-		return (NULL);
-	}
-	q->kind = VCL_KIND_QUEUE;
-	q->u.queue = clCreateCommandQueueWithProperties(ctx->u.ctx, dev, NULL,
-	    err);
-	if (*err != CL_SUCCESS) {
-		free(q);
-		return (NULL);
-	}
-	return (ctx->mq = q);
+/*
+ * A MigrateOut waiting for its wait list. The read is enqueued only once
+ * every event it waits for has completed: an enqueue whose dependencies
+ * hang on a peer could block this thread in some runtimes (NVIDIA's reads
+ * into pageable memory do), and only this thread can complete them.
+ */
+struct vcl_defer {
+	struct vcl_done		 d;		/* must stay first */
+	Vcl__MigrateOut		*m;		/* the request, kept */
+	uint64_t		 seq;
+	atomic_int		 pending;	/* callbacks still to come */
+	atomic_int		 claimed;	/* ran (callbacks or reaper) */
+	cl_int			 failed;
+	size_t			 nwait;
+	cl_event		*wait;
+	LIST_ENTRY(vcl_defer)	 entry;
+};
+
+static void	vcl_migrate_out_run(struct vcl_session *, const Vcl__MigrateOut *,
+		    uint64_t, cl_int);
+
+/* Free a defer that never waited (no request kept, no callbacks). */
+static void
+vcl_defer_free_early(struct vcl_defer *df)
+{
+	size_t	i;
+
+	for (i = 0; i < df->nwait; i++)
+		clReleaseEvent(df->wait[i]);
+	free(df->wait);
+	free(df);
+}
+
+/* Free a deferred MigrateOut; its callbacks have all come (or never will). */
+static void
+vcl_defer_free(struct vcl_defer *df)
+{
+	size_t	i;
+
+	for (i = 0; i < df->nwait; i++)
+		clReleaseEvent(df->wait[i]);
+	free(df->wait);
+	vcl__migrate_out__free_unpacked(df->m, NULL);
+	free(df);
+}
+
+/* Loop thread: the wait list is done (or failed): enqueue the read now. */
+static void
+vcl_defer_done(struct vcl_done *d)
+{
+	struct vcl_defer	*df = (struct vcl_defer *)d;
+	struct vcl_session	*s = d->s;
+
+	LIST_REMOVE(df, entry);
+	if (!s->dead)
+		vcl_migrate_out_run(s, df->m, df->seq, df->failed);
+	vcl_session_unref(s);
+	if (atomic_load(&df->pending) == 0)
+		vcl_defer_free(df);
+	else		/* reaped: a late callback may still touch it */
+		LIST_INSERT_HEAD(&s->srv->defer_zombies, df, entry);
+}
+
+/* A waited-for event completed (any thread). */
+static void CL_CALLBACK
+vcl_defer_cb(cl_event ev, cl_int status, void *arg)
+{
+	struct vcl_defer	*df = arg;
+	int			 expect = 0;
+
+	if (status < 0)
+		df->failed = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+	if (atomic_fetch_sub(&df->pending, 1) == 1 &&
+	    atomic_compare_exchange_strong(&df->claimed, &expect, 1))
+		vcl_server_done_push(df->d.s->srv, &df->d);
 }
 
 /*
- * MigrateOut: read a buffer range (after its last writer) and push it to
- * the named peer session. The client's event, if any, completes once the
- * bytes are on the link.
+ * Run deferred MigrateOuts whose wait list failed without a callback
+ * (PoCL, as vcl_cmd_reap). Loop thread, every tick.
  */
 void
-vcl_op_migrate_out(struct vcl_session *s, const Vcl__Request *req,
-    struct vcl_bulk *bulk)
+vcl_defer_reap(struct vcl_session *s)
 {
-	const Vcl__MigrateOut	*m = req->migrate_out;
+	struct vcl_defer	*df, *next;
+	cl_int			 st;
+	size_t			 i;
+	int			 expect;
+
+	for (df = LIST_FIRST(&s->defers); df != NULL; df = next) {
+		next = LIST_NEXT(df, entry);
+		for (i = 0; i < df->nwait; i++)
+			if (clGetEventInfo(df->wait[i],
+			    CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st,
+			    NULL) == CL_SUCCESS && st < 0)
+				break;
+		expect = 0;
+		if (i < df->nwait && atomic_compare_exchange_strong(
+		    &df->claimed, &expect, 1)) {
+			df->failed = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+			vcl_defer_done(&df->d);
+		}
+	}
+}
+
+/* Free what reaped defers left (at exit). */
+void
+vcl_defer_free_zombies(struct vcl_server *srv)
+{
+	struct vcl_defer	*df;
+
+	while ((df = LIST_FIRST(&srv->defer_zombies)) != NULL) {
+		LIST_REMOVE(df, entry);
+		vcl_defer_free(df);
+	}
+}
+
+/*
+ * The read of a MigrateOut, its wait list complete: read the range on the
+ * context's own queue into staging; the completion pushes it to the peer.
+ */
+static void
+vcl_migrate_out_run(struct vcl_session *s, const Vcl__MigrateOut *m,
+    uint64_t seq, cl_int err)
+{
 	Vcl__Enqueue		 e = VCL__ENQUEUE__INIT;
-	struct vcl_hobj		*ctx, *mem;
+	struct vcl_hobj		*ctx, *mem, *mq = NULL;
 	struct vcl_enq		 enq;
 	struct vcl_cmd		*c;
-	struct vcl_hobj		*mq;
 	uint8_t			*data = NULL;
-	cl_int			 err;
 
-	if ((c = vcl_cmd_new(VCL_CMD_PUSH, req->seq)) == NULL ||
+	if ((c = vcl_cmd_new(VCL_CMD_PUSH, seq)) == NULL ||
 	    vcl_cmd_dest(c, m->dest, m->transfer) != 0) {
 		if (c != NULL)
 			free(c);
 		vcl_session_close(s, "out of memory");
 		return;
 	}
-	/* The wire names a context; the enqueue runs on its own queue. */
 	memset(&enq, 0, sizeof enq);
+	e.has_event = m->has_event;
+	e.event = m->event;
 	ctx = vcl_handle_get(&s->handles, m->context, VCL_KIND_CONTEXT);
-	if (ctx == NULL)
+	if (err != CL_SUCCESS)
+		;
+	else if (ctx == NULL)
 		err = CL_INVALID_CONTEXT;
-	else if ((err = ctx->error) == CL_SUCCESS &&
-	    (mq = vcl_context_queue(ctx, &err)) != NULL) {
-		e.wait = m->wait;
-		e.n_wait = m->n_wait;
-		e.has_event = m->has_event;
-		e.event = m->event;
-		err = vcl_enq_begin_queue(s, &e, &enq, mq);
-	}
-	if (err == CL_SUCCESS) {
+	else if ((err = ctx->error) == CL_SUCCESS)
+		mq = vcl_context_queue(ctx, &err);
+	/* The wait list is done: the read waits for nothing. */
+	if (mq != NULL && (err = vcl_enq_begin_queue(s, &e, &enq, mq)) ==
+	    CL_SUCCESS) {
 		if ((mem = vcl_handle_get(&s->handles, m->mem,
 		    VCL_KIND_MEM)) == NULL)
 			err = CL_INVALID_MEM_OBJECT;
@@ -385,11 +575,91 @@ vcl_op_migrate_out(struct vcl_session *s, const Vcl__Request *req,
 			err = CL_OUT_OF_HOST_MEMORY;
 		} else
 			err = clEnqueueReadBuffer(mq->u.queue, mem->u.mem,
-			    CL_FALSE,
-			    m->offset, m->size, data, enq.nwait, enq.wait,
+			    CL_FALSE, m->offset, m->size, data, 0, NULL,
 			    &enq.ev);
 	}
+	if (enq.q == NULL)
+		enq.event_id = m->has_event ? m->event : 0;
 	vcl_enq_end(s, &enq, err, c);
+}
+
+/*
+ * MigrateOut: read a buffer range (after its last writer) and push it to
+ * the named peer session. The client's event, if any, completes once the
+ * bytes are on the link. The read waits (here, not in the runtime) until
+ * its wait list completes: see struct vcl_defer.
+ */
+void
+vcl_op_migrate_out(struct vcl_session *s, const Vcl__Request *req,
+    struct vcl_bulk *bulk)
+{
+	const Vcl__MigrateOut	*m = req->migrate_out;
+	struct vcl_defer	*df;
+	struct vcl_hobj		*o;
+	cl_int			 st, err = CL_SUCCESS;
+	size_t			 i, n = 0;
+	uint8_t			*buf;
+	size_t			 len;
+
+	if (m->n_wait > 16) {
+		vcl_session_close(s, "migration waits for too many events");
+		return;
+	}
+	if ((df = calloc(1, sizeof *df)) == NULL ||
+	    (m->n_wait > 0 && (df->wait = calloc(m->n_wait,
+	    sizeof *df->wait)) == NULL)) {
+		free(df);
+		vcl_session_close(s, "out of memory");
+		return;
+	}
+	for (i = 0; i < m->n_wait && err == CL_SUCCESS; i++) {
+		o = vcl_handle_get(&s->handles, m->wait[i], VCL_KIND_EVENT);
+		if (o == NULL)
+			err = CL_INVALID_EVENT_WAIT_LIST;
+		else if (o->error != CL_SUCCESS || o->u.event == NULL)
+			err = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+		else if (clGetEventInfo(o->u.event,
+		    CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) ==
+		    CL_SUCCESS && st > CL_COMPLETE) {
+			clRetainEvent(o->u.event);
+			df->wait[n++] = o->u.event;
+		} else if (st < 0)
+			err = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+	}
+	if (err != CL_SUCCESS || n == 0) {
+		df->nwait = n;
+		vcl_defer_free_early(df);
+		vcl_migrate_out_run(s, m, req->seq, err);
+		return;
+	}
+	/* Keep the request: it is freed with the call otherwise. */
+	len = protobuf_c_message_get_packed_size(&m->base);
+	if ((buf = malloc(len)) == NULL) {
+		df->nwait = n;
+		vcl_defer_free_early(df);
+		vcl_session_close(s, "out of memory");
+		return;
+	}
+	protobuf_c_message_pack(&m->base, buf);
+	df->m = vcl__migrate_out__unpack(NULL, len, buf);
+	free(buf);
+	if (df->m == NULL) {
+		df->nwait = n;
+		vcl_defer_free_early(df);
+		vcl_session_close(s, "out of memory");
+		return;
+	}
+	df->seq = req->seq;
+	df->nwait = n;
+	df->d.fn = vcl_defer_done;
+	df->d.s = s;
+	vcl_session_ref(s);
+	atomic_init(&df->pending, (int)n);
+	LIST_INSERT_HEAD(&s->defers, df, entry);
+	for (i = 0; i < n; i++)
+		if (clSetEventCallback(df->wait[i], CL_COMPLETE, vcl_defer_cb,
+		    df) != CL_SUCCESS)
+			vcl_defer_cb(df->wait[i], CL_INVALID_EVENT, df);
 }
 
 /*
@@ -505,8 +775,9 @@ vcl_op_peer_fail(struct vcl_session *s, const Vcl__Request *req,
 
 	for (i = 0; i < m->n_ids; i++) {
 		o = vcl_handle_find(&s->handles, m->ids[i]);
-		if (o != NULL && (o->kind == VCL_KIND_XFER ||
-		    (o->kind == VCL_KIND_EVENT && o->user)) && !o->arrived) {
+		if (o != NULL && o->kind == VCL_KIND_XFER && !o->arrived)
+			vcl_xfer_fail(s, o, st);
+		else if (o != NULL && o->kind == VCL_KIND_EVENT && o->user) {
 			vcl_peer_settle(s, o, st);
 			if (o->released) {
 				vcl_session_release(s, o);
@@ -519,6 +790,10 @@ vcl_op_peer_fail(struct vcl_session *s, const Vcl__Request *req,
 	for (i = 0; i < s->handles.nslots; i++)
 		for (o = s->handles.slots[i]; o != NULL; o = o->next)
 			if (o->source != NULL && !o->arrived &&
-			    strcmp(o->source, m->source) == 0)
-				vcl_peer_settle(s, o, st);
+			    strcmp(o->source, m->source) == 0) {
+				if (o->kind == VCL_KIND_XFER)
+					vcl_xfer_fail(s, o, st);
+				else
+					vcl_peer_settle(s, o, st);
+			}
 }

@@ -24,6 +24,8 @@ struct vcl_cmd;
 LIST_HEAD(vcl_cmds, vcl_cmd);
 struct vcl_peer;
 LIST_HEAD(vcl_peers, vcl_peer);
+struct vcl_defer;
+LIST_HEAD(vcl_defers, vcl_defer);
 
 /* Limits; every one has a safe default and a command-line option. */
 struct vcl_limits {
@@ -104,6 +106,7 @@ struct vcl_session {
 	struct vcl_htab		 handles;
 	uint64_t		 refused;	/* ids over the object limit */
 	struct vcl_cmds		 inflight;	/* commands awaiting completion */
+	struct vcl_defers	 defers;	/* migrations awaiting events */
 	uint64_t		 bytes;		/* charged to this session */
 	struct vcl_hobj		*dirty[16];	/* queues to flush */
 	int			 ndirty;
@@ -156,6 +159,7 @@ struct vcl_server {
 	struct vcl_workers	*workers;
 	void			(*reload)(struct vcl_server *);	/* SIGHUP */
 	struct vcl_cmds		 zombies;	/* reaped; see vcl_cmd_reap */
+	struct vcl_defers	 defer_zombies;
 	void			*zeros;		/* read-only zero pages */
 	size_t			 zeros_len;	/* the largest device alloc */
 };
@@ -293,6 +297,8 @@ void	vcl_op_peer_fail(struct vcl_session *, const Vcl__Request *,
 struct vcl_hobj *vcl_op_peer_push_dst(struct vcl_session *,
 	    const Vcl__Request *, uint64_t);
 void	vcl_peer_forward(struct vcl_cmd *);
+void	vcl_defer_reap(struct vcl_session *);
+void	vcl_defer_free_zombies(struct vcl_server *);
 
 /* vcl_op_exec.c */
 cl_int	vcl_exec_arg(struct vcl_session *, struct vcl_hobj *,
@@ -319,6 +325,8 @@ enum vcl_cmd_type {
 	VCL_CMD_FINISH,
 	VCL_CMD_PUSH,		/* then push the read bytes to a peer */
 	VCL_CMD_FORWARD,	/* then tell a peer the event's status */
+	VCL_CMD_ARRIVE,		/* migrated bytes written: complete the
+				   client's event (a user event here) */
 };
 struct vcl_cmd {
 	struct vcl_done		 d;		/* must stay first */
