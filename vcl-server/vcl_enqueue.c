@@ -95,6 +95,7 @@ vcl_cmd_complete(struct vcl_cmd *c)
 				    CL_COMPLETE);
 				if (st < 0)
 					vcl_cmd_reap(s);
+				vcl_session_kick(s);
 			}
 			break;
 		case VCL_CMD_FINISH:

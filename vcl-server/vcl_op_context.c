@@ -177,4 +177,5 @@ vcl_op_set_user_event_status(struct vcl_session *s, const Vcl__Request *req,
 	clSetUserEventStatus(o->u.event, m->status);
 	if (m->status < 0)
 		vcl_cmd_reap(s);
+	vcl_session_kick(s);
 }

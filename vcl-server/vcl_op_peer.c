@@ -41,6 +41,7 @@ vcl_peer_settle(struct vcl_session *s, struct vcl_hobj *o, cl_int status)
 	}
 	if (status < 0)
 		vcl_cmd_reap(s);
+	vcl_session_kick(s);
 }
 
 /* The queue's context, or NULL. */

@@ -26,6 +26,8 @@ struct vcl_peer;
 LIST_HEAD(vcl_peers, vcl_peer);
 struct vcl_defer;
 LIST_HEAD(vcl_defers, vcl_defer);
+struct vcl_held;
+TAILQ_HEAD(vcl_helds, vcl_held);
 
 /* Limits; every one has a safe default and a command-line option. */
 struct vcl_limits {
@@ -107,6 +109,9 @@ struct vcl_session {
 	uint64_t		 refused;	/* ids over the object limit */
 	struct vcl_cmds		 inflight;	/* commands awaiting completion */
 	struct vcl_defers	 defers;	/* migrations awaiting events */
+	struct vcl_helds	 held;		/* requests awaiting user events */
+	size_t			 nheld;
+	int			 kicking;
 	uint64_t		 bytes;		/* charged to this session */
 	struct vcl_hobj		*dirty[16];	/* queues to flush */
 	int			 ndirty;
@@ -171,6 +176,13 @@ struct vcl_bulk {
 	cl_int		 err;	/* staging could not be had: bytes dropped */
 	int		 borrowed; /* landed in a transfer's own staging */
 };
+
+/* A request waiting behind an unset user event (see vcl_session_kick). */
+struct vcl_held {
+	Vcl__Request		*req;
+	struct vcl_bulk		 bulk;
+	TAILQ_ENTRY(vcl_held)	 entry;
+};
 typedef void (*vcl_op_fn)(struct vcl_session *, const Vcl__Request *,
     struct vcl_bulk *);
 
@@ -211,6 +223,7 @@ void	vcl_session_unref(struct vcl_session *);
 void	vcl_session_close(struct vcl_session *, const char *);
 void	vcl_session_drain(struct vcl_session *);
 void	vcl_session_flush(struct vcl_session *);
+void	vcl_session_kick(struct vcl_session *);
 int	vcl_session_send(struct vcl_session *, const Vcl__ToClient *,
 	    const uint8_t *, uint64_t, void (*)(void *), void *);
 void	vcl_session_reply(struct vcl_session *, uint64_t, cl_int,

@@ -23,6 +23,7 @@
 static void	vcl_session_read_cb(evutil_socket_t, short, void *);
 static void	vcl_session_write_cb(evutil_socket_t, short, void *);
 static void	vcl_session_flush_out(struct vcl_session *);
+static void	vcl_session_drop_held(struct vcl_session *);
 
 /* Create a session for an accepted, non-blocking socket. */
 struct vcl_session *
@@ -45,6 +46,7 @@ vcl_session_new(struct vcl_server *srv, int fd, const char *peer)
 	s->id = ++srv->next_session;
 	snprintf(s->peer, sizeof s->peer, "%s", peer);
 	TAILQ_INIT(&s->outq);
+	TAILQ_INIT(&s->held);
 	LIST_INIT(&s->inflight);
 	LIST_INIT(&s->defers);
 	if (vcl_handle_init(&s->handles, srv->limits.objects + 1024) != 0 ||
@@ -183,19 +185,10 @@ vcl_session_forget_queue(struct vcl_session *s, struct vcl_hobj *q)
 	}
 }
 
-/*
- * vcl_handle_clear callback: release an object while tearing down. The
- * session is gone, so commands gated on a user (or proxy) event nobody
- * will set now must end: fail it first.
- */
+/* vcl_handle_clear callback: release an object while tearing down. */
 static void
 vcl_session_release_cb(struct vcl_hobj *o, void *arg)
 {
-	if (o->kind == VCL_KIND_EVENT && o->u.event != NULL && o->user &&
-	    !o->user_set) {
-		o->user_set = 1;
-		clSetUserEventStatus(o->u.event, CL_DEVICE_NOT_AVAILABLE);
-	}
 	vcl_session_release(arg, o);
 }
 
@@ -236,6 +229,8 @@ void
 vcl_session_close(struct vcl_session *s, const char *why)
 {
 	struct vcl_server	*srv = s->srv;
+	struct vcl_hobj		*o;
+	size_t			 i;
 
 	if (s->dead)
 		return;
@@ -262,6 +257,20 @@ vcl_session_close(struct vcl_session *s, const char *why)
 	s->in_bulk = NULL;
 	free(s->in.data);
 	s->in.data = NULL;
+	vcl_session_drop_held(s);
+	/*
+	 * Fail every unset user event before releasing anything: releasing
+	 * objects while commands wait on one is undefined, and some runtimes
+	 * block in the release.
+	 */
+	for (i = 0; i < s->handles.nslots; i++)
+		for (o = s->handles.slots[i]; o != NULL; o = o->next)
+			if (o->kind == VCL_KIND_EVENT && o->u.event != NULL &&
+			    o->user && !o->user_set) {
+				o->user_set = 1;
+				clSetUserEventStatus(o->u.event,
+				    CL_DEVICE_NOT_AVAILABLE);
+			}
 	vcl_handle_clear(&s->handles, vcl_session_release_cb, s);
 	s->ndirty = 0;
 	vcl_cmd_reap(s);	/* commands failed by the teardown */
@@ -475,15 +484,121 @@ vcl_session_write_cb(evutil_socket_t fd, short what, void *arg)
 	vcl_session_flush_out(arg);
 }
 
-/* Run one complete request through the dispatch table. */
+/* Run one request through the dispatch table; frees it and its bulk. */
+static void
+vcl_session_run(struct vcl_session *s, Vcl__Request *req,
+    struct vcl_bulk *bulk)
+{
+	const struct vcl_op	*op = vcl_dispatch_lookup(req->call_case);
+
+	vcl_log_debug("session %llu: %s seq %llu", (unsigned long long)s->id,
+	    op->name, (unsigned long long)req->seq);
+	op->fn(s, req, bulk);
+	if (bulk->data != NULL) {
+		vcl_pool_put(bulk->data, bulk->len);
+		vcl_session_uncharge(s, bulk->len);
+	}
+	protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+/* The wait list of a request that has one, else NULL. */
+static const Vcl__Enqueue *
+vcl_session_enqueue_of(const Vcl__Request *req)
+{
+	switch (req->call_case) {
+	case VCL__REQUEST__CALL_WRITE_BUFFER:	return (req->write_buffer->q);
+	case VCL__REQUEST__CALL_READ_BUFFER:	return (req->read_buffer->q);
+	case VCL__REQUEST__CALL_COPY_BUFFER:	return (req->copy_buffer->q);
+	case VCL__REQUEST__CALL_FILL_BUFFER:	return (req->fill_buffer->q);
+	case VCL__REQUEST__CALL_NDRANGE:	return (req->ndrange->q);
+	case VCL__REQUEST__CALL_MARKER:		return (req->marker->q);
+	default:				return (NULL);
+	}
+}
+
+/*
+ * True when a request must wait in the session's hold queue: it waits for
+ * a user event (an application's, a peer's proxy, a migration's arrival)
+ * not yet set. Runtimes never see such a wait list: some block the
+ * enqueuing thread on it, and only this thread can set the event.
+ */
+static int
+vcl_session_must_hold(struct vcl_session *s, const Vcl__Request *req)
+{
+	const Vcl__Enqueue	*e = vcl_session_enqueue_of(req);
+	struct vcl_hobj		*o;
+	size_t			 i;
+
+	if (e == NULL)
+		return (0);
+	for (i = 0; i < e->n_wait; i++) {
+		o = vcl_handle_find(&s->handles, e->wait[i]);
+		if (o != NULL && o->kind == VCL_KIND_EVENT && o->user &&
+		    !o->user_set && o->error == CL_SUCCESS)
+			return (1);
+	}
+	return (0);
+}
+
+/* Requests that never wait behind held ones: they are what unblocks them. */
+static int
+vcl_session_unholdable(const Vcl__Request *req)
+{
+	return (req->call_case == VCL__REQUEST__CALL_SET_USER_EVENT_STATUS ||
+	    req->call_case == VCL__REQUEST__CALL_PEER_FAIL ||
+	    req->call_case == VCL__REQUEST__CALL_STATS ||
+	    req->call_case == VCL__REQUEST__CALL_PEER_PUSH ||
+	    req->call_case == VCL__REQUEST__CALL_PEER_EVENT);
+}
+
+/*
+ * Run the held requests that can run now, in order: called whenever a user
+ * event is set. Order is kept: a held request holds all after it.
+ */
+void
+vcl_session_kick(struct vcl_session *s)
+{
+	struct vcl_held	*h;
+
+	if (s->kicking)
+		return;		/* a request run below may set events too */
+	s->kicking = 1;
+	while (!s->dead && (h = TAILQ_FIRST(&s->held)) != NULL &&
+	    !vcl_session_must_hold(s, h->req)) {
+		TAILQ_REMOVE(&s->held, h, entry);
+		s->nheld--;
+		vcl_session_run(s, h->req, &h->bulk);
+		free(h);
+	}
+	s->kicking = 0;
+}
+
+/* Free held requests (the session closes). */
+static void
+vcl_session_drop_held(struct vcl_session *s)
+{
+	struct vcl_held	*h;
+
+	while ((h = TAILQ_FIRST(&s->held)) != NULL) {
+		TAILQ_REMOVE(&s->held, h, entry);
+		if (h->bulk.data != NULL) {
+			vcl_pool_put(h->bulk.data, h->bulk.len);
+			vcl_session_uncharge(s, h->bulk.len);
+		}
+		protobuf_c_message_free_unpacked(&h->req->base, NULL);
+		free(h);
+	}
+	s->nheld = 0;
+}
+
+/* A complete request: run it, or hold it behind an unset user event. */
 static void
 vcl_session_dispatch(struct vcl_session *s)
 {
-	const struct vcl_op	*op;
 	Vcl__Request		*req = s->in_req;
 	struct vcl_bulk		 bulk;
+	struct vcl_held		*h;
 
-	op = vcl_dispatch_lookup(req->call_case);
 	bulk.borrowed = s->in_bulk_borrowed;
 	bulk.data = bulk.borrowed ? NULL : s->in_bulk;
 	s->in_xfer = NULL;
@@ -492,14 +607,24 @@ vcl_session_dispatch(struct vcl_session *s)
 	s->in_req = NULL;
 	s->in_bulk = NULL;
 	s->in_bulk_borrowed = 0;
-	vcl_log_debug("session %llu: %s seq %llu", (unsigned long long)s->id,
-	    op->name, (unsigned long long)req->seq);
-	op->fn(s, req, &bulk);
-	if (bulk.data != NULL) {
-		vcl_pool_put(bulk.data, bulk.len);
-		vcl_session_uncharge(s, bulk.len);
+	if (!vcl_session_unholdable(req) && (!TAILQ_EMPTY(&s->held) ||
+	    vcl_session_must_hold(s, req))) {
+		if ((h = calloc(1, sizeof *h)) == NULL) {
+			if (bulk.data != NULL) {
+				vcl_pool_put(bulk.data, bulk.len);
+				vcl_session_uncharge(s, bulk.len);
+			}
+			protobuf_c_message_free_unpacked(&req->base, NULL);
+			vcl_session_close(s, "out of memory holding a request");
+			return;
+		}
+		h->req = req;
+		h->bulk = bulk;
+		TAILQ_INSERT_TAIL(&s->held, h, entry);
+		s->nheld++;
+		return;
 	}
-	protobuf_c_message_free_unpacked(&req->base, NULL);
+	vcl_session_run(s, req, &bulk);
 }
 
 /*
