@@ -112,6 +112,28 @@ vcl_xfer_fail(struct vcl_session *s, struct vcl_hobj *x, cl_int status)
 }
 
 /*
+ * The client's migration event becomes the write's own event: commands
+ * held behind it can go to the runtime now, ordered behind the write on
+ * the device instead of behind a callback here.
+ */
+static void
+vcl_arrive_rebind(struct vcl_session *s, uint64_t event_id, cl_event w)
+{
+	struct vcl_hobj	*o;
+
+	o = vcl_handle_get(&s->handles, event_id, VCL_KIND_EVENT);
+	if (o == NULL || !o->user || o->user_set)
+		return;
+	if (o->u.event != NULL)
+		clReleaseEvent(o->u.event);	/* nothing ever waited on it */
+	clRetainEvent(w);
+	o->u.event = w;
+	o->user = 0;
+	o->user_set = 1;
+	vcl_session_kick(s);
+}
+
+/*
  * Write a transfer's bytes (in staging, charged) into the buffer, on the
  * context's own queue, which holds nothing but migrations: no command
  * there waits on an event a peer has yet to complete, so no runtime can
@@ -150,6 +172,7 @@ vcl_arrive(struct vcl_session *s, uint64_t ctx_id, uint64_t mem_id,
 		    off, size, data, 0, NULL, &c->ev);
 		if (err == CL_SUCCESS) {
 			vcl_session_mark_dirty(s, mq);
+			vcl_arrive_rebind(s, event_id, c->ev);
 			(void)vcl_cmd_watch(s, c);
 			return;
 		}
@@ -549,6 +572,8 @@ vcl_migrate_out_run(struct vcl_session *s, const Vcl__MigrateOut *m,
 	memset(&enq, 0, sizeof enq);
 	e.has_event = m->has_event;
 	e.event = m->event;
+	e.wait = m->wait;	/* none is an unset user event any more */
+	e.n_wait = m->n_wait;
 	ctx = vcl_handle_get(&s->handles, m->context, VCL_KIND_CONTEXT);
 	if (err != CL_SUCCESS)
 		;
@@ -556,7 +581,6 @@ vcl_migrate_out_run(struct vcl_session *s, const Vcl__MigrateOut *m,
 		err = CL_INVALID_CONTEXT;
 	else if ((err = ctx->error) == CL_SUCCESS)
 		mq = vcl_context_queue(ctx, &err);
-	/* The wait list is done: the read waits for nothing. */
 	if (mq != NULL && (err = vcl_enq_begin_queue(s, &e, &enq, mq)) ==
 	    CL_SUCCESS) {
 		if ((mem = vcl_handle_get(&s->handles, m->mem,
@@ -576,8 +600,8 @@ vcl_migrate_out_run(struct vcl_session *s, const Vcl__MigrateOut *m,
 			err = CL_OUT_OF_HOST_MEMORY;
 		} else
 			err = clEnqueueReadBuffer(mq->u.queue, mem->u.mem,
-			    CL_FALSE, m->offset, m->size, data, 0, NULL,
-			    &enq.ev);
+			    CL_FALSE, m->offset, m->size, data, enq.nwait,
+			    enq.wait, &enq.ev);
 	}
 	if (enq.q == NULL)
 		enq.event_id = m->has_event ? m->event : 0;
@@ -587,8 +611,8 @@ vcl_migrate_out_run(struct vcl_session *s, const Vcl__MigrateOut *m,
 /*
  * MigrateOut: read a buffer range (after its last writer) and push it to
  * the named peer session. The client's event, if any, completes once the
- * bytes are on the link. The read waits (here, not in the runtime) until
- * its wait list completes: see struct vcl_defer.
+ * bytes are on the link. A user event in its wait list is waited for here,
+ * not in the runtime: see struct vcl_defer.
  */
 void
 vcl_op_migrate_out(struct vcl_session *s, const Vcl__Request *req,
@@ -597,7 +621,7 @@ vcl_op_migrate_out(struct vcl_session *s, const Vcl__Request *req,
 	const Vcl__MigrateOut	*m = req->migrate_out;
 	struct vcl_defer	*df;
 	struct vcl_hobj		*o;
-	cl_int			 st, err = CL_SUCCESS;
+	cl_int			 err = CL_SUCCESS;
 	size_t			 i, n = 0;
 	uint8_t			*buf;
 	size_t			 len;
@@ -619,13 +643,11 @@ vcl_op_migrate_out(struct vcl_session *s, const Vcl__Request *req,
 			err = CL_INVALID_EVENT_WAIT_LIST;
 		else if (o->error != CL_SUCCESS || o->u.event == NULL)
 			err = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
-		else if (clGetEventInfo(o->u.event,
-		    CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) ==
-		    CL_SUCCESS && st > CL_COMPLETE) {
+		else if (o->user && !o->user_set) {
+			/* Only user events wait here; the runtime takes the rest. */
 			clRetainEvent(o->u.event);
 			df->wait[n++] = o->u.event;
-		} else if (st < 0)
-			err = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+		}
 	}
 	if (err != CL_SUCCESS || n == 0) {
 		df->nwait = n;

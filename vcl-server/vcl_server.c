@@ -46,7 +46,7 @@ vcl_server_done_push(struct vcl_server *srv, struct vcl_done *d)
 }
 
 /* Write what a batch queued, on every session (a write may close one). */
-static void
+void
 vcl_server_flush_all(struct vcl_server *srv)
 {
 	struct vcl_session	*s, *next;

@@ -215,6 +215,7 @@ unsigned		 vcl_dispatch_max(void);
 
 /* vcl_server.c */
 void	vcl_server_done_push(struct vcl_server *, struct vcl_done *);
+void	vcl_server_flush_all(struct vcl_server *);
 
 /* vcl_session.c */
 struct vcl_session *vcl_session_new(struct vcl_server *, int, const char *);

@@ -832,11 +832,13 @@ vcl_session_read_cb(evutil_socket_t fd, short what, void *arg)
 	    (rc = vcl_session_read(s, &done)) == 0)
 		;
 	s->srv->corked = 0;
-	if (!s->dead) {
-		vcl_session_flush(s);
-		if (rc == 0 && s->reading && s->in.end > s->in.start)
-			event_active(s->ev_read, EV_READ, 0);
-	}
+	/*
+	 * A peer's push or event may have released another session's held
+	 * requests: flush every session's queues and replies, not just ours.
+	 */
+	vcl_server_flush_all(s->srv);
+	if (!s->dead && rc == 0 && s->reading && s->in.end > s->in.start)
+		event_active(s->ev_read, EV_READ, 0);
 	vcl_session_unref(s);
 }
 
