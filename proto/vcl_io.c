@@ -178,3 +178,32 @@ vcl_io_tune(int fd)
 	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof sz);
 	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof sz);
 }
+
+/* "ip:port" ("[v6]:port") of the socket's peer, numeric; "" if unknown. */
+void
+vcl_io_peer_name(int fd, char *out, size_t len)
+{
+	struct sockaddr_storage	ss;
+	socklen_t		sl = sizeof ss;
+	char			host[NI_MAXHOST], serv[NI_MAXSERV];
+
+	out[0] = '\0';
+	if (getpeername(fd, (struct sockaddr *)&ss, &sl) != 0 ||
+	    getnameinfo((struct sockaddr *)&ss, sl, host, sizeof host, serv,
+	    sizeof serv, NI_NUMERICHOST | NI_NUMERICSERV) != 0)
+		return;
+	snprintf(out, len, ss.ss_family == AF_INET6 ? "[%s]:%s" : "%s:%s",
+	    host, serv);
+}
+
+/* Bound blocking reads and writes to ms milliseconds (0: no bound). */
+void
+vcl_io_timeout(int fd, int ms)
+{
+	struct timeval	tv;
+
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (ms % 1000) * 1000;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+}

@@ -12,5 +12,7 @@ int	vcl_io_writev_full(int, struct iovec *, int);
 int	vcl_io_split_hostport(const char *, char *, size_t, char *, size_t);
 int	vcl_io_connect(const char *, const char *, int, char *, size_t);
 void	vcl_io_tune(int);
+void	vcl_io_peer_name(int, char *, size_t);
+void	vcl_io_timeout(int, int);
 
 #endif

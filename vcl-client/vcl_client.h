@@ -51,6 +51,7 @@ struct vcl_pending;
 struct vcl_node {
 	int			 index;
 	char			 addr[256];
+	char			 peer_addr[80];	/* numeric ip:port, for peers */
 	char			*name;		/* the server's node name */
 	int			 fd;
 	pthread_t		 rx;

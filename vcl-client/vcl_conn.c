@@ -142,7 +142,7 @@ vcl_node_tell_lost(struct vcl_node *n)
 	struct vcl_node	*m;
 	int		i;
 
-	pf.source = n->addr;
+	pf.source = n->peer_addr;
 	pf.status = CL_DEVICE_NOT_AVAILABLE;
 	req.call_case = VCL__REQUEST__CALL_PEER_FAIL;
 	req.peer_fail = &pf;
@@ -577,6 +577,10 @@ vcl_node_connect(struct vcl_node *n, const char *addr)
 		vcl_log_error("node %s unreachable: %s; left out", addr, err);
 		return (CL_DEVICE_NOT_AVAILABLE);
 	}
+	/* Servers reach each other by number: a peer may not resolve names. */
+	vcl_io_peer_name(n->fd, n->peer_addr, sizeof n->peer_addr);
+	/* The handshake must not hang on a server that never greets. */
+	vcl_io_timeout(n->fd, timeout);
 	if ((tc = vcl_conn_read_msg(n->fd, &hdr, &why)) == NULL ||
 	    tc->greeting == NULL) {
 		vcl_log_error("node %s: no greeting: %s", addr,
@@ -643,6 +647,7 @@ vcl_node_connect(struct vcl_node *n, const char *addr)
 	n->key = tc->reply->welcome->session_key;
 	n->name = tc->reply->welcome->node_name;
 	n->ndevices = (uint32_t)tc->reply->welcome->n_devices;
+	vcl_io_timeout(n->fd, 0);
 	/* tc stays allocated: the snapshot lives as long as the process. */
 	vcl_buf_free(&b);
 	if (pthread_create(&n->rx, NULL, vcl_node_rx, n) != 0) {

@@ -159,7 +159,7 @@ vcl_enq_proxy(struct vcl_enq *q, cl_context ctx, cl_event ev)
 		return (CL_OUT_OF_RESOURCES);
 	cp.id = id;
 	cp.context = ctx->obj.id;
-	cp.source = ev->node->addr;
+	cp.source = ev->node->peer_addr;
 	req.call_case = VCL__REQUEST__CALL_CREATE_PROXY_EVENT;
 	req.create_proxy_event = &cp;
 	if ((err = vcl_node_send(q->node, &req, NULL, 0, 0)) != CL_SUCCESS)

@@ -108,7 +108,7 @@ vcl_ctx_multi(cl_context ctx)
 void
 vcl_peer_dest(struct vcl_node *n, Vcl__PeerDest *d)
 {
-	d->addr = n->addr;
+	d->addr = n->peer_addr[0] != '\0' ? n->peer_addr : n->addr;
 	d->session = n->session;
 	d->key = n->key;
 }
@@ -218,7 +218,7 @@ vcl_mem_migrate(cl_mem mem, cl_command_queue q, struct vcl_node *x,
 	mi.offset = 0;
 	mi.size = mem->size;
 	mi.transfer = mg->transfer;
-	mi.source = y->addr;
+	mi.source = y->peer_addr;
 	req.call_case = VCL__REQUEST__CALL_MIGRATE_IN;
 	req.migrate_in = &mi;
 	err = vcl_node_send(x, &req, NULL, 0, 0);

@@ -141,7 +141,20 @@ apply_option(struct vcl_server *srv, int id, const char *arg, int reload)
 	case OPT_PLATFORM:	opts.platform = strdup(arg); break;
 	case OPT_DEVICES:	opts.devices = strdup(arg); break;
 	case OPT_NAME:		opts.name = strdup(arg); break;
-	case OPT_INSECURE:	opts.insecure = 1; break;
+	case OPT_INSECURE:
+		/* Bare on the command line; "yes"/"no" in a config file. */
+		if (arg != NULL && arg[0] != '\0' && strcmp(arg, "yes") != 0 &&
+		    strcmp(arg, "true") != 0 && strcmp(arg, "1") != 0) {
+			if (strcmp(arg, "no") != 0 && strcmp(arg, "false") != 0 &&
+			    strcmp(arg, "0") != 0) {
+				fprintf(stderr, "vclserver: insecure: want yes "
+				    "or no, not %s\n", arg);
+				return (-1);
+			}
+			opts.insecure = 0;
+		} else
+			opts.insecure = 1;
+		break;
 	case OPT_TOKEN:
 		opts.token_file = strdup(arg);
 		if (vcl_auth_load(arg, &srv->token, err, sizeof err) != 0) {

@@ -192,7 +192,7 @@ vcl_backend_snap(Vcl__InfoValue ***out, size_t *nout, const cl_uint *params,
 	return (0);
 }
 
-/* Pick a platform by index or by a case-insensitive name substring. */
+/* Pick a platform by index or a case-insensitive name or vendor substring. */
 static cl_platform_id
 vcl_backend_pick(const char *want, char *err, size_t errlen)
 {
@@ -223,6 +223,9 @@ vcl_backend_pick(const char *want, char *err, size_t errlen)
 	}
 	for (i = 0; i < n; i++) {
 		if (clGetPlatformInfo(ids[i], CL_PLATFORM_NAME, sizeof name,
+		    name, NULL) == CL_SUCCESS && strcasestr(name, want) != NULL)
+			return (ids[i]);
+		if (clGetPlatformInfo(ids[i], CL_PLATFORM_VENDOR, sizeof name,
 		    name, NULL) == CL_SUCCESS && strcasestr(name, want) != NULL)
 			return (ids[i]);
 	}

@@ -114,6 +114,11 @@ vcl_cmd_complete(struct vcl_cmd *c)
 		if (c->event_id != 0)
 			vcl_session_notify(s, c->event_id, c->status < 0 ?
 			    c->status : CL_COMPLETE, c->ev, c->profiling);
+		else if (st < 0 && c->type != VCL_CMD_READ &&
+		    c->type != VCL_CMD_FINISH &&
+		    (q = vcl_handle_get(&s->handles, c->queue_id,
+		    VCL_KIND_QUEUE)) != NULL && q->deferred == CL_SUCCESS)
+			q->deferred = st;	/* the next Finish reports it */
 	}
 	vcl_stage_free(c->stage);
 	c->stage = NULL;

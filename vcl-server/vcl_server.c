@@ -24,6 +24,8 @@
 #include "vcl_server.h"
 #include "vcl_server_main.h"
 
+#define VCL_HANDSHAKE_SECONDS	10
+
 static void	vcl_server_accept_cb(evutil_socket_t, short, void *);
 
 /*
@@ -283,8 +285,15 @@ static void
 vcl_server_check_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct vcl_server	*srv = arg;
-	struct vcl_session	*s;
+	struct vcl_session	*s, *next;
+	time_t			 now = time(NULL);
 
+	/* A connection that does not complete the handshake is dropped. */
+	for (s = LIST_FIRST(&srv->sessions); s != NULL; s = next) {
+		next = LIST_NEXT(s, entry);
+		if (!s->authed && now - s->born > VCL_HANDSHAKE_SECONDS)
+			vcl_session_close(s, "no handshake in time");
+	}
 	srv->corked = 1;
 	LIST_FOREACH(s, &srv->sessions, entry) {
 		if (!LIST_EMPTY(&s->inflight))

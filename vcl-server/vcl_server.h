@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <time.h>
 
 #include <CL/cl.h>
 
@@ -76,6 +77,7 @@ struct vcl_session {
 	int			 refs;
 	int			 dead;		/* connection closed */
 	int			 authed;
+	time_t			 born;		/* for the handshake deadline */
 	int			 is_peer;	/* a server's peer link */
 	uint64_t		 key;		/* peers must present it */
 	int			 draining;	/* close once all owed is sent */

@@ -44,6 +44,7 @@ vcl_session_new(struct vcl_server *srv, int fd, const char *peer)
 	s->fd = fd;
 	s->refs = 1;
 	s->id = ++srv->next_session;
+	s->born = time(NULL);
 	snprintf(s->peer, sizeof s->peer, "%s", peer);
 	TAILQ_INIT(&s->outq);
 	TAILQ_INIT(&s->held);

@@ -865,7 +865,7 @@ test_drain(void)
 	Vcl__Request		 r = VCL__REQUEST__INIT;
 	Vcl__ReadBuffer		 m = VCL__READ_BUFFER__INIT;
 	Vcl__Enqueue		 q = VCL__ENQUEUE__INIT;
-	Vcl__StatsResult	 st;
+	Vcl__StatsResult	 st = VCL__STATS_RESULT__INIT;
 	uint64_t		 seq;
 	size_t			 size = 64u << 20, i;
 	uint8_t			*data;
@@ -989,7 +989,7 @@ test_auth(void)
 	struct srv		 sv;
 	struct conn		 c;
 	struct vcl_token	 tok, bad;
-	Vcl__StatsResult	 st;
+	Vcl__StatsResult	 st = VCL__STATS_RESULT__INIT;
 	uint8_t			 proof[VCL_AUTH_PROOF_LEN];
 	char			 path[PATH_MAX], err[256];
 	const char		*extra[] = { "--token-file", path, NULL };
@@ -1106,7 +1106,7 @@ test_isolation(void)
 	struct srv		 sv;
 	struct conn		 a, b;
 	struct reply		 rp;
-	Vcl__StatsResult	 st;
+	Vcl__StatsResult	 st = VCL__STATS_RESULT__INIT;
 	static uint8_t		 pattern[4096];
 	size_t			 i;
 	int			 rc;
@@ -1252,7 +1252,7 @@ test_accounting(void)
 	struct srv		 sv;
 	struct conn		 c, w;
 	struct reply		 rp;
-	Vcl__StatsResult	 st;
+	Vcl__StatsResult	 st = VCL__STATS_RESULT__INIT;
 	uint64_t		 max = 0;
 	int			 rc;
 
@@ -1375,7 +1375,7 @@ test_sigkill(void)
 {
 	struct srv		 sv;
 	struct conn		 w, n;
-	Vcl__StatsResult	 st;
+	Vcl__StatsResult	 st = VCL__STATS_RESULT__INIT;
 	const char		*icd = getenv("VCL_TEST_ICD_DIR");
 	pid_t			 pid = -1;
 	int			 outfd = -1, status, rc;
@@ -1460,7 +1460,7 @@ static void
 malformed_case(const char *name, struct srv *sv, struct conn *good,
     int preauth, int (*send_fn)(struct conn *))
 {
-	Vcl__StatsResult	st;
+	Vcl__StatsResult	st = VCL__STATS_RESULT__INIT;
 	struct conn		c;
 	char			n[128];
 
@@ -1616,7 +1616,7 @@ test_malformed(void)
 {
 	struct srv		 sv;
 	struct conn		 good;
-	Vcl__StatsResult	 st;
+	Vcl__StatsResult	 st = VCL__STATS_RESULT__INIT;
 	const char		*extra[] = { "--max-frame", "1024", NULL };
 	int			 rc;
 
@@ -1680,7 +1680,7 @@ test_limit_bytes(void)
 	struct srv		 sv;
 	struct conn		 c;
 	struct reply		 rp;
-	Vcl__StatsResult	 st;
+	Vcl__StatsResult	 st = VCL__STATS_RESULT__INIT;
 	const char		*extra[] = { "--max-session-bytes", "1M",
 				    NULL };
 	uint8_t			*big;
@@ -1751,7 +1751,7 @@ test_limit_objects(void)
 {
 	struct srv		 sv;
 	struct conn		 c;
-	Vcl__StatsResult	 st;
+	Vcl__StatsResult	 st = VCL__STATS_RESULT__INIT;
 	const char		*extra[] = { "--max-objects", "10", NULL };
 	uint64_t		 id;
 	int			 rc = 0;
