@@ -198,6 +198,7 @@ vcl_enq_prepare(struct vcl_enq *q, cl_command_queue cq, cl_uint n,
 {
 	cl_uint	i;
 	cl_int	err;
+	int	done;
 
 	memset(q, 0, sizeof *q);
 	vcl__enqueue__init(&q->e);
@@ -214,9 +215,14 @@ vcl_enq_prepare(struct vcl_enq *q, cl_command_queue cq, cl_uint n,
 	q->e.wait = q->wait_ids;
 	q->wait_cap = sizeof q->wait_ids / sizeof q->wait_ids[0];
 	for (i = 0; i < n; i++) {
-		if (list[i]->node != NULL && list[i]->node != q->node)
-			err = vcl_enq_proxy(q, cq->ctx, list[i]);
-		else
+		if (list[i]->node != NULL && list[i]->node != q->node) {
+			/* Already complete: nothing to wait for over there. */
+			pthread_mutex_lock(&vcl_ev_lock);
+			done = list[i]->status == CL_COMPLETE;
+			pthread_mutex_unlock(&vcl_ev_lock);
+			err = done ? CL_SUCCESS : vcl_enq_proxy(q, cq->ctx,
+			    list[i]);
+		} else
 			err = vcl_enq_wait(q, list[i]);
 		if (err != CL_SUCCESS) {
 			vcl_enq_finish(q, err, NULL);

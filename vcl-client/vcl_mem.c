@@ -159,20 +159,21 @@ vcl_mem_migrate(cl_mem mem, cl_command_queue q, struct vcl_node *x,
 	struct vcl_node		*y = NULL;
 	struct vcl_enq		 in;
 	cl_event		 out = NULL;
-	uint64_t		 wait[2];
+	uint64_t		 wait[2], xfer = vcl_id_new();
 	int			 i;
 	cl_int			 err;
 
+	/* The last writer's node if it is alive, else any live copy. */
 	if (mem->last_write != NULL &&
-	    (mem->valid & (1ull << mem->last_write->node->index)))
+	    (mem->valid & (1ull << mem->last_write->node->index)) &&
+	    vcl_node_status(mem->last_write->node) == CL_SUCCESS)
 		y = mem->last_write->node;
 	for (i = 0; y == NULL && i < vcl_nnodes(); i++)
-		if (mem->valid & (1ull << i))
+		if ((mem->valid & (1ull << i)) &&
+		    vcl_node_status(vcl_node_get(i)) == CL_SUCCESS)
 			y = vcl_node_get(i);
 	if (y == NULL)
-		return (CL_MEM_OBJECT_ALLOCATION_FAILURE);	/* no copy left */
-	if ((err = vcl_node_status(y)) != CL_SUCCESS)
-		return (err);
+		return (CL_DEVICE_NOT_AVAILABLE);	/* lost with its node */
 
 	/* Its own event, so a failed push can be told to x. */
 	if ((out = vcl_event_new(mem->ctx, NULL, CL_COMMAND_MIGRATE_MEM_OBJECTS))
@@ -185,7 +186,7 @@ vcl_mem_migrate(cl_mem mem, cl_command_queue q, struct vcl_node *x,
 	out->status = CL_QUEUED;
 	out->remote = 1;
 	mg->dest = x;
-	mg->transfer = vcl_id_new();
+	mg->transfer = xfer;	/* mg is freed when the push completes */
 	vcl_clSetEventCallback(out, CL_COMPLETE, vcl_migration_done, mg);
 	vcl_node_watch(y, out);
 
@@ -200,7 +201,7 @@ vcl_mem_migrate(cl_mem mem, cl_command_queue q, struct vcl_node *x,
 	mo.size = mem->size;
 	vcl_peer_dest(x, &dest);
 	mo.dest = &dest;
-	mo.transfer = mg->transfer;
+	mo.transfer = xfer;
 	mo.has_event = 1;
 	mo.event = out->obj.id;
 	req.call_case = VCL__REQUEST__CALL_MIGRATE_OUT;
@@ -217,7 +218,7 @@ vcl_mem_migrate(cl_mem mem, cl_command_queue q, struct vcl_node *x,
 	mi.mem = mem->obj.id;
 	mi.offset = 0;
 	mi.size = mem->size;
-	mi.transfer = mg->transfer;
+	mi.transfer = xfer;
 	mi.source = y->peer_addr;
 	req.call_case = VCL__REQUEST__CALL_MIGRATE_IN;
 	req.migrate_in = &mi;

@@ -95,7 +95,7 @@ vcl_cmd_complete(struct vcl_cmd *c)
 				    CL_COMPLETE);
 				if (st < 0)
 					vcl_cmd_reap(s);
-				vcl_session_kick(s);
+				s->want_kick = 1;	/* run at the end of the batch */
 			}
 			break;
 		case VCL_CMD_FINISH:
@@ -202,6 +202,11 @@ vcl_cmd_cb(cl_event ev, cl_int status, void *arg)
 
 	if (!atomic_compare_exchange_strong(&c->claimed, &expect, 1))
 		return;		/* reaped already */
+	/* PoCL reports CL_COMPLETE for a callback set on a failed event. */
+	if (status == CL_COMPLETE && clGetEventInfo(ev,
+	    CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL) !=
+	    CL_SUCCESS)
+		status = CL_COMPLETE;
 	c->status = status;
 	vcl_server_done_push(c->d.s->srv, &c->d);
 }
@@ -223,6 +228,7 @@ vcl_enq_begin_queue(struct vcl_session *s, const Vcl__Enqueue *e,
 {
 	struct vcl_hobj	*o;
 	size_t		 i;
+	cl_int		 st;
 
 	memset(enq, 0, sizeof *enq);
 	enq->event_id = e->has_event ? e->event : 0;
@@ -247,6 +253,10 @@ vcl_enq_begin_queue(struct vcl_session *s, const Vcl__Enqueue *e,
 		    VCL_KIND_EVENT)) == NULL)
 			return (CL_INVALID_EVENT_WAIT_LIST);
 		if (o->error != CL_SUCCESS || o->u.event == NULL)
+			return (CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+		/* A runtime may never run a command behind a failed event. */
+		if (clGetEventInfo(o->u.event, CL_EVENT_COMMAND_EXECUTION_STATUS,
+		    sizeof st, &st, NULL) == CL_SUCCESS && st < 0)
 			return (CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
 		enq->wait[i] = o->u.event;
 	}

@@ -175,7 +175,14 @@ vcl_op_set_user_event_status(struct vcl_session *s, const Vcl__Request *req,
 		return;		/* the client checked; nothing to report to */
 	o->user_set = 1;
 	clSetUserEventStatus(o->u.event, m->status);
+	/*
+	 * A failed event fails what waits for it here, before the runtime:
+	 * PoCL leaves a command enqueued behind an already failed user event
+	 * submitted forever.
+	 */
+	if (m->status < 0)
+		o->error = m->status;
 	if (m->status < 0)
 		vcl_cmd_reap(s);
-	vcl_session_kick(s);
+	s->want_kick = 1;	/* run at the end of the batch */
 }

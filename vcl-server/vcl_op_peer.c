@@ -38,10 +38,12 @@ vcl_peer_settle(struct vcl_session *s, struct vcl_hobj *o, cl_int status)
 		o->user_set = 1;
 		clSetUserEventStatus(o->u.event, status < 0 ? status :
 		    CL_COMPLETE);
+		if (status < 0 && o->kind == VCL_KIND_EVENT)
+			o->error = status;	/* see SetUserEventStatus */
 	}
 	if (status < 0)
 		vcl_cmd_reap(s);
-	vcl_session_kick(s);
+	s->want_kick = 1;	/* run at the end of the batch */
 }
 
 /* The queue's context, or NULL. */
@@ -124,13 +126,19 @@ vcl_arrive_rebind(struct vcl_session *s, uint64_t event_id, cl_event w)
 	o = vcl_handle_get(&s->handles, event_id, VCL_KIND_EVENT);
 	if (o == NULL || !o->user || o->user_set)
 		return;
-	if (o->u.event != NULL)
-		clReleaseEvent(o->u.event);	/* nothing ever waited on it */
+	/*
+	 * Only deferred migrations wait on the user event itself; completing
+	 * it lets them go, and they look the id up again: the write's event.
+	 */
+	if (o->u.event != NULL) {
+		clSetUserEventStatus(o->u.event, CL_COMPLETE);
+		clReleaseEvent(o->u.event);
+	}
 	clRetainEvent(w);
 	o->u.event = w;
 	o->user = 0;
 	o->user_set = 1;
-	vcl_session_kick(s);
+	s->want_kick = 1;	/* run at the end of the batch */
 }
 
 /*

@@ -114,6 +114,7 @@ struct vcl_session {
 	struct vcl_helds	 held;		/* requests awaiting user events */
 	size_t			 nheld;
 	int			 kicking;
+	int			 want_kick;	/* a user event was set */
 	uint64_t		 bytes;		/* charged to this session */
 	struct vcl_hobj		*dirty[16];	/* queues to flush */
 	int			 ndirty;

@@ -843,10 +843,20 @@ vcl_session_read_cb(evutil_socket_t fd, short what, void *arg)
 	vcl_session_unref(s);
 }
 
-/* After a batch: flush the queues that got commands, write the replies. */
+/*
+ * After a batch: run held requests a user event released (here, not where
+ * the event was set, which may be in the middle of walking the handle
+ * table), flush the queues that got commands, write the replies.
+ */
 void
 vcl_session_flush(struct vcl_session *s)
 {
+	if (s->dead)
+		return;
+	while (s->want_kick && !s->dead) {
+		s->want_kick = 0;
+		vcl_session_kick(s);
+	}
 	if (s->dead)
 		return;
 	vcl_session_flush_queues(s);

@@ -16,20 +16,28 @@
  *			 and on B; and the same with no events at all (VCL's
  *			 own coherence orders the commands)
  *	no_client_bytes	 32 MiB written on A, used on B: the client's bulk
- *			 byte counters of A and B grow by less than 1 MiB
+ *			 byte counters of A and B grow by less than 1 MiB;
+ *			 then 2 x 32 MiB crossing A->B and B->A at once
  *	copy_across	 clEnqueueCopyBuffer from a buffer last written on
  *			 the other node, with offsets, both ways
  *	wait_across	 wait lists across nodes: a write and a marker on B
  *			 wait for a slow kernel on A; a user event gates both
- *			 nodes; a failed event fails a command on the other
+ *			 nodes; a failed event fails a command on the other,
+ *			 one enqueued before the failure and one after it
  *	fill_and_map	 fill on A, map for reading on B; map for writing on
  *			 B, read on A
  *	node_death	 (netns.sh with 3 nodes only, else SKIP) SIGKILL C's
- *			 server while C runs a long kernel and A waits on it
+ *			 server while C runs a long kernel and A waits on it:
+ *			 C's events and commands fail, A's waiter fails, A
+ *			 and B go on; a buffer whose newest bytes were also
+ *			 on A stays usable; a wait on a C event that had
+ *			 completed before the loss is no failure
  *
  * Usage: multinode_test [filter]
  *	filter			run only tests whose name contains it
- *	VCL_TEST_TIMEOUT	seconds one test may run (default 120)
+ *	VCL_TEST_TIMEOUT	seconds one test may run (default 60); a
+ *				wait that must end is declared hung after a
+ *				sixth of it
  *	VCL_NETNS_PIDS		server pids in node order (netns.sh)
  *	VCL_NETNS_KILLED	file listing the pids killed on purpose
  */
@@ -224,6 +232,29 @@ poll_final(cl_event ev, double secs)
 
 	while ((st = ev_status(ev)) > CL_COMPLETE && now() - t0 < secs)
 		sleep_ms(5);
+	return (st);
+}
+
+static double	hang_s = 10;	/* a wait longer than this hangs */
+
+/*
+ * Wait (polling, bounded) for an event that must become final. If it does
+ * not, report the hang and end this test's child at once: the queue behind
+ * it never drains, so nothing after it (releases included) can finish.
+ */
+static cl_int
+final_or_exit(cl_event ev, const char *what, int line)
+{
+	cl_int	st;
+
+	STEP(what);
+	wd_line = line;
+	st = poll_final(ev, hang_s);
+	if (!check(st <= CL_COMPLETE, line, "%s: still status %d after %.0f "
+	    "s (hangs)", what, st, hang_s)) {
+		fflush(stdout);
+		_exit(1);
+	}
 	return (st);
 }
 
@@ -963,14 +994,16 @@ test_wait_across(struct env *e)
 	    OK(clFlush(e->q[0])) && OK(clFlush(e->q[1]))) {
 		sleep_ms(50);
 		OK(clSetUserEventStatus(u, -123));
-		STEP("clWaitForEvents(1, &ef)");
+		final_or_exit(ef, "command on A gated by a user event set to "
+		    "-123", __LINE__);
 		err = clWaitForEvents(1, &ef);
 		CHECK(err == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST,
 		    "wait for the failed command on A: %s", cl_strerror(err));
 		st = ev_status(ef);
 		CHECK(st < 0, "command on A gated by a failed user event: "
 		    "status %d, want negative", st);
-		STEP("clWaitForEvents(1, &eg)");
+		final_or_exit(eg, "command on B waiting on the failed command "
+		    "on A", __LINE__);
 		err = clWaitForEvents(1, &eg);
 		CHECK(err == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST,
 		    "wait for B's command behind it: %s", cl_strerror(err));
@@ -985,13 +1018,8 @@ test_wait_across(struct env *e)
 		 */
 		if (OK(clEnqueueFillBuffer(e->q[1], w, &p3, sizeof p3, 0,
 		    n * sizeof(int), 1, &ef, &eh)) && OK(clFlush(e->q[1]))) {
-			st = poll_final(eh, 10);
-			if (!CHECK(st <= CL_COMPLETE, "command on B enqueued "
-			    "after the A command it waits for had failed: "
-			    "status %d after 10 s (hangs)", st)) {
-				fflush(stdout);
-				_exit(1);	/* B's queue never drains */
-			}
+			st = final_or_exit(eh, "command on B enqueued after "
+			    "the A command it waits for had failed", __LINE__);
 			CHECK(st < 0, "command on B enqueued after the A "
 			    "command it waits for had failed: status %d, want "
 			    "negative", st);
@@ -1044,6 +1072,7 @@ test_fill_and_map(struct env *e)
 	    0, n * sizeof(int), 0, NULL, &ef)))
 		goto out;
 	/* Map for reading on B: the fill's pattern. */
+	STEP("clEnqueueMapBuffer");
 	p = clEnqueueMapBuffer(e->q[1], m, CL_TRUE, CL_MAP_READ, 0,
 	    n * sizeof(int), 1, &ef, &em, &err);
 	if (OK(err) && CHECK(p != NULL, "map for reading returned NULL")) {
@@ -1057,6 +1086,7 @@ test_fill_and_map(struct env *e)
 	release_ev(&em);
 	release_ev(&eu);
 	/* Map a range for writing on B, change it, unmap; read on A. */
+	STEP("clEnqueueMapBuffer");
 	p = clEnqueueMapBuffer(e->q[1], m, CL_TRUE, CL_MAP_WRITE,
 	    off * sizeof(int), len * sizeof(int), 0, NULL, &em, &err);
 	if (OK(err) && CHECK(p != NULL, "map for writing returned NULL")) {
@@ -1073,6 +1103,7 @@ test_fill_and_map(struct env *e)
 	}
 	/* And a map for reading on A sees the same. */
 	release_ev(&em);
+	STEP("clEnqueueMapBuffer");
 	p = clEnqueueMapBuffer(e->q[0], m, CL_TRUE, CL_MAP_READ, 0,
 	    n * sizeof(int), 0, NULL, NULL, &err);
 	if (OK(err) && p != NULL) {
@@ -1250,7 +1281,6 @@ test_node_death(struct env *e)
 		goto out;
 
 	/* C's event fails; the wait returns. */
-	STEP("clWaitForEvents(1, &ec)");
 	err = clWaitForEvents(1, &ec);
 	t = now() - t0;
 	CHECK(err == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST,
@@ -1263,8 +1293,7 @@ test_node_death(struct env *e)
 	err = clEnqueueFillBuffer(e->q[2], bc, &zero, sizeof zero, 0, 64, 0,
 	    NULL, &ex);
 	if (err == CL_SUCCESS) {
-		STEP("clWaitForEvents(1, &ex)");
-		clWaitForEvents(1, &ex);
+		final_or_exit(ex, "fill on the dead node", __LINE__);
 		st = ev_status(ex);
 		CHECK(st < 0, "fill on the dead node: returned CL_SUCCESS and "
 		    "its event has status %d", st);
@@ -1278,7 +1307,7 @@ test_node_death(struct env *e)
 	    cl_strerror(err));
 
 	/* A's command that waited on C's event fails, it does not hang. */
-	STEP("clWaitForEvents(1, &eaw)");
+	final_or_exit(eaw, "A's command behind C's kernel", __LINE__);
 	err = clWaitForEvents(1, &eaw);
 	t = now() - t0;
 	CHECK(err == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST,
@@ -1292,9 +1321,8 @@ test_node_death(struct env *e)
 	/* A buffer whose only newest copy was on C: an error, not zeros. */
 	err = run1(e, e->add1, 1, bd, n, 0, NULL, &ey);
 	if (err == CL_SUCCESS) {
-		STEP("clWaitForEvents(1, &ey)");
-		clWaitForEvents(1, &ey);
-		st = ev_status(ey);
+		st = final_or_exit(ey, "kernel on B using a buffer whose only "
+		    "copy was on the lost node", __LINE__);
 		CHECK(st < 0, "kernel on B using a buffer whose only copy was "
 		    "on the lost node: status %d, want an error", st);
 		note("buffer lost with C: kernel on B ended with %d", st);
@@ -1304,7 +1332,7 @@ test_node_death(struct env *e)
 	release_ev(&ey);
 
 	/* A and B go on: A's work from before the loss completed. */
-	STEP("clWaitForEvents(1, &eas)");
+	final_or_exit(eas, "A's spin running during the loss", __LINE__);
 	err = clWaitForEvents(1, &eas);
 	CHECK(err == CL_SUCCESS && ev_status(eas) == CL_COMPLETE, "A's spin "
 	    "running during the loss: wait %s, status %d", cl_strerror(err),
@@ -1334,7 +1362,7 @@ test_node_death(struct env *e)
 	if (CHECK(err == CL_SUCCESS, "kernel on B using a buffer last written "
 	    "on the lost node but copied to A before: %s (A's copy is intact)",
 	    cl_strerror(err))) {
-		int	b = 500 - 1;
+		int	b = 500;
 
 		expect_iota(e, 1, bs, n, b, "bs read on B (from A's copy)");
 	}
@@ -1347,15 +1375,8 @@ test_node_death(struct env *e)
 	if (OK(clEnqueueFillBuffer(e->q[0], bz, &zero, sizeof zero, 0,
 	    n * sizeof(int), 0, NULL, NULL)) &&
 	    OK(run_iota(e, 0, bz, n, 900, 1, 1, &ed, &ey))) {
-		/* Polled, not waited: a hang here must not end the test. */
-		st = poll_final(ey, 10);
-		if (!CHECK(st <= CL_COMPLETE, "kernel on A waiting for a "
-		    "completed event of the lost node: still status %d after "
-		    "10 s (hangs)", st)) {
-			/* A's queue never drains: no clean release. */
-			fflush(stdout);
-			_exit(1);
-		}
+		st = final_or_exit(ey, "kernel on A waiting for a completed "
+		    "event of the lost node", __LINE__);
 		CHECK(st == CL_COMPLETE, "kernel on A waiting for a completed "
 		    "event of the lost node: status %d, want CL_COMPLETE", st);
 		if (st == CL_COMPLETE)
@@ -1504,7 +1525,7 @@ int
 main(int argc, char **argv)
 {
 	const char	*filter = argc > 1 ? argv[1] : NULL, *s;
-	unsigned	 timeout = 120;
+	unsigned	 timeout = 60;
 	int		 passed = 0, failed = 0, skipped = 0, st;
 	double		 secs;
 	size_t		 i;
@@ -1512,6 +1533,7 @@ main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if ((s = getenv("VCL_TEST_TIMEOUT")) != NULL && atoi(s) > 0)
 		timeout = (unsigned)atoi(s);
+	hang_s = timeout / 6.0;
 	st = spawn(NULL, 60, &secs);
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
 		printf("FAIL setup: want the VCL platform with devices on at "
