@@ -47,7 +47,7 @@ static void	vcl_peer_write_cb(evutil_socket_t, short, void *);
 static void
 vcl_peer_close(struct vcl_peer *p, const char *why)
 {
-	vcl_log_warn("peer link to %s closed: %s", p->addr, why);
+	vcl_log_info("peer link to %s closed: %s", p->addr, why);
 	LIST_REMOVE(p, entry);
 	event_free(p->ev_read);
 	event_free(p->ev_write);
