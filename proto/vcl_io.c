@@ -23,7 +23,10 @@ vcl_io_read_full(int fd, void *buf, size_t n)
 	ssize_t	 r;
 
 	while (n > 0) {
-		r = read(fd, p, n);
+		/* One call for a whole bulk: the kernel waits, not a loop here. */
+		r = recv(fd, p, n, MSG_WAITALL);
+		if (r < 0 && errno == ENOTSOCK)
+			r = read(fd, p, n);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
