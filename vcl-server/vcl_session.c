@@ -513,59 +513,124 @@ vcl_session_enqueue_of(const Vcl__Request *req)
 	case VCL__REQUEST__CALL_FILL_BUFFER:	return (req->fill_buffer->q);
 	case VCL__REQUEST__CALL_NDRANGE:	return (req->ndrange->q);
 	case VCL__REQUEST__CALL_MARKER:		return (req->marker->q);
+	case VCL__REQUEST__CALL_MIGRATE_IN:	return (req->migrate_in->q);
 	default:				return (NULL);
 	}
 }
 
-/*
- * True when a request must wait in the session's hold queue: it waits for
- * a user event (an application's, a peer's proxy, a migration's arrival)
- * not yet set. Runtimes never see such a wait list: some block the
- * enqueuing thread on it, and only this thread can set the event.
- */
-static int
-vcl_session_must_hold(struct vcl_session *s, const Vcl__Request *req)
+/* The queue a request is ordered on, or 0. */
+static uint64_t
+vcl_session_queue_of(const Vcl__Request *req)
 {
 	const Vcl__Enqueue	*e = vcl_session_enqueue_of(req);
-	struct vcl_hobj		*o;
-	size_t			 i;
 
-	if (e == NULL)
-		return (0);
-	for (i = 0; i < e->n_wait; i++) {
-		o = vcl_handle_find(&s->handles, e->wait[i]);
-		if (o != NULL && o->kind == VCL_KIND_EVENT && o->user &&
-		    !o->user_set && o->error == CL_SUCCESS)
-			return (1);
-	}
+	if (e != NULL)
+		return (e->queue);
+	if (req->call_case == VCL__REQUEST__CALL_FINISH)
+		return (req->finish->queue);
+	if (req->call_case == VCL__REQUEST__CALL_FLUSH)
+		return (req->flush->queue);
 	return (0);
 }
 
-/* Requests that never wait behind held ones: they are what unblocks them. */
+/*
+ * May a request run before an event it names? Not while that event is a
+ * user event nobody has set (an application's, a peer's proxy, a
+ * migration's arrival): runtimes never see such a wait list, since some
+ * block the enqueuing thread on it and only this thread can set it. Nor
+ * while the id is unknown and earlier requests are held: one of them may
+ * be what makes it.
+ */
 static int
-vcl_session_unholdable(const Vcl__Request *req)
+vcl_session_event_blocks(struct vcl_session *s, uint64_t id, int earlier)
 {
-	return (req->call_case == VCL__REQUEST__CALL_SET_USER_EVENT_STATUS ||
-	    req->call_case == VCL__REQUEST__CALL_PEER_FAIL ||
-	    req->call_case == VCL__REQUEST__CALL_STATS ||
-	    req->call_case == VCL__REQUEST__CALL_PEER_PUSH ||
-	    req->call_case == VCL__REQUEST__CALL_PEER_EVENT);
+	struct vcl_hobj	*o;
+
+	if ((o = vcl_handle_find(&s->handles, id)) == NULL)
+		return (earlier);
+	return (o->kind == VCL_KIND_EVENT && o->user && !o->user_set &&
+	    o->error == CL_SUCCESS);
 }
 
 /*
- * Run the held requests that can run now, in order: called whenever a user
- * event is set. Order is kept: a held request holds all after it.
+ * Must a request wait? q and nq: the queues of requests held before it,
+ * whose order it must keep (nq < 0: too many to list, all count);
+ * earlier: whether any request is held before it. Releases wait behind
+ * everything held (a held command may use the object); calls with no
+ * queue and no events (creations, builds, info, user event status) never
+ * wait, so a program that sets its user event after such a call cannot
+ * deadlock.
+ */
+static int
+vcl_session_blocked(struct vcl_session *s, const Vcl__Request *req,
+    const uint64_t *q, int nq, int earlier)
+{
+	const Vcl__Enqueue	*e = vcl_session_enqueue_of(req);
+	uint64_t		 qid = vcl_session_queue_of(req);
+	size_t			 i;
+	int			 k;
+
+	if (req->call_case == VCL__REQUEST__CALL_RELEASE)
+		return (earlier);
+	if (qid != 0) {
+		if (nq < 0 && earlier)
+			return (1);
+		for (k = 0; k < nq; k++)
+			if (q[k] == qid)
+				return (1);
+	}
+	for (i = 0; e != NULL && i < e->n_wait; i++)
+		if (vcl_session_event_blocks(s, e->wait[i], earlier))
+			return (1);
+	if (req->call_case == VCL__REQUEST__CALL_MIGRATE_OUT)
+		for (i = 0; i < req->migrate_out->n_wait; i++)
+			if (vcl_session_event_blocks(s,
+			    req->migrate_out->wait[i], earlier))
+				return (1);
+	if (req->call_case == VCL__REQUEST__CALL_FORWARD_EVENT &&
+	    vcl_handle_find(&s->handles, req->forward_event->event) == NULL)
+		return (earlier);
+	return (0);
+}
+
+/* Add a held request's queue to the list of queues that must keep order. */
+static void
+vcl_session_hold_queue(const Vcl__Request *req, uint64_t *q, int *nq,
+    int max)
+{
+	uint64_t	qid = vcl_session_queue_of(req);
+
+	if (qid == 0 || *nq < 0)
+		return;
+	if (*nq == max)
+		*nq = -1;	/* too many: every queue waits */
+	else
+		q[(*nq)++] = qid;
+}
+
+#define VCL_HOLD_QUEUES	64
+
+/*
+ * Run the held requests that can run now, in order per queue: called after
+ * a batch in which a user event was set.
  */
 void
 vcl_session_kick(struct vcl_session *s)
 {
-	struct vcl_held	*h;
+	struct vcl_held	*h, *next;
+	uint64_t	 q[VCL_HOLD_QUEUES];
+	int		 nq = 0, earlier = 0;
 
 	if (s->kicking)
 		return;		/* a request run below may set events too */
 	s->kicking = 1;
-	while (!s->dead && (h = TAILQ_FIRST(&s->held)) != NULL &&
-	    !vcl_session_must_hold(s, h->req)) {
+	for (h = TAILQ_FIRST(&s->held); h != NULL && !s->dead; h = next) {
+		next = TAILQ_NEXT(h, entry);
+		if (vcl_session_blocked(s, h->req, q, nq, earlier)) {
+			earlier = 1;
+			vcl_session_hold_queue(h->req, q, &nq, VCL_HOLD_QUEUES);
+			continue;
+		}
 		TAILQ_REMOVE(&s->held, h, entry);
 		s->nheld--;
 		vcl_session_run(s, h->req, &h->bulk);
@@ -592,6 +657,19 @@ vcl_session_drop_held(struct vcl_session *s)
 	s->nheld = 0;
 }
 
+/* Must a new request wait behind held ones or an unset user event? */
+static int
+vcl_session_must_wait(struct vcl_session *s, const Vcl__Request *req)
+{
+	struct vcl_held	*h;
+	uint64_t	 q[VCL_HOLD_QUEUES];
+	int		 nq = 0;
+
+	TAILQ_FOREACH(h, &s->held, entry)
+		vcl_session_hold_queue(h->req, q, &nq, VCL_HOLD_QUEUES);
+	return (vcl_session_blocked(s, req, q, nq, !TAILQ_EMPTY(&s->held)));
+}
+
 /* A complete request: run it, or hold it behind an unset user event. */
 static void
 vcl_session_dispatch(struct vcl_session *s)
@@ -608,8 +686,7 @@ vcl_session_dispatch(struct vcl_session *s)
 	s->in_req = NULL;
 	s->in_bulk = NULL;
 	s->in_bulk_borrowed = 0;
-	if (!vcl_session_unholdable(req) && (!TAILQ_EMPTY(&s->held) ||
-	    vcl_session_must_hold(s, req))) {
+	if (vcl_session_must_wait(s, req)) {
 		if ((h = calloc(1, sizeof *h)) == NULL) {
 			if (bulk.data != NULL) {
 				vcl_pool_put(bulk.data, bulk.len);

@@ -2926,6 +2926,65 @@ out:
 }
 
 /* The tests, in the order they run. */
+/*
+ * A command gated by a user event must not hold up the rest of the
+ * program: a build, another queue's commands and a finish on it all
+ * complete before the event is set (a remoting layer that ordered every
+ * call behind the gated command would deadlock here).
+ */
+static void
+test_user_event_other_work(struct env *e)
+{
+	static const char src[] = "__kernel void k(__global int *a) "
+	    "{ a[0] = 7; }";
+	cl_command_queue	 q2;
+	cl_event		 u, ev = NULL;
+	cl_program		 p;
+	cl_mem			 m1, m2;
+	int			 in[16], out[16], i;
+	cl_int			 err;
+
+	for (i = 0; i < 16; i++)
+		in[i] = i + 1;
+	q2 = clCreateCommandQueueWithProperties(e->ctx, e->device, NULL, &err);
+	if (!CHECK_ERR(err, CL_SUCCESS))
+		return;
+	u = clCreateUserEvent(e->ctx, &err);
+	m1 = make_buffer(e, CL_MEM_READ_WRITE, sizeof in, NULL);
+	m2 = make_buffer(e, CL_MEM_READ_WRITE, sizeof in, NULL);
+	if (!CHECK_ERR(err, CL_SUCCESS) || m1 == NULL || m2 == NULL)
+		goto out;
+	CHECK_ERR(clEnqueueWriteBuffer(e->queue, m1, CL_FALSE, 0, sizeof in,
+	    in, 1, &u, &ev), CL_SUCCESS);
+	CHECK_ERR(clFlush(e->queue), CL_SUCCESS);
+	if ((p = build_program(e, src, NULL)) != NULL)
+		clReleaseProgram(p);
+	CHECK_ERR(clEnqueueWriteBuffer(q2, m2, CL_TRUE, 0, sizeof in, in, 0,
+	    NULL, NULL), CL_SUCCESS);
+	CHECK_ERR(clFinish(q2), CL_SUCCESS);
+	memset(out, 0, sizeof out);
+	CHECK_ERR(clEnqueueReadBuffer(q2, m2, CL_TRUE, 0, sizeof out, out, 0,
+	    NULL, NULL), CL_SUCCESS);
+	CHECK(memcmp(in, out, sizeof in) == 0);
+	CHECK_ERR(clSetUserEventStatus(u, CL_COMPLETE), CL_SUCCESS);
+	if (ev != NULL)
+		CHECK_ERR(clWaitForEvents(1, &ev), CL_SUCCESS);
+	memset(out, 0, sizeof out);
+	CHECK_ERR(clEnqueueReadBuffer(e->queue, m1, CL_TRUE, 0, sizeof out,
+	    out, 0, NULL, NULL), CL_SUCCESS);
+	CHECK(memcmp(in, out, sizeof in) == 0);
+out:
+	if (ev != NULL)
+		clReleaseEvent(ev);
+	if (u != NULL)
+		clReleaseEvent(u);
+	if (m1 != NULL)
+		clReleaseMemObject(m1);
+	if (m2 != NULL)
+		clReleaseMemObject(m2);
+	clReleaseCommandQueue(q2);
+}
+
 static const struct test {
 	const char	*name;
 	void		(*fn)(struct env *);
@@ -2959,6 +3018,7 @@ static const struct test {
 	{ "enqueue_task", test_enqueue_task },
 	{ "events", test_events },
 	{ "user_events", test_user_events },
+	{ "user_event_other_work", test_user_event_other_work },
 	{ "markers_barriers", test_markers_barriers },
 	{ "profiling", test_profiling },
 	{ "fill_buffer", test_fill_buffer },
