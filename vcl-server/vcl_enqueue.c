@@ -19,7 +19,20 @@ vcl_cmd_new(enum vcl_cmd_type type, uint64_t seq)
 		return (NULL);
 	c->type = type;
 	c->seq = seq;
+	atomic_init(&c->refs, 1);	/* the owner's: dropped at completion */
 	return (c);
+}
+
+/*
+ * Drop a reference to a command. The owner's goes at completion; each
+ * watcher of its event (callback, waiter) holds one until it has fired,
+ * since the loser of the race to complete it may fire later.
+ */
+static void
+vcl_cmd_put(struct vcl_cmd *c)
+{
+	if (atomic_fetch_sub(&c->refs, 1) == 1)
+		free(c);
 }
 
 /*
@@ -129,14 +142,10 @@ vcl_cmd_complete(struct vcl_cmd *c)
 	vcl_session_unref(s);
 	free(c->dest);
 	c->dest = NULL;
-	if (c->reaped) {
-		/* Reaped: the runtime may still hold our callback; keep c. */
-		LIST_INSERT_HEAD(&s->srv->zombies, c, entry);
-		return;
-	}
 	if (c->ev != NULL)
 		clReleaseEvent(c->ev);
-	free(c);
+	c->ev = NULL;
+	vcl_cmd_put(c);
 }
 
 /*
@@ -144,7 +153,7 @@ vcl_cmd_complete(struct vcl_cmd *c)
  * PoCL 3.1 marks a command failed when an event it waits for fails (a user
  * event set to an error, say) but never calls its CL_COMPLETE callback, so
  * its client would wait forever. Runs after anything that can fail events.
- * A reaped record is kept (a zombie) in case the callback comes after all.
+ * The callback's reference keeps the record should it come after all.
  */
 void
 vcl_cmd_reap(struct vcl_session *s)
@@ -162,20 +171,7 @@ vcl_cmd_reap(struct vcl_session *s)
 		if (!atomic_compare_exchange_strong(&c->claimed, &expect, 1))
 			continue;	/* its callback is on the way */
 		c->status = st;
-		c->reaped = 1;
 		vcl_cmd_complete(c);
-	}
-}
-
-/* Free reaped records at exit, when no callback can come any more. */
-void
-vcl_cmd_free_zombies(struct vcl_server *srv)
-{
-	struct vcl_cmd	*c;
-
-	while ((c = LIST_FIRST(&srv->zombies)) != NULL) {
-		LIST_REMOVE(c, entry);
-		free(c);
 	}
 }
 
@@ -193,15 +189,14 @@ vcl_cmd_done(struct vcl_done *d)
 	vcl_cmd_complete((struct vcl_cmd *)d);
 }
 
-/* OpenCL callback, on a runtime thread: hand the completion to the loop. */
-static void CL_CALLBACK
-vcl_cmd_cb(cl_event ev, cl_int status, void *arg)
+/* First to see the command's end (callback, waiter, reaper) completes it. */
+static void
+vcl_cmd_fire(struct vcl_cmd *c, cl_event ev, cl_int status)
 {
-	struct vcl_cmd	*c = arg;
-	int		 expect = 0;
+	int	expect = 0;
 
 	if (!atomic_compare_exchange_strong(&c->claimed, &expect, 1))
-		return;		/* reaped already */
+		return;		/* another watcher or the reaper won */
 	/* PoCL reports CL_COMPLETE for a callback set on a failed event. */
 	if (status == CL_COMPLETE && clGetEventInfo(ev,
 	    CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL) !=
@@ -209,6 +204,39 @@ vcl_cmd_cb(cl_event ev, cl_int status, void *arg)
 		status = CL_COMPLETE;
 	c->status = status;
 	vcl_server_done_push(c->d.s->srv, &c->d);
+}
+
+/* OpenCL callback, on a runtime thread: hand the completion to the loop. */
+static void CL_CALLBACK
+vcl_cmd_cb(cl_event ev, cl_int status, void *arg)
+{
+	struct vcl_cmd	*c = arg;
+
+	vcl_cmd_fire(c, ev, status);
+	vcl_cmd_put(c);
+}
+
+/*
+ * Waiter thread: wait for the event and complete the command. Callbacks
+ * reach the loop late in some runtimes (PoCL's go through its own thread
+ * after the device's); a client blocked in a read or a finish should not
+ * pay for that. The callback stays registered: whichever comes first wins.
+ */
+static void
+vcl_cmd_wait(void *arg)
+{
+	struct vcl_cmd	*c = arg;
+	cl_event	 ev = c->wait_ev;
+	cl_int		 st = CL_COMPLETE;
+
+	clWaitForEvents(1, &ev);
+	if (clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st,
+	    &st, NULL) != CL_SUCCESS)
+		st = CL_COMPLETE;
+	if (st <= CL_COMPLETE)
+		vcl_cmd_fire(c, ev, st);
+	clReleaseEvent(ev);
+	vcl_cmd_put(c);
 }
 
 /*
@@ -356,10 +384,24 @@ vcl_cmd_watch(struct vcl_session *s, struct vcl_cmd *c)
 	c->d.fn = vcl_cmd_done;
 	LIST_INSERT_HEAD(&s->inflight, c, entry);
 	c->inflight = 1;
+	atomic_fetch_add(&c->refs, 1);		/* the callback's */
 	if ((err = clSetEventCallback(c->ev, CL_COMPLETE, vcl_cmd_cb, c)) !=
 	    CL_SUCCESS) {
+		atomic_fetch_sub(&c->refs, 1);
 		c->status = err;
 		vcl_cmd_complete(c);
+		return (err);
 	}
-	return (err);
+	/* Someone waits for a read's bytes or a finish: wait actively too. */
+	if ((c->type == VCL_CMD_READ || c->type == VCL_CMD_FINISH) &&
+	    s->srv->waiters != NULL) {
+		atomic_fetch_add(&c->refs, 1);
+		clRetainEvent(c->ev);
+		c->wait_ev = c->ev;
+		if (vcl_workers_run(s->srv->waiters, vcl_cmd_wait, c) != 0) {
+			clReleaseEvent(c->wait_ev);
+			atomic_fetch_sub(&c->refs, 1);
+		}
+	}
+	return (CL_SUCCESS);
 }

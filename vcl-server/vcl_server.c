@@ -330,7 +330,6 @@ vcl_server_run(struct vcl_server *srv, const struct vcl_options *opt)
 	int			 rc = 1, i;
 
 	LIST_INIT(&srv->sessions);
-	LIST_INIT(&srv->zombies);
 	LIST_INIT(&srv->peers);
 	LIST_INIT(&srv->defer_zombies);
 	pthread_mutex_init(&srv->done_lock, NULL);
@@ -358,6 +357,11 @@ vcl_server_run(struct vcl_server *srv, const struct vcl_options *opt)
 	if (srv->limits.session_bytes == 0)
 		srv->limits.session_bytes = vcl_backend_global_mem(&srv->be) +
 		    (1ull << 30);
+	/*
+	 * Waiter threads block in clWaitForEvents; one may wait on an event
+	 * that never ends at exit, so they are never joined or freed.
+	 */
+	srv->waiters = vcl_workers_new(4);
 	if ((srv->workers = vcl_workers_new(opt->workers)) == NULL) {
 		vcl_log_error("cannot start worker threads");
 		goto out;
@@ -404,7 +408,6 @@ vcl_server_run(struct vcl_server *srv, const struct vcl_options *opt)
 		if (srv->session_structs > 0)
 			usleep(1000);
 	}
-	vcl_cmd_free_zombies(srv);
 	vcl_defer_free_zombies(srv);
 	vcl_pool_drain();
 	event_free(ev_term);

@@ -165,8 +165,8 @@ struct vcl_server {
 	struct vcl_peers	 peers;		/* links to other servers */
 
 	struct vcl_workers	*workers;
+	struct vcl_workers	*waiters;	/* vcl_cmd_wait; never freed */
 	void			(*reload)(struct vcl_server *);	/* SIGHUP */
-	struct vcl_cmds		 zombies;	/* reaped; see vcl_cmd_reap */
 	struct vcl_defers	 defer_zombies;
 	void			*zeros;		/* read-only zero pages */
 	size_t			 zeros_len;	/* the largest device alloc */
@@ -355,9 +355,10 @@ struct vcl_cmd {
 	int			 profiling;
 	uint64_t		 seq;
 	struct vcl_stage	*stage;		/* read/write bytes */
-	atomic_int		 claimed;	/* callback or reaper won */
+	atomic_int		 claimed;	/* callback, waiter or reaper won */
+	atomic_int		 refs;		/* owner + pending watchers */
+	cl_event		 wait_ev;	/* the waiter's reference */
 	int			 inflight;	/* on the session's list */
-	int			 reaped;	/* completed by vcl_cmd_reap */
 	int			 forwarded;	/* PUSH/FORWARD: sent on */
 	char			*dest;		/* PUSH/FORWARD: peer address */
 	uint64_t		 dest_session;
@@ -385,6 +386,5 @@ void	vcl_enq_end(struct vcl_session *, struct vcl_enq *, cl_int,
 	    struct vcl_cmd *);
 struct vcl_cmd *vcl_cmd_new(enum vcl_cmd_type, uint64_t);
 void	vcl_cmd_reap(struct vcl_session *);
-void	vcl_cmd_free_zombies(struct vcl_server *);
 
 #endif
