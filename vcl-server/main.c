@@ -277,5 +277,10 @@ main(int argc, char **argv)
 	}
 	srv.node_name = opts.name;
 	srv.reload = vcl_server_reload;
+	/*
+	 * Where libvcl is installed as an ICD the loader opens it in this
+	 * process too: give it no nodes, so it connects to none of ours.
+	 */
+	setenv("VCL_NODES", "", 1);
 	return (vcl_server_run(&srv, &opts));
 }

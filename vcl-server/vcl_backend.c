@@ -192,24 +192,44 @@ vcl_backend_snap(Vcl__InfoValue ***out, size_t *nout, const cl_uint *params,
 	return (0);
 }
 
-/* Pick a platform by index or a case-insensitive name or vendor substring. */
+/* True for VCL's own platform: a server never serves it (it would loop). */
+static int
+vcl_backend_is_vcl(cl_platform_id p)
+{
+	char	name[64];
+
+	return (clGetPlatformInfo(p, CL_PLATFORM_NAME, sizeof name, name,
+	    NULL) == CL_SUCCESS && strcmp(name, "VCL") == 0);
+}
+
+/*
+ * Pick a platform by index or a case-insensitive name or vendor substring,
+ * among the platforms other than VCL's own (installed system-wide, it is
+ * listed to this process too).
+ */
 static cl_platform_id
 vcl_backend_pick(const char *want, char *err, size_t errlen)
 {
-	cl_platform_id	 ids[64];
-	cl_uint		 n = 0, i;
+	cl_platform_id	 all[64], ids[64];
+	cl_uint		 nall = 0, n = 0, i;
 	char		 name[256], *end;
 	long		 idx;
 
-	if (clGetPlatformIDs(64, ids, &n) != CL_SUCCESS || n == 0) {
+	if (clGetPlatformIDs(64, all, &nall) != CL_SUCCESS || nall == 0) {
 		snprintf(err, errlen, "no OpenCL platform found (is an ICD "
 		    "installed? OCL_ICD_VENDORS=%s)",
 		    getenv("OCL_ICD_VENDORS") ? getenv("OCL_ICD_VENDORS") :
 		    "unset");
 		return (NULL);
 	}
-	if (n > 64)
-		n = 64;
+	for (i = 0; i < nall && i < 64; i++)
+		if (!vcl_backend_is_vcl(all[i]))
+			ids[n++] = all[i];
+	if (n == 0) {
+		snprintf(err, errlen, "no OpenCL platform to serve but VCL's "
+		    "own");
+		return (NULL);
+	}
 	if (want == NULL)
 		want = "0";
 	idx = strtol(want, &end, 10);
