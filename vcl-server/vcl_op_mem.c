@@ -96,6 +96,22 @@ vcl_mem_range(const struct vcl_hobj *o, uint64_t off, uint64_t size)
 	return (CL_SUCCESS);
 }
 
+/*
+ * The buffer of an id with offset + size inside it, or NULL with *err:
+ * what every command on a buffer range checks first.
+ */
+struct vcl_hobj *
+vcl_mem_range_get(struct vcl_session *s, uint64_t id, uint64_t off,
+    uint64_t size, cl_int *err)
+{
+	struct vcl_hobj	*o;
+
+	if ((o = vcl_mem_get(s, id, err)) != NULL &&
+	    (*err = vcl_mem_range(o, off, size)) != CL_SUCCESS)
+		o = NULL;
+	return (o);
+}
+
 /* WriteBuffer: bytes arrived in staging; the runtime copies them in. */
 void
 vcl_op_write_buffer(struct vcl_session *s, const Vcl__Request *req,
@@ -120,9 +136,8 @@ vcl_op_write_buffer(struct vcl_session *s, const Vcl__Request *req,
 	}
 	bulk->data = NULL;	/* the stage owns it now */
 	if ((err = vcl_enq_begin(s, m->q, &enq)) == CL_SUCCESS &&
-	    (mem = vcl_mem_get(s, m->mem, &err)) != NULL &&
-	    (err = vcl_mem_range(mem, m->offset, m->size)) == CL_SUCCESS &&
-	    (err = bulk->err) == CL_SUCCESS)
+	    (mem = vcl_mem_range_get(s, m->mem, m->offset, m->size, &err)) !=
+	    NULL && (err = bulk->err) == CL_SUCCESS)
 		err = clEnqueueWriteBuffer(enq.q->u.queue, mem->u.mem, CL_FALSE,
 		    m->offset, m->size, c->stage->data, enq.nwait, enq.wait,
 		    &enq.ev);
@@ -146,8 +161,8 @@ vcl_op_read_buffer(struct vcl_session *s, const Vcl__Request *req,
 		return;
 	}
 	if ((err = vcl_enq_begin(s, m->q, &enq)) == CL_SUCCESS &&
-	    (mem = vcl_mem_get(s, m->mem, &err)) != NULL &&
-	    (err = vcl_mem_range(mem, m->offset, m->size)) == CL_SUCCESS) {
+	    (mem = vcl_mem_range_get(s, m->mem, m->offset, m->size, &err)) !=
+	    NULL) {
 		if (vcl_session_charge(s, m->size) != 0)
 			err = CL_OUT_OF_RESOURCES;
 		else if ((data = vcl_pool_get(m->size)) == NULL) {

@@ -220,14 +220,9 @@ vcl_op_migrate_in(struct vcl_session *s, const Vcl__Request *req,
 	else if ((err = q->error) == CL_SUCCESS) {
 		ctx = vcl_queue_context(q->u.queue);
 		ctx_id = vcl_context_id(s, ctx);
-		if ((mem = vcl_handle_get(&s->handles, m->mem,
-		    VCL_KIND_MEM)) == NULL)
-			err = CL_INVALID_MEM_OBJECT;
-		else if ((err = mem->error) != CL_SUCCESS)
+		if ((mem = vcl_mem_range_get(s, m->mem, m->offset, m->size,
+		    &err)) == NULL)
 			;
-		else if (m->size == 0 || m->offset > mem->bytes ||
-		    m->size > mem->bytes - m->offset)
-			err = CL_INVALID_VALUE;
 		else if (ctx_id == 0)
 			err = CL_INVALID_CONTEXT;
 		else
@@ -591,14 +586,9 @@ vcl_migrate_out_run(struct vcl_session *s, const Vcl__MigrateOut *m,
 		mq = vcl_context_queue(ctx, &err);
 	if (mq != NULL && (err = vcl_enq_begin_queue(s, &e, &enq, mq)) ==
 	    CL_SUCCESS) {
-		if ((mem = vcl_handle_get(&s->handles, m->mem,
-		    VCL_KIND_MEM)) == NULL)
-			err = CL_INVALID_MEM_OBJECT;
-		else if ((err = mem->error) != CL_SUCCESS)
+		if ((mem = vcl_mem_range_get(s, m->mem, m->offset, m->size,
+		    &err)) == NULL)
 			;
-		else if (m->size == 0 || m->offset > mem->bytes ||
-		    m->size > mem->bytes - m->offset)
-			err = CL_INVALID_VALUE;
 		else if (vcl_session_charge(s, m->size) != 0)
 			err = CL_OUT_OF_RESOURCES;
 		else if ((data = vcl_pool_get(m->size)) == NULL ||

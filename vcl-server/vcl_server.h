@@ -317,6 +317,10 @@ void	vcl_peer_forward(struct vcl_cmd *);
 void	vcl_defer_reap(struct vcl_session *);
 void	vcl_defer_free_zombies(struct vcl_server *);
 
+/* vcl_op_mem.c */
+struct vcl_hobj *vcl_mem_range_get(struct vcl_session *, uint64_t, uint64_t,
+	    uint64_t, cl_int *);
+
 /* vcl_op_exec.c */
 cl_int	vcl_exec_arg(struct vcl_session *, struct vcl_hobj *,
 	    const Vcl__KernelArg *);
