@@ -28,4 +28,7 @@ VCL_BUILD=$PWD/build VCL_SERVER_WRAP=$vg \
     tests/integration/with_server.sh -- build/examples/hello -n 4096
 VCL_BUILD=$PWD/build tests/integration/with_server.sh -- \
     $vg build/examples/hello_direct -n 4096
+VCL_TEST_TIMEOUT=120 VCL_BUILD=$PWD/build \
+    tests/integration/with_server.sh -n 3 -- \
+    $vg build/tests/integration/multinode_test
 echo "test.sh: all passed"
