@@ -763,14 +763,6 @@ vcl_check_local(cl_kernel k, cl_device_id dev, cl_uint dim,
 	cl_uint		 i;
 	int		 cl2;
 
-	vcl_device_sizes(dev, CL_DEVICE_MAX_WORK_ITEM_SIZES, maxwi, 3);
-	vcl_clGetDeviceInfo(dev, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof maxwg,
-	    &maxwg, NULL);
-	vcl_clGetDeviceInfo(dev, CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT,
-	    sizeof nonuni, &nonuni, NULL);
-	cl2 = opt != NULL && (strstr(opt, "-cl-std=CL2") != NULL ||
-	    strstr(opt, "-cl-std=CL3") != NULL) &&
-	    strstr(opt, "-cl-uniform-work-group-size") == NULL;
 	/* reqd_work_group_size binds the local size, and forbids NULL. */
 	if (cwg[0] != 0) {
 		if (local == NULL)
@@ -780,7 +772,15 @@ vcl_check_local(cl_kernel k, cl_device_id dev, cl_uint dim,
 				return (CL_INVALID_WORK_GROUP_SIZE);
 	}
 	if (local == NULL)
-		return (CL_SUCCESS);
+		return (CL_SUCCESS);	/* the common launch: nothing to look up */
+	vcl_device_sizes(dev, CL_DEVICE_MAX_WORK_ITEM_SIZES, maxwi, 3);
+	vcl_clGetDeviceInfo(dev, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof maxwg,
+	    &maxwg, NULL);
+	vcl_clGetDeviceInfo(dev, CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT,
+	    sizeof nonuni, &nonuni, NULL);
+	cl2 = opt != NULL && (strstr(opt, "-cl-std=CL2") != NULL ||
+	    strstr(opt, "-cl-std=CL3") != NULL) &&
+	    strstr(opt, "-cl-uniform-work-group-size") == NULL;
 	if (k->wg_size[di] != 0 && maxwg > k->wg_size[di])
 		maxwg = k->wg_size[di];
 	for (i = 0; i < dim; i++) {

@@ -435,135 +435,19 @@ vcl_cmd_dest(struct vcl_cmd *c, const Vcl__PeerDest *d, uint64_t xid)
 
 
 /*
- * A MigrateOut waiting for its wait list. The read is enqueued only once
- * every event it waits for has completed: an enqueue whose dependencies
- * hang on a peer could block this thread in some runtimes (NVIDIA's reads
- * into pageable memory do), and only this thread can complete them.
- */
-struct vcl_defer {
-	struct vcl_done		 d;		/* must stay first */
-	Vcl__MigrateOut		*m;		/* the request, kept */
-	uint64_t		 seq;
-	atomic_int		 pending;	/* callbacks still to come */
-	atomic_int		 claimed;	/* ran (callbacks or reaper) */
-	cl_int			 failed;
-	size_t			 nwait;
-	cl_event		*wait;
-	LIST_ENTRY(vcl_defer)	 entry;
-};
-
-static void	vcl_migrate_out_run(struct vcl_session *, const Vcl__MigrateOut *,
-		    uint64_t, cl_int);
-
-/* Free a defer that never waited (no request kept, no callbacks). */
-static void
-vcl_defer_free_early(struct vcl_defer *df)
-{
-	size_t	i;
-
-	for (i = 0; i < df->nwait; i++)
-		clReleaseEvent(df->wait[i]);
-	free(df->wait);
-	free(df);
-}
-
-/* Free a deferred MigrateOut; its callbacks have all come (or never will). */
-static void
-vcl_defer_free(struct vcl_defer *df)
-{
-	size_t	i;
-
-	for (i = 0; i < df->nwait; i++)
-		clReleaseEvent(df->wait[i]);
-	free(df->wait);
-	vcl__migrate_out__free_unpacked(df->m, NULL);
-	free(df);
-}
-
-/* Loop thread: the wait list is done (or failed): enqueue the read now. */
-static void
-vcl_defer_done(struct vcl_done *d)
-{
-	struct vcl_defer	*df = (struct vcl_defer *)d;
-	struct vcl_session	*s = d->s;
-
-	LIST_REMOVE(df, entry);
-	if (!s->dead)
-		vcl_migrate_out_run(s, df->m, df->seq, df->failed);
-	vcl_session_unref(s);
-	if (atomic_load(&df->pending) == 0)
-		vcl_defer_free(df);
-	else		/* reaped: a late callback may still touch it */
-		LIST_INSERT_HEAD(&s->srv->defer_zombies, df, entry);
-}
-
-/* A waited-for event completed (any thread). */
-static void CL_CALLBACK
-vcl_defer_cb(cl_event ev, cl_int status, void *arg)
-{
-	struct vcl_defer	*df = arg;
-	int			 expect = 0;
-
-	if (status < 0)
-		df->failed = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
-	if (atomic_fetch_sub(&df->pending, 1) == 1 &&
-	    atomic_compare_exchange_strong(&df->claimed, &expect, 1))
-		vcl_server_done_push(df->d.s->srv, &df->d);
-}
-
-/*
- * Run deferred MigrateOuts whose wait list failed without a callback
- * (PoCL, as vcl_cmd_reap). Loop thread, every tick.
- */
-void
-vcl_defer_reap(struct vcl_session *s)
-{
-	struct vcl_defer	*df, *next;
-	cl_int			 st;
-	size_t			 i;
-	int			 expect;
-
-	for (df = LIST_FIRST(&s->defers); df != NULL; df = next) {
-		next = LIST_NEXT(df, entry);
-		for (i = 0; i < df->nwait; i++)
-			if (clGetEventInfo(df->wait[i],
-			    CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st,
-			    NULL) == CL_SUCCESS && st < 0)
-				break;
-		expect = 0;
-		if (i < df->nwait && atomic_compare_exchange_strong(
-		    &df->claimed, &expect, 1)) {
-			df->failed = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
-			vcl_defer_done(&df->d);
-		}
-	}
-}
-
-/* Free what reaped defers left (at exit). */
-void
-vcl_defer_free_zombies(struct vcl_server *srv)
-{
-	struct vcl_defer	*df;
-
-	while ((df = LIST_FIRST(&srv->defer_zombies)) != NULL) {
-		LIST_REMOVE(df, entry);
-		vcl_defer_free(df);
-	}
-}
-
-/*
- * The read of a MigrateOut, its wait list complete: read the range on the
- * context's own queue into staging; the completion pushes it to the peer.
+ * The read of a MigrateOut: read the range on the context's own queue into
+ * staging (after its wait list); the completion pushes it to the peer.
  */
 static void
 vcl_migrate_out_run(struct vcl_session *s, const Vcl__MigrateOut *m,
-    uint64_t seq, cl_int err)
+    uint64_t seq)
 {
 	Vcl__Enqueue		 e = VCL__ENQUEUE__INIT;
 	struct vcl_hobj		*ctx, *mem, *mq = NULL;
 	struct vcl_enq		 enq;
 	struct vcl_cmd		*c;
 	uint8_t			*data = NULL;
+	cl_int			 err = CL_SUCCESS;
 
 	if ((c = vcl_cmd_new(VCL_CMD_PUSH, seq)) == NULL ||
 	    vcl_cmd_dest(c, m->dest, m->transfer) != 0) {
@@ -575,12 +459,10 @@ vcl_migrate_out_run(struct vcl_session *s, const Vcl__MigrateOut *m,
 	memset(&enq, 0, sizeof enq);
 	e.has_event = m->has_event;
 	e.event = m->event;
-	e.wait = m->wait;	/* none is an unset user event any more */
+	e.wait = m->wait;	/* none is an unset user event (held till then) */
 	e.n_wait = m->n_wait;
 	ctx = vcl_handle_get(&s->handles, m->context, VCL_KIND_CONTEXT);
-	if (err != CL_SUCCESS)
-		;
-	else if (ctx == NULL)
+	if (ctx == NULL)
 		err = CL_INVALID_CONTEXT;
 	else if ((err = ctx->error) == CL_SUCCESS)
 		mq = vcl_context_queue(ctx, &err);
@@ -609,78 +491,18 @@ vcl_migrate_out_run(struct vcl_session *s, const Vcl__MigrateOut *m,
 /*
  * MigrateOut: read a buffer range (after its last writer) and push it to
  * the named peer session. The client's event, if any, completes once the
- * bytes are on the link. A user event in its wait list is waited for here,
- * not in the runtime: see struct vcl_defer.
+ * bytes are on the link. The session held it until no event it waits for
+ * is an unset user event (vcl_session_kick).
  */
 void
 vcl_op_migrate_out(struct vcl_session *s, const Vcl__Request *req,
     struct vcl_bulk *bulk)
 {
-	const Vcl__MigrateOut	*m = req->migrate_out;
-	struct vcl_defer	*df;
-	struct vcl_hobj		*o;
-	cl_int			 err = CL_SUCCESS;
-	size_t			 i, n = 0;
-	uint8_t			*buf;
-	size_t			 len;
-
-	if (m->n_wait > 16) {
+	if (req->migrate_out->n_wait > 16) {
 		vcl_session_close(s, "migration waits for too many events");
 		return;
 	}
-	if ((df = calloc(1, sizeof *df)) == NULL ||
-	    (m->n_wait > 0 && (df->wait = calloc(m->n_wait,
-	    sizeof *df->wait)) == NULL)) {
-		free(df);
-		vcl_session_close(s, "out of memory");
-		return;
-	}
-	for (i = 0; i < m->n_wait && err == CL_SUCCESS; i++) {
-		o = vcl_handle_get(&s->handles, m->wait[i], VCL_KIND_EVENT);
-		if (o == NULL)
-			err = CL_INVALID_EVENT_WAIT_LIST;
-		else if (o->error != CL_SUCCESS || o->u.event == NULL)
-			err = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
-		else if (o->user && !o->user_set) {
-			/* Only user events wait here; the runtime takes the rest. */
-			clRetainEvent(o->u.event);
-			df->wait[n++] = o->u.event;
-		}
-	}
-	if (err != CL_SUCCESS || n == 0) {
-		df->nwait = n;
-		vcl_defer_free_early(df);
-		vcl_migrate_out_run(s, m, req->seq, err);
-		return;
-	}
-	/* Keep the request: it is freed with the call otherwise. */
-	len = protobuf_c_message_get_packed_size(&m->base);
-	if ((buf = malloc(len)) == NULL) {
-		df->nwait = n;
-		vcl_defer_free_early(df);
-		vcl_session_close(s, "out of memory");
-		return;
-	}
-	protobuf_c_message_pack(&m->base, buf);
-	df->m = vcl__migrate_out__unpack(NULL, len, buf);
-	free(buf);
-	if (df->m == NULL) {
-		df->nwait = n;
-		vcl_defer_free_early(df);
-		vcl_session_close(s, "out of memory");
-		return;
-	}
-	df->seq = req->seq;
-	df->nwait = n;
-	df->d.fn = vcl_defer_done;
-	df->d.s = s;
-	vcl_session_ref(s);
-	atomic_init(&df->pending, (int)n);
-	LIST_INSERT_HEAD(&s->defers, df, entry);
-	for (i = 0; i < n; i++)
-		if (clSetEventCallback(df->wait[i], CL_COMPLETE, vcl_defer_cb,
-		    df) != CL_SUCCESS)
-			vcl_defer_cb(df->wait[i], CL_INVALID_EVENT, df);
+	vcl_migrate_out_run(s, req->migrate_out, req->seq);
 }
 
 /*

@@ -298,8 +298,6 @@ vcl_server_check_cb(evutil_socket_t fd, short what, void *arg)
 	LIST_FOREACH(s, &srv->sessions, entry) {
 		if (!LIST_EMPTY(&s->inflight))
 			vcl_cmd_reap(s);
-		if (!LIST_EMPTY(&s->defers))
-			vcl_defer_reap(s);
 	}
 	srv->corked = 0;
 	vcl_server_flush_all(srv);
@@ -331,7 +329,6 @@ vcl_server_run(struct vcl_server *srv, const struct vcl_options *opt)
 
 	LIST_INIT(&srv->sessions);
 	LIST_INIT(&srv->peers);
-	LIST_INIT(&srv->defer_zombies);
 	pthread_mutex_init(&srv->done_lock, NULL);
 	srv->done_tail = &srv->done_head;
 	srv->lfd = -1;
@@ -408,7 +405,6 @@ vcl_server_run(struct vcl_server *srv, const struct vcl_options *opt)
 		if (srv->session_structs > 0)
 			usleep(1000);
 	}
-	vcl_defer_free_zombies(srv);
 	vcl_pool_drain();
 	event_free(ev_term);
 	event_free(ev_int);

@@ -25,8 +25,6 @@ struct vcl_cmd;
 LIST_HEAD(vcl_cmds, vcl_cmd);
 struct vcl_peer;
 LIST_HEAD(vcl_peers, vcl_peer);
-struct vcl_defer;
-LIST_HEAD(vcl_defers, vcl_defer);
 struct vcl_held;
 TAILQ_HEAD(vcl_helds, vcl_held);
 
@@ -110,7 +108,6 @@ struct vcl_session {
 	struct vcl_htab		 handles;
 	uint64_t		 refused;	/* ids over the object limit */
 	struct vcl_cmds		 inflight;	/* commands awaiting completion */
-	struct vcl_defers	 defers;	/* migrations awaiting events */
 	struct vcl_helds	 held;		/* requests awaiting user events */
 	size_t			 nheld;
 	int			 kicking;
@@ -167,7 +164,6 @@ struct vcl_server {
 	struct vcl_workers	*workers;
 	struct vcl_workers	*waiters;	/* vcl_cmd_wait; never freed */
 	void			(*reload)(struct vcl_server *);	/* SIGHUP */
-	struct vcl_defers	 defer_zombies;
 	void			*zeros;		/* read-only zero pages */
 	size_t			 zeros_len;	/* the largest device alloc */
 };
@@ -314,8 +310,6 @@ void	vcl_op_peer_fail(struct vcl_session *, const Vcl__Request *,
 struct vcl_hobj *vcl_op_peer_push_dst(struct vcl_session *,
 	    const Vcl__Request *, uint64_t);
 void	vcl_peer_forward(struct vcl_cmd *);
-void	vcl_defer_reap(struct vcl_session *);
-void	vcl_defer_free_zombies(struct vcl_server *);
 
 /* vcl_op_mem.c */
 struct vcl_hobj *vcl_mem_range_get(struct vcl_session *, uint64_t, uint64_t,

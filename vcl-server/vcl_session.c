@@ -49,7 +49,6 @@ vcl_session_new(struct vcl_server *srv, int fd, const char *peer)
 	TAILQ_INIT(&s->outq);
 	TAILQ_INIT(&s->held);
 	LIST_INIT(&s->inflight);
-	LIST_INIT(&s->defers);
 	if (vcl_handle_init(&s->handles, srv->limits.objects + 1024) != 0 ||
 	    vcl_auth_nonce(s->nonce, sizeof s->nonce) != 0 ||
 	    vcl_auth_nonce((uint8_t *)&s->key, sizeof s->key) != 0)
@@ -275,7 +274,6 @@ vcl_session_close(struct vcl_session *s, const char *why)
 	vcl_handle_clear(&s->handles, vcl_session_release_cb, s);
 	s->ndirty = 0;
 	vcl_cmd_reap(s);	/* commands failed by the teardown */
-	vcl_defer_reap(s);
 	LIST_REMOVE(s, entry);
 	srv->nsessions--;
 	vcl_session_unref(s);
@@ -468,8 +466,7 @@ vcl_session_flush_out(struct vcl_session *s)
 	if (empty) {
 		event_del(s->ev_write);
 		/* Draining: close once nothing more is owed to the client. */
-		if (s->draining && LIST_EMPTY(&s->inflight) &&
-		    LIST_EMPTY(&s->defers) && s->jobs == 0) {
+		if (s->draining && LIST_EMPTY(&s->inflight) && s->jobs == 0) {
 			vcl_session_close(s, "server stopping");
 			return;
 		}
