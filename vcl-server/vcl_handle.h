@@ -46,7 +46,8 @@ struct vcl_hobj {
 	char			*source;	/* xfer, proxy event: the peer */
 	void			*receiving;	/* xfer: peer session filling it */
 	struct vcl_hobj		*mq;		/* context: migration queue */
-	uint64_t		 xctx, xmem, xoff;	/* xfer: destination */
+	void			*held_tail;	/* queue: its last held request */
+	uint64_t		 xctx, xmem, xoff;	/* xfer: destination; queue: xctx */
 	uint64_t		 xevent;	/* xfer: the client's event */
 	uint32_t		 device;	/* queue: device index */
 	cl_int			 deferred;	/* queue: first async failure */

@@ -103,6 +103,7 @@ vcl_op_create_queue(struct vcl_session *s, const Vcl__Request *req,
 		    s->srv->be.devices[m->device], props, &err);
 	}
 	o->device = m->device;
+	o->xctx = m->context;
 	o->error = err;
 }
 

@@ -46,16 +46,6 @@ vcl_peer_settle(struct vcl_session *s, struct vcl_hobj *o, cl_int status)
 	s->want_kick = 1;	/* run at the end of the batch */
 }
 
-/* The queue's context, or NULL. */
-static cl_context
-vcl_queue_context(cl_command_queue q)
-{
-	cl_context	ctx = NULL;
-
-	clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof ctx, &ctx, NULL);
-	return (ctx);
-}
-
 /*
  * The context's queue for migrations, made on first use: a queue object
  * of the server's own, outside the handle table (clients cannot name it).
@@ -83,20 +73,6 @@ vcl_context_queue(struct vcl_hobj *ctx, cl_int *err)
 		return (NULL);
 	}
 	return (ctx->mq = q);
-}
-
-/* The client id of a runtime context of this session, 0 if none. */
-static uint64_t
-vcl_context_id(struct vcl_session *s, cl_context ctx)
-{
-	struct vcl_hobj	*o;
-	size_t		 i;
-
-	for (i = 0; i < s->handles.nslots; i++)
-		for (o = s->handles.slots[i]; o != NULL; o = o->next)
-			if (o->kind == VCL_KIND_CONTEXT && o->u.ctx == ctx)
-				return (o->id);
-	return (0);
 }
 
 /* A waiting transfer failed at its source: fail the client's event. */
@@ -199,8 +175,7 @@ vcl_op_migrate_in(struct vcl_session *s, const Vcl__Request *req,
     struct vcl_bulk *bulk)
 {
 	const Vcl__MigrateIn	*m = req->migrate_in;
-	struct vcl_hobj		*q, *mem, *x, *ev;
-	cl_context		 ctx;
+	struct vcl_hobj		*q, *mem, *x, *ev, *cx = NULL;
 	uint64_t		 ctx_id = 0;
 	uint8_t			*data;
 	cl_int			 err = CL_SUCCESS;
@@ -218,15 +193,15 @@ vcl_op_migrate_in(struct vcl_session *s, const Vcl__Request *req,
 	    NULL)
 		err = CL_INVALID_COMMAND_QUEUE;
 	else if ((err = q->error) == CL_SUCCESS) {
-		ctx = vcl_queue_context(q->u.queue);
-		ctx_id = vcl_context_id(s, ctx);
+		ctx_id = q->xctx;	/* the queue's context, by client id */
+		cx = vcl_handle_get(&s->handles, ctx_id, VCL_KIND_CONTEXT);
 		if ((mem = vcl_mem_range_get(s, m->mem, m->offset, m->size,
 		    &err)) == NULL)
 			;
-		else if (ctx_id == 0)
+		else if (cx == NULL || cx->error != CL_SUCCESS)
 			err = CL_INVALID_CONTEXT;
 		else
-			ev->u.event = clCreateUserEvent(ctx, &err);
+			ev->u.event = clCreateUserEvent(cx->u.ctx, &err);
 	}
 	if (err == CL_SUCCESS && ev->error != CL_SUCCESS)
 		err = ev->error;
@@ -492,7 +467,7 @@ vcl_migrate_out_run(struct vcl_session *s, const Vcl__MigrateOut *m,
  * MigrateOut: read a buffer range (after its last writer) and push it to
  * the named peer session. The client's event, if any, completes once the
  * bytes are on the link. The session held it until no event it waits for
- * is an unset user event (vcl_session_kick).
+ * is an unset user event (vcl_hold.c).
  */
 void
 vcl_op_migrate_out(struct vcl_session *s, const Vcl__Request *req,

@@ -108,7 +108,10 @@ struct vcl_session {
 	struct vcl_htab		 handles;
 	uint64_t		 refused;	/* ids over the object limit */
 	struct vcl_cmds		 inflight;	/* commands awaiting completion */
-	struct vcl_helds	 held;		/* requests awaiting user events */
+	struct vcl_helds	 held;		/* held requests, in order */
+	struct vcl_helds	 ublocked;	/* ... waiting on user events */
+	struct vcl_htab		 pending;	/* event id -> held creator */
+	uint64_t		 held_order;
 	size_t			 nheld;
 	int			 kicking;
 	int			 want_kick;	/* a user event was set */
@@ -176,12 +179,20 @@ struct vcl_bulk {
 	int		 borrowed; /* landed in a transfer's own staging */
 };
 
-/* A request waiting behind an unset user event (see vcl_session_kick). */
+/* A request that may not run yet (see vcl_hold.c). */
 struct vcl_held {
 	Vcl__Request		*req;
 	struct vcl_bulk		 bulk;
-	TAILQ_ENTRY(vcl_held)	 entry;
+	uint64_t		 order;		/* arrival order */
+	uint64_t		 qid;		/* its queue, if that exists */
+	uint64_t		 produces;	/* the event it creates */
+	struct vcl_held		*blocker;	/* NULL: a user event */
+	struct vcl_helds	 waiters;	/* held requests waiting on it */
+	TAILQ_ENTRY(vcl_held)	 entry;		/* session order */
+	TAILQ_ENTRY(vcl_held)	 wentry;	/* blocker's waiters, ublocked */
 };
+
+#define VCL_HOLD_MAX	65536	/* held requests before input stops */
 typedef void (*vcl_op_fn)(struct vcl_session *, const Vcl__Request *,
     struct vcl_bulk *);
 
@@ -223,7 +234,15 @@ void	vcl_session_unref(struct vcl_session *);
 void	vcl_session_close(struct vcl_session *, const char *);
 void	vcl_session_drain(struct vcl_session *);
 void	vcl_session_flush(struct vcl_session *);
-void	vcl_session_kick(struct vcl_session *);
+void	vcl_session_run(struct vcl_session *, Vcl__Request *,
+	    struct vcl_bulk *);
+
+/* vcl_hold.c */
+int	vcl_hold_init(struct vcl_session *);
+void	vcl_hold_submit(struct vcl_session *, Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_hold_kick(struct vcl_session *);
+void	vcl_hold_drop(struct vcl_session *);
 int	vcl_session_send(struct vcl_session *, const Vcl__ToClient *,
 	    const uint8_t *, uint64_t, void (*)(void *), void *);
 void	vcl_session_reply(struct vcl_session *, uint64_t, cl_int,

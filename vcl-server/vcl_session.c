@@ -23,7 +23,6 @@
 static void	vcl_session_read_cb(evutil_socket_t, short, void *);
 static void	vcl_session_write_cb(evutil_socket_t, short, void *);
 static void	vcl_session_flush_out(struct vcl_session *);
-static void	vcl_session_drop_held(struct vcl_session *);
 
 /* Create a session for an accepted, non-blocking socket. */
 struct vcl_session *
@@ -47,9 +46,9 @@ vcl_session_new(struct vcl_server *srv, int fd, const char *peer)
 	s->born = time(NULL);
 	snprintf(s->peer, sizeof s->peer, "%s", peer);
 	TAILQ_INIT(&s->outq);
-	TAILQ_INIT(&s->held);
 	LIST_INIT(&s->inflight);
 	if (vcl_handle_init(&s->handles, srv->limits.objects + 1024) != 0 ||
+	    vcl_hold_init(s) != 0 ||
 	    vcl_auth_nonce(s->nonce, sizeof s->nonce) != 0 ||
 	    vcl_auth_nonce((uint8_t *)&s->key, sizeof s->key) != 0)
 		goto fail;
@@ -80,6 +79,7 @@ fail:
 	if (s->ev_write != NULL)
 		event_free(s->ev_write);
 	vcl_handle_free(&s->handles);
+	vcl_handle_free(&s->pending);
 	free(s->in.data);
 	free(s);
 	return (NULL);
@@ -100,6 +100,7 @@ vcl_session_unref(struct vcl_session *s)
 		return;
 	s->srv->session_structs--;
 	vcl_handle_free(&s->handles);
+	vcl_handle_free(&s->pending);
 	free(s);
 }
 
@@ -257,7 +258,7 @@ vcl_session_close(struct vcl_session *s, const char *why)
 	s->in_bulk = NULL;
 	free(s->in.data);
 	s->in.data = NULL;
-	vcl_session_drop_held(s);
+	vcl_hold_drop(s);
 	/*
 	 * Fail every unset user event before releasing anything: releasing
 	 * objects while commands wait on one is undefined, and some runtimes
@@ -472,7 +473,8 @@ vcl_session_flush_out(struct vcl_session *s)
 		}
 	} else
 		event_add(s->ev_write, NULL);
-	vcl_session_set_reading(s, s->out_bytes < VCL_OUT_HIGH);
+	vcl_session_set_reading(s, s->out_bytes < VCL_OUT_HIGH &&
+	    s->nheld < VCL_HOLD_MAX);
 }
 
 /* The socket can take more output. */
@@ -483,7 +485,7 @@ vcl_session_write_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 /* Run one request through the dispatch table; frees it and its bulk. */
-static void
+void
 vcl_session_run(struct vcl_session *s, Vcl__Request *req,
     struct vcl_bulk *bulk)
 {
@@ -499,181 +501,12 @@ vcl_session_run(struct vcl_session *s, Vcl__Request *req,
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 
-/* The wait list of a request that has one, else NULL. */
-static const Vcl__Enqueue *
-vcl_session_enqueue_of(const Vcl__Request *req)
-{
-	switch (req->call_case) {
-	case VCL__REQUEST__CALL_WRITE_BUFFER:	return (req->write_buffer->q);
-	case VCL__REQUEST__CALL_READ_BUFFER:	return (req->read_buffer->q);
-	case VCL__REQUEST__CALL_COPY_BUFFER:	return (req->copy_buffer->q);
-	case VCL__REQUEST__CALL_FILL_BUFFER:	return (req->fill_buffer->q);
-	case VCL__REQUEST__CALL_NDRANGE:	return (req->ndrange->q);
-	case VCL__REQUEST__CALL_MARKER:		return (req->marker->q);
-	case VCL__REQUEST__CALL_MIGRATE_IN:	return (req->migrate_in->q);
-	default:				return (NULL);
-	}
-}
-
-/* The queue a request is ordered on, or 0. */
-static uint64_t
-vcl_session_queue_of(const Vcl__Request *req)
-{
-	const Vcl__Enqueue	*e = vcl_session_enqueue_of(req);
-
-	if (e != NULL)
-		return (e->queue);
-	if (req->call_case == VCL__REQUEST__CALL_FINISH)
-		return (req->finish->queue);
-	if (req->call_case == VCL__REQUEST__CALL_FLUSH)
-		return (req->flush->queue);
-	return (0);
-}
-
-/*
- * May a request run before an event it names? Not while that event is a
- * user event nobody has set (an application's, a peer's proxy, a
- * migration's arrival): runtimes never see such a wait list, since some
- * block the enqueuing thread on it and only this thread can set it. Nor
- * while the id is unknown and earlier requests are held: one of them may
- * be what makes it.
- */
-static int
-vcl_session_event_blocks(struct vcl_session *s, uint64_t id, int earlier)
-{
-	struct vcl_hobj	*o;
-
-	if ((o = vcl_handle_find(&s->handles, id)) == NULL)
-		return (earlier);
-	return (o->kind == VCL_KIND_EVENT && o->user && !o->user_set &&
-	    o->error == CL_SUCCESS);
-}
-
-/*
- * Must a request wait? q and nq: the queues of requests held before it,
- * whose order it must keep (nq < 0: too many to list, all count);
- * earlier: whether any request is held before it. Releases wait behind
- * everything held (a held command may use the object); calls with no
- * queue and no events (creations, builds, info, user event status) never
- * wait, so a program that sets its user event after such a call cannot
- * deadlock.
- */
-static int
-vcl_session_blocked(struct vcl_session *s, const Vcl__Request *req,
-    const uint64_t *q, int nq, int earlier)
-{
-	const Vcl__Enqueue	*e = vcl_session_enqueue_of(req);
-	uint64_t		 qid = vcl_session_queue_of(req);
-	size_t			 i;
-	int			 k;
-
-	if (req->call_case == VCL__REQUEST__CALL_RELEASE)
-		return (earlier);
-	if (qid != 0) {
-		if (nq < 0 && earlier)
-			return (1);
-		for (k = 0; k < nq; k++)
-			if (q[k] == qid)
-				return (1);
-	}
-	for (i = 0; e != NULL && i < e->n_wait; i++)
-		if (vcl_session_event_blocks(s, e->wait[i], earlier))
-			return (1);
-	if (req->call_case == VCL__REQUEST__CALL_MIGRATE_OUT)
-		for (i = 0; i < req->migrate_out->n_wait; i++)
-			if (vcl_session_event_blocks(s,
-			    req->migrate_out->wait[i], earlier))
-				return (1);
-	if (req->call_case == VCL__REQUEST__CALL_FORWARD_EVENT &&
-	    vcl_handle_find(&s->handles, req->forward_event->event) == NULL)
-		return (earlier);
-	return (0);
-}
-
-/* Add a held request's queue to the list of queues that must keep order. */
-static void
-vcl_session_hold_queue(const Vcl__Request *req, uint64_t *q, int *nq,
-    int max)
-{
-	uint64_t	qid = vcl_session_queue_of(req);
-
-	if (qid == 0 || *nq < 0)
-		return;
-	if (*nq == max)
-		*nq = -1;	/* too many: every queue waits */
-	else
-		q[(*nq)++] = qid;
-}
-
-#define VCL_HOLD_QUEUES	64
-
-/*
- * Run the held requests that can run now, in order per queue: called after
- * a batch in which a user event was set.
- */
-void
-vcl_session_kick(struct vcl_session *s)
-{
-	struct vcl_held	*h, *next;
-	uint64_t	 q[VCL_HOLD_QUEUES];
-	int		 nq = 0, earlier = 0;
-
-	if (s->kicking)
-		return;		/* a request run below may set events too */
-	s->kicking = 1;
-	for (h = TAILQ_FIRST(&s->held); h != NULL && !s->dead; h = next) {
-		next = TAILQ_NEXT(h, entry);
-		if (vcl_session_blocked(s, h->req, q, nq, earlier)) {
-			earlier = 1;
-			vcl_session_hold_queue(h->req, q, &nq, VCL_HOLD_QUEUES);
-			continue;
-		}
-		TAILQ_REMOVE(&s->held, h, entry);
-		s->nheld--;
-		vcl_session_run(s, h->req, &h->bulk);
-		free(h);
-	}
-	s->kicking = 0;
-}
-
-/* Free held requests (the session closes). */
-static void
-vcl_session_drop_held(struct vcl_session *s)
-{
-	struct vcl_held	*h;
-
-	while ((h = TAILQ_FIRST(&s->held)) != NULL) {
-		TAILQ_REMOVE(&s->held, h, entry);
-		if (h->bulk.data != NULL) {
-			vcl_pool_put(h->bulk.data, h->bulk.len);
-			vcl_session_uncharge(s, h->bulk.len);
-		}
-		protobuf_c_message_free_unpacked(&h->req->base, NULL);
-		free(h);
-	}
-	s->nheld = 0;
-}
-
-/* Must a new request wait behind held ones or an unset user event? */
-static int
-vcl_session_must_wait(struct vcl_session *s, const Vcl__Request *req)
-{
-	struct vcl_held	*h;
-	uint64_t	 q[VCL_HOLD_QUEUES];
-	int		 nq = 0;
-
-	TAILQ_FOREACH(h, &s->held, entry)
-		vcl_session_hold_queue(h->req, q, &nq, VCL_HOLD_QUEUES);
-	return (vcl_session_blocked(s, req, q, nq, !TAILQ_EMPTY(&s->held)));
-}
-
-/* A complete request: run it, or hold it behind an unset user event. */
+/* A complete request: run it, or hold it (vcl_hold.c). */
 static void
 vcl_session_dispatch(struct vcl_session *s)
 {
 	Vcl__Request		*req = s->in_req;
 	struct vcl_bulk		 bulk;
-	struct vcl_held		*h;
 
 	bulk.borrowed = s->in_bulk_borrowed;
 	bulk.data = bulk.borrowed ? NULL : s->in_bulk;
@@ -683,23 +516,7 @@ vcl_session_dispatch(struct vcl_session *s)
 	s->in_req = NULL;
 	s->in_bulk = NULL;
 	s->in_bulk_borrowed = 0;
-	if (vcl_session_must_wait(s, req)) {
-		if ((h = calloc(1, sizeof *h)) == NULL) {
-			if (bulk.data != NULL) {
-				vcl_pool_put(bulk.data, bulk.len);
-				vcl_session_uncharge(s, bulk.len);
-			}
-			protobuf_c_message_free_unpacked(&req->base, NULL);
-			vcl_session_close(s, "out of memory holding a request");
-			return;
-		}
-		h->req = req;
-		h->bulk = bulk;
-		TAILQ_INSERT_TAIL(&s->held, h, entry);
-		s->nheld++;
-		return;
-	}
-	vcl_session_run(s, req, &bulk);
+	vcl_hold_submit(s, req, &bulk);
 }
 
 /*
@@ -904,6 +721,7 @@ vcl_session_read_cb(evutil_socket_t fd, short what, void *arg)
 	vcl_session_ref(s);
 	s->srv->corked = 1;
 	while (!s->dead && s->reading && done < VCL_BATCH_MAX &&
+	    s->nheld < VCL_HOLD_MAX &&
 	    (rc = vcl_session_read(s, &done)) == 0)
 		;
 	s->srv->corked = 0;
@@ -929,7 +747,7 @@ vcl_session_flush(struct vcl_session *s)
 		return;
 	while (s->want_kick && !s->dead) {
 		s->want_kick = 0;
-		vcl_session_kick(s);
+		vcl_hold_kick(s);
 	}
 	if (s->dead)
 		return;

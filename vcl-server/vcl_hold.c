@@ -1,0 +1,336 @@
+/* vcl_hold.c - requests held until what they wait for can reach the runtime. */
+
+/*
+ * A request waits (is held) while it must not go to the runtime yet:
+ *	- an earlier request of its queue is held (in-order queues);
+ *	- its wait list names a user event nobody has set (an application's,
+ *	  a peer's proxy, a migration's arrival): runtimes never see such a
+ *	  wait list, since some block the enqueuing thread on it and only
+ *	  this thread can set it;
+ *	- its wait list names an event a held request will create;
+ *	- it is a release and anything before it is held (a held command may
+ *	  use the object).
+ * Calls with no queue and no events (creations, builds, info, user event
+ * status) never wait, so a program that sets its user event after such a
+ * call cannot deadlock.
+ *
+ * Each held request records the one thing it waits for now: another held
+ * request (it joins that one's waiters) or a user event (it joins the
+ * session's list of those). When a held request runs, only its waiters are
+ * looked at again; when user events are set, only that list is. Nothing
+ * walks everything held, so a client that runs thousands of commands ahead
+ * of a cross-node wait costs the same per command as one that does not.
+ */
+
+#include <stdlib.h>
+
+#include "vcl_pool.h"
+#include "vcl_server.h"
+
+/* The wait list of a request that has one, else NULL. */
+static const Vcl__Enqueue *
+vcl_hold_enqueue_of(const Vcl__Request *req)
+{
+	switch (req->call_case) {
+	case VCL__REQUEST__CALL_WRITE_BUFFER:	return (req->write_buffer->q);
+	case VCL__REQUEST__CALL_READ_BUFFER:	return (req->read_buffer->q);
+	case VCL__REQUEST__CALL_COPY_BUFFER:	return (req->copy_buffer->q);
+	case VCL__REQUEST__CALL_FILL_BUFFER:	return (req->fill_buffer->q);
+	case VCL__REQUEST__CALL_NDRANGE:	return (req->ndrange->q);
+	case VCL__REQUEST__CALL_MARKER:		return (req->marker->q);
+	case VCL__REQUEST__CALL_MIGRATE_IN:	return (req->migrate_in->q);
+	default:				return (NULL);
+	}
+}
+
+/* The queue a request is ordered on, or 0. */
+static uint64_t
+vcl_hold_queue_of(const Vcl__Request *req)
+{
+	const Vcl__Enqueue	*e = vcl_hold_enqueue_of(req);
+
+	if (e != NULL)
+		return (e->queue);
+	if (req->call_case == VCL__REQUEST__CALL_FINISH)
+		return (req->finish->queue);
+	if (req->call_case == VCL__REQUEST__CALL_FLUSH)
+		return (req->flush->queue);
+	return (0);
+}
+
+/* The event id a request creates when it runs, or 0. */
+static uint64_t
+vcl_hold_produces(const Vcl__Request *req)
+{
+	const Vcl__Enqueue	*e = vcl_hold_enqueue_of(req);
+
+	if (e != NULL)
+		return (e->has_event ? e->event : 0);
+	if (req->call_case == VCL__REQUEST__CALL_MIGRATE_OUT)
+		return (req->migrate_out->has_event ? req->migrate_out->event :
+		    0);
+	return (0);
+}
+
+/*
+ * What an event id in a wait list makes a request wait for: a held
+ * request that will create it (*hp), or an unset user event (returns 1).
+ * An id nobody knows or will create does not wait: the command fails.
+ */
+static int
+vcl_hold_event(struct vcl_session *s, uint64_t id, struct vcl_held **hp)
+{
+	struct vcl_hobj	*o;
+
+	if ((o = vcl_handle_find(&s->handles, id)) == NULL) {
+		if ((o = vcl_handle_find(&s->pending, id)) != NULL)
+			*hp = o->u.ptr;
+		return (0);
+	}
+	return (o->kind == VCL_KIND_EVENT && o->user && !o->user_set &&
+	    o->error == CL_SUCCESS);
+}
+
+/* The events a request waits for: its enqueue's, or a migration's. */
+static size_t
+vcl_hold_waits(const Vcl__Request *req, const uint64_t **ids)
+{
+	const Vcl__Enqueue	*e = vcl_hold_enqueue_of(req);
+
+	if (e != NULL) {
+		*ids = e->wait;
+		return (e->n_wait);
+	}
+	if (req->call_case == VCL__REQUEST__CALL_MIGRATE_OUT) {
+		*ids = req->migrate_out->wait;
+		return (req->migrate_out->n_wait);
+	}
+	if (req->call_case == VCL__REQUEST__CALL_FORWARD_EVENT) {
+		*ids = &req->forward_event->event;
+		return (1);
+	}
+	*ids = NULL;
+	return (0);
+}
+
+/*
+ * What must req wait for now, other than the order of its queue: returns
+ * 1 for an unset user event, else 0 with *hp the held request it waits
+ * for (NULL: it can run). prev: the held request just before it, if any.
+ */
+static int
+vcl_hold_blocker(struct vcl_session *s, const Vcl__Request *req,
+    struct vcl_held *prev, struct vcl_held **hp)
+{
+	const uint64_t	*ids;
+	size_t		 i, n;
+
+	*hp = NULL;
+	if (req->call_case == VCL__REQUEST__CALL_RELEASE) {
+		*hp = prev;
+		return (0);
+	}
+	n = vcl_hold_waits(req, &ids);
+	for (i = 0; i < n; i++) {
+		/* A forwarded event never waits on a user event's status. */
+		if (vcl_hold_event(s, ids[i], hp) &&
+		    req->call_case != VCL__REQUEST__CALL_FORWARD_EVENT)
+			return (1);
+		if (*hp != NULL)
+			return (0);
+	}
+	return (0);
+}
+
+/* Make h wait for w (a held request), or for a user event (w NULL). */
+static void
+vcl_hold_park(struct vcl_session *s, struct vcl_held *h, struct vcl_held *w)
+{
+	h->blocker = w;
+	if (w != NULL)
+		TAILQ_INSERT_TAIL(&w->waiters, h, wentry);
+	else
+		TAILQ_INSERT_TAIL(&s->ublocked, h, wentry);
+}
+
+/* Put h on the ready list, kept in arrival order. */
+static void
+vcl_hold_ready(struct vcl_helds *ready, struct vcl_held *h)
+{
+	struct vcl_held	*r;
+
+	h->blocker = NULL;
+	TAILQ_FOREACH_REVERSE(r, ready, vcl_helds, wentry)
+		if (r->order < h->order)
+			break;
+	if (r == NULL)
+		TAILQ_INSERT_HEAD(ready, h, wentry);
+	else
+		TAILQ_INSERT_AFTER(ready, r, h, wentry);
+}
+
+/* Look at h again: ready it, or park it on what it waits for now. */
+static void
+vcl_hold_recheck(struct vcl_session *s, struct vcl_held *h,
+    struct vcl_helds *ready)
+{
+	struct vcl_held	*w;
+
+	if (vcl_hold_blocker(s, h->req, TAILQ_PREV(h, vcl_helds, entry), &w))
+		vcl_hold_park(s, h, NULL);
+	else if (w != NULL)
+		vcl_hold_park(s, h, w);
+	else
+		vcl_hold_ready(ready, h);
+}
+
+/* Free a held request that will not run. */
+static void
+vcl_hold_free_one(struct vcl_session *s, struct vcl_held *h)
+{
+	if (h->bulk.data != NULL) {
+		vcl_pool_put(h->bulk.data, h->bulk.len);
+		vcl_session_uncharge(s, h->bulk.len);
+	}
+	protobuf_c_message_free_unpacked(&h->req->base, NULL);
+	free(h);
+}
+
+/*
+ * Run the ready requests in order; each one run lets its waiters be
+ * looked at again. Stops if the session dies (its held requests are gone).
+ */
+static void
+vcl_hold_run_ready(struct vcl_session *s, struct vcl_helds *ready)
+{
+	struct vcl_held	*h, *w;
+	struct vcl_hobj	*o;
+
+	while (!s->dead && (h = TAILQ_FIRST(ready)) != NULL) {
+		TAILQ_REMOVE(ready, h, wentry);
+		TAILQ_REMOVE(&s->held, h, entry);
+		s->nheld--;
+		if (h->qid != 0 && (o = vcl_handle_get(&s->handles, h->qid,
+		    VCL_KIND_QUEUE)) != NULL && o->held_tail == h)
+			o->held_tail = NULL;
+		if (h->produces != 0 && (o = vcl_handle_find(&s->pending,
+		    h->produces)) != NULL && o->u.ptr == h)
+			vcl_handle_del(&s->pending, o);
+		vcl_session_run(s, h->req, &h->bulk);
+		if (s->dead) {
+			free(h);
+			return;
+		}
+		while ((w = TAILQ_FIRST(&h->waiters)) != NULL) {
+			TAILQ_REMOVE(&h->waiters, w, wentry);
+			vcl_hold_recheck(s, w, ready);
+		}
+		free(h);
+	}
+}
+
+/* Set up a session's holding. Returns 0 or -1. */
+int
+vcl_hold_init(struct vcl_session *s)
+{
+	TAILQ_INIT(&s->held);
+	TAILQ_INIT(&s->ublocked);
+	return (vcl_handle_init(&s->pending, VCL_HOLD_MAX + 1));
+}
+
+/*
+ * A complete request: run it now, or hold it. Takes req and the bulk.
+ */
+void
+vcl_hold_submit(struct vcl_session *s, Vcl__Request *req,
+    struct vcl_bulk *bulk)
+{
+	struct vcl_held	*h, *w = NULL, *prev = TAILQ_LAST(&s->held, vcl_helds);
+	struct vcl_hobj	*q = NULL, *p;
+	uint64_t	 qid = vcl_hold_queue_of(req);
+	int		 user = 0;
+	cl_int		 err;
+
+	if (qid != 0 && (q = vcl_handle_get(&s->handles, qid,
+	    VCL_KIND_QUEUE)) != NULL)
+		w = q->held_tail;
+	if (w == NULL)
+		user = vcl_hold_blocker(s, req, prev, &w);
+	if (!user && w == NULL) {
+		vcl_session_run(s, req, bulk);
+		return;
+	}
+	if ((h = calloc(1, sizeof *h)) == NULL) {
+		if (bulk->data != NULL) {
+			vcl_pool_put(bulk->data, bulk->len);
+			vcl_session_uncharge(s, bulk->len);
+		}
+		protobuf_c_message_free_unpacked(&req->base, NULL);
+		vcl_session_close(s, "out of memory holding a request");
+		return;
+	}
+	h->req = req;
+	h->bulk = *bulk;
+	h->qid = q != NULL ? qid : 0;
+	h->order = ++s->held_order;
+	TAILQ_INIT(&h->waiters);
+	TAILQ_INSERT_TAIL(&s->held, h, entry);
+	s->nheld++;
+	if (q != NULL)
+		q->held_tail = h;
+	/* A duplicate id is the client's error; the command reports it. */
+	if ((h->produces = vcl_hold_produces(req)) != 0 &&
+	    (p = vcl_handle_add(&s->pending, h->produces, VCL_KIND_EVENT,
+	    &err)) != NULL)
+		p->u.ptr = h;
+	vcl_hold_park(s, h, w);
+}
+
+/*
+ * User events were set: run what waited on them (and what that lets go),
+ * in order per queue.
+ */
+void
+vcl_hold_kick(struct vcl_session *s)
+{
+	struct vcl_helds	 ready, again;
+	struct vcl_held		*h;
+
+	if (s->kicking) {
+		s->want_kick = 1;	/* again once this one is done */
+		return;
+	}
+	s->kicking = 1;
+	TAILQ_INIT(&ready);
+	TAILQ_INIT(&again);
+	TAILQ_CONCAT(&again, &s->ublocked, wentry);
+	while ((h = TAILQ_FIRST(&again)) != NULL) {
+		TAILQ_REMOVE(&again, h, wentry);
+		vcl_hold_recheck(s, h, &ready);
+	}
+	vcl_hold_run_ready(s, &ready);
+	s->kicking = 0;
+}
+
+/* Entries of the pending table own nothing. */
+static void
+vcl_hold_forget(struct vcl_hobj *o, void *arg)
+{
+	(void)o;
+	(void)arg;
+}
+
+/* Free every held request (the session closes). */
+void
+vcl_hold_drop(struct vcl_session *s)
+{
+	struct vcl_held	*h;
+
+	while ((h = TAILQ_FIRST(&s->held)) != NULL) {
+		TAILQ_REMOVE(&s->held, h, entry);
+		vcl_hold_free_one(s, h);
+	}
+	TAILQ_INIT(&s->ublocked);
+	s->nheld = 0;
+	vcl_handle_clear(&s->pending, vcl_hold_forget, NULL);
+}
