@@ -102,10 +102,13 @@ vcl_cmd_complete(struct vcl_cmd *c)
 			break;
 		case VCL_CMD_ARRIVE:
 			q = vcl_handle_get(&s->handles, c->xid, VCL_KIND_EVENT);
-			if (q != NULL && q->u.event != NULL && !q->user_set) {
+			if (q != NULL && q->user && !q->user_set) {
 				q->user_set = 1;
-				clSetUserEventStatus(q->u.event, st < 0 ? st :
-				    CL_COMPLETE);
+				if (q->u.event != NULL)
+					clSetUserEventStatus(q->u.event, st < 0 ?
+					    st : CL_COMPLETE);
+				if (st < 0)
+					q->error = st;
 				if (st < 0)
 					vcl_cmd_reap(s);
 				s->want_kick = 1;	/* run at the end of the batch */
@@ -274,21 +277,36 @@ vcl_enq_begin_queue(struct vcl_session *s, const Vcl__Enqueue *e,
 		return (CL_SUCCESS);
 	if (e->n_wait > VCL_WAIT_MAX)
 		return (CL_INVALID_EVENT_WAIT_LIST);
+	/*
+	 * The events may be of commands still unsubmitted on other queues:
+	 * submit those first. Some runtimes (NVIDIA's) wait in the enqueue
+	 * itself, e.g. a read into pageable memory, and would otherwise
+	 * wait until the batch's flush, or their own timer.
+	 */
+	vcl_session_flush_others(s, enq->q);
 	if ((enq->wait = calloc(e->n_wait, sizeof *enq->wait)) == NULL)
 		return (CL_OUT_OF_HOST_MEMORY);
 	for (i = 0; i < e->n_wait; i++) {
 		if ((o = vcl_handle_get(&s->handles, e->wait[i],
 		    VCL_KIND_EVENT)) == NULL)
 			return (CL_INVALID_EVENT_WAIT_LIST);
-		if (o->error != CL_SUCCESS || o->u.event == NULL)
+		if (o->error != CL_SUCCESS)
+			return (CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+		/* A proxy or arrival of ours, complete: nothing to wait for. */
+		if (o->u.event == NULL && o->user && o->user_set)
+			continue;
+		if (o->u.event == NULL)
 			return (CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
 		/* A runtime may never run a command behind a failed event. */
 		if (clGetEventInfo(o->u.event, CL_EVENT_COMMAND_EXECUTION_STATUS,
 		    sizeof st, &st, NULL) == CL_SUCCESS && st < 0)
 			return (CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
-		enq->wait[i] = o->u.event;
+		enq->wait[enq->nwait++] = o->u.event;
 	}
-	enq->nwait = (cl_uint)e->n_wait;
+	if (enq->nwait == 0) {		/* a runtime wants NULL with 0 */
+		free(enq->wait);
+		enq->wait = NULL;
+	}
 	return (CL_SUCCESS);
 }
 

@@ -50,6 +50,7 @@ struct vcl_hobj {
 	uint64_t		 xctx, xmem, xoff;	/* xfer: destination; queue: xctx */
 	uint64_t		 xevent;	/* xfer: the client's event */
 	uint32_t		 device;	/* queue: device index */
+	uint32_t		 held_refs;	/* event: held requests waiting */
 	cl_int			 deferred;	/* queue: first async failure */
 	unsigned		 profiling:1;	/* queue */
 	unsigned		 dirty:1;	/* queue: needs a flush */
@@ -58,7 +59,7 @@ struct vcl_hobj {
 	unsigned		 user_set:1;	/* event: its status was set */
 	unsigned		 arrived:1;	/* xfer: bytes or status came */
 	unsigned		 refused:1;	/* over the object limit */
-	unsigned		 released:1;	/* proxy: the client let go */
+	unsigned		 released:1;	/* event: the client let go */
 	struct vcl_hobj		*next;		/* hash chain */
 };
 

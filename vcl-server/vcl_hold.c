@@ -9,7 +9,9 @@
  *	  this thread can set it;
  *	- its wait list names an event a held request will create;
  *	- it is a release and anything before it is held (a held command may
- *	  use the object).
+ *	  use the object); an event's release instead runs at once and the
+ *	  event stays until no held request waits on it (held_refs), so the
+ *	  runtime never keeps more finished events than the client does.
  * Calls with no queue and no events (creations, builds, info, user event
  * status) never wait, so a program that sets its user event after such a
  * call cannot deadlock.
@@ -126,20 +128,55 @@ vcl_hold_blocker(struct vcl_session *s, const Vcl__Request *req,
 	size_t		 i, n;
 
 	*hp = NULL;
+	if (req->call_case == VCL__REQUEST__CALL_RELEASE &&
+	    req->release->kind == VCL__KIND__KIND_EVENT) {
+		/*
+		 * An event goes once nothing held waits on it (held_refs);
+		 * one a held request has yet to create, after that request.
+		 */
+		(void)vcl_hold_event(s, req->release->id, hp);
+		return (0);
+	}
 	if (req->call_case == VCL__REQUEST__CALL_RELEASE) {
 		*hp = prev;
 		return (0);
 	}
 	n = vcl_hold_waits(req, &ids);
 	for (i = 0; i < n; i++) {
-		/* A forwarded event never waits on a user event's status. */
-		if (vcl_hold_event(s, ids[i], hp) &&
-		    req->call_case != VCL__REQUEST__CALL_FORWARD_EVENT)
+		if (vcl_hold_event(s, ids[i], hp))
 			return (1);
 		if (*hp != NULL)
 			return (0);
 	}
 	return (0);
+}
+
+/*
+ * Count (d 1) or uncount (d -1) a held request's references to the events
+ * it waits for, so that releasing one waits for them (vcl_session_let_go).
+ * An event a held request will create is counted on its pending entry and
+ * the count moves to the event when it is made.
+ */
+static void
+vcl_hold_refs(struct vcl_session *s, const Vcl__Request *req, int d)
+{
+	const uint64_t	*ids;
+	struct vcl_hobj	*o;
+	size_t		 i, n;
+
+	n = vcl_hold_waits(req, &ids);
+	for (i = 0; i < n; i++) {
+		if ((o = vcl_handle_get(&s->handles, ids[i], VCL_KIND_EVENT)) ==
+		    NULL && (d < 0 || (o = vcl_handle_find(&s->pending,
+		    ids[i])) == NULL))
+			continue;
+		if (d > 0)
+			o->held_refs++;
+		else if (o->held_refs > 0) {
+			o->held_refs--;
+			vcl_session_settled(s, o);
+		}
+	}
 }
 
 /* Make h wait for w (a held request), or for a user event (w NULL). */
@@ -205,6 +242,7 @@ vcl_hold_run_ready(struct vcl_session *s, struct vcl_helds *ready)
 {
 	struct vcl_held	*h, *w;
 	struct vcl_hobj	*o;
+	uint32_t	 refs;
 
 	while (!s->dead && (h = TAILQ_FIRST(ready)) != NULL) {
 		TAILQ_REMOVE(ready, h, wentry);
@@ -213,14 +251,23 @@ vcl_hold_run_ready(struct vcl_session *s, struct vcl_helds *ready)
 		if (h->qid != 0 && (o = vcl_handle_get(&s->handles, h->qid,
 		    VCL_KIND_QUEUE)) != NULL && o->held_tail == h)
 			o->held_tail = NULL;
+		refs = 0;
 		if (h->produces != 0 && (o = vcl_handle_find(&s->pending,
-		    h->produces)) != NULL && o->u.ptr == h)
+		    h->produces)) != NULL && o->u.ptr == h) {
+			refs = o->held_refs;
 			vcl_handle_del(&s->pending, o);
-		vcl_session_run(s, h->req, &h->bulk);
+		}
+		vcl_session_run(s, h->req, &h->bulk, 0);
 		if (s->dead) {
+			protobuf_c_message_free_unpacked(&h->req->base, NULL);
 			free(h);
 			return;
 		}
+		if (refs > 0 && (o = vcl_handle_get(&s->handles, h->produces,
+		    VCL_KIND_EVENT)) != NULL)
+			o->held_refs += refs;
+		vcl_hold_refs(s, h->req, -1);
+		protobuf_c_message_free_unpacked(&h->req->base, NULL);
 		while ((w = TAILQ_FIRST(&h->waiters)) != NULL) {
 			TAILQ_REMOVE(&h->waiters, w, wentry);
 			vcl_hold_recheck(s, w, ready);
@@ -257,7 +304,7 @@ vcl_hold_submit(struct vcl_session *s, Vcl__Request *req,
 	if (w == NULL)
 		user = vcl_hold_blocker(s, req, prev, &w);
 	if (!user && w == NULL) {
-		vcl_session_run(s, req, bulk);
+		vcl_session_run(s, req, bulk, 1);
 		return;
 	}
 	if ((h = calloc(1, sizeof *h)) == NULL) {
@@ -283,6 +330,7 @@ vcl_hold_submit(struct vcl_session *s, Vcl__Request *req,
 	    (p = vcl_handle_add(&s->pending, h->produces, VCL_KIND_EVENT,
 	    &err)) != NULL)
 		p->u.ptr = h;
+	vcl_hold_refs(s, req, 1);
 	vcl_hold_park(s, h, w);
 }
 

@@ -68,16 +68,7 @@ vcl_op_release(struct vcl_session *s, const Vcl__Request *req,
 		    (unsigned long long)req->release->id);
 		return;
 	}
-	/*
-	 * A proxy event the client is done with may still be waited on by
-	 * commands here: it stays until its peer completes it.
-	 */
-	if (o->kind == VCL_KIND_EVENT && o->source != NULL && !o->user_set) {
-		o->released = 1;
-		return;
-	}
-	vcl_session_release(s, o);
-	vcl_handle_del(&s->handles, o);
+	vcl_session_let_go(s, o);
 }
 
 /* Stats: counters of the server and of the asking session. */

@@ -34,10 +34,11 @@ vcl_peer_target(struct vcl_server *srv, uint64_t id, uint64_t key)
 static void
 vcl_peer_settle(struct vcl_session *s, struct vcl_hobj *o, cl_int status)
 {
-	if (o->u.event != NULL && !o->user_set) {
+	if (!o->user_set) {
 		o->user_set = 1;
-		clSetUserEventStatus(o->u.event, status < 0 ? status :
-		    CL_COMPLETE);
+		if (o->u.event != NULL)
+			clSetUserEventStatus(o->u.event, status < 0 ? status :
+			    CL_COMPLETE);
 		if (status < 0 && o->kind == VCL_KIND_EVENT)
 			o->error = status;	/* see SetUserEventStatus */
 	}
@@ -200,8 +201,11 @@ vcl_op_migrate_in(struct vcl_session *s, const Vcl__Request *req,
 			;
 		else if (cx == NULL || cx->error != CL_SUCCESS)
 			err = CL_INVALID_CONTEXT;
-		else
-			ev->u.event = clCreateUserEvent(cx->u.ctx, &err);
+		/*
+		 * No runtime user event: nothing reaches the runtime while
+		 * it is unset (vcl_hold.c), and some runtimes (NVIDIA's)
+		 * make each one slower to create than the last.
+		 */
 	}
 	if (err == CL_SUCCESS && ev->error != CL_SUCCESS)
 		err = ev->error;
@@ -251,8 +255,7 @@ vcl_op_migrate_in(struct vcl_session *s, const Vcl__Request *req,
 	}
 	if (err != CL_SUCCESS) {
 		ev->error = err;
-		if (ev->u.event != NULL)
-			vcl_peer_settle(s, ev, err);
+		vcl_peer_settle(s, ev, err);
 		vcl_session_notify(s, m->q->event, err, NULL, 0);
 	}
 }
@@ -505,8 +508,10 @@ vcl_op_forward_event(struct vcl_session *s, const Vcl__Request *req,
 	o = vcl_handle_get(&s->handles, m->event, VCL_KIND_EVENT);
 	if (o == NULL)
 		err = CL_INVALID_EVENT;
-	else if (o->error != CL_SUCCESS || o->u.event == NULL)
-		err = o->error != CL_SUCCESS ? o->error : CL_INVALID_EVENT;
+	else if (o->error != CL_SUCCESS)
+		err = o->error;
+	else if (o->u.event == NULL)	/* one of ours, set (vcl_hold.c) */
+		err = o->user_set ? CL_SUCCESS : CL_INVALID_EVENT;
 	else {
 		clRetainEvent(o->u.event);
 		c->ev = o->u.event;
@@ -540,11 +545,12 @@ vcl_op_create_proxy_event(struct vcl_session *s, const Vcl__Request *req,
 	o->user = 1;
 	if (m->source != NULL)
 		o->source = strdup(m->source);
+	/* A user event of ours only, like a migration's (vcl_op_migrate_in). */
 	ctx = vcl_handle_get(&s->handles, m->context, VCL_KIND_CONTEXT);
 	if (ctx == NULL)
 		err = CL_INVALID_CONTEXT;
-	else if ((err = ctx->error) == CL_SUCCESS)
-		o->u.event = clCreateUserEvent(ctx->u.ctx, &err);
+	else
+		err = ctx->error;
 	o->error = err;
 	if (err == CL_SUCCESS && status <= CL_COMPLETE)
 		vcl_peer_settle(s, o, status);
@@ -564,10 +570,7 @@ vcl_op_peer_event(struct vcl_session *ps, const Vcl__Request *req,
 	if ((o = vcl_handle_find(&t->handles, m->proxy)) != NULL) {
 		if (o->kind == VCL_KIND_EVENT && o->user && o->source != NULL) {
 			vcl_peer_settle(t, o, m->status);
-			if (o->released) {
-				vcl_session_release(t, o);
-				vcl_handle_del(&t->handles, o);
-			}
+			vcl_session_settled(t, o);
 		}
 		return;
 	}
@@ -597,10 +600,7 @@ vcl_op_peer_fail(struct vcl_session *s, const Vcl__Request *req,
 			vcl_xfer_fail(s, o, st);
 		else if (o != NULL && o->kind == VCL_KIND_EVENT && o->user) {
 			vcl_peer_settle(s, o, st);
-			if (o->released) {
-				vcl_session_release(s, o);
-				vcl_handle_del(&s->handles, o);
-			}
+			vcl_session_settled(s, o);
 		}
 	}
 	if (m->source == NULL)

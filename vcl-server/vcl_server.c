@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -52,11 +53,18 @@ void
 vcl_server_flush_all(struct vcl_server *srv)
 {
 	struct vcl_session	*s, *next;
+	struct timespec		 t0, t1;
+	double			 ms;
 
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (s = LIST_FIRST(&srv->sessions); s != NULL; s = next) {
 		next = LIST_NEXT(s, entry);
 		vcl_session_flush(s);
 	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+	if (ms >= 5.0)
+		vcl_log_warn("flushing queues and replies took %.1f ms", ms);
 }
 
 /* Run every pending completion on the loop thread, then write replies. */
@@ -72,12 +80,22 @@ vcl_server_done_cb(evutil_socket_t fd, short what, void *arg)
 	srv->done_tail = &srv->done_head;
 	pthread_mutex_unlock(&srv->done_lock);
 
+	struct timespec		 t0, t1;
+	double			 ms;
+	int			 n = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	srv->corked = 1;
 	for (; d != NULL; d = next) {
 		next = d->next;
 		d->fn(d);
+		n++;
 	}
 	srv->corked = 0;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+	if (ms >= 5.0)
+		vcl_log_warn("%d completions took %.1f ms", n, ms);
 	vcl_server_flush_all(srv);
 }
 

@@ -235,7 +235,10 @@ void	vcl_session_close(struct vcl_session *, const char *);
 void	vcl_session_drain(struct vcl_session *);
 void	vcl_session_flush(struct vcl_session *);
 void	vcl_session_run(struct vcl_session *, Vcl__Request *,
-	    struct vcl_bulk *);
+	    struct vcl_bulk *, int);
+void	vcl_session_flush_others(struct vcl_session *, struct vcl_hobj *);
+void	vcl_session_let_go(struct vcl_session *, struct vcl_hobj *);
+void	vcl_session_settled(struct vcl_session *, struct vcl_hobj *);
 
 /* vcl_hold.c */
 int	vcl_hold_init(struct vcl_session *);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -18,11 +19,13 @@
 #define VCL_IN_CHUNK		(64u << 10)	/* input buffer for small frames */
 #define VCL_OUT_HIGH		(64u << 20)	/* stop reading above this */
 #define VCL_BATCH_MAX		4096		/* requests per read callback */
+#define VCL_SLOW_MS		5.0		/* a request this slow is logged */
 #define VCL_PREAUTH_MAX		(64u << 10)	/* frame size before Hello */
 
 static void	vcl_session_read_cb(evutil_socket_t, short, void *);
 static void	vcl_session_write_cb(evutil_socket_t, short, void *);
 static void	vcl_session_flush_out(struct vcl_session *);
+static void	vcl_session_flush_queues(struct vcl_session *);
 
 /* Create a session for an accepted, non-blocking socket. */
 struct vcl_session *
@@ -326,6 +329,29 @@ vcl_session_mark_dirty(struct vcl_session *s, struct vcl_hobj *q)
 	s->dirty[s->ndirty++] = q;
 }
 
+/* Flush the queues that got commands, but for q (it may get more). */
+void
+vcl_session_flush_others(struct vcl_session *s, struct vcl_hobj *q)
+{
+	int	i, keep = 0;
+
+	if (s->flush_all) {		/* more than the list holds */
+		vcl_session_flush_queues(s);
+		return;
+	}
+	for (i = 0; i < s->ndirty; i++) {
+		if (s->dirty[i] == q) {
+			keep = 1;
+			continue;
+		}
+		s->dirty[i]->dirty = 0;
+		clFlush(s->dirty[i]->u.queue);
+	}
+	s->ndirty = 0;
+	if (keep)
+		s->dirty[s->ndirty++] = q;
+}
+
 /* clFlush the queues that got commands; never waits on the device. */
 static void
 vcl_session_flush_queues(struct vcl_session *s)
@@ -484,21 +510,65 @@ vcl_session_write_cb(evutil_socket_t fd, short what, void *arg)
 	vcl_session_flush_out(arg);
 }
 
-/* Run one request through the dispatch table; frees it and its bulk. */
+/*
+ * Run one request through the dispatch table; frees its bulk, and the
+ * request itself when free_req is set.
+ */
 void
 vcl_session_run(struct vcl_session *s, Vcl__Request *req,
-    struct vcl_bulk *bulk)
+    struct vcl_bulk *bulk, int free_req)
 {
 	const struct vcl_op	*op = vcl_dispatch_lookup(req->call_case);
 
+	struct timespec		 t0, t1;
+	double			 ms;
+
 	vcl_log_debug("session %llu: %s seq %llu", (unsigned long long)s->id,
 	    op->name, (unsigned long long)req->seq);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	op->fn(s, req, bulk);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	/* The loop serves every session: say when a call held it up. */
+	ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+	if (ms >= VCL_SLOW_MS)
+		vcl_log_warn("session %llu: %s seq %llu took %.1f ms",
+		    (unsigned long long)s->id, op->name,
+		    (unsigned long long)req->seq, ms);
 	if (bulk->data != NULL) {
 		vcl_pool_put(bulk->data, bulk->len);
 		vcl_session_uncharge(s, bulk->len);
 	}
-	protobuf_c_message_free_unpacked(&req->base, NULL);
+	if (free_req)
+		protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+/* Does anything here still need an object the client let go of? */
+static int
+vcl_session_needed(const struct vcl_hobj *o)
+{
+	return (o->kind == VCL_KIND_EVENT && (o->held_refs > 0 ||
+	    (o->source != NULL && o->user && !o->user_set)));
+}
+
+/*
+ * The client released o: free it now, or once nothing here needs it (a
+ * held request waits on the event, or a peer has yet to complete a proxy).
+ */
+void
+vcl_session_let_go(struct vcl_session *s, struct vcl_hobj *o)
+{
+	o->released = 1;
+	vcl_session_settled(s, o);
+}
+
+/* What needed o is done: free it if the client let go of it. */
+void
+vcl_session_settled(struct vcl_session *s, struct vcl_hobj *o)
+{
+	if (!o->released || vcl_session_needed(o))
+		return;
+	vcl_session_release(s, o);
+	vcl_handle_del(&s->handles, o);
 }
 
 /* A complete request: run it, or hold it (vcl_hold.c). */

@@ -1,0 +1,33 @@
+#!/bin/sh
+# bundle.sh - a self-contained Release build for a GPU host that has no
+# package registry: binaries, the shared libraries they need beyond libc,
+# and ICD folders for the native NVIDIA platform and for VCL.
+#
+#   bench/bundle.sh [DIR]		(default .dev/gpu, ignored by git)
+#
+# On the GPU host:
+#   cd DIR && export LD_LIBRARY_PATH=$PWD/lib:/usr/local/nvidia/lib64
+#   BIN=$PWD NATIVE_ICD=$PWD/icd-nvidia VCL_ICD=$PWD/icd-vcl/vcl.icd \
+#       ./scaling.sh -g 2 -n 4096
+set -eu
+cd "$(dirname "$0")/.."
+out=${1:-.dev/gpu}
+build=${BUILD:-build-release}
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DVCL_BUILD_TESTS=OFF \
+    >/dev/null
+cmake --build "$build" -j"$(nproc)" >/dev/null
+rm -rf "$out"
+mkdir -p "$out/lib" "$out/icd-nvidia" "$out/icd-vcl"
+cp "$build/vcl-server/vclserver" "$build/examples/advection" \
+    "$build/examples/hello" "$build/bench/vclbench" bench/scaling.sh "$out/"
+cp -L "$build/vcl-client/libvcl.so.1" "$out/lib/"
+for lib in $(ldd "$build/vcl-server/vclserver" "$build/bench/vclbench" |
+    awk '/=> \// { print $3 }' | sort -u); do
+	case $(basename "$lib") in
+	libc.so*|libm.so*|libpthread.so*|libdl.so*|ld-linux*) ;;
+	*) cp -L "$lib" "$out/lib/" ;;
+	esac
+done
+echo libnvidia-opencl.so.1 >"$out/icd-nvidia/nvidia.icd"
+echo libvcl.so.1 >"$out/icd-vcl/vcl.icd"
+echo "bundle: $out ($(du -sh "$out" | cut -f1))"
