@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "vcl_log.h"
 
@@ -47,6 +48,16 @@ vcl_log_msg(enum vcl_log_level level, const char *fn, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
+	if (vcl_log_level >= VCL_LOG_DEBUG) {
+		/* Monotonic seconds: lines of several processes line up. */
+		struct timespec	ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		fprintf(stderr, "%lld.%06ld %s: %s: %s: %s\n",
+		    (long long)ts.tv_sec, ts.tv_nsec / 1000, vcl_log_prog,
+		    vcl_log_names[level], fn, msg);
+		return;
+	}
 	fprintf(stderr, "%s: %s: %s: %s\n", vcl_log_prog,
 	    vcl_log_names[level], fn, msg);
 }

@@ -376,6 +376,8 @@ vcl_peer_forward(struct vcl_cmd *c)
 	cl_int			 st = c->status < 0 ? c->status : CL_SUCCESS;
 
 	c->forwarded = 1;
+	vcl_log_debug("%s %llu to %s", c->type == VCL_CMD_PUSH ? "push" :
+	    "event", (unsigned long long)c->xid, c->dest);
 	if (c->type == VCL_CMD_PUSH) {
 		push.session = c->dest_session;
 		push.key = c->dest_key;

@@ -15,11 +15,21 @@
  *
  * Each device (or, with -v K, each of K bands of one device) owns a band of
  * rows and two buffers (this step's input, its output) holding the band plus
- * a halo row on each side. After each step the band's edge rows go to the
- * neighbours' halos with OpenCL copies only: first into a small edge buffer
- * on the owner's queue, then from the edge buffer into the neighbour's halo
- * on the neighbour's queue. Only edge buffers cross devices, so a runtime
- * that moves whole buffers between devices moves one row per halo.
+ * H halo rows on each side (-H, default 1). After each step (every H steps
+ * with -H H) the band's H edge rows go to the neighbours' halos with OpenCL
+ * copies only: first into a small edge buffer on the owner's queue, then
+ * from the edge buffer into the neighbour's halo on the neighbour's queue.
+ * Only edge buffers cross devices, so a runtime that moves whole buffers
+ * between devices moves H rows per halo. Each side has two edge buffers,
+ * used by turns, so packing the next edge never waits for the neighbour to
+ * finish unpacking the last one.
+ *
+ * With H > 1 the exchange happens once per H steps: the first step after
+ * one computes the band and H - 1 rows on each side of it, from the fresh
+ * halo, the next H - 2 rows, and so on, the last the band alone
+ * (communication-avoiding ghost zones: a little recomputation for 1/H of
+ * the exchanges). Every cell's value is computed from the same operands
+ * either way, so the result is bit for bit the same for every H and split.
  */
 
 #ifndef _GNU_SOURCE
@@ -54,19 +64,20 @@ static const char *source =
 	"#endif\n"
 	"\n"
 	"/*\n"
-	" * One upwind step of one cell. q and qn hold rows y0-1 .. y0+ny of\n"
-	" * the grid (halo, band, halo); s[k] = sin^2(pi k / n), k = 0..n;\n"
+	" * One upwind step of one cell. q and qn hold grid rows yb, yb+1, ...\n"
+	" * (halo, band, halo); this launch does buffer rows r0, r0+1, ...;\n"
+	" * s[k] = sin^2(pi k / n), k = 0..n;\n"
 	" * gs = g(t) n / pi; lam = dt n. A face's flux is computed from the same\n"
 	" * operands by both cells it separates: mass moves, it is never made.\n"
 	" */\n"
 	"__kernel void\n"
 	"advect_step(__global const real *q, __global real *qn,\n"
-	"    __global const real *s, const int n, const int y0, const real gs,\n"
-	"    const real lam)\n"
+	"    __global const real *s, const int n, const int yb, const real gs,\n"
+	"    const real lam, const int r0)\n"
 	"{\n"
 	"	const int	i = get_global_id(0);\n"
-	"	const int	r = get_global_id(1) + 1;\n"
-	"	const int	j = y0 + r - 1;\n"
+	"	const int	r = get_global_id(1) + r0;\n"
+	"	const int	j = yb + r;\n"
 	"	const int	c = r * n + i;\n"
 	"	const real	dx = s[i + 1] - s[i], dy = s[j + 1] - s[j];\n"
 	"	const real	qc = q[c];\n"
@@ -93,22 +104,24 @@ static const char *source =
 
 /*
  * A band of rows on one queue. Queues are in order; at step n, with cur the
- * input and nxt the output buffer:
- *	kernel		on this queue: buf[cur] -> buf[nxt] interior rows
- *	pack[side]	on this queue: edge row of buf[nxt] -> edge[side]; waits
- *			for unpack[side] of the step before (last reader of edge)
- *	unpack[side]	on the neighbour's queue: edge[side] -> neighbour's
- *			buf[nxt] halo row; waits for pack[side]
+ * input and nxt the output buffer, and t the turn of the edge buffers:
+ *	kernel		on this queue: buf[cur] -> buf[nxt], the band and the
+ *			rows around it still to be had from this halo
+ *	pack[side]	on this queue: H edge rows of buf[nxt] -> edge[side][t];
+ *			waits for unpack[side][t] of two exchanges before (the
+ *			last reader of that edge buffer)
+ *	unpack[side][t]	on the neighbour's queue: edge[side][t] -> neighbour's
+ *			buf[nxt] halo rows; waits for pack[side]
  * The neighbour's next kernel follows unpack on its queue, and unpack follows
- * the neighbour's previous kernel, the last reader of that halo row.
+ * the neighbour's previous kernel, the last reader of that halo.
  */
 struct band {
 	cl_command_queue	 queue;
 	cl_kernel		 kernel;
-	cl_mem			 buf[2];	/* rows y0-1 .. y0+ny */
-	cl_mem			 edge[2];	/* [0] row y0, [1] row y0+ny-1 */
+	cl_mem			 buf[2];	/* rows y0-H .. y0+ny+H-1 */
+	cl_mem			 edge[2][2];	/* [0]: rows y0.., [1]: ..y0+ny-1 */
 	cl_event		 pack[2];
-	cl_event		 unpack[2];
+	cl_event		 unpack[2][2];
 	int			 y0;		/* first row of the band */
 	int			 ny;		/* rows in the band */
 };
@@ -117,6 +130,7 @@ struct opts {
 	int			 n;
 	int			 steps;		/* -1: one period */
 	int			 vband;		/* bands per device */
+	int			 halo;		/* H: rows per exchange */
 	int			 check;		/* -1: when it is cheap */
 	int			 fp32;
 	long			 plat;
@@ -130,6 +144,7 @@ struct sim {
 	int			 fp64;
 	size_t			 rsize;		/* bytes per device real */
 	int			 n;
+	int			 halo;		/* H */
 	double			 dt;
 	void			*stage;		/* host rows in device precision */
 };
@@ -351,7 +366,7 @@ band_create(struct sim *sim, struct band *b, int p, int nb, cl_device_id dev,
 {
 	size_t	 n = sim->n, row = n * sim->rsize;
 	cl_int	 err;
-	int	 k, r, g;
+	int	 k, r, g, yb, H = sim->halo;
 
 	b->y0 = (int)((long)p * sim->n / nb);
 	b->ny = (int)((long)(p + 1) * sim->n / nb) - b->y0;
@@ -364,23 +379,27 @@ band_create(struct sim *sim, struct band *b, int p, int nb, cl_device_id dev,
 	    "clSetKernelArg(2)");
 	check(clSetKernelArg(b->kernel, 3, sizeof sim->n, &sim->n),
 	    "clSetKernelArg(3)");
-	check(clSetKernelArg(b->kernel, 4, sizeof b->y0, &b->y0),
+	yb = b->y0 - H;
+	check(clSetKernelArg(b->kernel, 4, sizeof yb, &yb),
 	    "clSetKernelArg(4)");
 	set_real(sim, b->kernel, 6, sim->dt * sim->n);
 
 	/* Halo rows outside the grid stay zero; the kernel never reads them. */
-	memset(sim->stage, 0, (b->ny + 2) * row);
-	for (r = 0; r < b->ny + 2; r++) {
-		g = b->y0 + r - 1;
+	memset(sim->stage, 0, (b->ny + 2 * H) * row);
+	for (r = 0; r < b->ny + 2 * H; r++) {
+		g = yb + r;
 		if (g >= 0 && g < sim->n)
 			to_device(sim, r * n, q0 + g * n, n);
 	}
 	for (k = 0; k < 2; k++) {
 		b->buf[k] = clCreateBuffer(sim->ctx, CL_MEM_READ_WRITE |
-		    CL_MEM_COPY_HOST_PTR, (b->ny + 2) * row, sim->stage, &err);
+		    CL_MEM_COPY_HOST_PTR, (b->ny + 2 * H) * row, sim->stage,
+		    &err);
 		check(err, "clCreateBuffer(band)");
-		b->edge[k] = clCreateBuffer(sim->ctx, CL_MEM_READ_WRITE, row,
-		    NULL, &err);
+	}
+	for (k = 0; k < 4; k++) {
+		b->edge[k / 2][k % 2] = clCreateBuffer(sim->ctx,
+		    CL_MEM_READ_WRITE, H * row, NULL, &err);
 		check(err, "clCreateBuffer(edge)");
 	}
 }
@@ -391,57 +410,77 @@ band_free(struct band *b)
 {
 	int	k;
 
-	for (k = 0; k < 2; k++) {
-		if (b->unpack[k] != NULL)
-			check(clReleaseEvent(b->unpack[k]), "clReleaseEvent");
-		check(clReleaseMemObject(b->buf[k]), "clReleaseMemObject");
-		check(clReleaseMemObject(b->edge[k]), "clReleaseMemObject");
+	for (k = 0; k < 4; k++) {
+		if (b->unpack[k / 2][k % 2] != NULL)
+			check(clReleaseEvent(b->unpack[k / 2][k % 2]),
+			    "clReleaseEvent");
+		check(clReleaseMemObject(b->edge[k / 2][k % 2]),
+		    "clReleaseMemObject");
 	}
+	for (k = 0; k < 2; k++)
+		check(clReleaseMemObject(b->buf[k]), "clReleaseMemObject");
 	check(clReleaseKernel(b->kernel), "clReleaseKernel");
 	check(clReleaseCommandQueue(b->queue), "clReleaseCommandQueue");
 }
 
-/* Enqueue the kernel on a band: buf[cur] to buf[cur ^ 1], gs = g(t) n / pi. */
+/*
+ * Enqueue the kernel on a band: buf[cur] to buf[cur ^ 1], gs = g(t) n / pi,
+ * for the band and ext rows on each side of it (within the grid).
+ */
 static void
-launch(const struct sim *sim, struct band *b, int cur, double gs)
+launch(const struct sim *sim, struct band *b, int cur, double gs, int ext)
 {
 	size_t	gsz[2];
+	int	lo, hi, r0;
 
+	lo = b->y0 - ext > 0 ? b->y0 - ext : 0;
+	hi = b->y0 + b->ny + ext < sim->n ? b->y0 + b->ny + ext : sim->n;
+	r0 = lo - (b->y0 - sim->halo);
 	check(clSetKernelArg(b->kernel, 0, sizeof (cl_mem), &b->buf[cur]),
 	    "clSetKernelArg(0)");
 	check(clSetKernelArg(b->kernel, 1, sizeof (cl_mem), &b->buf[cur ^ 1]),
 	    "clSetKernelArg(1)");
 	set_real(sim, b->kernel, 5, gs);
+	check(clSetKernelArg(b->kernel, 7, sizeof r0, &r0), "clSetKernelArg(7)");
 	gsz[0] = sim->n;
-	gsz[1] = b->ny;
+	gsz[1] = hi - lo;
 	check(clEnqueueNDRangeKernel(b->queue, b->kernel, 2, NULL, gsz, NULL, 0,
 	    NULL, NULL), "clEnqueueNDRangeKernel");
 }
 
-/* Enqueue step s on every band: kernels, then halo exchange. */
+/*
+ * Enqueue step s on every band: kernels, then, at the end of every H
+ * steps but the run's last, the halo exchange.
+ */
 static void
-step(struct sim *sim, struct band *b, int nb, int s)
+step(struct sim *sim, struct band *b, int nb, int s, int last)
 {
-	size_t		 row = (size_t)sim->n * sim->rsize;
-	int		 cur = s & 1, nxt = cur ^ 1, p, side, q;
-	size_t		 src, dst;
+	size_t		 row = (size_t)sim->n * sim->rsize, src, dst;
+	int		 H = sim->halo, k = s % H;
+	int		 cur = s & 1, nxt = cur ^ 1, t = (s / H) & 1, p, side, q;
 	cl_event	*wait;
 	double		 gs;
 
 	/* g at the middle of the step keeps the run time-reversible. */
 	gs = cos(ADV_PI * (s + 0.5) * sim->dt / ADV_PERIOD) * sim->n / ADV_PI;
 	for (p = 0; p < nb; p++)
-		launch(sim, &b[p], cur, gs);
+		launch(sim, &b[p], cur, gs, H - 1 - k);
+	if (k != H - 1 || s == last) {
+		for (p = 0; p < nb; p++)
+			check(clFlush(b[p].queue), "clFlush");
+		return;
+	}
 	for (p = 0; p < nb; p++) {
 		for (side = 0; side < 2; side++) {
 			if ((side == 0 && p == 0) || (side == 1 && p == nb - 1))
 				continue;
-			src = (side == 0 ? 1 : (size_t)b[p].ny) * row;
-			wait = b[p].unpack[side] != NULL ? &b[p].unpack[side] :
-			    NULL;
+			/* Buffer rows H .. 2H-1 or ny .. ny+H-1: the edge. */
+			src = (side == 0 ? (size_t)H : (size_t)b[p].ny) * row;
+			wait = b[p].unpack[side][t] != NULL ?
+			    &b[p].unpack[side][t] : NULL;
 			check(clEnqueueCopyBuffer(b[p].queue, b[p].buf[nxt],
-			    b[p].edge[side], src, 0, row, wait != NULL, wait,
-			    &b[p].pack[side]), "clEnqueueCopyBuffer(pack)");
+			    b[p].edge[side][t], src, 0, H * row, wait != NULL,
+			    wait, &b[p].pack[side]), "clEnqueueCopyBuffer(pack)");
 			if (wait != NULL) {
 				check(clReleaseEvent(*wait), "clReleaseEvent");
 				*wait = NULL;
@@ -453,10 +492,12 @@ step(struct sim *sim, struct band *b, int nb, int s)
 			if (b[p].pack[side] == NULL)
 				continue;
 			q = side == 0 ? p - 1 : p + 1;
-			dst = (side == 0 ? (size_t)b[q].ny + 1 : 0) * row;
-			check(clEnqueueCopyBuffer(b[q].queue, b[p].edge[side],
-			    b[q].buf[nxt], 0, dst, row, 1, &b[p].pack[side],
-			    &b[p].unpack[side]), "clEnqueueCopyBuffer(unpack)");
+			/* The neighbour's top halo, or its bottom one. */
+			dst = (side == 0 ? (size_t)b[q].ny + H : 0) * row;
+			check(clEnqueueCopyBuffer(b[q].queue,
+			    b[p].edge[side][t], b[q].buf[nxt], 0, dst, H * row,
+			    1, &b[p].pack[side], &b[p].unpack[side][t]),
+			    "clEnqueueCopyBuffer(unpack)");
 			check(clReleaseEvent(b[p].pack[side]), "clReleaseEvent");
 			b[p].pack[side] = NULL;
 		}
@@ -496,19 +537,19 @@ run(struct sim *sim, cl_device_id *devs, int nb, int steps, const double *q0,
 	 */
 	for (p = 0; p < nb; p++) {
 		band_create(sim, &b[p], p, nb, devs[p], q0);
-		launch(sim, &b[p], 0, 0);
+		launch(sim, &b[p], 0, 0, sim->halo - 1);
 	}
 	finish_all(b, nb);
 
 	t0 = now();
 	for (s = 0; s < steps; s++)
-		step(sim, b, nb, s);
+		step(sim, b, nb, s, steps - 1);
 	finish_all(b, nb);
 	t1 = now();
 
 	for (p = 0; p < nb; p++) {
 		check(clEnqueueReadBuffer(b[p].queue, b[p].buf[steps & 1],
-		    CL_TRUE, n * sim->rsize, b[p].ny * n * sim->rsize,
+		    CL_TRUE, sim->halo * n * sim->rsize, b[p].ny * n * sim->rsize,
 		    sim->stage, 0, NULL, NULL), "clEnqueueReadBuffer");
 		from_device(sim, q + b[p].y0 * n, b[p].ny * n);
 	}
@@ -540,12 +581,13 @@ usage(void)
 {
 	fprintf(stderr,
 	    "usage: advection [-cCf] [-d count] [-n cells] [-p platform] "
-	    "[-s steps] [-v bands]\n"
+	    "[-s steps] [-v bands] [-H rows]\n"
 	    "  -n cells     grid is cells x cells, %d to %d (default 1024)\n"
 	    "  -s steps     steps to run (default: one period of the flow)\n"
 	    "  -p platform  platform index (default VCL_EXAMPLE_PLATFORM or 0)\n"
 	    "  -d count     use the first count devices (default all)\n"
 	    "  -v bands     split each device into this many bands (default 1)\n"
+	    "  -H rows      halo depth: exchange H rows every H steps (default 1)\n"
 	    "  -c / -C      do / do not check against one band on device 0\n"
 	    "               (default: check when bands > 1 and cells <= %d)\n"
 	    "  -f           single precision even where fp64 is supported\n",
@@ -563,12 +605,12 @@ parse_args(struct opts *o, int argc, char **argv)
 
 	o->n = 1024;
 	o->steps = o->check = o->ndev = -1;
-	o->vband = 1;
+	o->vband = o->halo = 1;
 	o->plat = o->fp32 = 0;
 	if ((env = getenv("VCL_EXAMPLE_PLATFORM")) != NULL && *env != '\0' &&
 	    (o->plat = parse_num(env, 0, 1000)) < 0)
 		usage();
-	while ((ch = getopt(argc, argv, "cCd:fn:p:s:v:")) != -1) {
+	while ((ch = getopt(argc, argv, "cCd:fH:n:p:s:v:")) != -1) {
 		switch (ch) {
 		case 'c':
 		case 'C':
@@ -591,6 +633,9 @@ parse_args(struct opts *o, int argc, char **argv)
 			break;
 		case 'v':
 			v = o->vband = (int)parse_num(optarg, 1, ADV_MAXN);
+			break;
+		case 'H':
+			v = o->halo = (int)parse_num(optarg, 1, ADV_MAXN);
 			break;
 		default:
 			usage();
@@ -712,8 +757,15 @@ main(int argc, char **argv)
 		fprintf(stderr, "advection: %d bands for %d rows\n", nb, o.n);
 		return (1);
 	}
+	/* A halo comes from the neighbour's own rows: H <= the least band. */
+	if (nb > 1 && o.halo > o.n / nb) {
+		fprintf(stderr, "advection: halo depth %d exceeds the %d rows "
+		    "of the smallest band\n", o.halo, o.n / nb);
+		return (1);
+	}
 	memset(&sim, 0, sizeof sim);
 	sim.n = o.n;
+	sim.halo = o.halo;
 	sim.fp64 = !o.fp32;
 	for (d = 0; d < o.ndev; d++)
 		sim.fp64 &= device_has_fp64(devs[d]);
@@ -733,12 +785,15 @@ main(int argc, char **argv)
 	if (o.check < 0)
 		o.check = nb > 1 && sim.n <= ADV_CHECKN;
 	printf("advection: n=%d dt=%.6g courant=%.3f steps=%d period=%d "
-	    "bands=%d\n", sim.n, sim.dt, sim.dt * mo, o.steps, period, nb);
+	    "bands=%d halo=%d\n", sim.n, sim.dt, sim.dt * mo, o.steps, period,
+	    nb, sim.halo);
 
 	q0 = xcalloc(cells, sizeof *q0);
 	q = xcalloc(cells, sizeof *q);
 	init_field(q0, sim.n, sim.fp64);
-	sim.stage = xcalloc(cells / (o.check ? 1 : nb) + 3 * sim.n, sim.rsize);
+	/* Staging for one band with its halos, or the whole grid. */
+	sim.stage = xcalloc((size_t)sim.n * ((o.check ? sim.n : sim.n / nb + 1) +
+	    2 * sim.halo + 2), sim.rsize);
 
 	sim.ctx = clCreateContext(NULL, o.ndev, devs, NULL, NULL, &err);
 	check(err, "clCreateContext");
@@ -754,8 +809,8 @@ main(int argc, char **argv)
 		bdevs[p] = devs[p / o.vband];
 	elapsed = run(&sim, bdevs, nb, o.steps, q0, q);
 	printf("advection: devices=%ld n=%d steps=%d cells_per_s=%.2e bands=%d "
-	    "precision=%s elapsed_s=%.3f\n", o.ndev, sim.n, o.steps,
-	    (double)cells * o.steps / elapsed, nb,
+	    "halo=%d precision=%s elapsed_s=%.3f\n", o.ndev, sim.n, o.steps,
+	    (double)cells * o.steps / elapsed, nb, sim.halo,
 	    sim.fp64 ? "double" : "float", elapsed);
 	if (o.check) {
 		ref = xcalloc(cells, sizeof *ref);
