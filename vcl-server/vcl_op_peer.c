@@ -283,6 +283,32 @@ vcl_op_peer_push_dst(struct vcl_session *ps, const Vcl__Request *req,
 }
 
 /*
+ * A waiting transfer's bytes came in the link's own staging (bulk): free
+ * the transfer's, take the link's, and move the charge from the link (ps)
+ * to the session (t). Returns CL_SUCCESS, CL_INVALID_VALUE (wrong size) or
+ * CL_MEM_OBJECT_ALLOCATION_FAILURE (over t's limit).
+ */
+static cl_int
+vcl_xfer_take(struct vcl_session *ps, struct vcl_session *t,
+    struct vcl_hobj *x, struct vcl_bulk *bulk)
+{
+	if (bulk->data == NULL || bulk->len != x->bytes)
+		return (CL_INVALID_VALUE);
+	vcl_pool_put(x->data, x->bytes);
+	vcl_session_uncharge(t, x->bytes);
+	vcl_session_uncharge(ps, bulk->len);
+	if (vcl_session_charge(t, bulk->len) != 0) {
+		vcl_session_charge(ps, bulk->len);
+		x->data = NULL;
+		x->bytes = 0;
+		return (CL_MEM_OBJECT_ALLOCATION_FAILURE);
+	}
+	x->data = bulk->data;
+	bulk->data = NULL;
+	return (CL_SUCCESS);
+}
+
+/*
  * PeerPush, on a peer link: a transfer's bytes (or its failure) for one of
  * our client sessions. Releases the gated write, or keeps what came early.
  */
@@ -305,9 +331,13 @@ vcl_op_peer_push(struct vcl_session *ps, const Vcl__Request *req,
 		status = bulk->err;
 	x = vcl_handle_get(&t->handles, m->transfer, VCL_KIND_XFER);
 	if (x != NULL && !x->arrived) {
-		/* Waiting: the bytes landed in its staging (or failed). */
+		/*
+		 * Waiting: the bytes landed in its staging (or failed). If
+		 * the MigrateIn ran while they were on their way, they are in
+		 * the link's staging instead: take that one.
+		 */
 		if (status >= 0 && !bulk->borrowed)
-			status = CL_INVALID_VALUE;	/* wrong size */
+			status = vcl_xfer_take(ps, t, x, bulk);
 		x->receiving = NULL;
 		if (status >= 0) {
 			uint8_t	*data = x->data;

@@ -1296,6 +1296,151 @@ out:
 	srv_stop(&sv, "accounting_server_exit");
 }
 
+/*
+ * Handshake as a client and learn where peers reach the session (Welcome's
+ * session id and key), or as a server's peer link (peer set). Returns 0.
+ */
+static int
+hello_as(struct conn *c, int peer, uint64_t *sid, uint64_t *key)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__Hello	h = VCL__HELLO__INIT;
+	struct reply	rp;
+	int		rc;
+
+	h.version = VCL_PROTOCOL_VERSION;
+	h.client_name = "session_test";
+	h.has_peer = 1;
+	h.peer = peer;
+	r.call_case = VCL__REQUEST__CALL_HELLO;
+	r.hello = &h;
+	if (call(c, &r, NULL, 0, &rp) != 0)
+		return (-1);
+	rc = rp.r->status == CL_SUCCESS && rp.r->welcome != NULL ? 0 : -1;
+	if (rc == 0 && sid != NULL) {
+		*sid = rp.r->welcome->session_id;
+		*key = rp.r->welcome->session_key;
+	}
+	reply_free(&rp);
+	return (rc);
+}
+
+/*
+ * A migration's bytes that start coming over a peer link before the
+ * client's MigrateIn and finish after it: the server stages them in the
+ * link's memory (no transfer is waiting yet) and must hand them to the
+ * transfer the MigrateIn then made, not fail it. A ReadBuffer waiting on
+ * the migration's event must see the pushed bytes.
+ */
+static void
+test_push_race(void)
+{
+	enum { SIZE = 256 << 10 };
+	struct srv		 sv;
+	struct conn		 c, p;
+	struct reply		 rp;
+	struct vcl_buf		 b = { NULL, 0, 0 };
+	Vcl__Request		 r = VCL__REQUEST__INIT;
+	Vcl__PeerPush		 pp = VCL__PEER_PUSH__INIT;
+	Vcl__MigrateIn		 mi = VCL__MIGRATE_IN__INIT;
+	Vcl__ReadBuffer		 rb = VCL__READ_BUFFER__INIT;
+	Vcl__Enqueue		 qi = VCL__ENQUEUE__INIT, qr = VCL__ENQUEUE__INIT;
+	Vcl__StatsResult	 st = VCL__STATS_RESULT__INIT;
+	uint64_t		 sid = 0, key = 0, ev = 10, xfer = 77;
+	uint8_t			*data;
+	cl_int			 evst = 1;
+	size_t			 i;
+	int			 rc, got = 0;
+
+	c.fd = p.fd = -1;
+	if ((data = malloc(SIZE)) == NULL)
+		return;
+	for (i = 0; i < SIZE; i++)
+		data[i] = (uint8_t)(i * 7 + 3);
+	if (!srv_start(&sv, "push_race_server_start", "127.0.0.1:0", NULL)) {
+		free(data);
+		return;
+	}
+	if (!check("push_race_sessions", conn_open(&c, &sv) == 0 &&
+	    hello_as(&c, 0, &sid, &key) == 0 && conn_open(&p, &sv) == 0 &&
+	    hello_as(&p, 1, NULL, NULL) == 0, "no client or peer session"))
+		goto out;
+	rc = create_context(&c, 1);
+	rc |= create_queue(&c, 2, 1);
+	rc |= create_buffer(&c, 3, 1, SIZE, NULL, 0);
+
+	/* The push's head and half its bytes: staged by the link. */
+	pp.session = sid;
+	pp.key = key;
+	pp.transfer = xfer;
+	pp.status = CL_SUCCESS;
+	r.call_case = VCL__REQUEST__CALL_PEER_PUSH;
+	r.peer_push = &pp;
+	r.seq = 1;
+	rc |= vcl_buf_pack(&b, &r.base, SIZE);
+	rc |= send_raw(&p, b.data, b.len);
+	rc |= send_raw(&p, data, SIZE / 2);
+	vcl_buf_free(&b);
+	usleep(200 * 1000);
+
+	/* The MigrateIn, done before the rest comes (Stats: it ran). */
+	qi.queue = 2;
+	qi.has_event = 1;
+	qi.event = ev;
+	mi.q = &qi;
+	mi.mem = 3;
+	mi.offset = 0;
+	mi.size = SIZE;
+	mi.transfer = xfer;
+	memset(&r, 0, sizeof r);
+	vcl__request__init(&r);
+	r.call_case = VCL__REQUEST__CALL_MIGRATE_IN;
+	r.migrate_in = &mi;
+	rc |= send_req(&c, &r, NULL, 0);
+	rc |= stats(&c, &st);
+	rc |= send_raw(&p, data + SIZE / 2, SIZE - SIZE / 2);
+	if (!check("push_race_sent", rc == 0, "cannot send"))
+		goto out;
+
+	/* Read the buffer after the migration's event. */
+	qr.queue = 2;
+	qr.n_wait = 1;
+	qr.wait = &ev;
+	rb.q = &qr;
+	rb.mem = 3;
+	rb.offset = 0;
+	rb.size = SIZE;
+	memset(&r, 0, sizeof r);
+	vcl__request__init(&r);
+	r.call_case = VCL__REQUEST__CALL_READ_BUFFER;
+	r.read_buffer = &rb;
+	if (!check("push_race_read_sent", send_req(&c, &r, NULL, 0) == 0,
+	    "cannot send the read"))
+		goto out;
+	while (!got && recv_msg(&c, &rp) == 0) {
+		for (i = 0; rp.tc->notify != NULL && i < rp.tc->n_notify; i++)
+			if (rp.tc->notify[i]->event == ev)
+				evst = rp.tc->notify[i]->status;
+		if (rp.r != NULL && rp.r->seq == r.seq) {
+			got = 1;
+			check("push_race_read", rp.r->status == CL_SUCCESS &&
+			    rp.bulk_len == SIZE && memcmp(rp.bulk, data,
+			    SIZE) == 0, "read status %d, %llu bytes%s",
+			    rp.r->status, (unsigned long long)rp.bulk_len,
+			    rp.bulk_len == SIZE ? ", not the pushed ones" : "");
+		}
+		reply_free(&rp);
+	}
+	check("push_race_reply", got, "no reply to the read");
+	check("push_race_event", evst == CL_COMPLETE, "migration event "
+	    "status %d, want CL_COMPLETE", evst);
+out:
+	conn_close(&c);
+	conn_close(&p);
+	free(data);
+	srv_stop(&sv, "push_race_server_exit");
+}
+
 /* --- (d) SIGKILL of a real client ----------------------------------------- */
 
 /*
@@ -1791,6 +1936,7 @@ static const struct test tests[] = {
 	{ "listen",		test_listen_nonloopback, 90 },
 	{ "isolation",		test_isolation,		60 },
 	{ "accounting",		test_accounting,	60 },
+	{ "push_race",		test_push_race,		60 },
 	{ "sigkill",		test_sigkill,		120 },
 	{ "malformed",		test_malformed,		180 },
 	{ "limit_bytes",	test_limit_bytes,	60 },
