@@ -8,13 +8,7 @@ scripts/setup.sh
 jobs=$(nproc)
 
 echo "== unit and integration tests"
-ctest --test-dir build --output-on-failure -j "$jobs" -E 'multinode'
-# Known open race: under load a multi-node run sometimes reports a spurious
-# CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST (about 1 run in 10 with both
-# cores busy). Until it is found, these get one more try; a failure is
-# still printed, and two in a row fail the suite.
-ctest --test-dir build --output-on-failure -R 'multinode' \
-    --repeat until-pass:2
+ctest --test-dir build --output-on-failure -j "$jobs"
 
 echo "== sanitizer build (ASan + UBSan)"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DVCL_SANITIZE=ON \
@@ -25,7 +19,6 @@ cmake --build build-asan -j "$jobs"
 ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-asan --output-on-failure -j "$jobs" \
-    --repeat until-pass:2 \
     -R '^(unit_|it_hello|it_api|it_session|it_advection|it_multinode)'
 
 echo "== valgrind: vclserver, then libvcl in a client"
@@ -35,10 +28,7 @@ VCL_BUILD=$PWD/build VCL_SERVER_WRAP=$vg \
     tests/integration/with_server.sh -- build/examples/hello -n 4096
 VCL_BUILD=$PWD/build tests/integration/with_server.sh -- \
     $vg build/examples/hello_direct -n 4096
-mn_vg() {
-	VCL_TEST_TIMEOUT=120 VCL_BUILD=$PWD/build \
-	    tests/integration/with_server.sh -n 3 -- \
-	    $vg build/tests/integration/multinode_test
-}
-mn_vg || { echo "test.sh: multi-node under valgrind: one more try"; mn_vg; }
+VCL_TEST_TIMEOUT=120 VCL_BUILD=$PWD/build \
+    tests/integration/with_server.sh -n 3 -- \
+    $vg build/tests/integration/multinode_test
 echo "test.sh: all passed"
