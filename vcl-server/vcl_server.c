@@ -48,12 +48,22 @@ vcl_server_done_push(struct vcl_server *srv, struct vcl_done *d)
 		event_active(srv->ev_done, EV_READ, 0);
 }
 
+/* Milliseconds since t0 (CLOCK_MONOTONIC). */
+double
+vcl_since_ms(const struct timespec *t0)
+{
+	struct timespec	t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return ((t.tv_sec - t0->tv_sec) * 1e3 + (t.tv_nsec - t0->tv_nsec) / 1e6);
+}
+
 /* Write what a batch queued, on every session (a write may close one). */
 void
 vcl_server_flush_all(struct vcl_server *srv)
 {
 	struct vcl_session	*s, *next;
-	struct timespec		 t0, t1;
+	struct timespec		 t0;
 	double			 ms;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -61,10 +71,8 @@ vcl_server_flush_all(struct vcl_server *srv)
 		next = LIST_NEXT(s, entry);
 		vcl_session_flush(s);
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
-	if (ms >= 5.0)
-		vcl_log_warn("flushing queues and replies took %.1f ms", ms);
+	if ((ms = vcl_since_ms(&t0)) >= VCL_SLOW_MS)
+		vcl_log_info("flushing queues and replies took %.1f ms", ms);
 }
 
 /* Run every pending completion on the loop thread, then write replies. */
@@ -73,16 +81,15 @@ vcl_server_done_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct vcl_server	*srv = arg;
 	struct vcl_done		*d, *next;
+	struct timespec		 t0;
+	double			 ms;
+	int			 n = 0;
 
 	pthread_mutex_lock(&srv->done_lock);
 	d = srv->done_head;
 	srv->done_head = NULL;
 	srv->done_tail = &srv->done_head;
 	pthread_mutex_unlock(&srv->done_lock);
-
-	struct timespec		 t0, t1;
-	double			 ms;
-	int			 n = 0;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	srv->corked = 1;
@@ -92,10 +99,8 @@ vcl_server_done_cb(evutil_socket_t fd, short what, void *arg)
 		n++;
 	}
 	srv->corked = 0;
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
-	if (ms >= 5.0)
-		vcl_log_warn("%d completions took %.1f ms", n, ms);
+	if ((ms = vcl_since_ms(&t0)) >= VCL_SLOW_MS)
+		vcl_log_info("%d completions took %.1f ms", n, ms);
 	vcl_server_flush_all(srv);
 }
 

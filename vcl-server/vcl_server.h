@@ -226,6 +226,9 @@ unsigned		 vcl_dispatch_max(void);
 /* vcl_server.c */
 void	vcl_server_done_push(struct vcl_server *, struct vcl_done *);
 void	vcl_server_flush_all(struct vcl_server *);
+double	vcl_since_ms(const struct timespec *);
+
+#define VCL_SLOW_MS	5.0	/* the loop logs anything that holds it this long */
 
 /* vcl_session.c */
 struct vcl_session *vcl_session_new(struct vcl_server *, int, const char *);

@@ -19,7 +19,6 @@
 #define VCL_IN_CHUNK		(64u << 10)	/* input buffer for small frames */
 #define VCL_OUT_HIGH		(64u << 20)	/* stop reading above this */
 #define VCL_BATCH_MAX		4096		/* requests per read callback */
-#define VCL_SLOW_MS		5.0		/* a request this slow is logged */
 #define VCL_PREAUTH_MAX		(64u << 10)	/* frame size before Hello */
 
 static void	vcl_session_read_cb(evutil_socket_t, short, void *);
@@ -520,18 +519,16 @@ vcl_session_run(struct vcl_session *s, Vcl__Request *req,
 {
 	const struct vcl_op	*op = vcl_dispatch_lookup(req->call_case);
 
-	struct timespec		 t0, t1;
+	struct timespec		 t0;
 	double			 ms;
 
 	vcl_log_debug("session %llu: %s seq %llu", (unsigned long long)s->id,
 	    op->name, (unsigned long long)req->seq);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	op->fn(s, req, bulk);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
 	/* The loop serves every session: say when a call held it up. */
-	ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
-	if (ms >= VCL_SLOW_MS)
-		vcl_log_warn("session %llu: %s seq %llu took %.1f ms",
+	if ((ms = vcl_since_ms(&t0)) >= VCL_SLOW_MS)
+		vcl_log_info("session %llu: %s seq %llu took %.1f ms",
 		    (unsigned long long)s->id, op->name,
 		    (unsigned long long)req->seq, ms);
 	if (bulk->data != NULL) {
