@@ -518,6 +518,35 @@ finish_all(struct band *b, int nb)
 }
 
 /*
+ * Exit if a halo exchange failed. A failed copy fails every command that
+ * waits on it, and each exchange waits on the one two before on its edge
+ * buffer, so the last ones tell; the kernels wait on no event and would
+ * go on with a stale halo.
+ */
+static void
+exchange_status(struct band *b, int nb)
+{
+	cl_int	st;
+	int	p, k;
+
+	for (p = 0; p < nb; p++) {
+		for (k = 0; k < 4; k++) {
+			if (b[p].unpack[k / 2][k % 2] == NULL)
+				continue;
+			check(clGetEventInfo(b[p].unpack[k / 2][k % 2],
+			    CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st,
+			    NULL), "clGetEventInfo");
+			if (st < 0) {
+				fprintf(stderr, "advection: a halo exchange of "
+				    "band %d failed: error %d (%s)\n", p, (int)st,
+				    clerr_name(st));
+				exit(1);
+			}
+		}
+	}
+}
+
+/*
  * Advance q0 by steps on nb bands, band p on devs[p], into q. Return the
  * seconds the stepping took, all queues finished before and after.
  */
@@ -546,6 +575,7 @@ run(struct sim *sim, cl_device_id *devs, int nb, int steps, const double *q0,
 		step(sim, b, nb, s, steps - 1);
 	finish_all(b, nb);
 	t1 = now();
+	exchange_status(b, nb);
 
 	for (p = 0; p < nb; p++) {
 		check(clEnqueueReadBuffer(b[p].queue, b[p].buf[steps & 1],
