@@ -206,8 +206,9 @@ vcl_cmd_fire(struct vcl_cmd *c, cl_event ev, cl_int status)
 	    CL_SUCCESS)
 		status = CL_COMPLETE;
 	c->status = status;
-	vcl_log_debug("command type %d event %llu: status %d", (int)c->type,
-	    (unsigned long long)c->event_id, (int)status);
+	vcl_log_debug("command type %d event %llu xid %llu: status %d",
+	    (int)c->type, (unsigned long long)c->event_id,
+	    (unsigned long long)c->xid, (int)status);
 	vcl_server_done_push(c->d.s->srv, &c->d);
 }
 

@@ -322,6 +322,8 @@ vcl_op_peer_push(struct vcl_session *ps, const Vcl__Request *req,
 	cl_int			 status = m->status;
 
 	ps->srv->peer_bytes_in += bulk->len;
+	vcl_log_debug("push %llu in: %llu bytes", (unsigned long long)m->transfer,
+	    (unsigned long long)bulk->len);
 	if ((t = vcl_peer_target(ps->srv, m->session, m->key)) == NULL) {
 		vcl_log_info("push for no session %llu: dropped",
 		    (unsigned long long)m->session);
