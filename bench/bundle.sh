@@ -19,7 +19,8 @@ cmake --build "$build" -j"$(nproc)" >/dev/null
 rm -rf "$out"
 mkdir -p "$out/lib" "$out/icd-nvidia" "$out/icd-vcl"
 cp "$build/vcl-server/vclserver" "$build/examples/advection" \
-    "$build/examples/hello" "$build/bench/vclbench" bench/scaling.sh "$out/"
+    "$build/examples/hello" "$build/examples/pingpong" \
+    "$build/bench/vclbench" bench/scaling.sh bench/hops.sh "$out/"
 cp -L "$build/vcl-client/libvcl.so.1" "$out/lib/"
 for lib in $(ldd "$build/vcl-server/vclserver" "$build/bench/vclbench" |
     awk '/=> \// { print $3 }' | sort -u); do
