@@ -22,7 +22,7 @@ UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     -R '^(unit_|it_hello|it_api|it_session|it_advection|it_multinode|it_pingpong)'
 
 echo "== valgrind: vclserver, then libvcl in a client"
-vg="valgrind -q --error-exitcode=99 --leak-check=full \
+vg="valgrind -q --error-exitcode=99 --leak-check=full --show-leak-kinds=definite \
 --errors-for-leak-kinds=definite --suppressions=$PWD/tests/valgrind.supp"
 VCL_BUILD=$PWD/build VCL_SERVER_WRAP=$vg \
     tests/integration/with_server.sh -- build/examples/hello -n 4096
