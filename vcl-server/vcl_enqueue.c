@@ -101,18 +101,10 @@ vcl_cmd_complete(struct vcl_cmd *c)
 				vcl_session_send(s, &tc, NULL, 0, NULL, NULL);
 			break;
 		case VCL_CMD_ARRIVE:
+			/* Only a write that never ran leaves it unset. */
 			q = vcl_handle_get(&s->handles, c->xid, VCL_KIND_EVENT);
-			if (q != NULL && q->user && !q->user_set) {
-				q->user_set = 1;
-				if (q->u.event != NULL)
-					clSetUserEventStatus(q->u.event, st < 0 ?
-					    st : CL_COMPLETE);
-				if (st < 0)
-					q->error = st;
-				if (st < 0)
-					vcl_cmd_reap(s);
-				s->want_kick = 1;	/* run at the end of the batch */
-			}
+			if (q != NULL && q->user && !q->user_set)
+				vcl_peer_settle(s, q, st);
 			break;
 		case VCL_CMD_FINISH:
 			/* Report the first failure no event could carry. */
@@ -280,13 +272,6 @@ vcl_enq_begin_queue(struct vcl_session *s, const Vcl__Enqueue *e,
 		return (CL_SUCCESS);
 	if (e->n_wait > VCL_WAIT_MAX)
 		return (CL_INVALID_EVENT_WAIT_LIST);
-	/*
-	 * The events may be of commands still unsubmitted on other queues:
-	 * submit those first. Some runtimes (NVIDIA's) wait in the enqueue
-	 * itself, e.g. a read into pageable memory, and would otherwise
-	 * wait until the batch's flush, or their own timer.
-	 */
-	vcl_session_flush_others(s, enq->q);
 	if ((enq->wait = calloc(e->n_wait, sizeof *enq->wait)) == NULL)
 		return (CL_OUT_OF_HOST_MEMORY);
 	for (i = 0; i < e->n_wait; i++) {

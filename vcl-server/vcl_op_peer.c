@@ -28,10 +28,10 @@ vcl_peer_target(struct vcl_server *srv, uint64_t id, uint64_t key)
 }
 
 /*
- * Complete a waiting transfer or proxy event with a status: its user
- * event gates the command(s) behind it. Negative: they fail.
+ * Complete a user event of a migration or a proxy with a status: it gates
+ * the command(s) held behind it (vcl_hold.c). Negative: they fail.
  */
-static void
+void
 vcl_peer_settle(struct vcl_session *s, struct vcl_hobj *o, cl_int status)
 {
 	if (!o->user_set) {
@@ -103,14 +103,6 @@ vcl_arrive_rebind(struct vcl_session *s, uint64_t event_id, cl_event w)
 	o = vcl_handle_get(&s->handles, event_id, VCL_KIND_EVENT);
 	if (o == NULL || !o->user || o->user_set)
 		return;
-	/*
-	 * Only deferred migrations wait on the user event itself; completing
-	 * it lets them go, and they look the id up again: the write's event.
-	 */
-	if (o->u.event != NULL) {
-		clSetUserEventStatus(o->u.event, CL_COMPLETE);
-		clReleaseEvent(o->u.event);
-	}
 	clRetainEvent(w);
 	o->u.event = w;
 	o->user = 0;
@@ -282,6 +274,17 @@ vcl_op_peer_push_dst(struct vcl_session *ps, const Vcl__Request *req,
 	return (x);
 }
 
+/* Move a charge of n bytes from the link ps to t. Returns 0 or -1 (t full). */
+static int
+vcl_charge_move(struct vcl_session *ps, struct vcl_session *t, uint64_t n)
+{
+	vcl_session_uncharge(ps, n);
+	if (vcl_session_charge(t, n) == 0)
+		return (0);
+	vcl_session_charge(ps, n);
+	return (-1);
+}
+
 /*
  * A waiting transfer's bytes came in the link's own staging (bulk): free
  * the transfer's, take the link's, and move the charge from the link (ps)
@@ -296,9 +299,7 @@ vcl_xfer_take(struct vcl_session *ps, struct vcl_session *t,
 		return (CL_INVALID_VALUE);
 	vcl_pool_put(x->data, x->bytes);
 	vcl_session_uncharge(t, x->bytes);
-	vcl_session_uncharge(ps, bulk->len);
-	if (vcl_session_charge(t, bulk->len) != 0) {
-		vcl_session_charge(ps, bulk->len);
+	if (vcl_charge_move(ps, t, bulk->len) != 0) {
 		x->data = NULL;
 		x->bytes = 0;
 		return (CL_MEM_OBJECT_ALLOCATION_FAILURE);
@@ -363,10 +364,7 @@ vcl_op_peer_push(struct vcl_session *ps, const Vcl__Request *req,
 	x->arrived = 1;
 	x->error = status < 0 ? status : x->error;
 	if (x->error == CL_SUCCESS && bulk->data != NULL) {
-		/* Move the charge from the link to the session it is for. */
-		vcl_session_uncharge(ps, bulk->len);
-		if (vcl_session_charge(t, bulk->len) != 0) {
-			vcl_session_charge(ps, bulk->len);
+		if (vcl_charge_move(ps, t, bulk->len) != 0) {
 			x->error = CL_MEM_OBJECT_ALLOCATION_FAILURE;
 			return;
 		}
@@ -490,10 +488,17 @@ vcl_migrate_out_run(struct vcl_session *s, const Vcl__MigrateOut *m,
 			vcl_pool_put(data, m->size);
 			vcl_session_uncharge(s, m->size);
 			err = CL_OUT_OF_HOST_MEMORY;
-		} else
+		} else {
+			/*
+			 * The last writer is on an application queue, maybe
+			 * not submitted yet this batch; a runtime may wait in
+			 * a read into pageable memory (NVIDIA's does).
+			 */
+			vcl_session_flush_queues(s);
 			err = clEnqueueReadBuffer(mq->u.queue, mem->u.mem,
 			    CL_FALSE, m->offset, m->size, data, enq.nwait,
 			    enq.wait, &enq.ev);
+		}
 	}
 	if (enq.q == NULL)
 		enq.event_id = m->has_event ? m->event : 0;

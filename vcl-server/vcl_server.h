@@ -239,7 +239,7 @@ void	vcl_session_drain(struct vcl_session *);
 void	vcl_session_flush(struct vcl_session *);
 void	vcl_session_run(struct vcl_session *, Vcl__Request *,
 	    struct vcl_bulk *, int);
-void	vcl_session_flush_others(struct vcl_session *, struct vcl_hobj *);
+void	vcl_session_flush_queues(struct vcl_session *);
 void	vcl_session_let_go(struct vcl_session *, struct vcl_hobj *);
 void	vcl_session_settled(struct vcl_session *, struct vcl_hobj *);
 
@@ -335,6 +335,7 @@ void	vcl_op_peer_fail(struct vcl_session *, const Vcl__Request *,
 struct vcl_hobj *vcl_op_peer_push_dst(struct vcl_session *,
 	    const Vcl__Request *, uint64_t);
 void	vcl_peer_forward(struct vcl_cmd *);
+void	vcl_peer_settle(struct vcl_session *, struct vcl_hobj *, cl_int);
 
 /* vcl_op_mem.c */
 struct vcl_hobj *vcl_mem_range_get(struct vcl_session *, uint64_t, uint64_t,

@@ -24,7 +24,6 @@
 static void	vcl_session_read_cb(evutil_socket_t, short, void *);
 static void	vcl_session_write_cb(evutil_socket_t, short, void *);
 static void	vcl_session_flush_out(struct vcl_session *);
-static void	vcl_session_flush_queues(struct vcl_session *);
 
 /* Create a session for an accepted, non-blocking socket. */
 struct vcl_session *
@@ -328,31 +327,8 @@ vcl_session_mark_dirty(struct vcl_session *s, struct vcl_hobj *q)
 	s->dirty[s->ndirty++] = q;
 }
 
-/* Flush the queues that got commands, but for q (it may get more). */
-void
-vcl_session_flush_others(struct vcl_session *s, struct vcl_hobj *q)
-{
-	int	i, keep = 0;
-
-	if (s->flush_all) {		/* more than the list holds */
-		vcl_session_flush_queues(s);
-		return;
-	}
-	for (i = 0; i < s->ndirty; i++) {
-		if (s->dirty[i] == q) {
-			keep = 1;
-			continue;
-		}
-		s->dirty[i]->dirty = 0;
-		clFlush(s->dirty[i]->u.queue);
-	}
-	s->ndirty = 0;
-	if (keep)
-		s->dirty[s->ndirty++] = q;
-}
-
 /* clFlush the queues that got commands; never waits on the device. */
-static void
+void
 vcl_session_flush_queues(struct vcl_session *s)
 {
 	size_t		 i;
