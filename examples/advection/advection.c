@@ -36,15 +36,15 @@
 #define _POSIX_C_SOURCE 200809L
 #endif
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "clerr.h"
+#include "util.h"
+
+const char	*ex_prog = "advection";
 
 #define ADV_PI		3.14159265358979323846
 #define ADV_PERIOD	1.0	/* T: the flow turns back at T/2, is undone at T */
@@ -149,17 +149,6 @@ struct sim {
 	void			*stage;		/* host rows in device precision */
 };
 
-/* Exit with a message naming the OpenCL call when it failed. */
-static void
-check(cl_int err, const char *call)
-{
-	if (err == CL_SUCCESS)
-		return;
-	fprintf(stderr, "advection: %s failed: error %d (%s)\n", call, (int)err,
-	    clerr_name(err));
-	exit(1);
-}
-
 /* Allocate or exit. */
 static void *
 xcalloc(size_t n, size_t size)
@@ -171,30 +160,6 @@ xcalloc(size_t n, size_t size)
 		exit(1);
 	}
 	return (p);
-}
-
-/* Parse a whole decimal number in [min, max], or return -1. */
-static long
-parse_num(const char *s, long min, long max)
-{
-	char	*end;
-	long	 v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno != 0 || end == s || *end != '\0' || v < min || v > max)
-		return (-1);
-	return (v);
-}
-
-/* Monotonic time in seconds. */
-static double
-now(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((double)ts.tv_sec + (double)ts.tv_nsec * 1e-9);
 }
 
 /* Return a device info string; the caller frees it. */

@@ -4,13 +4,14 @@
 #define _POSIX_C_SOURCE 200809L
 #endif
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "clerr.h"
+#include "util.h"
+
+const char	*ex_prog = "hello";
 
 static const char *source =
 	"__kernel void\n"
@@ -22,31 +23,6 @@ static const char *source =
 	"	if (i < n)\n"
 	"		c[i] = a[i] + b[i];\n"
 	"}\n";
-
-/* Exit with a message naming the OpenCL call when it failed. */
-static void
-check(cl_int err, const char *call)
-{
-	if (err == CL_SUCCESS)
-		return;
-	fprintf(stderr, "hello: %s failed: error %d (%s)\n", call, (int)err,
-	    clerr_name(err));
-	exit(1);
-}
-
-/* Parse a whole decimal number in [min, max], or return -1. */
-static long
-parse_num(const char *s, long min, long max)
-{
-	char	*end;
-	long	 v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno != 0 || end == s || *end != '\0' || v < min || v > max)
-		return (-1);
-	return (v);
-}
 
 /* Return the platform VCL_EXAMPLE_PLATFORM names (index), else the first. */
 static cl_platform_id

@@ -16,15 +16,15 @@
 #define _POSIX_C_SOURCE 200809L
 #endif
 
-#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "clerr.h"
+#include "util.h"
+
+const char	*ex_prog = "pingpong";
 
 #define PP_MAXSIZES	16
 
@@ -34,41 +34,6 @@ static const char *source =
 	"{\n"
 	"	a[get_global_id(0)] += 1;\n"
 	"}\n";
-
-/* Exit with a message naming the OpenCL call when it failed. */
-static void
-check(cl_int err, const char *call)
-{
-	if (err == CL_SUCCESS)
-		return;
-	fprintf(stderr, "pingpong: %s failed: error %d (%s)\n", call,
-	    (int)err, clerr_name(err));
-	exit(1);
-}
-
-/* Monotonic time in seconds. */
-static double
-now(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((double)ts.tv_sec + (double)ts.tv_nsec * 1e-9);
-}
-
-/* Parse a whole decimal number in [min, max], or return -1. */
-static long
-parse_num(const char *s, long min, long max)
-{
-	char	*end;
-	long	 v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno != 0 || end == s || *end != '\0' || v < min || v > max)
-		return (-1);
-	return (v);
-}
 
 static void
 usage(void)
