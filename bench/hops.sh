@@ -38,28 +38,8 @@ pids=""
 trap 'for p in $pids; do kill $p 2>/dev/null; done; wait; rm -rf "$dir"' EXIT
 trap 'exit 1' INT TERM
 
-i=0
-while [ $i -lt "$nodes" ]; do
-	dev=$i
-	[ -z "$devs" ] || dev=$(echo $devs | cut -d' ' -f$((i + 1)))
-	OCL_ICD_VENDORS=$NATIVE_ICD "$BIN/vclserver" --listen 127.0.0.1:0 \
-	    --port-file "$dir/p$i" --devices "$dev" --name node$i \
-	    --log-level debug 2>"$dir/s$i.log" &
-	pids="$pids $!"
-	i=$((i + 1))
-done
-list=""
-i=0
-while [ $i -lt "$nodes" ]; do
-	n=0
-	until [ -s "$dir/p$i" ]; do
-		n=$((n + 1))
-		[ $n -lt 6000 ] || { echo "hops: server $i did not start"; exit 1; }
-		sleep 0.01
-	done
-	list="$list${list:+,}127.0.0.1:$(cat "$dir/p$i")"
-	i=$((i + 1))
-done
+. "$(dirname "$0")/servers.sh"
+servers_start "$nodes" debug "$devs"
 VCL_NODES=$list OCL_ICD_VENDORS=$VCL_ICD timeout 120 "$BIN/advection" \
     -d "$nodes" -C "$@" | grep -E "cells_per_s|FAIL"
 for p in $pids; do kill "$p" 2>/dev/null; done
@@ -70,7 +50,7 @@ pids=""
 i=0
 while [ $i -lt "$nodes" ]; do
 	sed -n "s/^\([0-9.]*\) vclserver: debug: \(.*\)$/\1 $i \2/p" \
-	    "$dir/s$i.log"
+	    "$dir/server$i.log"
 	i=$((i + 1))
 done | sort -n -k1,1 | awk '
 function med(a, n,   i, j, t) {

@@ -3,9 +3,11 @@
 # per device) against the native platform on one device, in one run.
 #
 #   scaling.sh [-g MAXNODES] [-n "SIZES"] [-s STEPS] [-t TIMEOUT] [-H "DEPTHS"]
+#              [-D "DEVICES"]
 #
 # -H: halo depths to run the multi-node cases with (advection -H; default
-# "1": every step exchanges one row per side).
+# "1": every step exchanges one row per side). -D "0 0": the devices the
+# servers serve (default: server i serves device i).
 #
 # BIN: directory with vclserver and advection; NATIVE_ICD: the vendors dir
 # of the native platform (e.g. one holding nvidia.icd); VCL_ICD: vcl.icd.
@@ -18,14 +20,17 @@ sizes="4096"
 steps=""
 tmo=120
 depths=1
-while getopts g:H:n:s:t: o; do
+devs=""
+while getopts D:g:H:n:s:t: o; do
 	case $o in
+	D) devs=$OPTARG ;;
 	H) depths=$OPTARG ;;
 	t) tmo=$OPTARG ;;
 	g) maxn=$OPTARG ;;
 	n) sizes=$OPTARG ;;
 	s) steps="-s $OPTARG" ;;
-	*) echo "usage: scaling.sh [-g N] [-n SIZES] [-s STEPS] [-t SECS] [-H DEPTHS]"
+	*) echo "usage: scaling.sh [-g N] [-n SIZES] [-s STEPS] [-t SECS]" \
+	       "[-H DEPTHS] [-D DEVICES]"
 	   exit 2 ;;
 	esac
 done
@@ -37,27 +42,9 @@ pids=""
 trap 'for p in $pids; do kill $p 2>/dev/null; done; wait; rm -rf "$dir"' EXIT
 trap 'exit 1' INT TERM
 
-nodes=""
-i=0
-while [ $i -lt "$maxn" ]; do
-	OCL_ICD_VENDORS=$NATIVE_ICD "$BIN/vclserver" --listen 127.0.0.1:0 \
-	    --port-file "$dir/p$i" --devices $i --name gpu$i \
-	    --log-level warn 2>"$dir/server$i.log" &
-	pids="$pids $!"
-	i=$((i + 1))
-done
-i=0
-while [ $i -lt "$maxn" ]; do
-	n=0
-	until [ -s "$dir/p$i" ]; do
-		n=$((n + 1))
-		[ $n -lt 6000 ] || { echo "scaling: server $i did not start";
-		    cat "$dir/server$i.log"; exit 1; }
-		sleep 0.01
-	done
-	nodes="$nodes${nodes:+,}127.0.0.1:$(cat "$dir/p$i")"
-	i=$((i + 1))
-done
+. "$(dirname "$0")/servers.sh"
+servers_start "$maxn" warn "$devs"
+nodes=$list
 
 cells() { sed -n 's/.*cells_per_s=\([0-9.e+]*\).*/\1/p' | head -1; }
 for n in $sizes; do
