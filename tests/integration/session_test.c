@@ -67,6 +67,7 @@ struct conn {
 	uint8_t		nonce[256];
 	size_t		nonce_len;
 	int		auth_required;
+	int		peer;		/* Hello as a server's peer link */
 };
 
 struct reply {
@@ -545,6 +546,8 @@ hello_raw(struct conn *c, uint32_t version, const uint8_t *proof,
 
 	h.version = version;
 	h.client_name = "session_test";
+	h.has_peer = c->peer;
+	h.peer = c->peer;
 	if (proof != NULL) {
 		h.has_proof = 1;
 		h.proof.data = (uint8_t *)proof;
@@ -1303,18 +1306,11 @@ out:
 static int
 hello_as(struct conn *c, int peer, uint64_t *sid, uint64_t *key)
 {
-	Vcl__Request	r = VCL__REQUEST__INIT;
-	Vcl__Hello	h = VCL__HELLO__INIT;
 	struct reply	rp;
 	int		rc;
 
-	h.version = VCL_PROTOCOL_VERSION;
-	h.client_name = "session_test";
-	h.has_peer = 1;
-	h.peer = peer;
-	r.call_case = VCL__REQUEST__CALL_HELLO;
-	r.hello = &h;
-	if (call(c, &r, NULL, 0, &rp) != 0)
+	c->peer = peer;
+	if (hello_raw(c, VCL_PROTOCOL_VERSION, NULL, 0, &rp) != 0)
 		return (-1);
 	rc = rp.r->status == CL_SUCCESS && rp.r->welcome != NULL ? 0 : -1;
 	if (rc == 0 && sid != NULL) {
