@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "vcl_log.h"
+#include "vcl_pin.h"
 #include "vcl_server.h"
 #include "vcl_server_main.h"
 
@@ -34,6 +35,8 @@ static const char usage[] =
 "  --max-session-bytes N   buffer + staging bytes per session (default:\n"
 "                          the served devices' global memory + 1G)\n"
 "  --max-sessions N        concurrent sessions (default 64)\n"
+"  --max-pinned BYTES      pinned host memory for transfer staging, all\n"
+"                          sessions together (default 256M; 0: none)\n"
 "  --max-objects N         objects per session (default 1000000)\n"
 "  --workers N             threads for program builds (default 2)\n"
 "  --config FILE           read options from FILE (\"name = value\" lines,\n"
@@ -48,7 +51,7 @@ static const char usage[] =
 enum {
 	OPT_LISTEN = 256, OPT_PORT_FILE, OPT_PLATFORM, OPT_DEVICES, OPT_NAME,
 	OPT_TOKEN, OPT_INSECURE, OPT_LOG, OPT_MAX_FRAME, OPT_MAX_BULK,
-	OPT_MAX_SBYTES, OPT_MAX_SESSIONS, OPT_MAX_OBJECTS, OPT_WORKERS,
+	OPT_MAX_SBYTES, OPT_MAX_SESSIONS, OPT_MAX_PINNED, OPT_MAX_OBJECTS, OPT_WORKERS,
 	OPT_CONFIG, OPT_VERSION, OPT_HELP
 };
 
@@ -65,6 +68,7 @@ static const struct option longopts[] = {
 	{ "max-bulk",		required_argument, NULL, OPT_MAX_BULK },
 	{ "max-session-bytes",	required_argument, NULL, OPT_MAX_SBYTES },
 	{ "max-sessions",	required_argument, NULL, OPT_MAX_SESSIONS },
+	{ "max-pinned",		required_argument, NULL, OPT_MAX_PINNED },
 	{ "max-objects",	required_argument, NULL, OPT_MAX_OBJECTS },
 	{ "workers",		required_argument, NULL, OPT_WORKERS },
 	{ "config",		required_argument, NULL, OPT_CONFIG },
@@ -114,6 +118,13 @@ apply_option(struct vcl_server *srv, int id, const char *arg, int reload)
 			return (-1);
 		}
 		vcl_log_level = lvl;
+		return (0);
+	case OPT_MAX_PINNED:
+		if (parse_size(arg, &v) != 0) {
+			fprintf(stderr, "vclserver: bad value: %s\n", arg);
+			return (-1);
+		}
+		vcl_pin_max = v;	/* blocks over it go as they come back */
 		return (0);
 	case OPT_MAX_FRAME: case OPT_MAX_BULK: case OPT_MAX_SBYTES:
 	case OPT_MAX_SESSIONS: case OPT_MAX_OBJECTS: case OPT_WORKERS:

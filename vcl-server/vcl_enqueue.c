@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "vcl_log.h"
+#include "vcl_pin.h"
 #include "vcl_pool.h"
 #include "vcl_server.h"
 
@@ -50,6 +51,64 @@ vcl_stage_new(struct vcl_session *s, uint8_t *data, uint64_t size)
 	st->data = data;
 	st->size = size;
 	vcl_session_ref(s);
+	return (st);
+}
+
+/* The context object of a queue of the session; NULL if gone or failed. */
+struct vcl_hobj *
+vcl_queue_context(struct vcl_session *s, const struct vcl_hobj *q)
+{
+	struct vcl_hobj	*ctx;
+
+	if (q == NULL || (ctx = vcl_handle_get(&s->handles, q->xctx,
+	    VCL_KIND_CONTEXT)) == NULL || ctx->error != CL_SUCCESS ||
+	    ctx->u.ctx == NULL)
+		return (NULL);
+	return (ctx);
+}
+
+/*
+ * Staging for n bytes moved to or from a device of context ctx (NULL when
+ * unknown): pinned memory of the context when it has some to spare
+ * (vcl_pin.c), else pooled pageable memory; vcl_pool_put frees either.
+ * The session is charged n. NULL: *err is over (past the session's
+ * limit) or CL_OUT_OF_HOST_MEMORY, and nothing is charged.
+ */
+uint8_t *
+vcl_stage_alloc(struct vcl_session *s, struct vcl_hobj *ctx, uint64_t n,
+    cl_int over, cl_int *err)
+{
+	uint8_t	*data = NULL;
+
+	if (vcl_session_charge(s, n) != 0) {
+		*err = over;
+		return (NULL);
+	}
+	if (ctx != NULL && n <= SIZE_MAX)
+		data = vcl_pin_get((struct vcl_pins **)&ctx->pins, ctx->u.ctx,
+		    (size_t)n);
+	if (data == NULL && (data = vcl_pool_get(n)) == NULL) {
+		vcl_session_uncharge(s, n);
+		*err = CL_OUT_OF_HOST_MEMORY;
+	}
+	return (data);
+}
+
+/* vcl_stage_alloc's bytes, wrapped in a stage (vcl_stage_new). */
+struct vcl_stage *
+vcl_stage_get(struct vcl_session *s, struct vcl_hobj *ctx, uint64_t n,
+    cl_int over, cl_int *err)
+{
+	struct vcl_stage	*st;
+	uint8_t			*data;
+
+	if ((data = vcl_stage_alloc(s, ctx, n, over, err)) == NULL)
+		return (NULL);
+	if ((st = vcl_stage_new(s, data, n)) == NULL) {
+		vcl_pool_put(data, n);
+		vcl_session_uncharge(s, n);
+		*err = CL_OUT_OF_HOST_MEMORY;
+	}
 	return (st);
 }
 

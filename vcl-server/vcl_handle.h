@@ -46,6 +46,7 @@ struct vcl_hobj {
 	char			*source;	/* xfer, proxy event: the peer */
 	void			*receiving;	/* xfer: peer session filling it */
 	struct vcl_hobj		*mq;		/* context: migration queue */
+	void			*pins;		/* context: pinned staging */
 	void			*held_tail;	/* queue: its last held request */
 	uint64_t		 xctx, xmem, xoff;	/* xfer: destination; queue: xctx */
 	uint64_t		 xevent;	/* xfer: the client's event */

@@ -153,7 +153,6 @@ vcl_op_read_buffer(struct vcl_session *s, const Vcl__Request *req,
 	struct vcl_hobj		*mem;
 	struct vcl_enq		 enq;
 	struct vcl_cmd		*c;
-	uint8_t			*data;
 	cl_int			 err;
 
 	if ((c = vcl_cmd_new(VCL_CMD_READ, req->seq)) == NULL) {
@@ -163,20 +162,11 @@ vcl_op_read_buffer(struct vcl_session *s, const Vcl__Request *req,
 	if ((err = vcl_enq_begin(s, m->q, &enq)) == CL_SUCCESS &&
 	    (mem = vcl_mem_range_get(s, m->mem, m->offset, m->size, &err)) !=
 	    NULL) {
-		if (vcl_session_charge(s, m->size) != 0)
-			err = CL_OUT_OF_RESOURCES;
-		else if ((data = vcl_pool_get(m->size)) == NULL) {
-			vcl_session_uncharge(s, m->size);
-			err = CL_OUT_OF_HOST_MEMORY;
-		} else if ((c->stage = vcl_stage_new(s, data, m->size)) ==
-		    NULL) {
-			vcl_pool_put(data, m->size);
-			vcl_session_uncharge(s, m->size);
-			err = CL_OUT_OF_HOST_MEMORY;
-		} else
+		if ((c->stage = vcl_stage_get(s, vcl_queue_context(s, enq.q),
+		    m->size, CL_OUT_OF_RESOURCES, &err)) != NULL)
 			err = clEnqueueReadBuffer(enq.q->u.queue, mem->u.mem,
-			    CL_FALSE, m->offset, m->size, data, enq.nwait,
-			    enq.wait, &enq.ev);
+			    CL_FALSE, m->offset, m->size, c->stage->data,
+			    enq.nwait, enq.wait, &enq.ev);
 	}
 	vcl_enq_end(s, &enq, err, c);
 }

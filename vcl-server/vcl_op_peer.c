@@ -214,12 +214,10 @@ vcl_op_migrate_in(struct vcl_session *s, const Vcl__Request *req,
 		}
 	} else if (err == CL_SUCCESS) {
 		/* Stage the bytes here when they come. */
-		if (vcl_session_charge(s, m->size) != 0)
-			err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
-		else if ((data = vcl_pool_get(m->size)) == NULL) {
-			vcl_session_uncharge(s, m->size);
-			err = CL_OUT_OF_HOST_MEMORY;
-		} else if ((x = vcl_session_add(s, m->transfer,
+		if ((data = vcl_stage_alloc(s, cx, m->size,
+		    CL_MEM_OBJECT_ALLOCATION_FAILURE, &err)) == NULL)
+			;
+		else if ((x = vcl_session_add(s, m->transfer,
 		    VCL_KIND_XFER)) == NULL || x->error != CL_SUCCESS) {
 			vcl_pool_put(data, m->size);
 			vcl_session_uncharge(s, m->size);
@@ -456,7 +454,6 @@ vcl_migrate_out_run(struct vcl_session *s, const Vcl__MigrateOut *m,
 	struct vcl_hobj		*ctx, *mem, *mq = NULL;
 	struct vcl_enq		 enq;
 	struct vcl_cmd		*c;
-	uint8_t			*data = NULL;
 	cl_int			 err = CL_SUCCESS;
 
 	if ((c = vcl_cmd_new(VCL_CMD_PUSH, seq)) == NULL ||
@@ -481,14 +478,8 @@ vcl_migrate_out_run(struct vcl_session *s, const Vcl__MigrateOut *m,
 		if ((mem = vcl_mem_range_get(s, m->mem, m->offset, m->size,
 		    &err)) == NULL)
 			;
-		else if (vcl_session_charge(s, m->size) != 0)
-			err = CL_OUT_OF_RESOURCES;
-		else if ((data = vcl_pool_get(m->size)) == NULL ||
-		    (c->stage = vcl_stage_new(s, data, m->size)) == NULL) {
-			vcl_pool_put(data, m->size);
-			vcl_session_uncharge(s, m->size);
-			err = CL_OUT_OF_HOST_MEMORY;
-		} else {
+		else if ((c->stage = vcl_stage_get(s, ctx, m->size,
+		    CL_OUT_OF_RESOURCES, &err)) != NULL) {
 			/*
 			 * The last writer is on an application queue, maybe
 			 * not submitted yet this batch; a runtime may wait in
@@ -496,8 +487,8 @@ vcl_migrate_out_run(struct vcl_session *s, const Vcl__MigrateOut *m,
 			 */
 			vcl_session_flush_queues(s);
 			err = clEnqueueReadBuffer(mq->u.queue, mem->u.mem,
-			    CL_FALSE, m->offset, m->size, data, enq.nwait,
-			    enq.wait, &enq.ev);
+			    CL_FALSE, m->offset, m->size, c->stage->data,
+			    enq.nwait, enq.wait, &enq.ev);
 		}
 	}
 	if (enq.q == NULL)

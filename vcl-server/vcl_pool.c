@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "vcl_pin.h"
 #include "vcl_pool.h"
 
 #define VCL_POOL_MIN	(1u << 20)	/* smaller blocks: plain malloc */
@@ -57,7 +58,7 @@ vcl_pool_get(size_t n)
 }
 
 /*
- * Give a block of n bytes back. Large ones are kept, pushing out the
+ * Give a block of n bytes back (or a pinned one: vcl_pin.c). Large ones are kept, pushing out the
  * least recently used when the slots or the byte budget are full: the
  * sizes a program transfers now are the ones worth keeping.
  */
@@ -66,7 +67,7 @@ vcl_pool_put(void *p, size_t n)
 {
 	size_t	cap = vcl_pool_cap(n), i, lru;
 
-	if (p == NULL)
+	if (p == NULL || vcl_pin_put(p))
 		return;
 	if (n < VCL_POOL_MIN || cap > VCL_POOL_MAX) {
 		free(p);

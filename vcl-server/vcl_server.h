@@ -398,6 +398,12 @@ struct vcl_stage {
 	uint64_t		 size;
 };
 struct vcl_stage *vcl_stage_new(struct vcl_session *, uint8_t *, uint64_t);
+uint8_t	*vcl_stage_alloc(struct vcl_session *, struct vcl_hobj *, uint64_t,
+	    cl_int, cl_int *);
+struct vcl_stage *vcl_stage_get(struct vcl_session *, struct vcl_hobj *,
+	    uint64_t, cl_int, cl_int *);
+struct vcl_hobj *vcl_queue_context(struct vcl_session *,
+	    const struct vcl_hobj *);
 void	vcl_stage_free(void *);
 
 cl_int	vcl_enq_begin(struct vcl_session *, const Vcl__Enqueue *,

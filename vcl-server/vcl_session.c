@@ -13,6 +13,7 @@
 #include <event2/event.h>
 
 #include "vcl_log.h"
+#include "vcl_pin.h"
 #include "vcl_pool.h"
 #include "vcl_server.h"
 
@@ -119,6 +120,7 @@ vcl_session_release(struct vcl_session *s, struct vcl_hobj *o)
 			clReleaseCommandQueue(o->mq->u.queue);
 			free(o->mq);
 		}
+		vcl_pin_close(o->pins);
 		if (o->u.ctx != NULL)
 			clReleaseContext(o->u.ctx);
 		break;
@@ -572,6 +574,7 @@ vcl_session_begin(struct vcl_session *s, const uint8_t *msg)
 {
 	const struct vcl_op	*op;
 	Vcl__Request		*req;
+	struct vcl_hobj		*ctx = NULL;
 	uint64_t		 blen = s->in_frame.bulk_len;
 
 	req = vcl__request__unpack(NULL, s->in_frame.msg_len, msg);
@@ -608,12 +611,13 @@ vcl_session_begin(struct vcl_session *s, const uint8_t *msg)
 			return (0);
 		}
 	}
-	if (vcl_session_charge(s, blen) != 0)
-		s->in_bulk_err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
-	else if ((s->in_bulk = vcl_pool_get(blen)) == NULL) {
-		vcl_session_uncharge(s, blen);
-		s->in_bulk_err = CL_OUT_OF_HOST_MEMORY;
-	}
+	/* A write's bytes go to a device: pinned staging if there is some. */
+	if (req->call_case == VCL__REQUEST__CALL_WRITE_BUFFER &&
+	    req->write_buffer->q != NULL)
+		ctx = vcl_queue_context(s, vcl_handle_get(&s->handles,
+		    req->write_buffer->q->queue, VCL_KIND_QUEUE));
+	s->in_bulk = vcl_stage_alloc(s, ctx, blen,
+	    CL_MEM_OBJECT_ALLOCATION_FAILURE, &s->in_bulk_err);
 	return (0);
 }
 
