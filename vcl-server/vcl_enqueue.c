@@ -457,9 +457,14 @@ vcl_cmd_watch(struct vcl_session *s, struct vcl_cmd *c)
 		vcl_cmd_complete(c);
 		return (err);
 	}
-	/* Someone waits for a read's bytes or a finish: wait actively too. */
-	if ((c->type == VCL_CMD_READ || c->type == VCL_CMD_FINISH) &&
-	    s->srv->waiters != NULL) {
+	/*
+	 * Someone waits for a read's bytes, a finish, or a migration's bytes
+	 * (another node's device): wait actively too. A runtime's callback
+	 * may come late: NVIDIA's for a read into pinned memory took
+	 * milliseconds (docs/performance.md).
+	 */
+	if ((c->type == VCL_CMD_READ || c->type == VCL_CMD_FINISH ||
+	    c->type == VCL_CMD_PUSH) && s->srv->waiters != NULL) {
 		atomic_fetch_add(&c->refs, 1);
 		clRetainEvent(c->ev);
 		c->wait_ev = c->ev;

@@ -148,7 +148,12 @@ vcl_arrive(struct vcl_session *s, uint64_t ctx_id, uint64_t mem_id,
 		err = clEnqueueWriteBuffer(mq->u.queue, mem->u.mem, CL_FALSE,
 		    off, size, data, 0, NULL, &c->ev);
 		if (err == CL_SUCCESS) {
-			vcl_session_mark_dirty(s, mq);
+			/*
+			 * Submit now, not at the batch's end: commands on
+			 * other queues wait on it, and NVIDIA's runtime held
+			 * the loop for milliseconds flushing those first.
+			 */
+			clFlush(mq->u.queue);
 			vcl_arrive_rebind(s, event_id, c->ev);
 			(void)vcl_cmd_watch(s, c);
 			return;
@@ -489,6 +494,8 @@ vcl_migrate_out_run(struct vcl_session *s, const Vcl__MigrateOut *m,
 			err = clEnqueueReadBuffer(mq->u.queue, mem->u.mem,
 			    CL_FALSE, m->offset, m->size, c->stage->data,
 			    enq.nwait, enq.wait, &enq.ev);
+			if (err == CL_SUCCESS)
+				clFlush(mq->u.queue);	/* as in vcl_arrive */
 		}
 	}
 	if (enq.q == NULL)
