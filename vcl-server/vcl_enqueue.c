@@ -85,8 +85,7 @@ vcl_stage_alloc(struct vcl_session *s, struct vcl_hobj *ctx, uint64_t n,
 		return (NULL);
 	}
 	if (ctx != NULL && n <= SIZE_MAX)
-		data = vcl_pin_get((struct vcl_pins **)&ctx->pins, ctx->u.ctx,
-		    (size_t)n);
+		data = vcl_pin_get(&ctx->pins, ctx->u.ctx, (size_t)n);
 	if (data == NULL && (data = vcl_pool_get(n)) == NULL) {
 		vcl_session_uncharge(s, n);
 		*err = CL_OUT_OF_HOST_MEMORY;

@@ -7,6 +7,8 @@
 
 #include <CL/cl.h>
 
+struct vcl_pins;		/* vcl_pin.c */
+
 /* Kinds match vcl.proto's Kind enum. */
 enum vcl_kind {
 	VCL_KIND_NONE = 0,
@@ -46,7 +48,7 @@ struct vcl_hobj {
 	char			*source;	/* xfer, proxy event: the peer */
 	void			*receiving;	/* xfer: peer session filling it */
 	struct vcl_hobj		*mq;		/* context: migration queue */
-	void			*pins;		/* context: pinned staging */
+	struct vcl_pins		*pins;		/* context: pinned staging */
 	void			*held_tail;	/* queue: its last held request */
 	uint64_t		 xctx, xmem, xoff;	/* xfer: destination; queue: xctx */
 	uint64_t		 xevent;	/* xfer: the client's event */
