@@ -19,7 +19,7 @@ cmake --build build-asan -j "$jobs"
 ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-asan --output-on-failure -j "$jobs" \
-    -R '^(unit_|it_hello|it_api|it_session|it_advection|it_multinode|it_pingpong)'
+    -R '^(unit_|it_hello|it_api|it_session|it_raw_|it_advection|it_multinode|it_pingpong)'
 
 echo "== valgrind: vclserver, then libvcl in a client"
 vg="valgrind -q --error-exitcode=99 --leak-check=full --show-leak-kinds=definite \

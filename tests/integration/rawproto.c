@@ -1,0 +1,845 @@
+/* rawproto.c - raw wire-protocol test harness: servers, connections, checks. */
+
+#include "rawproto.h"
+
+const char	*server_path;
+const char	*client_path;
+char		 root[] = "/tmp/vcl-session-test.XXXXXX";
+
+/* State of the group running in this child. */
+static int		 result_fd = -1;
+static int		 group_fails;
+static char		 group_dirs[MAX_SERVERS][PATH_MAX];
+static int		 group_ndirs;
+
+const char kernel_src[] =
+	"__kernel void k(__global int *a) { a[get_global_id(0)] = 1; }\n";
+
+
+/* Record one check: print PASS or FAIL (with why) and tell the parent. */
+int
+check(const char *name, int ok, const char *fmt, ...)
+{
+	va_list	ap;
+	char	c = ok ? 'P' : 'F';
+
+	if (ok)
+		printf("PASS %s\n", name);
+	else {
+		printf("FAIL %s: ", name);
+		va_start(ap, fmt);
+		vprintf(fmt, ap);
+		va_end(ap);
+		printf("\n");
+		group_fails++;
+	}
+	fflush(stdout);
+	if (result_fd != -1)
+		(void)write(result_fd, &c, 1);
+	return (ok);
+}
+
+/* Print a diagnostic line under the current check. */
+void
+note(const char *fmt, ...)
+{
+	va_list	ap;
+
+	printf("  # ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+}
+
+/* Sleep one polling interval. */
+void
+poll_wait(void)
+{
+	struct timespec	ts = { 0, POLL_MS * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* --- servers ------------------------------------------------------------ */
+
+/*
+ * Fork and exec a server listening on listen, with the extra options (NULL
+ * terminated). Its stderr goes to DIR/stderr. Returns 0 or -1.
+ */
+int
+srv_spawn(struct srv *sv, const char *listen, const char *const *extra)
+{
+	const char	*argv[MAX_ARGS];
+	char		 portfile[PATH_MAX + 16], errfile[PATH_MAX + 16];
+	int		 argc = 0, fd;
+
+	memset(sv, 0, sizeof *sv);
+	sv->pid = -1;
+	snprintf(sv->dir, sizeof sv->dir, "%s/srvXXXXXX", root);
+	if (mkdtemp(sv->dir) == NULL) {
+		note("mkdtemp: %s", strerror(errno));
+		return (-1);
+	}
+	snprintf(portfile, sizeof portfile, "%s/port", sv->dir);
+	snprintf(errfile, sizeof errfile, "%s/stderr", sv->dir);
+	argv[argc++] = server_path;
+	argv[argc++] = "--listen";
+	argv[argc++] = listen;
+	argv[argc++] = "--port-file";
+	argv[argc++] = portfile;
+	while (extra != NULL && *extra != NULL && argc < MAX_ARGS - 1)
+		argv[argc++] = *extra++;
+	argv[argc] = NULL;
+
+	fflush(stdout);
+	if ((sv->pid = fork()) == -1) {
+		note("fork: %s", strerror(errno));
+		return (-1);
+	}
+	if (sv->pid == 0) {
+		if ((fd = open(errfile, O_WRONLY | O_CREAT | O_TRUNC, 0600)) !=
+		    -1) {
+			dup2(fd, STDERR_FILENO);
+			close(fd);
+		}
+		if ((fd = open("/dev/null", O_RDWR)) != -1) {
+			dup2(fd, STDIN_FILENO);
+			dup2(fd, STDOUT_FILENO);
+			close(fd);
+		}
+		execv(server_path, (char *const *)argv);
+		fprintf(stderr, "exec %s: %s\n", server_path, strerror(errno));
+		_exit(127);
+	}
+	if (group_ndirs < MAX_SERVERS)
+		snprintf(group_dirs[group_ndirs++], PATH_MAX, "%s", sv->dir);
+	return (0);
+}
+
+/* Reap the server if it has exited. Returns 1 when it has. */
+int
+srv_reap(struct srv *sv)
+{
+	pid_t	r;
+
+	if (sv->reaped)
+		return (1);
+	if (sv->pid <= 0)
+		return (0);
+	r = waitpid(sv->pid, &sv->status, WNOHANG);
+	if (r == sv->pid) {
+		sv->reaped = 1;
+		return (1);
+	}
+	return (0);
+}
+
+/* True while the server process runs. */
+int
+srv_alive(struct srv *sv)
+{
+	return (sv->pid > 0 && !srv_reap(sv));
+}
+
+/*
+ * Wait (bounded polls) for the port file. Returns 0 once the server
+ * listens, -1 when it exited or never got ready.
+ */
+int
+srv_wait_ready(struct srv *sv)
+{
+	char	 path[PATH_MAX + 16];
+	FILE	*f;
+	int	 i;
+
+	snprintf(path, sizeof path, "%s/port", sv->dir);
+	for (i = 0; i < READY_POLLS; i++) {
+		if ((f = fopen(path, "r")) != NULL) {
+			if (fgets(sv->port, sizeof sv->port, f) != NULL) {
+				sv->port[strcspn(sv->port, "\r\n")] = '\0';
+				fclose(f);
+				if (sv->port[0] != '\0')
+					return (0);
+			} else
+				fclose(f);
+		}
+		if (srv_reap(sv))
+			return (-1);
+		poll_wait();
+	}
+	return (-1);
+}
+
+/* Wait (bounded polls) for the server to exit. Returns 0 or -1. */
+int
+srv_wait_exit(struct srv *sv)
+{
+	int	i;
+
+	for (i = 0; i < EXIT_POLLS; i++) {
+		if (srv_reap(sv))
+			return (0);
+		poll_wait();
+	}
+	return (-1);
+}
+
+/* Describe how a reaped server ended. */
+const char *
+srv_how(const struct srv *sv)
+{
+	static char	buf[64];
+
+	if (!sv->reaped)
+		snprintf(buf, sizeof buf, "still running");
+	else if (WIFEXITED(sv->status))
+		snprintf(buf, sizeof buf, "exit %d", WEXITSTATUS(sv->status));
+	else if (WIFSIGNALED(sv->status))
+		snprintf(buf, sizeof buf, "killed by signal %d",
+		    WTERMSIG(sv->status));
+	else
+		snprintf(buf, sizeof buf, "status %#x", sv->status);
+	return (buf);
+}
+
+/* Start a server and wait until it listens; a failure is a FAIL of name. */
+int
+srv_start(struct srv *sv, const char *name, const char *listen,
+    const char *const *extra)
+{
+	if (srv_spawn(sv, listen, extra) != 0)
+		return (check(name, 0, "cannot start %s", server_path));
+	if (srv_wait_ready(sv) != 0)
+		return (check(name, 0, "server did not get ready (%s); see "
+		    "%s/stderr", srv_how(sv), sv->dir));
+	return (1);
+}
+
+/*
+ * Stop a server with SIGTERM and check it drains and exits 0. A server
+ * that is gone already (crashed) fails the check too.
+ */
+void
+srv_stop(struct srv *sv, const char *name)
+{
+	if (sv->pid <= 0)
+		return;
+	if (!srv_alive(sv)) {
+		check(name, 0, "server died before SIGTERM (%s); see %s/stderr",
+		    srv_how(sv), sv->dir);
+		return;
+	}
+	kill(sv->pid, SIGTERM);
+	if (srv_wait_exit(sv) != 0) {
+		check(name, 0, "server still running %d ms after SIGTERM",
+		    EXIT_POLLS * POLL_MS);
+		kill(sv->pid, SIGKILL);
+		srv_wait_exit(sv);
+		return;
+	}
+	check(name, WIFEXITED(sv->status) && WEXITSTATUS(sv->status) == 0,
+	    "server %s after SIGTERM, want exit 0; see %s/stderr",
+	    srv_how(sv), sv->dir);
+}
+
+/* True when the server's stderr contains s. */
+int
+srv_stderr_has(const struct srv *sv, const char *s)
+{
+	char	 path[PATH_MAX + 16], buf[16384];
+	size_t	 n;
+	FILE	*f;
+
+	snprintf(path, sizeof path, "%s/stderr", sv->dir);
+	if ((f = fopen(path, "r")) == NULL)
+		return (0);
+	n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return (strstr(buf, s) != NULL);
+}
+
+/* --- raw protocol --------------------------------------------------------- */
+
+/*
+ * Read exactly n bytes. Returns 0, 1 when the peer closed (end of stream
+ * or reset), -1 on a timeout or another error.
+ */
+int
+read_n(int fd, void *buf, size_t n)
+{
+	uint8_t	*p = buf;
+	ssize_t	 r;
+
+	while (n > 0) {
+		r = read(fd, p, n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r == 0 || (r < 0 && errno == ECONNRESET))
+			return (1);
+		if (r < 0)
+			return (-1);
+		p += r;
+		n -= (size_t)r;
+	}
+	return (0);
+}
+
+/*
+ * Read one frame and decode its ToClient. Returns 0, 1 when the server
+ * closed the connection, -1 on a timeout or a frame the test cannot read.
+ */
+int
+recv_msg(struct conn *c, struct reply *out)
+{
+	struct vcl_frame_limits	 lim = { 64u << 20, 64ull << 20 };
+	struct vcl_frame_hdr	 hdr;
+	uint8_t			 h[VCL_FRAME_HDR_LEN], *msg = NULL;
+	const char		*why;
+	int			 rc;
+
+	memset(out, 0, sizeof *out);
+	if ((rc = read_n(c->fd, h, sizeof h)) != 0)
+		return (rc);
+	if (vcl_frame_decode(h, &lim, &hdr, &why) != 0) {
+		note("bad frame from the server: %s", why);
+		return (-1);
+	}
+	if ((msg = malloc(hdr.msg_len)) == NULL)
+		return (-1);
+	if ((rc = read_n(c->fd, msg, hdr.msg_len)) != 0)
+		goto fail;
+	rc = -1;
+	if (hdr.bulk_len > 0) {
+		if ((out->bulk = malloc(hdr.bulk_len)) == NULL)
+			goto fail;
+		out->bulk_len = hdr.bulk_len;
+		if ((rc = read_n(c->fd, out->bulk, hdr.bulk_len)) != 0)
+			goto fail;
+		rc = -1;
+	}
+	if ((out->tc = vcl__to_client__unpack(NULL, hdr.msg_len, msg)) ==
+	    NULL) {
+		note("server sent a ToClient the test cannot decode");
+		goto fail;
+	}
+	free(msg);
+	out->r = out->tc->reply;
+	return (0);
+fail:
+	free(msg);
+	free(out->bulk);
+	out->bulk = NULL;
+	out->bulk_len = 0;
+	return (rc);
+}
+
+/* Free a received message. */
+void
+reply_free(struct reply *rp)
+{
+	if (rp->tc != NULL)
+		vcl__to_client__free_unpacked(rp->tc, NULL);
+	free(rp->bulk);
+	memset(rp, 0, sizeof *rp);
+}
+
+/* Write raw bytes. Returns 0 or -1. */
+int
+send_raw(struct conn *c, const void *p, size_t n)
+{
+	struct iovec	iov;
+
+	iov.iov_base = (void *)p;
+	iov.iov_len = n;
+	return (vcl_io_writev_full(c->fd, &iov, 1));
+}
+
+/* Send a Request (next seq) with bulk_len bulk bytes after it. */
+int
+send_req(struct conn *c, Vcl__Request *r, const void *bulk, uint64_t bulk_len)
+{
+	struct vcl_buf	b = { NULL, 0, 0 };
+	struct iovec	iov[2];
+	int		rc;
+
+	r->seq = ++c->seq;
+	if (vcl_buf_pack(&b, &r->base, bulk_len) != 0)
+		return (-1);
+	iov[0].iov_base = b.data;
+	iov[0].iov_len = b.len;
+	iov[1].iov_base = (void *)bulk;
+	iov[1].iov_len = bulk_len;
+	rc = vcl_io_writev_full(c->fd, iov, bulk_len > 0 ? 2 : 1);
+	vcl_buf_free(&b);
+	return (rc);
+}
+
+/*
+ * Send a synchronous request and wait for the Reply with its seq, skipping
+ * notifications. Returns 0 with *rp filled, 1 when the server closed, -1.
+ */
+int
+call(struct conn *c, Vcl__Request *r, const void *bulk, uint64_t bulk_len,
+    struct reply *rp)
+{
+	int	i, rc;
+
+	memset(rp, 0, sizeof *rp);
+	if (send_req(c, r, bulk, bulk_len) != 0)
+		return (errno == EPIPE || errno == ECONNRESET ? 1 : -1);
+	for (i = 0; i < 100000; i++) {
+		if ((rc = recv_msg(c, rp)) != 0)
+			return (rc);
+		if (rp->r != NULL && rp->r->seq == r->seq)
+			return (0);
+		if (rp->r != NULL) {
+			note("reply to seq %llu while waiting for %llu",
+			    (unsigned long long)rp->r->seq,
+			    (unsigned long long)r->seq);
+			reply_free(rp);
+			return (-1);
+		}
+		reply_free(rp);
+	}
+	return (-1);
+}
+
+/* Connect to a server and read its greeting. Returns 0 or -1. */
+int
+conn_open(struct conn *c, const struct srv *sv)
+{
+	struct timeval	 tv = { RECV_TIMEOUT_S, 0 };
+	struct reply	 rp;
+	char		 err[256];
+
+	memset(c, 0, sizeof *c);
+	if ((c->fd = vcl_io_connect("127.0.0.1", sv->port, 5000, err,
+	    sizeof err)) == -1) {
+		note("connect: %s", err);
+		return (-1);
+	}
+	setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+	if (recv_msg(c, &rp) != 0 || rp.tc->greeting == NULL) {
+		note("no greeting from the server");
+		reply_free(&rp);
+		close(c->fd);
+		c->fd = -1;
+		return (-1);
+	}
+	c->auth_required = rp.tc->greeting->auth_required;
+	c->nonce_len = rp.tc->greeting->nonce.len;
+	if (c->nonce_len > sizeof c->nonce)
+		c->nonce_len = sizeof c->nonce;
+	memcpy(c->nonce, rp.tc->greeting->nonce.data, c->nonce_len);
+	reply_free(&rp);
+	return (0);
+}
+
+/* Close a connection. */
+void
+conn_close(struct conn *c)
+{
+	if (c->fd != -1)
+		close(c->fd);
+	c->fd = -1;
+}
+
+/*
+ * Send Hello{version, proof (when given)}. Returns 0 with the reply in *rp,
+ * else as call().
+ */
+int
+hello_raw(struct conn *c, uint32_t version, const uint8_t *proof,
+    size_t proof_len, struct reply *rp)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__Hello	h = VCL__HELLO__INIT;
+
+	h.version = version;
+	h.client_name = "session_test";
+	h.has_peer = c->peer;
+	h.peer = c->peer;
+	if (proof != NULL) {
+		h.has_proof = 1;
+		h.proof.data = (uint8_t *)proof;
+		h.proof.len = proof_len;
+	}
+	r.call_case = VCL__REQUEST__CALL_HELLO;
+	r.hello = &h;
+	return (call(c, &r, NULL, 0, rp));
+}
+
+/* Handshake, proving tok when given. Returns 0 when welcomed. */
+int
+hello(struct conn *c, const struct vcl_token *tok)
+{
+	uint8_t		proof[VCL_AUTH_PROOF_LEN];
+	struct reply	rp;
+	int		rc;
+
+	if (tok != NULL)
+		vcl_auth_prove(tok, c->nonce, c->nonce_len, proof);
+	if ((rc = hello_raw(c, VCL_PROTOCOL_VERSION, tok != NULL ? proof : NULL,
+	    sizeof proof, &rp)) != 0) {
+		note("hello: no reply (%s)", rc == 1 ? "closed" : "error");
+		return (-1);
+	}
+	rc = rp.r->status == CL_SUCCESS && rp.r->welcome != NULL ? 0 : -1;
+	if (rc != 0)
+		note("hello: status %d: %s", rp.r->status,
+		    rp.r->message != NULL ? rp.r->message : "");
+	reply_free(&rp);
+	return (rc);
+}
+
+/* Connect and handshake. Returns 0 or -1. */
+int
+conn_session(struct conn *c, const struct srv *sv)
+{
+	if (conn_open(c, sv) != 0)
+		return (-1);
+	if (hello(c, NULL) != 0) {
+		conn_close(c);
+		return (-1);
+	}
+	return (0);
+}
+
+/* Ask for Stats. Returns 0 with *st filled, or -1. */
+int
+stats(struct conn *c, Vcl__StatsResult *st)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__Stats	m = VCL__STATS__INIT;
+	struct reply	rp;
+	int		rc = -1;
+
+	r.call_case = VCL__REQUEST__CALL_STATS;
+	r.stats = &m;
+	if (call(c, &r, NULL, 0, &rp) != 0)
+		return (-1);
+	if (rp.r->status == CL_SUCCESS && rp.r->stats != NULL) {
+		*st = *rp.r->stats;
+		rc = 0;
+	}
+	reply_free(&rp);
+	return (rc);
+}
+
+/*
+ * Poll Stats (bounded) until the server holds no object and no byte.
+ * Returns 0, or -1 with the last counters in *st.
+ */
+int
+wait_empty(struct conn *c, Vcl__StatsResult *st)
+{
+	int	i;
+
+	for (i = 0; i < STATS_POLLS; i++) {
+		if (stats(c, st) != 0)
+			return (-1);
+		if (st->objects == 0 && st->bytes == 0)
+			return (0);
+		poll_wait();
+	}
+	return (-1);
+}
+
+/*
+ * Read until the server closes the connection, dropping what it sends.
+ * Returns 1 when it closed, 0 on a timeout.
+ */
+int
+wait_closed(struct conn *c)
+{
+	struct reply	rp;
+	int		i, rc;
+
+	for (i = 0; i < 1000; i++) {
+		if ((rc = recv_msg(c, &rp)) == 1)
+			return (1);
+		reply_free(&rp);
+		if (rc == -1)
+			return (0);
+	}
+	return (0);
+}
+
+/* CreateContext{id, devices [0]} (asynchronous). */
+int
+create_context(struct conn *c, uint64_t id)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__CreateContext	m = VCL__CREATE_CONTEXT__INIT;
+	uint32_t		dev = 0;
+
+	m.id = id;
+	m.n_devices = 1;
+	m.devices = &dev;
+	r.call_case = VCL__REQUEST__CALL_CREATE_CONTEXT;
+	r.create_context = &m;
+	return (send_req(c, &r, NULL, 0));
+}
+
+/* CreateQueue{id, context, device 0} (asynchronous). */
+int
+create_queue(struct conn *c, uint64_t id, uint64_t ctx)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__CreateQueue	m = VCL__CREATE_QUEUE__INIT;
+
+	m.id = id;
+	m.context = ctx;
+	m.device = 0;
+	r.call_case = VCL__REQUEST__CALL_CREATE_QUEUE;
+	r.create_queue = &m;
+	return (send_req(c, &r, NULL, 0));
+}
+
+/*
+ * CreateBuffer{id, context, size}; has_data with data_len bulk bytes when
+ * data is given (data_len may differ from size on purpose).
+ */
+int
+create_buffer(struct conn *c, uint64_t id, uint64_t ctx, uint64_t size,
+    const void *data, uint64_t data_len)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__CreateBuffer	m = VCL__CREATE_BUFFER__INIT;
+
+	m.id = id;
+	m.context = ctx;
+	m.flags = CL_MEM_READ_WRITE;
+	m.size = size;
+	if (data != NULL) {
+		m.has_has_data = 1;
+		m.has_data = 1;
+	}
+	r.call_case = VCL__REQUEST__CALL_CREATE_BUFFER;
+	r.create_buffer = &m;
+	return (send_req(c, &r, data, data != NULL ? data_len : 0));
+}
+
+/* CreateProgram{id, context, source} (asynchronous). */
+int
+create_program(struct conn *c, uint64_t id, uint64_t ctx, const char *src)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__CreateProgram	m = VCL__CREATE_PROGRAM__INIT;
+
+	m.id = id;
+	m.context = ctx;
+	m.source.data = (uint8_t *)src;
+	m.source.len = strlen(src);
+	r.call_case = VCL__REQUEST__CALL_CREATE_PROGRAM;
+	r.create_program = &m;
+	return (send_req(c, &r, NULL, 0));
+}
+
+/* Release{kind, id} (asynchronous). */
+int
+release(struct conn *c, Vcl__Kind kind, uint64_t id)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__Release	m = VCL__RELEASE__INIT;
+
+	m.kind = kind;
+	m.id = id;
+	r.call_case = VCL__REQUEST__CALL_RELEASE;
+	r.release = &m;
+	return (send_req(c, &r, NULL, 0));
+}
+
+/* ReadBuffer{queue, mem, 0, size}, waiting for its reply (and bytes). */
+int
+read_buffer(struct conn *c, uint64_t queue, uint64_t mem, uint64_t size,
+    struct reply *rp)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__ReadBuffer	m = VCL__READ_BUFFER__INIT;
+	Vcl__Enqueue	q = VCL__ENQUEUE__INIT;
+
+	q.queue = queue;
+	m.q = &q;
+	m.mem = mem;
+	m.offset = 0;
+	m.size = size;
+	r.call_case = VCL__REQUEST__CALL_READ_BUFFER;
+	r.read_buffer = &m;
+	return (call(c, &r, NULL, 0, rp));
+}
+
+/* GetInfo{what, id, param}: the reply status, or 1 for no reply. */
+int
+get_info_status(struct conn *c, Vcl__GetInfo__What what, uint64_t id,
+    uint32_t param)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__GetInfo	m = VCL__GET_INFO__INIT;
+	struct reply	rp;
+	int		st;
+
+	m.what = what;
+	m.id = id;
+	m.param = param;
+	r.call_case = VCL__REQUEST__CALL_GET_INFO;
+	r.get_info = &m;
+	if (call(c, &r, NULL, 0, &rp) != 0)
+		return (1);
+	st = rp.r->status;
+	reply_free(&rp);
+	return (st);
+}
+
+/* GetInfo of a device's cl_ulong param. Returns 0 with *v, or -1. */
+int
+device_info_u64(struct conn *c, uint32_t param, uint64_t *v)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__GetInfo	m = VCL__GET_INFO__INIT;
+	struct reply	rp;
+	int		rc = -1;
+
+	m.what = VCL__GET_INFO__WHAT__DEVICE;
+	m.id = 0;
+	m.param = param;
+	r.call_case = VCL__REQUEST__CALL_GET_INFO;
+	r.get_info = &m;
+	if (call(c, &r, NULL, 0, &rp) != 0)
+		return (-1);
+	if (rp.r->status == CL_SUCCESS && rp.r->info != NULL &&
+	    rp.r->info->value.len == sizeof *v) {
+		memcpy(v, rp.r->info->value.data, sizeof *v);
+		rc = 0;
+	}
+	reply_free(&rp);
+	return (rc);
+}
+
+/* Case-insensitive: does the reply's message mention word? */
+int
+msg_has(const struct reply *rp, const char *word)
+{
+	return (rp->r != NULL && rp->r->message != NULL &&
+	    strcasestr(rp->r->message, word) != NULL);
+}
+
+
+/*
+ * Run one group in a child of its own process group, under alarm(). Adds
+ * its passes and failures; a group that dies or times out is one failure
+ * more, and whatever it left running is killed.
+ */
+static void
+run_group(const struct test *t, int *passed, int *failed)
+{
+	char	buf[256];
+	ssize_t	n, i;
+	pid_t	pid;
+	int	p[2], status, j;
+
+	if (pipe2(p, O_CLOEXEC) != 0) {
+		printf("FAIL %s: pipe: %s\n", t->name, strerror(errno));
+		(*failed)++;
+		return;
+	}
+	fflush(stdout);
+	if ((pid = fork()) == -1) {
+		printf("FAIL %s: fork: %s\n", t->name, strerror(errno));
+		(*failed)++;
+		close(p[0]);
+		close(p[1]);
+		return;
+	}
+	if (pid == 0) {
+		close(p[0]);
+		setpgid(0, 0);
+		result_fd = p[1];
+		alarm(t->timeout);
+		t->fn();
+		for (j = 0; group_fails > 0 && j < group_ndirs; j++)
+			note("server log: %s/stderr", group_dirs[j]);
+		fflush(stdout);
+		_exit(0);
+	}
+	setpgid(pid, pid);
+	close(p[1]);
+	while ((n = read(p[0], buf, sizeof buf)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			break;
+		for (i = 0; i < n; i++) {
+			if (buf[i] == 'P')
+				(*passed)++;
+			else
+				(*failed)++;
+		}
+	}
+	close(p[0]);
+	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
+		;
+	kill(-pid, SIGKILL);	/* what the group left running */
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
+			printf("FAIL %s: timed out after %u s\n", t->name,
+			    t->timeout);
+		else
+			printf("FAIL %s: test process died (status %#x)\n",
+			    t->name, status);
+		(*failed)++;
+	}
+	fflush(stdout);
+}
+
+/* nftw callback: remove one entry of the scratch tree. */
+static int
+rm_entry(const char *path, const struct stat *sb, int type, struct FTW *ftw)
+{
+	return (remove(path));
+}
+
+int
+rawproto_main(int argc, char **argv, const struct test *tests, size_t ntests)
+{
+	const char	*only = getenv("SESSION_TEST_ONLY");
+	size_t		 i;
+	int		 passed = 0, failed = 0;
+
+	if (argc != 2 && argc != 3) {
+		fprintf(stderr, "usage: %s VCLSERVER [CLIENT]\n"
+		    "  VCL_TEST_ICD_DIR: directory of the VCL vcl.icd\n"
+		    "  SESSION_TEST_ONLY: run only the named group\n", argv[0]);
+		return (2);
+	}
+	server_path = argv[1];
+	client_path = argc == 3 ? argv[2] : NULL;
+	if (access(server_path, X_OK) != 0 ||
+	    (client_path != NULL && access(client_path, X_OK) != 0)) {
+		fprintf(stderr, "%s: %s or %s is not executable\n", argv[0],
+		    server_path, client_path ? client_path : "-");
+		return (2);
+	}
+	signal(SIGPIPE, SIG_IGN);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (mkdtemp(root) == NULL) {
+		fprintf(stderr, "%s: mkdtemp: %s\n", argv[0], strerror(errno));
+		return (2);
+	}
+	for (i = 0; i < ntests; i++) {
+		if (only != NULL && *only != '\0' &&
+		    strcmp(only, tests[i].name) != 0)
+			continue;
+		run_group(&tests[i], &passed, &failed);
+	}
+	if (failed == 0)
+		nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	else
+		printf("# scratch files and server logs kept in %s\n", root);
+	printf("%d passed, %d failed\n", passed, failed);
+	return (failed == 0 ? 0 : 1);
+}

@@ -1,0 +1,132 @@
+/* rawproto.h - raw wire-protocol test harness: servers, connections, checks. */
+#ifndef RAWPROTO_H
+#define RAWPROTO_H
+
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <CL/cl.h>
+
+#include "vcl.pb-c.h"
+#include "vcl_auth.h"
+#include "vcl_buf.h"
+#include "vcl_frame.h"
+#include "vcl_io.h"
+
+#define POLL_MS		10	/* one poll of a bounded wait */
+#define READY_POLLS	2000	/* server start: 20 s */
+#define EXIT_POLLS	2000	/* server exit after SIGTERM: 20 s */
+#define STATS_POLLS	500	/* counters settling: 5 s */
+#define RECV_TIMEOUT_S	10	/* one read on a test socket */
+#define MAX_SERVERS	8	/* per group */
+#define MAX_ARGS	24
+
+struct srv {
+	pid_t	pid;
+	char	dir[PATH_MAX];
+	char	port[16];
+	int	reaped;
+	int	status;
+};
+
+struct conn {
+	int		fd;
+	uint64_t	seq;
+	uint8_t		nonce[256];
+	size_t		nonce_len;
+	int		auth_required;
+	int		peer;		/* Hello as a server's peer link */
+};
+
+struct reply {
+	Vcl__ToClient	*tc;		/* owns r */
+	Vcl__Reply	*r;
+	uint8_t		*bulk;
+	uint64_t	 bulk_len;
+};
+
+struct test {
+	const char	*name;
+	void		(*fn)(void);
+	unsigned	 timeout;	/* seconds */
+};
+
+
+/* Set by rawproto_main; the scratch root holds every server's directory. */
+extern const char	*server_path;
+extern const char	*client_path;
+extern char		 root[];
+extern const char	 kernel_src[];
+
+int	check(const char *, int, const char *, ...)
+	    __attribute__((format(printf, 3, 4)));
+void	note(const char *, ...)
+	    __attribute__((format(printf, 1, 2)));
+void poll_wait(void);
+int srv_spawn(struct srv *sv, const char *listen, const char *const *extra);
+int srv_reap(struct srv *sv);
+int srv_alive(struct srv *sv);
+int srv_wait_ready(struct srv *sv);
+int srv_wait_exit(struct srv *sv);
+const char *srv_how(const struct srv *sv);
+int srv_start(struct srv *sv, const char *name, const char *listen,
+    const char *const *extra);
+void srv_stop(struct srv *sv, const char *name);
+int srv_stderr_has(const struct srv *sv, const char *s);
+int read_n(int fd, void *buf, size_t n);
+int recv_msg(struct conn *c, struct reply *out);
+void reply_free(struct reply *rp);
+int send_raw(struct conn *c, const void *p, size_t n);
+int send_req(struct conn *c, Vcl__Request *r, const void *bulk, uint64_t bulk_len);
+int call(struct conn *c, Vcl__Request *r, const void *bulk, uint64_t bulk_len,
+    struct reply *rp);
+int conn_open(struct conn *c, const struct srv *sv);
+void conn_close(struct conn *c);
+int hello_raw(struct conn *c, uint32_t version, const uint8_t *proof,
+    size_t proof_len, struct reply *rp);
+int hello(struct conn *c, const struct vcl_token *tok);
+int conn_session(struct conn *c, const struct srv *sv);
+int stats(struct conn *c, Vcl__StatsResult *st);
+int wait_empty(struct conn *c, Vcl__StatsResult *st);
+int wait_closed(struct conn *c);
+int create_context(struct conn *c, uint64_t id);
+int create_queue(struct conn *c, uint64_t id, uint64_t ctx);
+int create_buffer(struct conn *c, uint64_t id, uint64_t ctx, uint64_t size,
+    const void *data, uint64_t data_len);
+int create_program(struct conn *c, uint64_t id, uint64_t ctx, const char *src);
+int release(struct conn *c, Vcl__Kind kind, uint64_t id);
+int read_buffer(struct conn *c, uint64_t queue, uint64_t mem, uint64_t size,
+    struct reply *rp);
+int get_info_status(struct conn *c, Vcl__GetInfo__What what, uint64_t id,
+    uint32_t param);
+int device_info_u64(struct conn *c, uint32_t param, uint64_t *v);
+int msg_has(const struct reply *rp, const char *word);
+
+/*
+ * Run the groups (SESSION_TEST_ONLY names one) against VCLSERVER, each in a
+ * child of its own process group under alarm(); argv is PROG VCLSERVER
+ * [CLIENT]. Returns the exit status.
+ */
+int	rawproto_main(int, char **, const struct test *, size_t);
+
+#endif
