@@ -11,6 +11,7 @@
 
 #include "vcl.pb-c.h"
 #include "vcl_buf.h"
+#include "vcl_tls.h"
 
 #define VCL_EXPORT	__attribute__((visibility("default")))
 
@@ -54,6 +55,7 @@ struct vcl_node {
 	char			 peer_addr[80];	/* numeric ip:port, for peers */
 	char			*name;		/* the server's node name */
 	int			 fd;
+	struct vcl_link		 link;		/* fd, maybe under TLS */
 	pthread_t		 rx;
 	int			 rx_started;
 

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "vcl_frame.h"
 #include "vcl_io.h"
 #include "vcl_log.h"
+#include "vcl_tls.h"
 
 #define VCL_SEND_BATCH		(64u << 10)	/* flush async calls past this */
 #define VCL_CONNECT_TIMEOUT	5000		/* ms, VCL_CONNECT_TIMEOUT_MS */
@@ -28,13 +30,14 @@ static const struct vcl_frame_limits vcl_client_limits = {
 
 /* Read one frame head and its message. Returns the message or NULL. */
 static Vcl__ToClient *
-vcl_conn_read_msg(int fd, struct vcl_frame_hdr *hdr, const char **why)
+vcl_conn_read_msg(struct vcl_link *l, struct vcl_frame_hdr *hdr,
+    const char **why)
 {
 	uint8_t		 head[VCL_FRAME_HDR_LEN], *buf;
 	Vcl__ToClient	*tc;
 
 	*why = "connection closed";
-	if (vcl_io_read_full(fd, head, sizeof head) != 0)
+	if (vcl_link_read_full(l, head, sizeof head) != 0)
 		return (NULL);
 	if (vcl_frame_decode(head, &vcl_client_limits, hdr, why) != 0)
 		return (NULL);
@@ -42,7 +45,7 @@ vcl_conn_read_msg(int fd, struct vcl_frame_hdr *hdr, const char **why)
 		*why = "out of memory";
 		return (NULL);
 	}
-	if (vcl_io_read_full(fd, buf, hdr->msg_len) != 0) {
+	if (vcl_link_read_full(l, buf, hdr->msg_len) != 0) {
 		free(buf);
 		return (NULL);
 	}
@@ -55,14 +58,14 @@ vcl_conn_read_msg(int fd, struct vcl_frame_hdr *hdr, const char **why)
 
 /* Read and drop n bulk bytes nobody asked for. */
 static int
-vcl_conn_skip(int fd, uint64_t n)
+vcl_conn_skip(struct vcl_link *l, uint64_t n)
 {
 	uint8_t	buf[8192];
 
 	while (n > 0) {
 		size_t	k = n < sizeof buf ? (size_t)n : sizeof buf;
 
-		if (vcl_io_read_full(fd, buf, k) != 0)
+		if (vcl_link_read_full(l, buf, k) != 0)
 			return (-1);
 		n -= k;
 	}
@@ -228,7 +231,7 @@ vcl_node_reply(struct vcl_node *n, Vcl__ToClient *tc,
 			return (-1);
 		}
 		/* Straight into the application's memory: no extra copy. */
-		if (vcl_io_read_full(n->fd, p->dst, hdr->bulk_len) != 0) {
+		if (vcl_link_read_full(&n->link, p->dst, hdr->bulk_len) != 0) {
 			*why = "connection closed";
 			return (-1);
 		}
@@ -261,7 +264,7 @@ vcl_node_rx(void *arg)
 
 	vcl_in_rx = 1;
 	for (;;) {
-		if ((tc = vcl_conn_read_msg(n->fd, &hdr, &why)) == NULL)
+		if ((tc = vcl_conn_read_msg(&n->link, &hdr, &why)) == NULL)
 			break;
 		for (i = 0; i < tc->n_notify; i++) {
 			Vcl__Notify	*nt = tc->notify[i];
@@ -283,7 +286,7 @@ vcl_node_rx(void *arg)
 			}
 			continue;	/* the pending owns tc now */
 		}
-		if (hdr.bulk_len > 0 && vcl_conn_skip(n->fd, hdr.bulk_len) != 0) {
+		if (hdr.bulk_len > 0 && vcl_conn_skip(&n->link, hdr.bulk_len) != 0) {
 			vcl__to_client__free_unpacked(tc, NULL);
 			break;
 		}
@@ -304,7 +307,7 @@ vcl_node_write(struct vcl_node *n, const void *bulk, uint64_t bulk_len)
 	iov[0].iov_len = n->out.len;
 	iov[1].iov_base = (void *)bulk;
 	iov[1].iov_len = bulk_len;
-	rc = vcl_io_writev_full(n->fd, iov, bulk_len > 0 ? 2 : 1);
+	rc = vcl_link_writev_full(&n->link, iov, bulk_len > 0 ? 2 : 1);
 	n->out.len = 0;
 	n->bytes_out += bulk_len;
 	return (rc);
@@ -538,6 +541,65 @@ vcl_node_pack_releases(struct vcl_node *n)
 	free(rel);
 }
 
+static SSL_CTX		*vcl_conn_tls;
+static int		 vcl_conn_tls_bad;
+static pthread_once_t	 vcl_conn_tls_once = PTHREAD_ONCE_INIT;
+
+/*
+ * The TLS context, once, from the environment: VCL_TLS=1 turns TLS on,
+ * VCL_TLS_CA names the CAs that sign the servers' certificates (default:
+ * the system's), VCL_TLS_CERT/VCL_TLS_KEY a client certificate for servers
+ * that ask for one. VCL_TLS_INSECURE=1, and only that, skips verification.
+ */
+static void
+vcl_conn_tls_init(void)
+{
+	struct vcl_tls_conf	 c;
+	const char		*e;
+	char			 err[1024];
+
+	if ((e = getenv("VCL_TLS")) == NULL || strcmp(e, "1") != 0)
+		return;
+	c.ca = getenv("VCL_TLS_CA");
+	c.cert = getenv("VCL_TLS_CERT");
+	c.key = getenv("VCL_TLS_KEY");
+	if (c.cert != NULL && c.key == NULL)
+		c.key = c.cert;
+	c.verify = (e = getenv("VCL_TLS_INSECURE")) == NULL ||
+	    strcmp(e, "1") != 0;
+	if (!c.verify)
+		/* An error's level, so that it shows by default. */
+		vcl_log_error("warning: VCL_TLS_INSECURE=1: server "
+		    "certificates are not verified; anyone on the path can "
+		    "pose as a server");
+	if ((vcl_conn_tls = vcl_tls_ctx_new(0, &c, err, sizeof err)) == NULL) {
+		vcl_log_error("VCL_TLS: %s", err);
+		vcl_conn_tls_bad = 1;
+	}
+}
+
+/*
+ * Put a fresh connection under TLS if asked, checking that the server's
+ * certificate names host. Returns 0, or -1 with the reason logged.
+ */
+static int
+vcl_conn_start_tls(struct vcl_node *n, const char *host)
+{
+	pthread_once(&vcl_conn_tls_once, vcl_conn_tls_init);
+	if (vcl_conn_tls_bad)
+		return (-1);
+	if (vcl_conn_tls == NULL)
+		return (0);
+	if (vcl_link_tls(&n->link, vcl_conn_tls, 0, host, n->link.err,
+	    sizeof n->link.err) != 0 || vcl_link_handshake_full(&n->link) != 0) {
+		vcl_log_error("node %s: TLS handshake failed: %s", n->addr,
+		    n->link.err);
+		return (-1);
+	}
+	vcl_log_info("node %s: %s", n->addr, vcl_link_version(&n->link));
+	return (0);
+}
+
 /*
  * Connect and shake hands: check the server's protocol version, prove the
  * token if it asks, keep its Welcome snapshot, start the receiver. Returns
@@ -580,11 +642,16 @@ vcl_node_connect(struct vcl_node *n, const char *addr)
 	/* Servers reach each other by number: a peer may not resolve names. */
 	vcl_io_peer_name(n->fd, n->peer_addr, sizeof n->peer_addr);
 	/* The handshake must not hang on a server that never greets. */
-	vcl_io_timeout(n->fd, timeout);
-	if ((tc = vcl_conn_read_msg(n->fd, &hdr, &why)) == NULL ||
+	vcl_link_init(&n->link, n->fd);
+	vcl_link_timeout(&n->link, timeout);
+	if (vcl_conn_start_tls(n, host) != 0)
+		goto fail;
+	if ((tc = vcl_conn_read_msg(&n->link, &hdr, &why)) == NULL ||
 	    tc->greeting == NULL) {
-		vcl_log_error("node %s: no greeting: %s", addr,
-		    tc == NULL ? why : "unexpected message");
+		vcl_log_error("node %s: no greeting: %s%s", addr,
+		    tc == NULL ? why : "unexpected message",
+		    n->link.ssl == NULL ? " (if the server uses TLS, set "
+		    "VCL_TLS=1)" : "");
 		goto fail;
 	}
 	if (tc->greeting->version != VCL_PROTOCOL_VERSION) {
@@ -625,12 +692,12 @@ vcl_node_connect(struct vcl_node *n, const char *addr)
 	{
 		struct iovec	iov = { b.data, b.len };
 
-		if (vcl_io_writev_full(n->fd, &iov, 1) != 0) {
+		if (vcl_link_writev_full(&n->link, &iov, 1) != 0) {
 			vcl_log_error("node %s: %s", addr, strerror(errno));
 			goto fail;
 		}
 	}
-	if ((tc = vcl_conn_read_msg(n->fd, &hdr, &why)) == NULL ||
+	if ((tc = vcl_conn_read_msg(&n->link, &hdr, &why)) == NULL ||
 	    tc->reply == NULL) {
 		vcl_log_error("node %s: handshake failed: %s", addr,
 		    tc == NULL ? why : "unexpected message");
@@ -647,7 +714,7 @@ vcl_node_connect(struct vcl_node *n, const char *addr)
 	n->key = tc->reply->welcome->session_key;
 	n->name = tc->reply->welcome->node_name;
 	n->ndevices = (uint32_t)tc->reply->welcome->n_devices;
-	vcl_io_timeout(n->fd, 0);
+	vcl_link_timeout(&n->link, 0);
 	/* tc stays allocated: the snapshot lives as long as the process. */
 	vcl_buf_free(&b);
 	if (pthread_create(&n->rx, NULL, vcl_node_rx, n) != 0) {
@@ -662,7 +729,7 @@ fail:
 	if (tc != NULL && n->welcome == NULL)
 		vcl__to_client__free_unpacked(tc, NULL);
 	vcl_buf_free(&b);
-	close(n->fd);
+	vcl_link_close(&n->link);
 	n->fd = -1;
 	n->dead = 1;
 	return (CL_DEVICE_NOT_AVAILABLE);

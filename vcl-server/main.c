@@ -29,6 +29,14 @@ static const char usage[] =
 "  --name NAME             node name shown to clients (default: hostname)\n"
 "  --token-file FILE       shared secret clients must prove (chmod 600)\n"
 "  --insecure              allow a non-loopback address without a token\n"
+"  --tls-cert FILE         serve TLS only, with this certificate chain (PEM);\n"
+"                          peer links to other servers use TLS too\n"
+"  --tls-key FILE          the certificate's private key (PEM, chmod 600)\n"
+"  --tls-ca FILE           CA certificates that sign other servers' (for peer\n"
+"                          links) and clients' certificates (default: the\n"
+"                          system's CAs)\n"
+"  --tls-verify-clients    require clients to present a certificate signed\n"
+"                          by --tls-ca\n"
 "  --log-level LEVEL       error, warn, info or debug (default info)\n"
 "  --max-frame BYTES       largest protobuf message of a frame (default 64M)\n"
 "  --max-bulk BYTES        largest bulk payload of a frame (default 4G)\n"
@@ -52,7 +60,8 @@ enum {
 	OPT_LISTEN = 256, OPT_PORT_FILE, OPT_PLATFORM, OPT_DEVICES, OPT_NAME,
 	OPT_TOKEN, OPT_INSECURE, OPT_LOG, OPT_MAX_FRAME, OPT_MAX_BULK,
 	OPT_MAX_SBYTES, OPT_MAX_SESSIONS, OPT_MAX_PINNED, OPT_MAX_OBJECTS, OPT_WORKERS,
-	OPT_CONFIG, OPT_VERSION, OPT_HELP
+	OPT_CONFIG, OPT_VERSION, OPT_HELP,
+	OPT_TLS_CERT, OPT_TLS_KEY, OPT_TLS_CA, OPT_TLS_VERIFY
 };
 
 static const struct option longopts[] = {
@@ -63,6 +72,10 @@ static const struct option longopts[] = {
 	{ "name",		required_argument, NULL, OPT_NAME },
 	{ "token-file",		required_argument, NULL, OPT_TOKEN },
 	{ "insecure",		no_argument,	   NULL, OPT_INSECURE },
+	{ "tls-cert",		required_argument, NULL, OPT_TLS_CERT },
+	{ "tls-key",		required_argument, NULL, OPT_TLS_KEY },
+	{ "tls-ca",		required_argument, NULL, OPT_TLS_CA },
+	{ "tls-verify-clients",	no_argument,	   NULL, OPT_TLS_VERIFY },
 	{ "log-level",		required_argument, NULL, OPT_LOG },
 	{ "max-frame",		required_argument, NULL, OPT_MAX_FRAME },
 	{ "max-bulk",		required_argument, NULL, OPT_MAX_BULK },
@@ -97,6 +110,24 @@ parse_size(const char *s, uint64_t *out)
 	if (*end != '\0')
 		return (-1);
 	*out = v;
+	return (0);
+}
+
+/* A yes/no switch: bare on the command line, a value in a config file. */
+static int
+parse_flag(const char *name, const char *arg, int *out)
+{
+	if (arg == NULL || arg[0] == '\0' || strcmp(arg, "yes") == 0 ||
+	    strcmp(arg, "true") == 0 || strcmp(arg, "1") == 0)
+		*out = 1;
+	else if (strcmp(arg, "no") == 0 || strcmp(arg, "false") == 0 ||
+	    strcmp(arg, "0") == 0)
+		*out = 0;
+	else {
+		fprintf(stderr, "vclserver: %s: want yes or no, not %s\n",
+		    name, arg);
+		return (-1);
+	}
 	return (0);
 }
 
@@ -166,6 +197,12 @@ apply_option(struct vcl_server *srv, int id, const char *arg, int reload)
 		} else
 			opts.insecure = 1;
 		break;
+	case OPT_TLS_CERT:	opts.tls_cert = strdup(arg); break;
+	case OPT_TLS_KEY:	opts.tls_key = strdup(arg); break;
+	case OPT_TLS_CA:	opts.tls_ca = strdup(arg); break;
+	case OPT_TLS_VERIFY:
+		return (parse_flag("tls-verify-clients", arg,
+		    &opts.tls_verify_clients));
 	case OPT_TOKEN:
 		opts.token_file = strdup(arg);
 		if (vcl_auth_load(arg, &srv->token, err, sizeof err) != 0) {
@@ -238,6 +275,51 @@ vcl_server_reload(struct vcl_server *srv)
 		vcl_log_info("%s: reloaded", opts.config);
 }
 
+/*
+ * Set up TLS when a certificate is given: the listener's context, and the
+ * one for peer links, which always verify the other server (--tls-ca, else
+ * the system's CAs) and present our certificate if asked. Returns 0, or -1
+ * with a message printed.
+ */
+static int
+setup_tls(struct vcl_server *srv)
+{
+	struct vcl_tls_conf	c;
+	char			err[1024];
+
+	if (opts.tls_cert == NULL && opts.tls_key == NULL) {
+		if (opts.tls_ca == NULL && !opts.tls_verify_clients)
+			return (0);
+		fprintf(stderr, "vclserver: --tls-ca and --tls-verify-clients "
+		    "need --tls-cert and --tls-key\n");
+		return (-1);
+	}
+	if (opts.tls_cert == NULL || opts.tls_key == NULL) {
+		fprintf(stderr, "vclserver: TLS needs both --tls-cert and "
+		    "--tls-key\n");
+		return (-1);
+	}
+	if (opts.tls_verify_clients && opts.tls_ca == NULL) {
+		fprintf(stderr, "vclserver: --tls-verify-clients needs "
+		    "--tls-ca (the CA that signs client certificates)\n");
+		return (-1);
+	}
+	c.cert = opts.tls_cert;
+	c.key = opts.tls_key;
+	c.ca = opts.tls_ca;
+	c.verify = opts.tls_verify_clients;
+	if ((srv->tls = vcl_tls_ctx_new(1, &c, err, sizeof err)) == NULL) {
+		fprintf(stderr, "vclserver: %s\n", err);
+		return (-1);
+	}
+	c.verify = 1;
+	if ((srv->tls_peer = vcl_tls_ctx_new(0, &c, err, sizeof err)) == NULL) {
+		fprintf(stderr, "vclserver: peer links: %s\n", err);
+		return (-1);
+	}
+	return (0);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -287,6 +369,8 @@ main(int argc, char **argv)
 		opts.name = hostname;
 	}
 	srv.node_name = opts.name;
+	if (setup_tls(&srv) != 0)
+		return (2);
 	srv.reload = vcl_server_reload;
 	/*
 	 * Where libvcl is installed as an ICD the loader opens it in this

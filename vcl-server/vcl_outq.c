@@ -64,11 +64,11 @@ oom:
 }
 
 /*
- * Write as much as the socket takes. Returns the bytes written, or -1 on
+ * Write as much as the link takes. Returns the bytes written, or -1 on
  * a socket error (errno set); *empty tells whether the queue drained.
  */
 ssize_t
-vcl_outq_write(struct vcl_outq *q, int fd, int *empty)
+vcl_outq_write(struct vcl_outq *q, struct vcl_link *l, int *empty)
 {
 	struct iovec	 iov[64];
 	struct vcl_out	*o;
@@ -95,7 +95,7 @@ vcl_outq_write(struct vcl_outq *q, int fd, int *empty)
 				    SSIZE_MAX : left;
 			}
 		}
-		n = writev(fd, iov, cnt);
+		n = vcl_link_writev(l, iov, cnt);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))

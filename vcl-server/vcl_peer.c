@@ -3,7 +3,9 @@
  * migrated buffer bytes and forwarded event completions. A link is opened
  * on first use, authenticated like a client (Hello with peer set and the
  * token's proof), then carries asynchronous PeerPush/PeerEvent requests.
- * The transport is TCP; the link is what a shm or TCA backend replaces.
+ * The transport is TCP, under TLS when the server has a certificate (the
+ * other server's is verified); the link is what a shm or TCA backend
+ * replaces.
  */
 #include <sys/socket.h>
 
@@ -22,6 +24,7 @@
 
 enum vcl_peer_state {
 	VCL_PEER_CONNECTING,
+	VCL_PEER_TLS,		/* TLS handshake */
 	VCL_PEER_GREETING,	/* waiting for the greeting */
 	VCL_PEER_WELCOME,	/* Hello sent, waiting for the reply */
 	VCL_PEER_READY,
@@ -31,6 +34,7 @@ struct vcl_peer {
 	struct vcl_server	*srv;
 	char			 addr[256];
 	int			 fd;
+	struct vcl_link		 link;		/* fd, maybe under TLS */
 	enum vcl_peer_state	 state;
 	struct event		*ev_read;
 	struct event		*ev_write;
@@ -51,7 +55,7 @@ vcl_peer_close(struct vcl_peer *p, const char *why)
 	LIST_REMOVE(p, entry);
 	event_free(p->ev_read);
 	event_free(p->ev_write);
-	close(p->fd);
+	vcl_link_close(&p->link);
 	vcl_outq_clear(&p->outq);
 	free(p->in);
 	free(p);
@@ -66,7 +70,7 @@ vcl_peer_flush(struct vcl_peer *p)
 
 	if (p->state != VCL_PEER_READY)
 		return (0);
-	if ((n = vcl_outq_write(&p->outq, p->fd, &empty)) < 0) {
+	if ((n = vcl_outq_write(&p->outq, &p->link, &empty)) < 0) {
 		vcl_peer_close(p, strerror(errno));
 		return (-1);
 	}
@@ -112,9 +116,36 @@ vcl_peer_hello(struct vcl_peer *p, const Vcl__Greeting *g)
 	/* Small and first on a fresh socket: it fits the send buffer. */
 	iov.iov_base = b.data;
 	iov.iov_len = b.len;
-	rc = vcl_io_writev_full(p->fd, &iov, 1);
+	rc = vcl_link_writev_full(&p->link, &iov, 1);
 	vcl_buf_free(&b);
 	return (rc);
+}
+
+/* One step of the TLS handshake with the other server. -1: link closed. */
+static int
+vcl_peer_handshake(struct vcl_peer *p)
+{
+	int	rc;
+
+	p->state = VCL_PEER_TLS;
+	if ((rc = vcl_link_handshake(&p->link)) < 0) {
+		vcl_log_warn("peer link to %s: TLS handshake failed: %s",
+		    p->addr, p->link.err);
+		vcl_peer_close(p, "TLS handshake failed");
+		return (-1);
+	}
+	if (rc == 1) {
+		if (p->link.want == VCL_LINK_WANT_WRITE)
+			event_add(p->ev_write, NULL);
+		else
+			event_del(p->ev_write);
+		return (0);
+	}
+	event_del(p->ev_write);
+	p->state = VCL_PEER_GREETING;
+	if (vcl_link_pending(&p->link) > 0)
+		event_active(p->ev_read, EV_READ, 0);
+	return (0);
 }
 
 /*
@@ -133,6 +164,10 @@ vcl_peer_read_cb(evutil_socket_t fd, short what, void *arg)
 	size_t			 need;
 	uint8_t			*np;
 
+	if (p->link.handshaking) {
+		(void)vcl_peer_handshake(p);
+		return;
+	}
 	if (p->in_cap - p->in_len < 4096) {
 		if ((np = realloc(p->in, p->in_cap + 65536)) == NULL) {
 			vcl_peer_close(p, "out of memory");
@@ -141,7 +176,7 @@ vcl_peer_read_cb(evutil_socket_t fd, short what, void *arg)
 		p->in = np;
 		p->in_cap += 65536;
 	}
-	r = read(fd, p->in + p->in_len, p->in_cap - p->in_len);
+	r = vcl_link_read(&p->link, p->in + p->in_len, p->in_cap - p->in_len);
 	if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) {
 		vcl_peer_close(p, r == 0 ? "closed by the peer" :
 		    strerror(errno));
@@ -162,7 +197,7 @@ vcl_peer_read_cb(evutil_socket_t fd, short what, void *arg)
 		}
 		need = VCL_FRAME_HDR_LEN + hdr.msg_len;
 		if (p->in_len < need)
-			return;
+			break;
 		tc = vcl__to_client__unpack(NULL, hdr.msg_len,
 		    p->in + VCL_FRAME_HDR_LEN);
 		memmove(p->in, p->in + need, p->in_len - need);
@@ -187,7 +222,8 @@ vcl_peer_read_cb(evutil_socket_t fd, short what, void *arg)
 				return;
 			}
 			p->state = VCL_PEER_READY;
-			vcl_log_info("peer link to %s ready (tcp)", p->addr);
+			vcl_log_info("peer link to %s ready (tcp, %s)", p->addr,
+			    vcl_link_version(&p->link));
 			vcl__to_client__free_unpacked(tc, NULL);
 			if (vcl_peer_flush(p) != 0)
 				return;
@@ -195,6 +231,9 @@ vcl_peer_read_cb(evutil_socket_t fd, short what, void *arg)
 		}
 		vcl__to_client__free_unpacked(tc, NULL);
 	}
+	/* Bytes TLS already decrypted fire no socket event. */
+	if (vcl_link_pending(&p->link) > 0)
+		event_active(p->ev_read, EV_READ, 0);
 }
 
 /* The connect finished, or the socket can take more. */
@@ -213,6 +252,12 @@ vcl_peer_write_cb(evutil_socket_t fd, short what, void *arg)
 		}
 		event_del(p->ev_write);
 		p->state = VCL_PEER_GREETING;
+		if (p->link.ssl != NULL)
+			(void)vcl_peer_handshake(p);
+		return;
+	}
+	if (p->link.handshaking) {
+		(void)vcl_peer_handshake(p);
 		return;
 	}
 	(void)vcl_peer_flush(p);
@@ -256,6 +301,15 @@ vcl_peer_open(struct vcl_server *srv, const char *addr)
 	}
 	freeaddrinfo(res);
 	vcl_io_tune(p->fd);
+	vcl_link_init(&p->link, p->fd);
+	vcl_link_timeout(&p->link, 5000);	/* our Hello's write */
+	if (srv->tls_peer != NULL && vcl_link_tls(&p->link, srv->tls_peer, 0,
+	    host, p->link.err, sizeof p->link.err) != 0) {
+		vcl_log_warn("peer %s: %s", addr, p->link.err);
+		close(p->fd);
+		free(p);
+		return (NULL);
+	}
 	p->ev_read = event_new(srv->base, p->fd, EV_READ | EV_PERSIST,
 	    vcl_peer_read_cb, p);
 	p->ev_write = event_new(srv->base, p->fd, EV_WRITE | EV_PERSIST,
@@ -263,7 +317,7 @@ vcl_peer_open(struct vcl_server *srv, const char *addr)
 	if (p->ev_read == NULL || p->ev_write == NULL) {
 		if (p->ev_read != NULL)
 			event_free(p->ev_read);
-		close(p->fd);
+		vcl_link_close(&p->link);
 		free(p);
 		return (NULL);
 	}

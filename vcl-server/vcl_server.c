@@ -233,7 +233,8 @@ vcl_server_listen(struct vcl_server *srv, const struct vcl_options *opt,
 	getnameinfo((struct sockaddr *)&ss, sl, host, sizeof host, serv,
 	    sizeof serv, NI_NUMERICHOST | NI_NUMERICSERV);
 	srv->lfd = fd;
-	vcl_log_info("listening on %s port %s", host, serv);
+	vcl_log_info("listening on %s port %s (%s)", host, serv,
+	    srv->tls != NULL ? "TLS" : "plain TCP");
 	if (opt->port_file != NULL) {
 		char	tmp[4096];
 
@@ -315,7 +316,9 @@ vcl_server_check_cb(evutil_socket_t fd, short what, void *arg)
 	for (s = LIST_FIRST(&srv->sessions); s != NULL; s = next) {
 		next = LIST_NEXT(s, entry);
 		if (!s->authed && now - s->born > VCL_HANDSHAKE_SECONDS)
-			vcl_session_close(s, "no handshake in time");
+			vcl_session_close(s, s->link.handshaking ?
+			    "no TLS handshake in time (a client without "
+			    "TLS?)" : "no handshake in time");
 	}
 	srv->corked = 1;
 	LIST_FOREACH(s, &srv->sessions, entry) {

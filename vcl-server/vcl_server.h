@@ -18,6 +18,7 @@
 #include "vcl_buf.h"
 #include "vcl_frame.h"
 #include "vcl_handle.h"
+#include "vcl_tls.h"
 
 struct event_base;
 struct event;
@@ -85,6 +86,7 @@ struct vcl_session {
 	struct event		*ev_read;
 	struct event		*ev_write;
 	int			 reading;	/* ev_read is armed */
+	struct vcl_link		 link;		/* fd, under TLS if configured */
 
 	/* Input: header, then message, then bulk straight into staging. */
 	enum vcl_in_state	 in_state;
@@ -138,6 +140,8 @@ struct vcl_server {
 	struct vcl_token	 token;
 	int			 have_token;
 	const char		*node_name;
+	SSL_CTX			*tls;		/* NULL: plain TCP */
+	SSL_CTX			*tls_peer;	/* connecting to peers */
 
 	int			 lfd;
 	struct event		*ev_accept;
@@ -210,7 +214,7 @@ struct vcl_op {
 uint64_t vcl_outq_push(struct vcl_outq *, const ProtobufCMessage *,
 	    const uint8_t *, uint64_t, void (*)(void *), void (*)(void *),
 	    void *);
-ssize_t	vcl_outq_write(struct vcl_outq *, int, int *);
+ssize_t	vcl_outq_write(struct vcl_outq *, struct vcl_link *, int *);
 void	vcl_outq_clear(struct vcl_outq *);
 
 /* vcl_peer.c */

@@ -13,6 +13,10 @@ struct vcl_options {
 	const char	*config;
 	const char	*name;
 	int		 insecure;
+	const char	*tls_cert;
+	const char	*tls_key;
+	const char	*tls_ca;
+	int		 tls_verify_clients;
 	int		 workers;
 };
 

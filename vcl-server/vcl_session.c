@@ -25,6 +25,7 @@
 static void	vcl_session_read_cb(evutil_socket_t, short, void *);
 static void	vcl_session_write_cb(evutil_socket_t, short, void *);
 static void	vcl_session_flush_out(struct vcl_session *);
+static void	vcl_session_handshake(struct vcl_session *);
 
 /* Create a session for an accepted, non-blocking socket. */
 struct vcl_session *
@@ -43,6 +44,7 @@ vcl_session_new(struct vcl_server *srv, int fd, const char *peer)
 	s->in.cap = VCL_IN_CHUNK;
 	s->srv = srv;
 	s->fd = fd;
+	vcl_link_init(&s->link, fd);
 	s->refs = 1;
 	s->id = ++srv->next_session;
 	s->born = time(NULL);
@@ -54,6 +56,12 @@ vcl_session_new(struct vcl_server *srv, int fd, const char *peer)
 	    vcl_auth_nonce(s->nonce, sizeof s->nonce) != 0 ||
 	    vcl_auth_nonce((uint8_t *)&s->key, sizeof s->key) != 0)
 		goto fail;
+	/* Under TLS the handshake comes first; the greeting waits for it. */
+	if (srv->tls != NULL && vcl_link_tls(&s->link, srv->tls, 1, NULL,
+	    s->link.err, sizeof s->link.err) != 0) {
+		vcl_log_error("session from %s: %s", peer, s->link.err);
+		goto fail;
+	}
 	s->ev_read = event_new(srv->base, fd, EV_READ | EV_PERSIST,
 	    vcl_session_read_cb, s);
 	s->ev_write = event_new(srv->base, fd, EV_WRITE | EV_PERSIST,
@@ -82,6 +90,8 @@ fail:
 		event_free(s->ev_write);
 	vcl_handle_free(&s->handles);
 	vcl_handle_free(&s->pending);
+	s->link.fd = -1;		/* the caller closes fd */
+	vcl_link_close(&s->link);
 	free(s->in.data);
 	free(s);
 	return (NULL);
@@ -244,7 +254,7 @@ vcl_session_close(struct vcl_session *s, const char *why)
 		    (unsigned long long)s->id, s->peer, why);
 	event_free(s->ev_read);
 	event_free(s->ev_write);
-	close(s->fd);
+	vcl_link_close(&s->link);
 	s->fd = -1;
 	vcl_outq_clear(&s->outq);
 	s->out_bytes = 0;
@@ -449,7 +459,7 @@ vcl_session_set_reading(struct vcl_session *s, int on)
 		return;
 	}
 	event_add(s->ev_read, NULL);
-	if (s->in.end > s->in.start)
+	if (s->in.end > s->in.start || vcl_link_pending(&s->link) > 0)
 		event_active(s->ev_read, EV_READ, 0);	/* frames already in */
 }
 
@@ -460,9 +470,9 @@ vcl_session_flush_out(struct vcl_session *s)
 	ssize_t	n;
 	int	empty;
 
-	if (s->dead)
+	if (s->dead || s->link.handshaking)
 		return;
-	if ((n = vcl_outq_write(&s->outq, s->fd, &empty)) < 0) {
+	if ((n = vcl_outq_write(&s->outq, &s->link, &empty)) < 0) {
 		vcl_session_close(s, strerror(errno));
 		return;
 	}
@@ -484,7 +494,43 @@ vcl_session_flush_out(struct vcl_session *s)
 static void
 vcl_session_write_cb(evutil_socket_t fd, short what, void *arg)
 {
-	vcl_session_flush_out(arg);
+	struct vcl_session	*s = arg;
+
+	if (s->link.handshaking)
+		vcl_session_handshake(s);
+	else
+		vcl_session_flush_out(s);
+}
+
+/*
+ * One step of the TLS handshake, run by whichever socket event it waits
+ * for; once done, the greeting queued at accept goes out. The server's
+ * handshake deadline covers this too.
+ */
+static void
+vcl_session_handshake(struct vcl_session *s)
+{
+	int	rc;
+
+	if ((rc = vcl_link_handshake(&s->link)) < 0) {
+		vcl_log_warn("session %llu from %s: TLS handshake failed (a "
+		    "client without TLS, or a certificate refused): %s",
+		    (unsigned long long)s->id, s->peer, s->link.err);
+		vcl_session_close(s, "TLS handshake failed");
+		return;
+	}
+	if (rc == 1) {
+		if (s->link.want == VCL_LINK_WANT_WRITE)
+			event_add(s->ev_write, NULL);
+		else
+			event_del(s->ev_write);
+		return;
+	}
+	vcl_log_info("session %llu: %s", (unsigned long long)s->id,
+	    vcl_link_version(&s->link));
+	vcl_session_flush_out(s);
+	if (!s->dead && vcl_link_pending(&s->link) > 0)
+		event_active(s->ev_read, EV_READ, 0);
 }
 
 /*
@@ -664,11 +710,12 @@ vcl_session_read(struct vcl_session *s, int *done)
 		while (left > 0) {
 			/* Straight into staging; a dropped bulk reuses ib. */
 			if (s->in_bulk != NULL)
-				r = read(s->fd, s->in_bulk + s->in_bulk_got,
-				    left > SSIZE_MAX ? SSIZE_MAX : left);
+				r = vcl_link_read(&s->link, s->in_bulk +
+				    s->in_bulk_got, left > SSIZE_MAX ?
+				    SSIZE_MAX : left);
 			else
-				r = read(s->fd, ib->data, left < ib->cap ?
-				    left : ib->cap);
+				r = vcl_link_read(&s->link, ib->data,
+				    left < ib->cap ? left : ib->cap);
 			if (r == 0) {
 				vcl_session_close(s, "client went away");
 				return (-1);
@@ -738,7 +785,7 @@ vcl_session_read(struct vcl_session *s, int *done)
 		ib->data = p;
 		ib->cap = need;
 	}
-	r = read(s->fd, ib->data + ib->end, ib->cap - ib->end);
+	r = vcl_link_read(&s->link, ib->data + ib->end, ib->cap - ib->end);
 	if (r == 0) {
 		vcl_session_close(s, "client went away");
 		return (-1);
@@ -765,6 +812,10 @@ vcl_session_read_cb(evutil_socket_t fd, short what, void *arg)
 	struct vcl_session	*s = arg;
 	int			 rc = 0, done = 0;
 
+	if (s->link.handshaking) {
+		vcl_session_handshake(s);
+		return;
+	}
 	vcl_session_ref(s);
 	s->srv->corked = 1;
 	while (!s->dead && s->reading && done < VCL_BATCH_MAX &&
@@ -777,7 +828,9 @@ vcl_session_read_cb(evutil_socket_t fd, short what, void *arg)
 	 * requests: flush every session's queues and replies, not just ours.
 	 */
 	vcl_server_flush_all(s->srv);
-	if (!s->dead && rc == 0 && s->reading && s->in.end > s->in.start)
+	/* Input already in hand (ours, or decrypted by TLS) fires no event. */
+	if (!s->dead && rc == 0 && s->reading && (s->in.end > s->in.start ||
+	    vcl_link_pending(&s->link) > 0))
 		event_active(s->ev_read, EV_READ, 0);
 	vcl_session_unref(s);
 }
