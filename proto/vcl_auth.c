@@ -15,8 +15,47 @@
 #include "vcl_auth.h"
 
 /*
+ * A token must resist an offline search: without TLS, anyone who sees a
+ * handshake has the nonce and HMAC(token, nonce) and can try tokens at
+ * leisure. 128 bits of randomness is 32 hex digits or 22 base64 characters
+ * (other text is counted like base64, which flatters it); few distinct
+ * characters mean a pattern, not randomness.
+ */
+#define VCL_AUTH_MIN_HEX	32
+#define VCL_AUTH_MIN_OTHER	22
+#define VCL_AUTH_MIN_DISTINCT	8
+
+/* Is the token strong enough? Returns 0, or -1 with err set. */
+static int
+vcl_auth_strong(const char *path, const uint8_t *t, size_t len, char *err,
+    size_t errlen)
+{
+	uint8_t	seen[256];
+	size_t	i, distinct = 0, hex = 1;
+
+	memset(seen, 0, sizeof seen);
+	for (i = 0; i < len; i++) {
+		if (!seen[t[i]]++)
+			distinct++;
+		if (!((t[i] >= '0' && t[i] <= '9') || (t[i] >= 'a' &&
+		    t[i] <= 'f') || (t[i] >= 'A' && t[i] <= 'F')))
+			hex = 0;
+	}
+	if (len < (hex ? VCL_AUTH_MIN_HEX : VCL_AUTH_MIN_OTHER) ||
+	    distinct < VCL_AUTH_MIN_DISTINCT) {
+		snprintf(err, errlen, "%s: token too weak (%zu characters, %zu "
+		    "distinct): want 128 random bits, at least %d hex or %d "
+		    "base64 characters; make one with: openssl rand -hex 32",
+		    path, len, distinct, VCL_AUTH_MIN_HEX, VCL_AUTH_MIN_OTHER);
+		return (-1);
+	}
+	return (0);
+}
+
+/*
  * Read a token file: its bytes, trailing whitespace trimmed. Refuses an empty
- * token and a file that others may read. Returns 0, or -1 with err set.
+ * or weak token and a file that others may read. Returns 0, or -1 with err
+ * set.
  */
 int
 vcl_auth_load(const char *path, struct vcl_token *tok, char *err, size_t errlen)
@@ -46,6 +85,10 @@ vcl_auth_load(const char *path, struct vcl_token *tok, char *err, size_t errlen)
 		n--;
 	if (n == 0) {
 		snprintf(err, errlen, "%s: token is empty", path);
+		return (-1);
+	}
+	if (vcl_auth_strong(path, tok->data, (size_t)n, err, errlen) != 0) {
+		memset(tok->data, 0, sizeof tok->data);
 		return (-1);
 	}
 	tok->len = (size_t)n;

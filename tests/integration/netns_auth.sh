@@ -46,7 +46,7 @@ else
 fi
 
 # 2. A wrong token, in a file the client accepts (0600).
-(umask 077 && echo "not-the-token-$$" >"$tmp/wrong")
+(umask 077 && od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$tmp/wrong")
 chmod 600 "$tmp/wrong"
 VCL_TOKEN_FILE=$tmp/wrong clinfo -l >"$tmp/bad.out" 2>"$tmp/bad.err"
 rc=$?

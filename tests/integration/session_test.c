@@ -197,7 +197,8 @@ test_auth(void)
 	const char		*extra[] = { "--token-file", path, NULL };
 
 	snprintf(path, sizeof path, "%s/token", root);
-	if (!check("auth_token_file", write_token(path, "s3cret-token\n",
+	if (!check("auth_token_file", write_token(path,
+	    "5f0c8e2a9b7d41c6a3e8d2f1b0974c5e\n",
 	    0600) == 0 && vcl_auth_load(path, &tok, err, sizeof err) == 0,
 	    "cannot write %s", path))
 		return;
@@ -284,7 +285,7 @@ test_listen_nonloopback(void)
 	}
 
 	snprintf(path, sizeof path, "%s/token-nl", root);
-	if (write_token(path, "another-token", 0600) != 0) {
+	if (write_token(path, "Zq8vN3kLp0Xw7RtY2mBc5H", 0600) != 0) {
 		check("nonloopback_token_start", 0, "cannot write %s", path);
 		return;
 	}

@@ -119,36 +119,84 @@ token_file_done(char *path)
 	free(path);
 }
 
+/* 32 hex digits: 128 bits, the shortest hex token taken. */
+static const char	hex32[] = "5f0c8e2a9b7d41c6a3e8d2f1b0974c5e";
+
 /* A 0600 file loads; trailing newline and blanks are trimmed. */
 static void
 test_auth_load_trims(void **state)
 {
-	struct vcl_token	 t;
+	struct vcl_token	 t, want;
 	char			 err[256] = "", *path;
-	uint8_t			 p[VCL_AUTH_PROOF_LEN];
+	uint8_t			 p[VCL_AUTH_PROOF_LEN], q[VCL_AUTH_PROOF_LEN];
 
-	path = token_file("Jefe\n", 5, 0600);
+	path = token_file("5f0c8e2a9b7d41c6a3e8d2f1b0974c5e\n", 33, 0600);
 	memset(&t, 0xa5, sizeof t);
 	assert_int_equal(vcl_auth_load(path, &t, err, sizeof err), 0);
-	assert_int_equal(t.len, 4);
-	assert_memory_equal(t.data, "Jefe", 4);
-	/* The loaded token proves what the RFC says. */
+	assert_int_equal(t.len, 32);
+	assert_memory_equal(t.data, hex32, 32);
+	/* The loaded token proves what the same bytes prove. */
+	token_set(&want, hex32);
 	vcl_auth_prove(&t, (const uint8_t *)rfc_data, strlen(rfc_data), p);
-	assert_memory_equal(p, rfc_mac, sizeof p);
+	vcl_auth_prove(&want, (const uint8_t *)rfc_data, strlen(rfc_data), q);
+	assert_memory_equal(p, q, sizeof p);
 	token_file_done(path);
 
-	path = token_file("s3cret \t\r\n\n", 11, 0400);
+	path = token_file("Zq8vN3kLp0Xw7RtY2mBc5H \t\r\n\n", 27, 0400);
 	assert_int_equal(vcl_auth_load(path, &t, err, sizeof err), 0);
-	assert_int_equal(t.len, 6);
-	assert_memory_equal(t.data, "s3cret", 6);
+	assert_int_equal(t.len, 22);
+	assert_memory_equal(t.data, "Zq8vN3kLp0Xw7RtY2mBc5H", 22);
 	token_file_done(path);
 
 	/* Inner whitespace and leading bytes are part of the token. */
-	path = token_file(" a b", 4, 0600);
+	path = token_file(" Zq8v N3kLp0Xw7RtY2mBc5H", 24, 0600);
 	assert_int_equal(vcl_auth_load(path, &t, err, sizeof err), 0);
-	assert_int_equal(t.len, 4);
-	assert_memory_equal(t.data, " a b", 4);
+	assert_int_equal(t.len, 24);
+	assert_memory_equal(t.data, " Zq8v N3kLp0Xw7RtY2mBc5H", 24);
 	token_file_done(path);
+}
+
+/*
+ * Weak tokens are refused with a message saying how to make a good one:
+ * under 32 hex digits, under 22 other characters, or few distinct ones.
+ */
+static void
+test_auth_load_weak(void **state)
+{
+	static const char	*weak[] = {
+		"Jefe",
+		"5f0c8e2a9b7d41c6a3e8d2f1b0974c5",	/* 31 hex */
+		"Zq8vN3kLp0Xw7RtY2mBc5",		/* 21 base64 */
+		"s3cret-token",
+		"abababababababababababababababab",	/* 2 distinct */
+		"0123456001234560012345600123456001234560",	/* 7 distinct */
+		"passwordpassword",
+	};
+	static const char	*strong[] = {
+		hex32,
+		"Zq8vN3kLp0Xw7RtY2mBc5H",
+		"k7#Qm!2vR9@xL4$wP8&zT1",
+	};
+	struct vcl_token	 t;
+	char			 err[512], *path;
+	size_t			 i;
+
+	for (i = 0; i < sizeof weak / sizeof weak[0]; i++) {
+		path = token_file(weak[i], strlen(weak[i]), 0600);
+		err[0] = '\0';
+		t.len = 0;
+		assert_int_equal(vcl_auth_load(path, &t, err, sizeof err), -1);
+		assert_non_null(strstr(err, "too weak"));
+		assert_non_null(strstr(err, "openssl rand"));
+		assert_int_equal(t.len, 0);
+		token_file_done(path);
+	}
+	for (i = 0; i < sizeof strong / sizeof strong[0]; i++) {
+		path = token_file(strong[i], strlen(strong[i]), 0600);
+		assert_int_equal(vcl_auth_load(path, &t, err, sizeof err), 0);
+		assert_int_equal(t.len, strlen(strong[i]));
+		token_file_done(path);
+	}
 }
 
 /* Empty, or only a newline: refused with a message. */
@@ -210,6 +258,7 @@ main(void)
 		cmocka_unit_test(test_auth_check),
 		cmocka_unit_test(test_auth_nonce),
 		cmocka_unit_test(test_auth_load_trims),
+		cmocka_unit_test(test_auth_load_weak),
 		cmocka_unit_test(test_auth_load_empty),
 		cmocka_unit_test(test_auth_load_mode),
 		cmocka_unit_test(test_auth_load_missing),
