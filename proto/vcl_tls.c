@@ -29,13 +29,16 @@
 /* TLS 1.2 only with forward secrecy and AEAD; 1.3 keeps OpenSSL's suites. */
 #define VCL_TLS12_CIPHERS	"ECDHE+AESGCM:ECDHE+CHACHA20"
 
-/* The reason of the newest OpenSSL error, or what. */
+/* what, and the reason of the first OpenSSL error queued, if any. */
 static void
 vcl_tls_reason(char *err, size_t errlen, const char *what)
 {
-	unsigned long	 code = ERR_peek_last_error();
+	unsigned long	 code = ERR_peek_error();	/* the first: the cause */
 	const char	*r = code != 0 ? ERR_reason_error_string(code) : NULL;
 
+	/* "system lib" says little: a file that cannot be read says why. */
+	if (code != 0 && ERR_SYSTEM_ERROR(code))
+		r = strerror(ERR_GET_REASON(code));
 	if (r != NULL)
 		snprintf(err, errlen, "%s: %s", what, r);
 	else

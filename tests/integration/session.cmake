@@ -26,3 +26,7 @@ function(vcl_rawtest name)
 		LABELS integration ENVIRONMENT
 		"VCL_TEST_ICD_DIR=${PROJECT_BINARY_DIR}/vcl-client")
 endfunction()
+vcl_rawtest(tls)
+set_property(TEST it_raw_tls APPEND PROPERTY ENVIRONMENT
+	"VCL_TEST_HELLO=$<TARGET_FILE:hello>"
+	"VCL_TEST_ADVECTION=$<TARGET_FILE:advection>")
