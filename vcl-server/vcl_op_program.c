@@ -436,6 +436,14 @@ vcl_tsizes_find(const struct vcl_tsizes *ts, const char *tname)
 	return (0);
 }
 
+_Static_assert((int)VCL_KARG_OPAQUE == VCL__KERNEL_DESC__ARG_KIND__OPAQUE &&
+    (int)VCL_KARG_SAMPLER == VCL__KERNEL_DESC__ARG_KIND__SAMPLER &&
+    (int)VCL_KARG_IMAGE == VCL__KERNEL_DESC__ARG_KIND__IMAGE &&
+    (int)VCL_KARG_LOCAL == VCL__KERNEL_DESC__ARG_KIND__LOCAL &&
+    (int)VCL_KARG_BUFFER == VCL__KERNEL_DESC__ARG_KIND__BUFFER &&
+    (int)VCL_KARG_PIPE == VCL__KERNEL_DESC__ARG_KIND__PIPE,
+    "vcl_karg_kind is vcl.proto's KernelDesc.ArgKind");
+
 /* What the server keeps of a kernel, made with its description. */
 struct vcl_kinfo {
 	struct vcl_karg	*kargs;		/* each argument's kind */
@@ -476,8 +484,11 @@ vcl_kernel_desc(struct vcl_session *s, const struct vcl_hobj *p,
 	    (kd->arg_size = calloc(kd->num_args, sizeof *kd->arg_size)) ==
 	    NULL || (kd->arg_type_qual = calloc(kd->num_args,
 	    sizeof *kd->arg_type_qual)) == NULL ||
+	    (kd->arg_kind = calloc(kd->num_args, sizeof *kd->arg_kind)) ==
+	    NULL ||
 	    (ki->kargs = calloc(kd->num_args, sizeof *ki->kargs)) == NULL))
 		return (-1);
+	kd->n_arg_kind = kd->num_args;
 	kd->n_arg_address = kd->num_args;
 	kd->n_arg_size = kd->num_args;
 	kd->n_arg_type_qual = kd->num_args;
@@ -501,6 +512,7 @@ vcl_kernel_desc(struct vcl_session *s, const struct vcl_hobj *p,
 		    &ka->image);
 		if (ka->kind == VCL_KARG_VALUE && size == 0)
 			size = vcl_tsizes_find(p->tsizes, tname);
+		kd->arg_kind[i] = (Vcl__KernelDesc__ArgKind)ka->kind;
 		if (ka->kind == VCL_KARG_VALUE) {
 			ka->size = size;
 			kd->arg_size[i] = size <= UINT32_MAX ? (uint32_t)size :
@@ -555,6 +567,7 @@ vcl_kernel_desc_free(Vcl__KernelDesc *kd, struct vcl_kinfo *ki)
 	free(kd->arg_address);
 	free(kd->arg_size);
 	free(kd->arg_type_qual);
+	free(kd->arg_kind);
 	free(kd->wg_size);
 	free(kd->compile_wg);
 	free(ki->kargs);
