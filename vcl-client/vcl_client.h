@@ -215,6 +215,7 @@ struct _cl_kernel {
 	cl_kernel_arg_address_qualifier	*arg_address;
 	cl_kernel_arg_type_qualifier	*arg_type_qual;
 	uint32_t			*arg_size;	/* by value, 0: ? */
+	uint32_t			*arg_kind;	/* ArgKind; NULL: old server */
 	size_t				*wg_size;	/* per context device */
 	size_t				*compile_wg;	/* 3 per ctx device */
 	struct vcl_arg			*args;

@@ -351,6 +351,7 @@ vcl_kernel_unref(cl_kernel k)
 	free(k->arg_address);
 	free(k->arg_size);
 	free(k->arg_type_qual);
+	free(k->arg_kind);
 	free(k->wg_size);
 	free(k->compile_wg);
 	free(k->name);
@@ -415,6 +416,15 @@ vcl_kernel_from(cl_program p, uint64_t id, struct vcl_node *n,
 		k->arg_size[i] = kd->arg_size[i];
 	for (i = 0; i < k->nargs && i < kd->n_arg_type_qual; i++)
 		k->arg_type_qual[i] = kd->arg_type_qual[i];
+	if (k->nargs > 0 && kd->n_arg_kind == k->nargs) {
+		if ((k->arg_kind = calloc(k->nargs, sizeof *k->arg_kind)) ==
+		    NULL) {
+			vcl_kernel_unref(k);
+			return (NULL);
+		}
+		for (i = 0; i < k->nargs; i++)
+			k->arg_kind[i] = kd->arg_kind[i];
+	}
 	vcl_kernel_limits(k, n, kd);
 	return (k);
 }
@@ -568,9 +578,26 @@ vcl_clReleaseKernel(cl_kernel kernel)
 	return (CL_SUCCESS);
 }
 
+/* The largest CL_DEVICE_LOCAL_MEM_SIZE among a context's devices. */
+static cl_ulong
+vcl_kernel_local_max(cl_context ctx)
+{
+	cl_ulong	v, max = 0;
+	cl_uint		i;
+
+	for (i = 0; i < ctx->ndevices; i++)
+		if (vcl_clGetDeviceInfo(ctx->devices[i],
+		    CL_DEVICE_LOCAL_MEM_SIZE, sizeof v, &v, NULL) ==
+		    CL_SUCCESS && v > max)
+			max = v;
+	return (max);
+}
+
 /*
  * Keep an argument here; it travels with each launch. The address
- * qualifier the server reported decides what the value is.
+ * qualifier and the kind the server reported decide what the value is;
+ * what the server would refuse at the launch is refused here, with the
+ * error a local runtime gives (VCL has no images, samplers nor pipes yet).
  */
 cl_int CL_API_CALL
 vcl_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size,
@@ -579,17 +606,27 @@ vcl_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size,
 	struct vcl_arg	 a;
 	cl_mem		 mem = NULL;
 	cl_kernel_arg_address_qualifier aq;
+	uint32_t	 kind;
 	cl_int		 err = CL_SUCCESS;
 
 	memset(&a, 0, sizeof a);
 	VCL_GOTO_IF(!vcl_is(kernel, VCL_KIND_KERNEL), CL_INVALID_KERNEL);
 	VCL_GOTO_IF(arg_index >= kernel->nargs, CL_INVALID_ARG_INDEX);
 	aq = kernel->arg_address[arg_index];
+	kind = kernel->arg_kind != NULL ? kernel->arg_kind[arg_index] :
+	    VCL__KERNEL_DESC__ARG_KIND__VALUE;
+	VCL_GOTO_IF(kind == VCL__KERNEL_DESC__ARG_KIND__SAMPLER,
+	    CL_INVALID_SAMPLER);
+	VCL_GOTO_IF(kind == VCL__KERNEL_DESC__ARG_KIND__IMAGE ||
+	    kind == VCL__KERNEL_DESC__ARG_KIND__PIPE, CL_INVALID_MEM_OBJECT);
+	VCL_GOTO_IF(kind == VCL__KERNEL_DESC__ARG_KIND__OPAQUE,
+	    CL_INVALID_ARG_VALUE);
 	a.set = 1;
 	a.size = arg_size;
 	if (aq == CL_KERNEL_ARG_ADDRESS_LOCAL) {
 		VCL_GOTO_IF(arg_value != NULL, CL_INVALID_ARG_VALUE);
-		VCL_GOTO_IF(arg_size == 0, CL_INVALID_ARG_SIZE);
+		VCL_GOTO_IF(arg_size == 0 || arg_size >
+		    vcl_kernel_local_max(kernel->prog->ctx), CL_INVALID_ARG_SIZE);
 		a.type = VCL__KERNEL_ARG__TYPE__LOCAL;
 	} else if (aq == CL_KERNEL_ARG_ADDRESS_GLOBAL ||
 	    aq == CL_KERNEL_ARG_ADDRESS_CONSTANT) {
@@ -606,8 +643,11 @@ vcl_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size,
 		}
 	} else {
 		VCL_GOTO_IF(arg_value == NULL, CL_INVALID_ARG_VALUE);
+		/* A size the server does not know (0) it refuses: so here. */
 		VCL_GOTO_IF(arg_size == 0 || (kernel->arg_size[arg_index] != 0 &&
-		    arg_size != kernel->arg_size[arg_index]), CL_INVALID_ARG_SIZE);
+		    arg_size != kernel->arg_size[arg_index]) ||
+		    (kernel->arg_kind != NULL &&
+		    kernel->arg_size[arg_index] == 0), CL_INVALID_ARG_SIZE);
 		a.type = VCL__KERNEL_ARG__TYPE__VALUE;
 		VCL_GOTO_IF((a.value = malloc(arg_size)) == NULL,
 		    CL_OUT_OF_HOST_MEMORY);

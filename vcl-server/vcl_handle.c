@@ -111,7 +111,9 @@ vcl_handle_del(struct vcl_htab *t, struct vcl_hobj *o)
 		if (*pp == o) {
 			*pp = o->next;
 			t->count--;
-			free(o->argq);
+			free(o->kargs);
+			free(o->klocal);
+			free(o->tsizes);
 			free(o->source);
 			free(o);
 			return;
@@ -131,7 +133,9 @@ vcl_handle_clear(struct vcl_htab *t, void (*fn)(struct vcl_hobj *, void *),
 		for (o = t->slots[i]; o != NULL; o = next) {
 			next = o->next;
 			fn(o, arg);
-			free(o->argq);
+			free(o->kargs);
+			free(o->klocal);
+			free(o->tsizes);
 			free(o->source);
 			free(o);
 		}

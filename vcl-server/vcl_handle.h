@@ -9,6 +9,39 @@
 
 struct vcl_pins;		/* vcl_pin.c */
 
+/*
+ * What a kernel argument is, from its address qualifier, type qualifier
+ * and type name: it decides what the client may set it to.
+ */
+enum vcl_karg_kind {
+	VCL_KARG_VALUE = 0,	/* bytes of a type of size bytes (0: unknown) */
+	VCL_KARG_BUFFER,	/* __global or __constant pointer: a buffer id */
+	VCL_KARG_LOCAL,		/* __local pointer: a size */
+	VCL_KARG_IMAGE,		/* image*_t: an image id (not on the wire yet) */
+	VCL_KARG_SAMPLER,	/* sampler_t: a sampler id (not on the wire yet) */
+	VCL_KARG_PIPE,		/* pipe: a pipe id (not on the wire yet) */
+	VCL_KARG_OPAQUE,	/* queue_t, clk_event_t, private pointers...: never */
+};
+
+/* One argument of a kernel and what is set on it now. */
+struct vcl_karg {
+	enum vcl_karg_kind	 kind;
+	uint32_t		 image;		/* image: CL_MEM_OBJECT_IMAGE* */
+	uint64_t		 size;		/* value: type size; local: set */
+	cl_mem			 mem;		/* buffer: retained while set */
+	uint64_t		 mem_id;	/* ... the session's id of it */
+};
+
+/* Sizes of a program's by-value argument types the kernel told us. */
+struct vcl_tsize {
+	char			 name[120];
+	uint64_t		 size;		/* 0: could not be had */
+};
+struct vcl_tsizes {
+	uint32_t		 n;
+	struct vcl_tsize	 t[];
+};
+
 /* Kinds match vcl.proto's Kind enum. */
 enum vcl_kind {
 	VCL_KIND_NONE = 0,
@@ -43,7 +76,10 @@ struct vcl_hobj {
 	} u;
 	uint64_t		 bytes;		/* mem: bytes charged */
 	uint32_t		 nargs;		/* kernel: argument count */
-	uint32_t		*argq;		/* kernel: address qualifiers */
+	struct vcl_karg		*kargs;		/* kernel: its arguments */
+	uint64_t		*klocal;	/* kernel: own __local per device */
+	struct vcl_tsizes	*tsizes;	/* program: by-value type sizes */
+	uint32_t		 karg_refs;	/* mem: kernel args naming it */
 	uint8_t			*data;		/* xfer: where the bytes land */
 	char			*source;	/* xfer, proxy event: the peer */
 	void			*receiving;	/* xfer: peer session filling it */

@@ -1,4 +1,5 @@
 /* vcl_op_exec.c - kernel launches, markers and barriers. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,61 +8,218 @@
 #include "vcl_server.h"
 
 /*
- * Set one kernel argument from the wire. The argument's address qualifier
- * decides what the client may send: a buffer id (or NULL) for global and
- * constant pointers, a size for local memory, bytes for the rest. Buffers
- * are named by id; a missing one is CL_INVALID_MEM_OBJECT, as clSetKernelArg
- * would say.
+ * The largest CL_DEVICE_LOCAL_MEM_SIZE among the served devices: a __local
+ * size above it fits no device (clSetKernelArg says CL_INVALID_ARG_SIZE).
  */
-cl_int
-vcl_exec_arg(struct vcl_session *s, struct vcl_hobj *ko,
+static uint64_t
+vcl_exec_local_max(const struct vcl_backend *be)
+{
+	cl_ulong	v, max = 0;
+	uint32_t	i;
+
+	for (i = 0; i < be->ndevices; i++)
+		if (clGetDeviceInfo(be->devices[i], CL_DEVICE_LOCAL_MEM_SIZE,
+		    sizeof v, &v, NULL) == CL_SUCCESS && v > max)
+			max = v;
+	return (max);
+}
+
+/*
+ * Let go of the buffer argument i holds: the runtime's reference, and the
+ * session's hold on the id (a buffer the client released lives, and stays
+ * charged, while a kernel argument names it). A closing session skips the
+ * lookup: its table is being torn down.
+ */
+static void
+vcl_exec_unhold(struct vcl_session *s, struct vcl_hobj *ko, uint32_t i)
+{
+	struct vcl_karg	*ka = &ko->kargs[i];
+	struct vcl_hobj	*o;
+
+	if (ka->mem == NULL)
+		return;
+	clReleaseMemObject(ka->mem);
+	ka->mem = NULL;
+	if (!s->dead && (o = vcl_handle_get(&s->handles, ka->mem_id,
+	    VCL_KIND_MEM)) != NULL && o->karg_refs > 0) {
+		o->karg_refs--;
+		vcl_session_settled(s, o);
+	}
+	ka->mem_id = 0;
+}
+
+/* A kernel is going: drop every object its arguments hold. */
+void
+vcl_exec_kernel_drop(struct vcl_session *s, struct vcl_hobj *ko)
+{
+	uint32_t	i;
+
+	for (i = 0; i < ko->nargs && ko->kargs != NULL; i++)
+		vcl_exec_unhold(s, ko, i);
+}
+
+/* Set a buffer (or NULL) argument; the kernel holds the buffer while set. */
+static cl_int
+vcl_exec_arg_mem(struct vcl_session *s, struct vcl_hobj *ko,
     const Vcl__KernelArg *a)
 {
-	struct vcl_hobj	*o;
-	cl_kernel	 k = ko->u.kernel;
-	cl_mem		 null = NULL;
-	uint32_t	 q;
-	int		 ok;
+	struct vcl_karg	*ka = &ko->kargs[a->index];
+	struct vcl_hobj	*o = NULL;
+	cl_context	 kctx = NULL, mctx = NULL;
+	cl_mem		 m = NULL;
+	cl_int		 err;
 
-	if (a->index >= ko->nargs)
-		return (CL_INVALID_ARG_INDEX);
-	q = ko->argq[a->index];
-	switch (a->type) {
-	case VCL__KERNEL_ARG__TYPE__MEM:
-	case VCL__KERNEL_ARG__TYPE__NULLMEM:
-		ok = q == CL_KERNEL_ARG_ADDRESS_GLOBAL ||
-		    q == CL_KERNEL_ARG_ADDRESS_CONSTANT;
-		break;
-	case VCL__KERNEL_ARG__TYPE__LOCAL:
-		ok = q == CL_KERNEL_ARG_ADDRESS_LOCAL;
-		break;
-	default:
-		ok = q == CL_KERNEL_ARG_ADDRESS_PRIVATE;
-		break;
-	}
-	if (!ok)
-		return (CL_INVALID_ARG_VALUE);
-	switch (a->type) {
-	case VCL__KERNEL_ARG__TYPE__VALUE:
-		return (clSetKernelArg(k, a->index, a->value.len,
-		    a->value.len ? a->value.data : NULL));
-	case VCL__KERNEL_ARG__TYPE__MEM:
+	if (a->type == VCL__KERNEL_ARG__TYPE__MEM) {
 		o = vcl_handle_get(&s->handles, a->mem, VCL_KIND_MEM);
 		if (o == NULL)
 			return (CL_INVALID_MEM_OBJECT);
 		if (o->error != CL_SUCCESS)
 			return (o->error);
-		return (clSetKernelArg(k, a->index, sizeof o->u.mem, &o->u.mem));
-	case VCL__KERNEL_ARG__TYPE__LOCAL:
-		return (clSetKernelArg(k, a->index, a->size, NULL));
-	case VCL__KERNEL_ARG__TYPE__NULLMEM:
-		return (clSetKernelArg(k, a->index, sizeof null, &null));
+		if (o->u.mem == NULL)
+			return (CL_INVALID_MEM_OBJECT);
+		/* A buffer of another context is no argument of this one. */
+		if (clGetKernelInfo(ko->u.kernel, CL_KERNEL_CONTEXT,
+		    sizeof kctx, &kctx, NULL) != CL_SUCCESS ||
+		    clGetMemObjectInfo(o->u.mem, CL_MEM_CONTEXT, sizeof mctx,
+		    &mctx, NULL) != CL_SUCCESS || kctx != mctx)
+			return (CL_INVALID_MEM_OBJECT);
+		m = o->u.mem;
+	}
+	if ((err = clSetKernelArg(ko->u.kernel, a->index, sizeof m, &m)) !=
+	    CL_SUCCESS)
+		return (err);
+	if (o != NULL) {
+		clRetainMemObject(m);
+		o->karg_refs++;
+	}
+	vcl_exec_unhold(s, ko, a->index);
+	ka->mem = m;
+	ka->mem_id = o != NULL ? o->id : 0;
+	return (CL_SUCCESS);
+}
+
+/*
+ * Set one kernel argument from the wire. The argument's kind, found from
+ * its qualifiers and type when the kernel was created, decides what the
+ * client may send: a buffer id (or NULL) for global and constant pointers,
+ * a size for local memory, and for by-value arguments exactly as many
+ * bytes as the type has, so the runtime never copies fewer than the kernel
+ * reads. Images, samplers and pipes are handles the wire cannot name yet:
+ * bytes or a buffer there would be taken for a runtime object.
+ */
+cl_int
+vcl_exec_arg(struct vcl_session *s, struct vcl_hobj *ko,
+    const Vcl__KernelArg *a)
+{
+	struct vcl_karg	*ka;
+	cl_int		 err;
+
+	if (a->index >= ko->nargs || ko->kargs == NULL)
+		return (CL_INVALID_ARG_INDEX);
+	ka = &ko->kargs[a->index];
+	switch (ka->kind) {
+	case VCL_KARG_SAMPLER:
+		return (CL_INVALID_SAMPLER);
+	case VCL_KARG_IMAGE:
+	case VCL_KARG_PIPE:
+		return (CL_INVALID_MEM_OBJECT);
+	case VCL_KARG_BUFFER:
+		if (a->type != VCL__KERNEL_ARG__TYPE__MEM &&
+		    a->type != VCL__KERNEL_ARG__TYPE__NULLMEM)
+			return (CL_INVALID_ARG_VALUE);
+		return (vcl_exec_arg_mem(s, ko, a));
+	case VCL_KARG_LOCAL:
+		if (a->type != VCL__KERNEL_ARG__TYPE__LOCAL)
+			return (CL_INVALID_ARG_VALUE);
+		if (a->size == 0 || a->size > vcl_exec_local_max(&s->srv->be))
+			return (CL_INVALID_ARG_SIZE);
+		if ((err = clSetKernelArg(ko->u.kernel, a->index, a->size,
+		    NULL)) == CL_SUCCESS)
+			ka->size = a->size;
+		return (err);
+	case VCL_KARG_VALUE:
+		if (a->type != VCL__KERNEL_ARG__TYPE__VALUE)
+			return (CL_INVALID_ARG_VALUE);
+		if (a->value.len == 0)
+			return (CL_INVALID_ARG_VALUE);
+		/* An unknown size: refused rather than read past the bytes. */
+		if (ka->size == 0 || a->value.len != ka->size)
+			return (CL_INVALID_ARG_SIZE);
+		return (clSetKernelArg(ko->u.kernel, a->index, a->value.len,
+		    a->value.data));
 	default:
 		return (CL_INVALID_ARG_VALUE);
 	}
 }
 
-/* NDRange: set the arguments the client sent, then launch. */
+/*
+ * Would a launch on device dev fit its local memory: the kernel's own
+ * __local variables plus every __local argument's size? A runtime given
+ * more aborts or fails late; a local one says CL_OUT_OF_RESOURCES.
+ */
+static cl_int
+vcl_exec_local_fits(struct vcl_session *s, struct vcl_hobj *ko, uint32_t dev)
+{
+	cl_ulong	cap = 0;
+	uint64_t	sum;
+	uint32_t	i;
+
+	if (dev >= s->srv->be.ndevices || clGetDeviceInfo(
+	    s->srv->be.devices[dev], CL_DEVICE_LOCAL_MEM_SIZE, sizeof cap, &cap,
+	    NULL) != CL_SUCCESS)
+		return (CL_INVALID_DEVICE);
+	sum = ko->klocal != NULL ? ko->klocal[dev] : 0;
+	if (sum > cap)
+		return (CL_OUT_OF_RESOURCES);
+	for (i = 0; i < ko->nargs; i++) {
+		if (ko->kargs[i].kind != VCL_KARG_LOCAL)
+			continue;
+		if (ko->kargs[i].size > cap - sum)
+			return (CL_OUT_OF_RESOURCES);
+		sum += ko->kargs[i].size;
+	}
+	return (CL_SUCCESS);
+}
+
+/*
+ * Check a launch's sizes as clEnqueueNDRangeKernel would, before the
+ * runtime sees them: offset + global must not wrap, a local size must be
+ * non-zero, within the device's work-item sizes and, in all, within the
+ * kernel's work-group size there.
+ */
+static cl_int
+vcl_exec_sizes(struct vcl_session *s, struct vcl_hobj *ko, uint32_t dev,
+    cl_uint d, const size_t *off, const size_t *gws, const size_t *lws)
+{
+	cl_device_id	 id = s->srv->be.devices[dev];
+	size_t		 maxwi[3] = { 0, 0, 0 }, wg = 0, total = 1;
+	cl_uint		 i;
+
+	for (i = 0; i < d; i++)
+		if (gws[i] > SIZE_MAX - off[i])
+			return (CL_INVALID_GLOBAL_OFFSET);
+	if (lws == NULL)
+		return (CL_SUCCESS);
+	clGetDeviceInfo(id, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof maxwi, maxwi,
+	    NULL);
+	if (clGetKernelWorkGroupInfo(ko->u.kernel, id,
+	    CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL) != CL_SUCCESS)
+		wg = 0;
+	for (i = 0; i < d; i++) {
+		if (lws[i] == 0)
+			return (CL_INVALID_WORK_GROUP_SIZE);
+		if (maxwi[i] != 0 && lws[i] > maxwi[i])
+			return (CL_INVALID_WORK_ITEM_SIZE);
+		if (lws[i] > SIZE_MAX / total)
+			return (CL_INVALID_WORK_GROUP_SIZE);
+		total *= lws[i];
+	}
+	if (wg != 0 && total > wg)
+		return (CL_INVALID_WORK_GROUP_SIZE);
+	return (CL_SUCCESS);
+}
+
+/* NDRange: set the arguments the client sent, check, then launch. */
 void
 vcl_op_ndrange(struct vcl_session *s, const Vcl__Request *req,
     struct vcl_bulk *bulk)
@@ -95,6 +253,11 @@ vcl_op_ndrange(struct vcl_session *s, const Vcl__Request *req,
 	}
 	for (i = 0; i < m->n_args && err == CL_SUCCESS; i++)
 		err = vcl_exec_arg(s, k, m->args[i]);
+	if (err == CL_SUCCESS)
+		err = vcl_exec_sizes(s, k, enq.q->device, d, off, gws,
+		    m->n_local ? lws : NULL);
+	if (err == CL_SUCCESS)
+		err = vcl_exec_local_fits(s, k, enq.q->device);
 	if (err == CL_SUCCESS)
 		err = clEnqueueNDRangeKernel(enq.q->u.queue, k->u.kernel, d,
 		    m->n_offset ? off : NULL, gws, m->n_local ? lws : NULL,

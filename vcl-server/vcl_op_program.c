@@ -7,6 +7,10 @@
 #include "vcl_server.h"
 
 #define VCL_KERNELS_MAX	4096
+#define VCL_PROBE_TYPES	64	/* by-value types probed per program */
+
+static struct vcl_tsizes *vcl_probe_sizes(cl_program, const cl_device_id *,
+		    cl_uint, const char *);
 
 /* CreateProgram: a program from source, built later by BuildProgram. */
 void
@@ -50,6 +54,7 @@ struct vcl_build {
 	char			**logs;
 	cl_build_status		*status;
 	char			*names;		/* CL_PROGRAM_KERNEL_NAMES */
+	struct vcl_tsizes	*tsizes;	/* by-value argument types */
 };
 
 /* Free a build record. */
@@ -64,6 +69,7 @@ vcl_build_free(struct vcl_build *b)
 	free(b->logs);
 	free(b->status);
 	free(b->names);
+	free(b->tsizes);
 	free(b->devs);
 	free(b->idx);
 	free(b->options);
@@ -111,9 +117,12 @@ vcl_build_run(void *arg)
 		b->logs[i] = vcl_build_string(b->prog, b->devs[i],
 		    CL_PROGRAM_BUILD_LOG);
 	}
-	if (b->err == CL_SUCCESS)
+	if (b->err == CL_SUCCESS) {
 		b->names = vcl_build_string(b->prog, NULL,
 		    CL_PROGRAM_KERNEL_NAMES);
+		b->tsizes = vcl_probe_sizes(b->prog, b->devs, b->ndevs,
+		    b->options);
+	}
 	vcl_server_done_push(b->d.s->srv, &b->d);
 }
 
@@ -134,8 +143,14 @@ vcl_build_done(struct vcl_done *d)
 	if (s->dead)
 		goto out;
 	if ((o = vcl_handle_get(&s->handles, b->prog_id, VCL_KIND_PROGRAM)) !=
-	    NULL)
+	    NULL) {
 		o->building = 0;
+		if (b->err == CL_SUCCESS) {
+			free(o->tsizes);
+			o->tsizes = b->tsizes;
+			b->tsizes = NULL;
+		}
+	}
 	r.seq = b->seq;
 	r.status = b->err;
 	if (b->logs != NULL && b->status != NULL &&
@@ -276,11 +291,12 @@ vcl_op_build_program(struct vcl_session *s, const Vcl__Request *req,
 }
 
 /*
- * Bytes of a by-value argument of an OpenCL C type named by
- * CL_KERNEL_ARG_TYPE_NAME: scalars and vectors; 0 for what is not known
- * (structs), which the client then does not check.
+ * Bytes of a by-value argument of a built-in OpenCL C type named by
+ * CL_KERNEL_ARG_TYPE_NAME: scalars and vectors (a 3-vector has the size of
+ * a 4-vector); 0 for what is not built in (structs, unions, enums,
+ * typedefs), whose size the program's probe gives (vcl_probe_sizes).
  */
-static uint32_t
+static uint64_t
 vcl_type_size(const char *name, cl_uint addr_bits)
 {
 	static const struct {
@@ -292,6 +308,7 @@ vcl_type_size(const char *name, cl_uint addr_bits)
 		{ "half", 2 }, { "int", 4 }, { "uint", 4 },
 		{ "unsigned int", 4 }, { "float", 4 }, { "long", 8 },
 		{ "ulong", 8 }, { "unsigned long", 8 }, { "double", 8 },
+		{ "bool", 1 },
 	};
 	size_t		 i, len;
 	unsigned long	 n = 1;
@@ -306,30 +323,153 @@ vcl_type_size(const char *name, cl_uint addr_bits)
 			continue;
 		if (name[len] == '\0')
 			return (scalars[i].size);
+		if (strcmp(scalars[i].name, "bool") == 0 ||
+		    name[len] < '1' || name[len] > '9')
+			continue;
 		n = strtoul(name + len, &end, 10);
 		if (*end != '\0' || (n != 2 && n != 3 && n != 4 && n != 8 &&
 		    n != 16))
 			continue;
-		return (scalars[i].size * (uint32_t)(n == 3 ? 4 : n));
+		return (scalars[i].size * (uint64_t)(n == 3 ? 4 : n));
 	}
 	return (0);
 }
 
+/* The type name without the qualifiers some runtimes put in front. */
+static const char *
+vcl_type_bare(const char *name)
+{
+	static const char	*quals[] = {
+		"const ", "volatile ", "restrict ", "__read_only ",
+		"read_only ", "__write_only ", "write_only ", "__read_write ",
+		"read_write ",
+	};
+	size_t			 i;
+
+	for (i = 0; i < sizeof quals / sizeof quals[0]; i++) {
+		if (strncmp(name, quals[i], strlen(quals[i])) == 0) {
+			name += strlen(quals[i]);
+			i = (size_t)-1;		/* again from the first */
+		}
+	}
+	return (name);
+}
+
+/* CL_MEM_OBJECT_IMAGE* of an image type name, 0 if it names none. */
+static uint32_t
+vcl_type_image(const char *name)
+{
+	static const struct {
+		const char	*prefix;
+		uint32_t	 type;
+	} images[] = {
+		{ "image1d_buffer", CL_MEM_OBJECT_IMAGE1D_BUFFER },
+		{ "image1d_array", CL_MEM_OBJECT_IMAGE1D_ARRAY },
+		{ "image1d", CL_MEM_OBJECT_IMAGE1D },
+		{ "image2d_array", CL_MEM_OBJECT_IMAGE2D_ARRAY },
+		{ "image2d", CL_MEM_OBJECT_IMAGE2D },
+		{ "image3d", CL_MEM_OBJECT_IMAGE3D },
+	};
+	size_t			 i, n = strlen(name);
+
+	if (strncmp(name, "image", 5) != 0 || n < 3 ||
+	    strcmp(name + n - 2, "_t") != 0)
+		return (0);
+	for (i = 0; i < sizeof images / sizeof images[0]; i++)
+		if (strncmp(name, images[i].prefix,
+		    strlen(images[i].prefix)) == 0)
+			return (images[i].type);
+	return (CL_MEM_OBJECT_IMAGE2D);		/* an image of a newer kind */
+}
+
+/*
+ * What a kernel argument is (vcl_handle.h), from its address qualifier,
+ * type qualifier and type name; for a by-value one *size is the type's
+ * size if built in, else 0.
+ */
+static enum vcl_karg_kind
+vcl_karg_kind(cl_kernel_arg_address_qualifier aq,
+    cl_kernel_arg_type_qualifier tq, const char *tname, cl_uint bits,
+    uint64_t *size, uint32_t *image)
+{
+	static const char	*opaque[] = {
+		"queue_t", "clk_event_t", "reserve_id_t", "event_t",
+	};
+	const char		*t = vcl_type_bare(tname);
+	size_t			 i;
+
+	*size = 0;
+	*image = vcl_type_image(t);
+	if (tq & CL_KERNEL_ARG_TYPE_PIPE || strncmp(t, "pipe ", 5) == 0)
+		return (VCL_KARG_PIPE);
+	if (*image != 0)
+		return (VCL_KARG_IMAGE);
+	if (aq == CL_KERNEL_ARG_ADDRESS_LOCAL)
+		return (VCL_KARG_LOCAL);
+	if (aq == CL_KERNEL_ARG_ADDRESS_GLOBAL ||
+	    aq == CL_KERNEL_ARG_ADDRESS_CONSTANT)
+		return (VCL_KARG_BUFFER);
+	if (aq != CL_KERNEL_ARG_ADDRESS_PRIVATE)
+		return (VCL_KARG_OPAQUE);
+	if (strcmp(t, "sampler_t") == 0)
+		return (VCL_KARG_SAMPLER);
+	for (i = 0; i < sizeof opaque / sizeof opaque[0]; i++)
+		if (strcmp(t, opaque[i]) == 0)
+			return (VCL_KARG_OPAQUE);
+	/* A pointer by value would be taken as an address: never. */
+	if (strchr(t, '*') != NULL || strchr(t, '[') != NULL)
+		return (VCL_KARG_OPAQUE);
+	*size = vcl_type_size(t, bits);
+	return (VCL_KARG_VALUE);
+}
+
+/* The probed size of a by-value type of the program, 0 if unknown. */
+static uint64_t
+vcl_tsizes_find(const struct vcl_tsizes *ts, const char *tname)
+{
+	const char	*t = vcl_type_bare(tname);
+	uint32_t	 i;
+
+	for (i = 0; ts != NULL && i < ts->n; i++)
+		if (strcmp(ts->t[i].name, t) == 0)
+			return (ts->t[i].size);
+	return (0);
+}
+
+_Static_assert((int)VCL_KARG_OPAQUE == VCL__KERNEL_DESC__ARG_KIND__OPAQUE &&
+    (int)VCL_KARG_SAMPLER == VCL__KERNEL_DESC__ARG_KIND__SAMPLER &&
+    (int)VCL_KARG_IMAGE == VCL__KERNEL_DESC__ARG_KIND__IMAGE &&
+    (int)VCL_KARG_LOCAL == VCL__KERNEL_DESC__ARG_KIND__LOCAL &&
+    (int)VCL_KARG_BUFFER == VCL__KERNEL_DESC__ARG_KIND__BUFFER &&
+    (int)VCL_KARG_PIPE == VCL__KERNEL_DESC__ARG_KIND__PIPE,
+    "vcl_karg_kind is vcl.proto's KernelDesc.ArgKind");
+
+/* What the server keeps of a kernel, made with its description. */
+struct vcl_kinfo {
+	struct vcl_karg	*kargs;		/* each argument's kind */
+	uint64_t	*klocal;	/* own __local bytes per device */
+};
+
 /*
  * Describe a kernel for the client: name, arg count, address qualifiers
- * and by-value sizes, and per served device its work-group limits. Fails
- * when a qualifier is unknown: launches could not be checked.
+ * and by-value sizes (built-in, or probed with the program's build), and
+ * per served device its work-group limits. Fills *ki with what launches
+ * are checked against. Fails when an argument cannot be described:
+ * launches could not be checked.
  */
 static int
-vcl_kernel_desc(struct vcl_session *s, cl_kernel k, uint64_t id,
-    Vcl__KernelDesc *kd)
+vcl_kernel_desc(struct vcl_session *s, const struct vcl_hobj *p,
+    cl_kernel k, uint64_t id, Vcl__KernelDesc *kd, struct vcl_kinfo *ki)
 {
 	struct vcl_backend	*be = &s->srv->be;
 	cl_uint			 i, bits = 64;
+	cl_ulong		 lm;
 	size_t			 n = 0, cwg[3];
+	uint64_t		 size;
 	char			 tname[256];
 
 	vcl__kernel_desc__init(kd);
+	memset(ki, 0, sizeof *ki);
 	kd->id = id;
 	if (clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof kd->num_args,
 	    &kd->num_args, NULL) != CL_SUCCESS ||
@@ -339,41 +479,50 @@ vcl_kernel_desc(struct vcl_session *s, cl_kernel k, uint64_t id,
 	    CL_SUCCESS)
 		return (-1);
 	if (kd->num_args > 0 &&
-	    (kd->arg_address = calloc(kd->num_args, sizeof *kd->arg_address)) ==
-	    NULL)
-		return (-1);
-	kd->n_arg_address = kd->num_args;
-	if (kd->num_args > 0 &&
-	    ((kd->arg_size = calloc(kd->num_args, sizeof *kd->arg_size)) ==
+	    ((kd->arg_address = calloc(kd->num_args,
+	    sizeof *kd->arg_address)) == NULL ||
+	    (kd->arg_size = calloc(kd->num_args, sizeof *kd->arg_size)) ==
 	    NULL || (kd->arg_type_qual = calloc(kd->num_args,
-	    sizeof *kd->arg_type_qual)) == NULL))
+	    sizeof *kd->arg_type_qual)) == NULL ||
+	    (kd->arg_kind = calloc(kd->num_args, sizeof *kd->arg_kind)) ==
+	    NULL ||
+	    (ki->kargs = calloc(kd->num_args, sizeof *ki->kargs)) == NULL))
 		return (-1);
+	kd->n_arg_kind = kd->num_args;
+	kd->n_arg_address = kd->num_args;
 	kd->n_arg_size = kd->num_args;
 	kd->n_arg_type_qual = kd->num_args;
 	clGetDeviceInfo(be->devices[0], CL_DEVICE_ADDRESS_BITS, sizeof bits,
 	    &bits, NULL);
 	for (i = 0; i < kd->num_args; i++) {
 		cl_kernel_arg_address_qualifier	aq;
+		cl_kernel_arg_type_qualifier	tq = 0;
+		struct vcl_karg			*ka = &ki->kargs[i];
 
 		if (clGetKernelArgInfo(k, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER,
-		    sizeof aq, &aq, NULL) != CL_SUCCESS)
-			return (-1);
-		kd->arg_address[i] = (uint32_t)aq;
-		{
-			cl_kernel_arg_type_qualifier	tq = 0;
-
-			clGetKernelArgInfo(k, i, CL_KERNEL_ARG_TYPE_QUALIFIER,
-			    sizeof tq, &tq, NULL);
-			kd->arg_type_qual[i] = (uint32_t)tq;
-		}
-		if (aq == CL_KERNEL_ARG_ADDRESS_PRIVATE &&
+		    sizeof aq, &aq, NULL) != CL_SUCCESS ||
 		    clGetKernelArgInfo(k, i, CL_KERNEL_ARG_TYPE_NAME,
-		    sizeof tname, tname, NULL) == CL_SUCCESS)
-			kd->arg_size[i] = vcl_type_size(tname, bits);
+		    sizeof tname, tname, NULL) != CL_SUCCESS)
+			return (-1);
+		clGetKernelArgInfo(k, i, CL_KERNEL_ARG_TYPE_QUALIFIER,
+		    sizeof tq, &tq, NULL);
+		kd->arg_address[i] = (uint32_t)aq;
+		kd->arg_type_qual[i] = (uint32_t)tq;
+		ka->kind = vcl_karg_kind(aq, tq, tname, bits, &size,
+		    &ka->image);
+		if (ka->kind == VCL_KARG_VALUE && size == 0)
+			size = vcl_tsizes_find(p->tsizes, tname);
+		kd->arg_kind[i] = (Vcl__KernelDesc__ArgKind)ka->kind;
+		if (ka->kind == VCL_KARG_VALUE) {
+			ka->size = size;
+			kd->arg_size[i] = size <= UINT32_MAX ? (uint32_t)size :
+			    0;
+		}
 	}
 	if ((kd->wg_size = calloc(be->ndevices, sizeof *kd->wg_size)) == NULL ||
 	    (kd->compile_wg = calloc(be->ndevices * 3,
-	    sizeof *kd->compile_wg)) == NULL)
+	    sizeof *kd->compile_wg)) == NULL ||
+	    (ki->klocal = calloc(be->ndevices, sizeof *ki->klocal)) == NULL)
 		return (-1);
 	kd->n_wg_size = be->ndevices;
 	kd->n_compile_wg = be->ndevices * 3;
@@ -382,6 +531,11 @@ vcl_kernel_desc(struct vcl_session *s, cl_kernel k, uint64_t id,
 		    CL_KERNEL_WORK_GROUP_SIZE, sizeof n, &n, NULL) != CL_SUCCESS)
 			continue;
 		kd->wg_size[i] = n;
+		/* No __local argument is set yet: this is the kernel's own. */
+		if (clGetKernelWorkGroupInfo(k, be->devices[i],
+		    CL_KERNEL_LOCAL_MEM_SIZE, sizeof lm, &lm, NULL) ==
+		    CL_SUCCESS)
+			ki->klocal[i] = lm;
 		if (clGetKernelWorkGroupInfo(k, be->devices[i],
 		    CL_KERNEL_COMPILE_WORK_GROUP_SIZE, sizeof cwg, cwg, NULL) ==
 		    CL_SUCCESS) {
@@ -393,29 +547,206 @@ vcl_kernel_desc(struct vcl_session *s, cl_kernel k, uint64_t id,
 	return (0);
 }
 
-/* Keep a kernel's argument qualifiers on its object, to check launches. */
-static int
-vcl_kernel_keep(struct vcl_hobj *o, const Vcl__KernelDesc *kd)
+/* Keep a kernel's argument kinds and local sizes on its object. */
+static void
+vcl_kernel_keep(struct vcl_hobj *o, const Vcl__KernelDesc *kd,
+    struct vcl_kinfo *ki)
 {
 	o->nargs = kd->num_args;
-	if (kd->num_args == 0)
-		return (0);
-	if ((o->argq = calloc(kd->num_args, sizeof *o->argq)) == NULL)
-		return (-1);
-	memcpy(o->argq, kd->arg_address, kd->num_args * sizeof *o->argq);
-	return (0);
+	o->kargs = ki->kargs;
+	o->klocal = ki->klocal;
+	ki->kargs = NULL;
+	ki->klocal = NULL;
 }
 
 /* Free what vcl_kernel_desc allocated. */
 static void
-vcl_kernel_desc_free(Vcl__KernelDesc *kd)
+vcl_kernel_desc_free(Vcl__KernelDesc *kd, struct vcl_kinfo *ki)
 {
 	free(kd->name);
 	free(kd->arg_address);
 	free(kd->arg_size);
 	free(kd->arg_type_qual);
+	free(kd->arg_kind);
 	free(kd->wg_size);
 	free(kd->compile_wg);
+	free(ki->kargs);
+	free(ki->klocal);
+}
+
+/* Is a type name safe to paste into the probe's source? */
+static int
+vcl_probe_name_ok(const char *t)
+{
+	size_t	i;
+
+	for (i = 0; t[i] != '\0'; i++)
+		if (!(t[i] == '_' || t[i] == ' ' || (t[i] >= 'a' &&
+		    t[i] <= 'z') || (t[i] >= 'A' && t[i] <= 'Z') ||
+		    (t[i] >= '0' && t[i] <= '9')))
+			return (0);
+	return (i > 0 && i < sizeof ((struct vcl_tsize *)0)->name);
+}
+
+/* Add the by-value types of k's arguments that have no built-in size. */
+static void
+vcl_probe_collect(cl_kernel k, cl_uint bits, struct vcl_tsizes *ts)
+{
+	cl_kernel_arg_address_qualifier	aq;
+	cl_kernel_arg_type_qualifier	tq;
+	cl_uint				i, nargs = 0;
+	uint64_t			size;
+	uint32_t			image;
+	char				tname[256];
+	const char			*t;
+
+	if (clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof nargs, &nargs,
+	    NULL) != CL_SUCCESS)
+		return;
+	for (i = 0; i < nargs && ts->n < VCL_PROBE_TYPES; i++) {
+		tq = 0;
+		if (clGetKernelArgInfo(k, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER,
+		    sizeof aq, &aq, NULL) != CL_SUCCESS ||
+		    clGetKernelArgInfo(k, i, CL_KERNEL_ARG_TYPE_NAME,
+		    sizeof tname, tname, NULL) != CL_SUCCESS)
+			continue;
+		clGetKernelArgInfo(k, i, CL_KERNEL_ARG_TYPE_QUALIFIER,
+		    sizeof tq, &tq, NULL);
+		if (vcl_karg_kind(aq, tq, tname, bits, &size, &image) !=
+		    VCL_KARG_VALUE || size != 0)
+			continue;
+		t = vcl_type_bare(tname);
+		if (!vcl_probe_name_ok(t) || vcl_tsizes_find(ts, t) != 0)
+			continue;
+		memcpy(ts->t[ts->n].name, t, strlen(t) + 1);	/* fits: _ok */
+		ts->t[ts->n++].size = 1;	/* a mark: listed */
+	}
+}
+
+/*
+ * Run the probe kernel once on each device; sizes[] gets sizeof of each
+ * listed type where every device agrees, else 0. Returns 0 or -1.
+ */
+static int
+vcl_probe_run(cl_context ctx, cl_kernel pk, const cl_device_id *devs,
+    cl_uint ndevs, struct vcl_tsizes *ts)
+{
+	cl_ulong		 got[VCL_PROBE_TYPES];
+	cl_command_queue	 q;
+	cl_mem			 out;
+	cl_uint			 d, i;
+	size_t			 one = 1;
+	cl_int			 err;
+
+	out = clCreateBuffer(ctx, CL_MEM_READ_WRITE, ts->n * sizeof got[0],
+	    NULL, &err);
+	if (out == NULL)
+		return (-1);
+	err = clSetKernelArg(pk, 0, sizeof out, &out);
+	for (d = 0; d < ndevs && err == CL_SUCCESS; d++) {
+		memset(got, 0, sizeof got);
+		if ((q = clCreateCommandQueue(ctx, devs[d], 0, &err)) == NULL)
+			break;
+		err = clEnqueueNDRangeKernel(q, pk, 1, NULL, &one, &one, 0,
+		    NULL, NULL);
+		if (err == CL_SUCCESS)
+			err = clEnqueueReadBuffer(q, out, CL_TRUE, 0,
+			    ts->n * sizeof got[0], got, 0, NULL, NULL);
+		clReleaseCommandQueue(q);
+		for (i = 0; i < ts->n && err == CL_SUCCESS; i++) {
+			if (got[i] == 0 || got[i] > (1u << 20) ||
+			    (d > 0 && got[i] != ts->t[i].size))
+				ts->t[i].size = 0;	/* disagree: unknown */
+			else if (d == 0)
+				ts->t[i].size = got[i];
+		}
+	}
+	clReleaseMemObject(out);
+	return (err == CL_SUCCESS ? 0 : -1);
+}
+
+/*
+ * Sizes of the program's by-value argument types that are not built in
+ * (structs, unions, enums, typedefs). clGetKernelArgInfo gives only their
+ * name, and some runtimes (PoCL 3 among them) do not check such an
+ * argument's size in clSetKernelArg: a client sending fewer bytes than the
+ * type has would make the kernel read the server's heap. So, on the
+ * worker, after a successful build: the program's source, the same
+ * options, plus one kernel storing sizeof of each such type, built and run
+ * once per device. A type whose size cannot be had this way (a program
+ * from binaries, a probe that fails, devices that disagree) keeps size 0
+ * and the server refuses by-value arguments of it. NULL when the program
+ * has no such type (or no memory: the same refusal).
+ */
+static struct vcl_tsizes *
+vcl_probe_sizes(cl_program prog, const cl_device_id *devs, cl_uint ndevs,
+    const char *options)
+{
+	struct vcl_tsizes	*ts = NULL;
+	cl_kernel		*ks = NULL, pk = NULL;
+	cl_program		 pp = NULL;
+	cl_context		 ctx = NULL;
+	cl_uint			 nk = 0, i, bits = 64;
+	char			*src = NULL, *psrc = NULL;
+	size_t			 len, off, cap;
+	cl_int			 err;
+
+	if (ndevs == 0 || (ts = calloc(1, sizeof *ts + VCL_PROBE_TYPES *
+	    sizeof ts->t[0])) == NULL)
+		return (NULL);
+	clGetDeviceInfo(devs[0], CL_DEVICE_ADDRESS_BITS, sizeof bits, &bits,
+	    NULL);
+	if (clCreateKernelsInProgram(prog, 0, NULL, &nk) != CL_SUCCESS ||
+	    nk == 0 || (ks = calloc(nk, sizeof *ks)) == NULL ||
+	    clCreateKernelsInProgram(prog, nk, ks, NULL) != CL_SUCCESS)
+		nk = 0;
+	for (i = 0; i < nk; i++) {
+		vcl_probe_collect(ks[i], bits, ts);
+		clReleaseKernel(ks[i]);
+	}
+	free(ks);
+	if (ts->n == 0) {
+		free(ts);
+		return (NULL);
+	}
+	for (i = 0; i < ts->n; i++)
+		ts->t[i].size = 0;
+	/* The probe kernel: the program's own source, then one kernel. */
+	if ((src = vcl_build_string(prog, NULL, CL_PROGRAM_SOURCE)) == NULL ||
+	    clGetProgramInfo(prog, CL_PROGRAM_CONTEXT, sizeof ctx, &ctx,
+	    NULL) != CL_SUCCESS)
+		goto out;
+	cap = strlen(src) + 128 + ts->n * (sizeof ts->t[0].name + 48);
+	if ((psrc = malloc(cap)) == NULL)
+		goto out;
+	off = (size_t)snprintf(psrc, cap, "%s\n__kernel void "
+	    "vcl_probe_sizeof(__global ulong *vcl_probe_out)\n{\n", src);
+	for (i = 0; i < ts->n && off < cap; i++)
+		off += (size_t)snprintf(psrc + off, cap - off,
+		    "\tvcl_probe_out[%u] = sizeof(%s);\n", i, ts->t[i].name);
+	if (off >= cap || (size_t)snprintf(psrc + off, cap - off, "}\n") >=
+	    cap - off)
+		goto out;
+	len = strlen(psrc);
+	if ((pp = clCreateProgramWithSource(ctx, 1, (const char **)&psrc,
+	    &len, &err)) == NULL ||
+	    clBuildProgram(pp, ndevs, devs, options, NULL, NULL) !=
+	    CL_SUCCESS ||
+	    (pk = clCreateKernel(pp, "vcl_probe_sizeof", &err)) == NULL ||
+	    vcl_probe_run(ctx, pk, devs, ndevs, ts) != 0) {
+		vcl_log_info("by-value argument sizes of a program could not "
+		    "be probed: such arguments will be refused");
+		for (i = 0; i < ts->n; i++)
+			ts->t[i].size = 0;
+	}
+out:
+	if (pk != NULL)
+		clReleaseKernel(pk);
+	if (pp != NULL)
+		clReleaseProgram(pp);
+	free(psrc);
+	free(src);
+	return (ts);
 }
 
 /* Check a program can give kernels. Returns it or NULL with *err. */
@@ -446,20 +777,23 @@ vcl_op_create_kernel(struct vcl_session *s, const Vcl__Request *req,
 	Vcl__Reply		 r = VCL__REPLY__INIT;
 	Vcl__KernelsResult	 kr = VCL__KERNELS_RESULT__INIT;
 	Vcl__KernelDesc		 kd, *kdp = &kd;
+	struct vcl_kinfo	 ki;
 	cl_kernel		 k = NULL;
 	cl_int			 err = CL_SUCCESS;
 
 	vcl__kernel_desc__init(&kd);
+	memset(&ki, 0, sizeof ki);
 	if ((p = vcl_kernel_program(s, m->program, &err)) != NULL)
 		k = clCreateKernel(p->u.prog, m->name, &err);
-	if (err == CL_SUCCESS && vcl_kernel_desc(s, k, m->id, &kd) != 0)
+	if (err == CL_SUCCESS && vcl_kernel_desc(s, p, k, m->id, &kd, &ki) !=
+	    0)
 		err = CL_OUT_OF_HOST_MEMORY;
 	if (err == CL_SUCCESS) {
 		if ((o = vcl_session_add(s, m->id, VCL_KIND_KERNEL)) == NULL ||
 		    o->error != CL_SUCCESS) {
 			clReleaseKernel(k);
 			if (s->dead) {
-				vcl_kernel_desc_free(&kd);
+				vcl_kernel_desc_free(&kd, &ki);
 				return;
 			}
 			if (o != NULL) {
@@ -469,11 +803,7 @@ vcl_op_create_kernel(struct vcl_session *s, const Vcl__Request *req,
 			err = CL_OUT_OF_RESOURCES;
 		} else {
 			o->u.kernel = k;
-			if (vcl_kernel_keep(o, &kd) != 0) {
-				vcl_session_release(s, o);
-				vcl_handle_del(&s->handles, o);
-				err = CL_OUT_OF_HOST_MEMORY;
-			}
+			vcl_kernel_keep(o, &kd, &ki);
 		}
 	} else if (k != NULL)
 		clReleaseKernel(k);
@@ -486,7 +816,7 @@ vcl_op_create_kernel(struct vcl_session *s, const Vcl__Request *req,
 		r.kernels = &kr;
 	}
 	vcl_session_reply_msg(s, &r);
-	vcl_kernel_desc_free(&kd);
+	vcl_kernel_desc_free(&kd, &ki);
 }
 
 /* CreateKernels: every kernel of a program, under the client's ids. */
@@ -499,6 +829,7 @@ vcl_op_create_kernels(struct vcl_session *s, const Vcl__Request *req,
 	Vcl__Reply			 r = VCL__REPLY__INIT;
 	Vcl__KernelsResult		 kr = VCL__KERNELS_RESULT__INIT;
 	Vcl__KernelDesc			*kd = NULL, **kdp = NULL;
+	struct vcl_kinfo		*ki = NULL;
 	cl_kernel			*ks = NULL;
 	cl_uint				 n = 0, i;
 	cl_int				 err = CL_SUCCESS;
@@ -510,13 +841,15 @@ vcl_op_create_kernels(struct vcl_session *s, const Vcl__Request *req,
 	if (err == CL_SUCCESS && n > 0 &&
 	    ((ks = calloc(n, sizeof *ks)) == NULL ||
 	    (kd = calloc(n, sizeof *kd)) == NULL ||
-	    (kdp = calloc(n, sizeof *kdp)) == NULL))
+	    (kdp = calloc(n, sizeof *kdp)) == NULL ||
+	    (ki = calloc(n, sizeof *ki)) == NULL))
 		err = CL_OUT_OF_HOST_MEMORY;
 	if (err == CL_SUCCESS && n > 0)
 		err = clCreateKernelsInProgram(p->u.prog, n, ks, NULL);
 	for (i = 0; i < n && err == CL_SUCCESS; i++) {
 		kdp[i] = &kd[i];
-		if (vcl_kernel_desc(s, ks[i], m->ids[i], &kd[i]) != 0)
+		if (vcl_kernel_desc(s, p, ks[i], m->ids[i], &kd[i], &ki[i]) !=
+		    0)
 			err = CL_OUT_OF_HOST_MEMORY;
 	}
 	for (i = 0; i < n && err == CL_SUCCESS; i++) {
@@ -533,8 +866,7 @@ vcl_op_create_kernels(struct vcl_session *s, const Vcl__Request *req,
 		}
 		o->u.kernel = ks[i];
 		ks[i] = NULL;
-		if (vcl_kernel_keep(o, &kd[i]) != 0)
-			err = CL_OUT_OF_HOST_MEMORY;
+		vcl_kernel_keep(o, &kd[i], &ki[i]);
 	}
 	if (err != CL_SUCCESS) {
 		/* Undo the ids already added, so the client may reuse none. */
@@ -561,9 +893,10 @@ vcl_op_create_kernels(struct vcl_session *s, const Vcl__Request *req,
 		}
 		vcl_session_reply_msg(s, &r);
 	}
-	for (i = 0; i < n && kd != NULL; i++)
-		vcl_kernel_desc_free(&kd[i]);
+	for (i = 0; i < n && kd != NULL && ki != NULL; i++)
+		vcl_kernel_desc_free(&kd[i], &ki[i]);
 	free(kd);
+	free(ki);
 	free(kdp);
 	free(ks);
 }

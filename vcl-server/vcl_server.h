@@ -348,6 +348,7 @@ struct vcl_hobj *vcl_mem_range_get(struct vcl_session *, uint64_t, uint64_t,
 /* vcl_op_exec.c */
 cl_int	vcl_exec_arg(struct vcl_session *, struct vcl_hobj *,
 	    const Vcl__KernelArg *);
+void	vcl_exec_kernel_drop(struct vcl_session *, struct vcl_hobj *);
 
 /* vcl_enqueue.c: the common part of every enqueue. */
 struct vcl_enq {

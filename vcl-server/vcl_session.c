@@ -169,6 +169,7 @@ vcl_session_release(struct vcl_session *s, struct vcl_hobj *o)
 			clReleaseProgram(o->u.prog);
 		break;
 	case VCL_KIND_KERNEL:
+		vcl_exec_kernel_drop(s, o);
 		if (o->u.kernel != NULL)
 			clReleaseKernel(o->u.kernel);
 		break;
@@ -567,6 +568,8 @@ vcl_session_run(struct vcl_session *s, Vcl__Request *req,
 static int
 vcl_session_needed(const struct vcl_hobj *o)
 {
+	if (o->kind == VCL_KIND_MEM)
+		return (o->karg_refs > 0);	/* a kernel argument names it */
 	return (o->kind == VCL_KIND_EVENT && (o->held_refs > 0 ||
 	    (o->source != NULL && o->user && !o->user_set)));
 }

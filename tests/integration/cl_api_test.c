@@ -1646,6 +1646,70 @@ out:
 	release_all(NULL, 0, k, p);
 }
 
+static const char src_arg_types[] =
+    "typedef struct { int v[1024]; } big_t;\n"
+    "__kernel void samp(sampler_t s, __global int *o) { o[0] = 1; }\n"
+    "__kernel void img(__read_only image2d_t im, __global int *o)\n"
+    "{ o[0] = get_image_width(im); }\n"
+    "__kernel void big(big_t b, __local int *l, __global int *o)\n"
+    "{ l[0] = b.v[1023]; o[0] = l[0]; }\n";
+
+/*
+ * clSetKernelArg checks the argument against its type: bytes are no
+ * sampler, a buffer is no image, a struct takes its whole size, a __local
+ * size must fit the device. PoCL 3.1 checks none of these (its launch then
+ * crashes or reads past the bytes): natively CL_SUCCESS is accepted.
+ */
+static void
+test_kernel_arg_types(struct env *e)
+{
+	cl_program	 p;
+	cl_kernel	 ks = NULL, ki = NULL, kb = NULL;
+	cl_mem		 g = NULL;
+	cl_ulong	 lmem = 0;
+	uint64_t	 junk = 0x4141414141414141ull;
+	static int	 v[1024];
+	int		 out = 0;
+	size_t		 one = 1;
+
+	if ((p = build_program(e, src_arg_types, NULL)) == NULL)
+		return;
+	if ((ks = make_kernel(p, "samp")) == NULL ||
+	    (ki = make_kernel(p, "img")) == NULL ||
+	    (kb = make_kernel(p, "big")) == NULL ||
+	    (g = make_buffer(e, CL_MEM_READ_WRITE, sizeof out, NULL)) == NULL)
+		goto out;
+	CHECK_ERR(clGetDeviceInfo(e->device, CL_DEVICE_LOCAL_MEM_SIZE,
+	    sizeof lmem, &lmem, NULL), CL_SUCCESS);
+	CHECK_ERR2(clSetKernelArg(ks, 0, sizeof junk, &junk),
+	    CL_INVALID_SAMPLER, is_pocl ? CL_SUCCESS : CL_INVALID_SAMPLER);
+	CHECK_ERR2(clSetKernelArg(ki, 0, sizeof g, &g), CL_INVALID_MEM_OBJECT,
+	    is_pocl ? CL_SUCCESS : CL_INVALID_MEM_OBJECT);
+	CHECK_ERR2(clSetKernelArg(kb, 0, 1, v), CL_INVALID_ARG_SIZE,
+	    is_pocl ? CL_SUCCESS : CL_INVALID_ARG_SIZE);
+	CHECK_ERR2(clSetKernelArg(kb, 1, (size_t)1 << 40, NULL),
+	    CL_INVALID_ARG_SIZE, is_pocl ? CL_SUCCESS : CL_INVALID_ARG_SIZE);
+	/* What fits runs, and reads the whole struct. */
+	v[1023] = 42;
+	CHECK_ERR(clSetKernelArg(kb, 0, sizeof v, v), CL_SUCCESS);
+	CHECK_ERR(clSetKernelArg(kb, 1, lmem < 64 ? lmem : 64, NULL),
+	    CL_SUCCESS);
+	CHECK_ERR(clSetKernelArg(kb, 2, sizeof g, &g), CL_SUCCESS);
+	CHECK_ERR(clEnqueueNDRangeKernel(e->queue, kb, 1, NULL, &one, &one, 0,
+	    NULL, NULL), CL_SUCCESS);
+	CHECK_ERR(clEnqueueReadBuffer(e->queue, g, CL_TRUE, 0, sizeof out,
+	    &out, 0, NULL, NULL), CL_SUCCESS);
+	CHECK(out == 42);
+out:
+	if (g != NULL)
+		clReleaseMemObject(g);
+	if (ks != NULL)
+		clReleaseKernel(ks);
+	if (ki != NULL)
+		clReleaseKernel(ki);
+	release_all(NULL, 0, kb, p);
+}
+
 /* clGetKernelInfo and clGetKernelArgInfo. */
 static void
 test_kernel_info(struct env *e)
@@ -3010,6 +3074,7 @@ static const struct test {
 	{ "program_info", test_program_info },
 	{ "kernel_create", test_kernel_create },
 	{ "kernel_args", test_kernel_args },
+	{ "kernel_arg_types", test_kernel_arg_types },
 	{ "kernel_info", test_kernel_info },
 	{ "work_group_info", test_work_group_info },
 	{ "ndrange", test_ndrange },

@@ -23,14 +23,15 @@ done
 : "${VCL_BUILD:?set VCL_BUILD to the build directory}"
 dir=$(mktemp -d)
 pids=""
+# (sh has no locals: src, not rc, which holds the command's status)
 stop() {
-	rc=0
+	src=0
 	for p in $pids; do
 		kill -TERM "$p" 2>/dev/null
-		wait "$p" || { echo "with_server: vclserver $p exited $?"; rc=1; }
+		wait "$p" || { echo "with_server: vclserver $p exited $?"; src=1; }
 	done
 	rm -rf "$dir"
-	return $rc
+	return $src
 }
 trap 'stop; exit 1' INT TERM
 

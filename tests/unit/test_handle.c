@@ -301,11 +301,11 @@ test_handle_clear(void **state)
 	for (id = 1; id < 200; id++) {
 		o = vcl_handle_add(&t, id, VCL_KIND_KERNEL, &err);
 		assert_non_null(o);
-		/* The table owns argq: clear frees it (ASan sees a leak). */
+		/* The table owns kargs: clear frees it (ASan sees a leak). */
 		if (id % 3 == 0) {
 			o->nargs = 4;
-			o->argq = calloc(o->nargs, sizeof *o->argq);
-			assert_non_null(o->argq);
+			o->kargs = calloc(o->nargs, sizeof *o->kargs);
+			assert_non_null(o->kargs);
 		}
 	}
 	assert_true(t.nslots > 64);
