@@ -523,13 +523,16 @@ struct vcl_sbuf {
 	size_t	 len, cap;
 };
 
-/* Append an option; one holding a blank is quoted (runtimes split on blanks). */
+/*
+ * Append an option: flag s1 and its argument s2, quoted if it holds a
+ * blank (-D"X=1 + 2": runtimes split options on blanks outside quotes).
+ */
 static int
 vcl_sbuf_opt(struct vcl_sbuf *b, const char *s1, const char *s2)
 {
 	size_t	n = strlen(s1) + strlen(s2) + 4;
 	char	*p;
-	int	q = strchr(s1, ' ') != NULL || strchr(s2, ' ') != NULL;
+	int	q = strchr(s2, ' ') != NULL;
 
 	if (b->len + n + 1 > b->cap) {
 		if ((p = realloc(b->p, b->cap + n + 256)) == NULL)
@@ -538,7 +541,7 @@ vcl_sbuf_opt(struct vcl_sbuf *b, const char *s1, const char *s2)
 		b->cap += n + 256;
 	}
 	b->len += (size_t)snprintf(b->p + b->len, b->cap - b->len, "%s%s%s%s%s",
-	    b->len > 0 ? " " : "", q ? "\"" : "", s1, s2, q ? "\"" : "");
+	    b->len > 0 ? " " : "", s1, q ? "\"" : "", s2, q ? "\"" : "");
 	return (0);
 }
 
@@ -623,7 +626,7 @@ fail:
 
 /*
  * Check build options against the whitelist (the OpenCL options: -D, -I,
- * -w, -W..., -g, -O0..3, -cl-*, -x spir, -spir-std=, -create-library,
+ * -w, -W..., -g, -cl-*, -x spir, -spir-std=, -create-library,
  * -enable-link-options) and write them out canonically in o->out, each
  * -I dir as -I<iprefix><k> (k from 1) when iprefix is given. Returns 0,
  * or -1 with why (refused, or out of memory).
@@ -695,8 +698,6 @@ vcl_include_options(const char *in, const char *iprefix,
 		if (strcmp(a, "-w") == 0 || strcmp(a, "-g") == 0 ||
 		    strcmp(a, "-create-library") == 0 ||
 		    strcmp(a, "-enable-link-options") == 0 ||
-		    (a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3' &&
-		    a[3] == '\0') ||
 		    (strncmp(a, "-W", 2) == 0 && vcl_opt_chars(a + 2, "_=+-")) ||
 		    (strncmp(a, "-cl-", 4) == 0 &&
 		    vcl_opt_chars(a + 4, "_=+.,-")) ||
