@@ -2,10 +2,17 @@
  * vcl_program.c - programs (built on every node of their context), kernels
  * (arguments kept here, sent with each launch) and kernel launches.
  */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "vcl_client.h"
+#include "vcl_include.h"
 #include "vcl_log.h"
 
 /* Drop a reference; the last one releases the program on its nodes. */
@@ -152,6 +159,213 @@ vcl_build_record(cl_program p, struct vcl_node *n, const Vcl__BuildResult *br)
 	p->nkernels = br->n_kernel_names;
 }
 
+/*
+ * The headers a build ships: what the sources #include, found as a local
+ * compiler (the runtime adds "-I.") would: beside the including header,
+ * then in the current directory, then in each -I directory in order.
+ */
+struct vcl_hdrs {
+	Vcl__Header	**v;
+	size_t		  n;
+	uint64_t	  bytes;
+	char		**dirs;		/* the -I directories */
+	size_t		  ndirs;
+	int		  full;		/* a limit was reached: warned once */
+	int		  oom;
+	/* The file being scanned: dir and name of a header, or the source. */
+	uint32_t	  cur_dir;
+	const char	 *cur_name;	/* NULL: the program's source */
+};
+
+/* Append name to the directory part of base ("" for none), normalized. */
+static char *
+vcl_hdr_join(const char *base, const char *name, size_t len)
+{
+	const char	*slash = base != NULL ? strrchr(base, '/') : NULL;
+	size_t		 bl = slash != NULL ? (size_t)(slash - base) + 1 : 0;
+	char		*p, *q, *r;
+
+	if ((p = malloc(bl + len + 1)) == NULL)
+		return (NULL);
+	memcpy(p, base, bl);
+	memcpy(p + bl, name, len);
+	p[bl + len] = '\0';
+	/* Drop empty and "." components: the server takes neither. */
+	for (q = r = p; *r != '\0'; ) {
+		if (*r == '/') {
+			r++;
+			continue;
+		}
+		if (r[0] == '.' && (r[1] == '/' || r[1] == '\0')) {
+			r++;
+			continue;
+		}
+		if (q != p)
+			*q++ = '/';
+		while (*r != '\0' && *r != '/')
+			*q++ = *r++;
+	}
+	*q = '\0';
+	return (p);
+}
+
+/* Read a regular file of at most max bytes. NULL if none (or too big). */
+static uint8_t *
+vcl_hdr_read(const char *path, size_t max, size_t *lenp, int *toobig)
+{
+	struct stat	 st;
+	uint8_t		*buf = NULL;
+	size_t		 off = 0;
+	ssize_t		 r;
+	int		 fd;
+
+	*toobig = 0;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return (NULL);
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+		goto out;
+	if ((uint64_t)st.st_size > max) {
+		*toobig = 1;
+		goto out;
+	}
+	if ((buf = malloc((size_t)st.st_size + 1)) == NULL)
+		goto out;
+	while (off < (size_t)st.st_size) {
+		if ((r = read(fd, buf + off, (size_t)st.st_size - off)) <= 0) {
+			if (r == -1 && errno == EINTR)
+				continue;
+			break;
+		}
+		off += (size_t)r;
+	}
+	*lenp = off;
+out:
+	close(fd);
+	return (buf);
+}
+
+/* Ship the header (dir, name) if a file is there; 1 found, 0 not. */
+static int
+vcl_hdr_try(struct vcl_hdrs *h, uint32_t dir, char *name)
+{
+	Vcl__Header	**nv, *hd;
+	char		 *path;
+	uint8_t		 *data;
+	size_t		  i, len = 0;
+	int		  toobig;
+
+	if (*name == '\0' || !vcl_include_name_ok(name, strlen(name)))
+		return (0);
+	for (i = 0; i < h->n; i++)
+		if (h->v[i]->dir == dir && strcmp(h->v[i]->name, name) == 0)
+			return (1);
+	if (asprintf(&path, "%s/%s", dir == 0 ? "." : h->dirs[dir - 1],
+	    name) == -1) {
+		h->oom = 1;
+		return (1);
+	}
+	data = vcl_hdr_read(path, VCL_INCLUDE_MAX_BYTES - h->bytes, &len,
+	    &toobig);
+	free(path);
+	if (data == NULL && !toobig)
+		return (0);
+	if (data == NULL || h->n >= VCL_INCLUDE_MAX_HEADERS) {
+		if (!h->full)
+			vcl_log_warn("header %s and others not sent: over %d "
+			    "headers or %u bytes", name,
+			    VCL_INCLUDE_MAX_HEADERS, VCL_INCLUDE_MAX_BYTES);
+		h->full = 1;
+		free(data);
+		return (1);
+	}
+	if ((nv = realloc(h->v, (h->n + 1) * sizeof *nv)) != NULL)
+		h->v = nv;
+	if (nv == NULL || (hd = malloc(sizeof *hd)) == NULL) {
+		free(data);
+		h->oom = 1;
+		return (1);
+	}
+	vcl__header__init(hd);
+	if ((hd->name = strdup(name)) == NULL) {
+		free(hd);
+		free(data);
+		h->oom = 1;
+		return (1);
+	}
+	hd->has_dir = dir != 0;
+	hd->dir = dir;
+	hd->data.data = data;
+	hd->data.len = len;
+	h->v[h->n++] = hd;
+	h->bytes += len;
+	return (1);
+}
+
+/* Scanner callback: find one #include'd file and ship it. */
+static void
+vcl_hdr_found(void *arg, const char *name, size_t len, int angled)
+{
+	struct vcl_hdrs	*h = arg;
+	char		*n;
+	uint32_t	 k;
+	int		 found = 0;
+
+	if (h->oom)
+		return;
+	/* A quoted name is looked up beside the header naming it first. */
+	if (!angled && h->cur_name != NULL) {
+		if ((n = vcl_hdr_join(h->cur_name, name, len)) == NULL) {
+			h->oom = 1;
+			return;
+		}
+		found = vcl_hdr_try(h, h->cur_dir, n);
+		free(n);
+	}
+	if ((n = vcl_hdr_join(NULL, name, len)) == NULL) {
+		h->oom = 1;
+		return;
+	}
+	for (k = 0; !found && k <= h->ndirs; k++)
+		found = vcl_hdr_try(h, k, n);
+	free(n);
+}
+
+/* Free the headers collected for a build. */
+static void
+vcl_hdrs_free(struct vcl_hdrs *h)
+{
+	size_t	i;
+
+	for (i = 0; i < h->n; i++) {
+		free(h->v[i]->name);
+		free(h->v[i]->data.data);
+		free(h->v[i]);
+	}
+	free(h->v);
+	h->v = NULL;
+	h->n = 0;
+}
+
+/*
+ * Collect the headers source includes (recursively), dirs being the -I
+ * directories of the build. Returns CL_SUCCESS or CL_OUT_OF_HOST_MEMORY.
+ */
+static cl_int
+vcl_hdrs_collect(struct vcl_hdrs *h, const char *source, size_t len)
+{
+	size_t	i;
+
+	h->cur_name = NULL;
+	vcl_include_scan(source, len, vcl_hdr_found, h, NULL, 0);
+	for (i = 0; i < h->n && !h->oom; i++) {
+		h->cur_dir = h->v[i]->dir;
+		h->cur_name = h->v[i]->name;
+		vcl_include_scan((const char *)h->v[i]->data.data,
+		    h->v[i]->data.len, vcl_hdr_found, h, NULL, 0);
+	}
+	return (h->oom ? CL_OUT_OF_HOST_MEMORY : CL_SUCCESS);
+}
+
 cl_int CL_API_CALL
 vcl_clBuildProgram(cl_program program, cl_uint num_devices,
     const cl_device_id *device_list, const char *options,
@@ -160,11 +374,17 @@ vcl_clBuildProgram(cl_program program, cl_uint num_devices,
 	Vcl__Request		 req = VCL__REQUEST__INIT;
 	Vcl__BuildProgram	 m = VCL__BUILD_PROGRAM__INIT;
 	Vcl__ToClient		*tc;
+	struct vcl_include_opts	 io;
+	struct vcl_hdrs		 hdrs;
 	uint32_t		 idx[64];
 	cl_program		 p = program;
 	cl_uint			 i;
+	char			 why[256];
 	int			 n, busy;
 	cl_int			 err = CL_SUCCESS, e;
+
+	memset(&hdrs, 0, sizeof hdrs);
+	memset(&io, 0, sizeof io);
 
 	VCL_GOTO_IF(!vcl_is(p, VCL_KIND_PROGRAM), CL_INVALID_PROGRAM);
 	VCL_GOTO_IF((device_list == NULL) != (num_devices == 0),
@@ -175,6 +395,17 @@ vcl_clBuildProgram(cl_program program, cl_uint num_devices,
 		    vcl_ctx_index(p->ctx, device_list[i]) < 0,
 		    CL_INVALID_DEVICE);
 	VCL_GOTO_IF(atomic_load(&p->kernels) > 0, CL_INVALID_OPERATION);
+	if (vcl_include_options(options, NULL, &io, why, sizeof why) != 0) {
+		vcl_log_error("%s", why);
+		err = strcmp(why, "out of memory") == 0 ?
+		    CL_OUT_OF_HOST_MEMORY : CL_INVALID_BUILD_OPTIONS;
+		goto out;
+	}
+	hdrs.dirs = io.dirs;
+	hdrs.ndirs = io.ndirs;
+	if ((err = vcl_hdrs_collect(&hdrs, p->source, p->source_len)) !=
+	    CL_SUCCESS)
+		goto out;
 	pthread_mutex_lock(&p->lock);
 	busy = p->building;
 	p->building = 1;
@@ -189,6 +420,8 @@ vcl_clBuildProgram(cl_program program, cl_uint num_devices,
 	m.program = p->obj.id;
 	m.options = (char *)options;
 	m.devices = idx;
+	m.headers = hdrs.v;
+	m.n_headers = hdrs.n;
 	req.call_case = VCL__REQUEST__CALL_BUILD_PROGRAM;
 	req.build_program = &m;
 	for (n = 0; n < vcl_nnodes(); n++) {
@@ -219,6 +452,8 @@ vcl_clBuildProgram(cl_program program, cl_uint num_devices,
 	if (pfn_notify != NULL)
 		pfn_notify(p, user_data);
 out:
+	vcl_hdrs_free(&hdrs);
+	vcl_include_opts_free(&io);
 	return (err);
 }
 

@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vcl_incdir.h"
+#include "vcl_include.h"
 #include "vcl_log.h"
 #include "vcl_server.h"
 
@@ -55,13 +57,25 @@ struct vcl_build {
 	cl_build_status		*status;
 	char			*names;		/* CL_PROGRAM_KERNEL_NAMES */
 	struct vcl_tsizes	*tsizes;	/* by-value argument types */
+	struct vcl_build_hdr	*hdrs;		/* shipped headers (copies) */
+	size_t			 nhdrs;
+	uint64_t		 charged;	/* their bytes, on the session */
+	uint32_t		 ndirs;		/* -I options */
+};
+
+/* A header shipped with a build: written into its private directory. */
+struct vcl_build_hdr {
+	uint32_t		 dir;
+	char			*name;
+	uint8_t			*data;
+	size_t			 len;
 };
 
 /* Free a build record. */
 static void
 vcl_build_free(struct vcl_build *b)
 {
-	cl_uint	i;
+	size_t	i;
 
 	if (b->logs != NULL)
 		for (i = 0; i < b->ndevs; i++)
@@ -73,6 +87,13 @@ vcl_build_free(struct vcl_build *b)
 	free(b->devs);
 	free(b->idx);
 	free(b->options);
+	for (i = 0; i < b->nhdrs; i++) {
+		free(b->hdrs[i].name);
+		free(b->hdrs[i].data);
+	}
+	free(b->hdrs);
+	if (b->charged > 0)
+		vcl_session_uncharge(b->d.s, b->charged);
 	clReleaseProgram(b->prog);
 	free(b);
 }
@@ -98,18 +119,80 @@ vcl_build_string(cl_program p, cl_device_id d, cl_uint param)
 	return (v);
 }
 
+/*
+ * Worker: refuse sources and headers that #include outside the build
+ * (absolute names, "..", macros), then write the headers into a private
+ * directory and enter it. Returns 0, or -1 with why (the build log).
+ */
+static int
+vcl_build_prepare(struct vcl_build *b, struct vcl_incdir *d, char *why,
+    size_t whylen)
+{
+	const char	*tmp = getenv("TMPDIR");
+	char		*src, sub[512];
+	size_t		 i;
+	int		 rc = -1;
+
+	if ((src = vcl_build_string(b->prog, NULL, CL_PROGRAM_SOURCE)) ==
+	    NULL) {
+		snprintf(why, whylen, "vclserver: the program has no source");
+		return (-1);
+	}
+	if (vcl_include_scan(src, strlen(src), NULL, NULL, sub, sizeof sub) !=
+	    0) {
+		snprintf(why, whylen, "vclserver: program source, %s\n", sub);
+		goto out;
+	}
+	for (i = 0; i < b->nhdrs; i++) {
+		if (vcl_include_scan((const char *)b->hdrs[i].data,
+		    b->hdrs[i].len, NULL, NULL, sub, sizeof sub) != 0) {
+			snprintf(why, whylen, "vclserver: header '%.200s', %s\n",
+			    b->hdrs[i].name, sub);
+			goto out;
+		}
+	}
+	if (vcl_incdir_create(d, tmp != NULL && *tmp == '/' ? tmp : "/tmp",
+	    b->ndirs, sub, sizeof sub) != 0)
+		goto fail;
+	for (i = 0; i < b->nhdrs; i++)
+		if (vcl_incdir_write(d, b->hdrs[i].dir, b->hdrs[i].name,
+		    b->hdrs[i].data, b->hdrs[i].len, sub, sizeof sub) != 0)
+			goto fail;
+	if (vcl_incdir_enter(d, sub, sizeof sub) != 0)
+		goto fail;
+	rc = 0;
+	goto out;
+fail:
+	vcl_log_error("%s", sub);
+	snprintf(why, whylen, "vclserver: %s\n", sub);
+out:
+	free(src);
+	return (rc);
+}
+
 /* Worker: build (this blocks), then gather status, logs and kernel names. */
 static void
 vcl_build_run(void *arg)
 {
 	struct vcl_build	*b = arg;
+	struct vcl_incdir	 d = { "", -1 };
+	char			 why[1024];
 	cl_uint			 i;
+	int			 refused;
 
-	b->err = clBuildProgram(b->prog, b->ndevs, b->devs, b->options, NULL,
-	    NULL);
+	if ((refused = vcl_build_prepare(b, &d, why, sizeof why)) == 0)
+		b->err = clBuildProgram(b->prog, b->ndevs, b->devs, b->options,
+		    NULL, NULL);
+	else
+		b->err = CL_BUILD_PROGRAM_FAILURE;
 	b->logs = calloc(b->ndevs, sizeof *b->logs);
 	b->status = calloc(b->ndevs, sizeof *b->status);
 	for (i = 0; i < b->ndevs && b->logs != NULL && b->status != NULL; i++) {
+		if (refused) {
+			b->status[i] = CL_BUILD_ERROR;
+			b->logs[i] = strdup(why);
+			continue;
+		}
 		if (clGetProgramBuildInfo(b->prog, b->devs[i],
 		    CL_PROGRAM_BUILD_STATUS, sizeof b->status[i], &b->status[i],
 		    NULL) != CL_SUCCESS)
@@ -120,9 +203,11 @@ vcl_build_run(void *arg)
 	if (b->err == CL_SUCCESS) {
 		b->names = vcl_build_string(b->prog, NULL,
 		    CL_PROGRAM_KERNEL_NAMES);
+		/* Still in the build's directory: the probe sees its headers. */
 		b->tsizes = vcl_probe_sizes(b->prog, b->devs, b->ndevs,
 		    b->options);
 	}
+	vcl_incdir_remove(&d);
 	vcl_server_done_push(b->d.s->srv, &b->d);
 }
 
@@ -179,27 +264,93 @@ vcl_build_done(struct vcl_done *d)
 	free(pd);
 	free(pdp);
 out:
+	vcl_session_uncharge(s, b->charged);	/* while s is surely alive */
+	b->charged = 0;
 	vcl_session_unref(s);
 	vcl_build_free(b);
 }
 
 /*
- * The client's options plus -cl-kernel-arg-info: the server must know each
- * argument's address qualifier to tell a buffer from bytes (a client that
- * passed bytes for a buffer would otherwise hand the runtime a pointer).
+ * The client's options, whitelisted and written out again with each -I
+ * pointing into the build's own directory (vcl_include_options), plus
+ * -cl-kernel-arg-info: the server must know each argument's address
+ * qualifier to tell a buffer from bytes (a client that passed bytes for a
+ * buffer would otherwise hand the runtime a pointer). Returns
+ * CL_INVALID_BUILD_OPTIONS with why for an option not on the list.
  */
-static char *
-vcl_build_options(const char *opts)
+static cl_int
+vcl_build_options(struct vcl_build *b, const char *opts, char *why,
+    size_t whylen)
 {
 	static const char	 extra[] = " -cl-kernel-arg-info";
-	size_t			 n = opts != NULL ? strlen(opts) : 0;
-	char			*s;
+	struct vcl_include_opts	 o;
+	size_t			 n;
 
-	if ((s = malloc(n + sizeof extra)) == NULL)
-		return (NULL);
-	memcpy(s, opts != NULL ? opts : "", n);
-	memcpy(s + n, extra, sizeof extra);
-	return (s);
+	if (vcl_include_options(opts, VCL_INCDIR_IPREFIX, &o, why, whylen) !=
+	    0)
+		return (strcmp(why, "out of memory") == 0 ?
+		    CL_OUT_OF_HOST_MEMORY : CL_INVALID_BUILD_OPTIONS);
+	n = strlen(o.out);
+	b->ndirs = (uint32_t)o.ndirs;
+	if ((b->options = malloc(n + sizeof extra)) != NULL) {
+		memcpy(b->options, o.out, n);
+		memcpy(b->options + n, extra, sizeof extra);
+	}
+	vcl_include_opts_free(&o);
+	return (b->options != NULL ? CL_SUCCESS : CL_OUT_OF_HOST_MEMORY);
+}
+
+/*
+ * Take copies of the headers shipped with a build, checked: names that
+ * could leave the build's directory, too many, too large in all (their
+ * bytes are charged to the session until the build is done).
+ */
+static cl_int
+vcl_build_headers(struct vcl_session *s, struct vcl_build *b,
+    const Vcl__BuildProgram *m, char *why, size_t whylen)
+{
+	const Vcl__Header	*h;
+	uint64_t		 total = 0;
+	size_t			 i;
+
+	if (m->n_headers > VCL_INCLUDE_MAX_HEADERS) {
+		snprintf(why, whylen, "more than %d headers in one build",
+		    VCL_INCLUDE_MAX_HEADERS);
+		return (CL_OUT_OF_RESOURCES);
+	}
+	for (i = 0; i < m->n_headers; i++) {
+		h = m->headers[i];
+		if (!vcl_include_name_ok(h->name, strlen(h->name)) ||
+		    h->dir > b->ndirs) {
+			snprintf(why, whylen, "header name '%.200s' (dir %u) "
+			    "refused: it must be a relative path without "
+			    "empty, '.' or '..' components", h->name, h->dir);
+			return (CL_INVALID_VALUE);
+		}
+		total += h->data.len;
+	}
+	if (total > VCL_INCLUDE_MAX_BYTES || vcl_session_charge(s, total) != 0) {
+		snprintf(why, whylen, "the build's headers are too large "
+		    "(%llu bytes)", (unsigned long long)total);
+		return (CL_OUT_OF_RESOURCES);
+	}
+	b->charged = total;
+	if (m->n_headers == 0)
+		return (CL_SUCCESS);
+	if ((b->hdrs = calloc(m->n_headers, sizeof *b->hdrs)) == NULL)
+		return (CL_OUT_OF_HOST_MEMORY);
+	for (i = 0; i < m->n_headers; i++, b->nhdrs++) {
+		h = m->headers[i];
+		b->hdrs[i].dir = h->dir;
+		b->hdrs[i].len = h->data.len;
+		if ((b->hdrs[i].name = strdup(h->name)) == NULL ||
+		    (b->hdrs[i].data = malloc(h->data.len + 1)) == NULL) {
+			b->nhdrs++;
+			return (CL_OUT_OF_HOST_MEMORY);
+		}
+		memcpy(b->hdrs[i].data, h->data.data, h->data.len);
+	}
+	return (CL_SUCCESS);
 }
 
 /* BuildProgram: the build runs on a worker; the loop never waits for it. */
@@ -211,6 +362,7 @@ vcl_op_build_program(struct vcl_session *s, const Vcl__Request *req,
 	struct vcl_backend	*be = &s->srv->be;
 	struct vcl_hobj		*o;
 	struct vcl_build	*b;
+	char			 why[512];
 	cl_uint			 n, i;
 	cl_int			 err = CL_SUCCESS;
 
@@ -230,14 +382,25 @@ vcl_op_build_program(struct vcl_session *s, const Vcl__Request *req,
 	n = m->n_devices > 0 ? (cl_uint)m->n_devices : be->ndevices;
 	if ((b = calloc(1, sizeof *b)) == NULL ||
 	    (b->devs = calloc(n, sizeof *b->devs)) == NULL ||
-	    (b->idx = calloc(n, sizeof *b->idx)) == NULL ||
-	    (b->options = vcl_build_options(m->options)) == NULL) {
+	    (b->idx = calloc(n, sizeof *b->idx)) == NULL) {
 		if (b != NULL) {
 			free(b->devs);
 			free(b->idx);
 			free(b);
 		}
 		vcl_session_reply(s, req->seq, CL_OUT_OF_HOST_MEMORY, NULL);
+		return;
+	}
+	b->d.s = s;
+	b->prog = o->u.prog;
+	clRetainProgram(b->prog);
+	why[0] = '\0';
+	if ((err = vcl_build_options(b, m->options, why, sizeof why)) !=
+	    CL_SUCCESS || (err = vcl_build_headers(s, b, m, why,
+	    sizeof why)) != CL_SUCCESS) {
+		vcl_session_reply(s, req->seq, err, why[0] != '\0' ? why :
+		    NULL);
+		vcl_build_free(b);
 		return;
 	}
 	for (i = 0; i < n; i++) {
@@ -250,10 +413,7 @@ vcl_op_build_program(struct vcl_session *s, const Vcl__Request *req,
 	b->ndevs = n;
 	b->seq = req->seq;
 	b->prog_id = m->program;
-	b->prog = o->u.prog;
-	clRetainProgram(b->prog);
 	b->d.fn = vcl_build_done;
-	b->d.s = s;
 	if (err == CL_SUCCESS && m->n_devices == 0) {
 		/* All devices of the program's context, as the spec says. */
 		free(b->devs);

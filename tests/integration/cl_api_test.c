@@ -18,6 +18,8 @@
  * accepted, or the check that would crash it skipped.
  */
 
+#include <sys/stat.h>
+
 #include <CL/cl.h>
 
 #include <signal.h>
@@ -1341,6 +1343,71 @@ test_build_options(struct env *e)
 	    CL_SUCCESS);
 	run_scale(e, p, 11);
 	clReleaseProgram(p);
+}
+
+/* Write text to dir/name. Returns 0 or -1. */
+static int
+write_text(const char *dir, const char *name, const char *text)
+{
+	char	 path[4096];
+	FILE	*f;
+
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	if ((f = fopen(path, "w")) == NULL)
+		return (-1);
+	fputs(text, f);
+	return (fclose(f));
+}
+
+/*
+ * #include "a.h" found in the current directory (the runtime's "-I."), or
+ * in a relative -I directory with a nested include beside it: built and
+ * run the same as a local compiler would.
+ */
+static void
+test_build_include(struct env *e)
+{
+	static const char	 src[] = "#include \"a.h\"\n"
+	    "__kernel void scale(__global int *out, int n)\n"
+	    "{ size_t i = get_global_id(0); if (i < (size_t)n) out[i] = "
+	    "FOO * (int)i; }\n";
+	char			 dir[] = "/tmp/vcl-api-include.XXXXXX", cwd[4096];
+	char			 sub[4096];
+	cl_program		 p;
+
+	if (!CHECK(getcwd(cwd, sizeof cwd) != NULL) ||
+	    !CHECK(mkdtemp(dir) != NULL))
+		return;
+	snprintf(sub, sizeof sub, "%s/inc", dir);
+	CHECK(mkdir(sub, 0700) == 0);
+	snprintf(sub, sizeof sub, "%s/inc/sub", dir);
+	CHECK(mkdir(sub, 0700) == 0);
+	snprintf(sub, sizeof sub, "%s/cur", dir);
+	CHECK(mkdir(sub, 0700) == 0);
+	CHECK(write_text(dir, "cur/a.h", "#define FOO 6\n") == 0);
+	CHECK(write_text(dir, "inc/a.h", "#include \"sub/b.h\"\n"
+	    "#define FOO (B + 1)\n") == 0);
+	CHECK(write_text(dir, "inc/sub/b.h", "#include \"c.h\"\n") == 0);
+	CHECK(write_text(dir, "inc/sub/c.h", "#define B 8\n") == 0);
+	if (CHECK(chdir(sub) == 0) &&
+	    (p = build_program(e, src, NULL)) != NULL) {
+		run_scale(e, p, 6);
+		clReleaseProgram(p);
+	}
+	if (CHECK(chdir(dir) == 0) &&
+	    (p = build_program(e, src, "-I inc")) != NULL) {
+		run_scale(e, p, 9);
+		clReleaseProgram(p);
+	}
+	CHECK(chdir(cwd) == 0);
+	unlink(strcat(strcpy(sub, dir), "/cur/a.h"));
+	unlink(strcat(strcpy(sub, dir), "/inc/a.h"));
+	unlink(strcat(strcpy(sub, dir), "/inc/sub/b.h"));
+	unlink(strcat(strcpy(sub, dir), "/inc/sub/c.h"));
+	rmdir(strcat(strcpy(sub, dir), "/inc/sub"));
+	rmdir(strcat(strcpy(sub, dir), "/inc"));
+	rmdir(strcat(strcpy(sub, dir), "/cur"));
+	rmdir(dir);
 }
 
 /* A syntax error: CL_BUILD_PROGRAM_FAILURE, a log, CL_BUILD_ERROR. */
@@ -3069,6 +3136,7 @@ static const struct test {
 	{ "large_transfer", test_large_transfer },
 	{ "program_source", test_program_source },
 	{ "build_options", test_build_options },
+	{ "build_include", test_build_include },
 	{ "build_error", test_build_error },
 	{ "build_callback", test_build_callback },
 	{ "program_info", test_program_info },
