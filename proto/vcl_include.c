@@ -26,7 +26,31 @@ struct vcl_scan {
 	void		*arg;
 	char		*why;
 	size_t		 whylen;
+	size_t		 paste;		/* where "##" was seen, +1 */
+	size_t		 piece;		/* where a piece of a banned name was */
 };
+
+/*
+ * Names a source may not form: `#pragma clang __debug crash` (and its
+ * siblings) aborts clang inside the server's process, and _Pragma can
+ * carry it in from a macro. So __debug is refused everywhere, _Pragma
+ * takes only a literal, and token pasting is refused where a piece of
+ * either name exists to paste (pieces start with '_': "_P", "__de"...).
+ */
+static const char *const vcl_banned[] = { "_Pragma", "__debug" };
+
+/* Is the identifier a proper prefix of a banned name? */
+static int
+vcl_scan_is_piece(const char *id, size_t l)
+{
+	size_t	i;
+
+	for (i = 0; i < sizeof vcl_banned / sizeof vcl_banned[0]; i++)
+		if (l < strlen(vcl_banned[i]) &&
+		    memcmp(id, vcl_banned[i], l) == 0)
+			return (1);
+	return (0);
+}
 
 /* Printable copy of a name for a message: at most 200 bytes. */
 static void
@@ -318,6 +342,9 @@ vcl_scan_pragma(struct vcl_scan *sc)
 		for (s = sc->i; sc->i < sc->n && vcl_is_ident(t[sc->i], 0);
 		    sc->i++)
 			;
+		if (sc->i - s == 7 && memcmp(t + s, "__debug", 7) == 0)
+			return (vcl_scan_refuse(sc, s, "#pragma clang __debug is "
+			    "not allowed in a VCL build"));
 		if (sc->i - s == 10 && memcmp(t + s, "dependency", 10) == 0) {
 			vcl_scan_ws(sc);
 			return (vcl_scan_header(sc, "#pragma dependency"));
@@ -334,20 +361,22 @@ vcl_scan_pragma_op(struct vcl_scan *sc)
 {
 	struct vcl_scan	 sub;
 	const char	*t = sc->t;
-	char		*buf;
+	char		*buf, subwhy[256];
 	size_t		 at = sc->i, n = 0;
 	int		 rc;
 
 	vcl_scan_ws(sc);
 	if (sc->i >= sc->n || t[sc->i] != '(')
-		return (0);
+		return (vcl_scan_refuse(sc, at, "_Pragma without (\"...\") is "
+		    "not allowed in a VCL build"));
 	sc->i++;
 	vcl_scan_ws(sc);
 	while (sc->i < sc->n && (t[sc->i] == 'L' || t[sc->i] == 'u' ||
 	    t[sc->i] == 'U' || t[sc->i] == '8'))
 		sc->i++;
 	if (sc->i >= sc->n || t[sc->i] != '"')
-		return (0);
+		return (vcl_scan_refuse(sc, at, "_Pragma of a computed string "
+		    "is not allowed in a VCL build"));
 	if ((buf = malloc(sc->n - sc->i + 1)) == NULL)
 		return (vcl_scan_refuse(sc, at, "out of memory"));
 	for (sc->i++; sc->i < sc->n && t[sc->i] != '"' && !vcl_is_nl(t[sc->i]);
@@ -359,14 +388,15 @@ vcl_scan_pragma_op(struct vcl_scan *sc)
 	}
 	buf[n] = '\0';
 	memset(&sub, 0, sizeof sub);
+	subwhy[0] = '\0';
+	sub.why = subwhy;
+	sub.whylen = sizeof subwhy;
 	sub.t = buf;
 	sub.n = n;
 	sub.fn = sc->fn;
 	sub.arg = sc->arg;
 	if ((rc = vcl_scan_pragma(&sub)) != 0)
-		vcl_scan_refuse(sc, at, "_Pragma(\"... dependency ...\") "
-		    "naming a file outside the build is not allowed in a VCL "
-		    "build");
+		vcl_scan_refuse(sc, at, "_Pragma: %s", subwhy);
 	free(buf);
 	return (rc);
 }
@@ -454,9 +484,18 @@ vcl_scan_pass(struct vcl_scan *sc)
 		}
 		at = sc->i;
 		if ((l = vcl_scan_ident(sc, &id)) == 0) {
+			if ((c == '#' && t[sc->i + 1] == '#') || (c == '%' &&
+			    t[sc->i + 1] == ':' && t[sc->i + 2] == '%' &&
+			    t[sc->i + 3] == ':'))
+				sc->paste = at + 1;
 			sc->i++;
 			continue;
 		}
+		if (VCL_ID_IS(id, l, "__debug"))
+			return (vcl_scan_refuse(sc, at, "__debug is not allowed "
+			    "in a VCL build"));
+		if (vcl_scan_is_piece(id, l))
+			sc->piece = at + 1;
 		if (sc->raw && sc->i < sc->n && t[sc->i] == '"' &&
 		    (VCL_ID_IS(id, l, "R") || VCL_ID_IS(id, l, "LR") ||
 		    VCL_ID_IS(id, l, "uR") || VCL_ID_IS(id, l, "UR") ||
@@ -481,6 +520,10 @@ vcl_scan_pass(struct vcl_scan *sc)
 		if (VCL_ID_IS(id, l, "_Pragma") && vcl_scan_pragma_op(sc) != 0)
 			return (-1);
 	}
+	if (sc->paste != 0 && sc->piece != 0)
+		return (vcl_scan_refuse(sc, sc->piece - 1, "token pasting (##) "
+		    "with a piece of _Pragma or __debug is not allowed in a VCL "
+		    "build"));
 	return (0);
 }
 

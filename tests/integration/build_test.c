@@ -138,6 +138,61 @@ test_hostname(void)
 	srv_stop(&sv, "hostname_server_exit");
 }
 
+/*
+ * Pragmas that abort the compiler inside the server's process, plainly and
+ * built by macros: refused, and the server lives on. Token pasting without
+ * a piece of those names still builds.
+ */
+static void
+test_debug_pragma(void)
+{
+	static const char *const srcs[] = {
+		"#pragma clang __debug crash\n",
+		"#pragma clang __debug llvm_fatal_error\n",
+		"_Pragma(\"clang __debug crash\")\n",
+		"#define S(x) #x\n#define X(x) S(x)\n"
+		    "_Pragma(X(clang __debug crash))\n",
+		"#define S(x) #x\n#define X(x) S(x)\n#define C(a, b) a##b\n"
+		    "C(_Pra, gma)(X(clang C(__de, bug) crash))\n",
+		"#define S(x) #x\n#define X(x) S(x)\n#define C(a, b) a%:%:b\n"
+		    "_Pragma(X(clang C(__de, bug) crash))\n",
+	};
+	static const char good[] =
+		"#define C(a, b) a##b\n"
+		"__kernel void k(__global C(in, t) *a) "
+		"{ a[get_global_id(0)] = 1; }\n";
+	struct srv	 sv;
+	struct conn	 c;
+	struct reply	 rp;
+	char		 name[64], src[512];
+	size_t		 i;
+
+	if (!start(&sv, &c, "debug_pragma_server_start", NULL))
+		return;
+	for (i = 0; i < sizeof srcs / sizeof srcs[0]; i++) {
+		snprintf(name, sizeof name, "debug_pragma_refused_%zu", i);
+		snprintf(src, sizeof src, "%s%s", srcs[i], kernel_src);
+		if (!check(name, build(&c, PROG + i, src, NULL, NULL, 0, &rp) ==
+		    0, "no reply: did the server die? (source %s)", srcs[i]))
+			break;
+		check(name, rp.r->status == CL_BUILD_PROGRAM_FAILURE &&
+		    strstr(build_log(&rp), "not allowed") != NULL,
+		    "status %d, log \"%s\" (source %s)", rp.r->status,
+		    build_log(&rp), srcs[i]);
+		reply_free(&rp);
+	}
+	if (check("debug_pragma_paste_reply", build(&c, PROG + 100, good, NULL,
+	    NULL, 0, &rp) == 0, "no reply")) {
+		check("debug_pragma_paste_builds", rp.r->status == CL_SUCCESS,
+		    "status %d, log \"%s\"", rp.r->status, build_log(&rp));
+		reply_free(&rp);
+	}
+	check("debug_pragma_server_alive", srv_alive(&sv), "server %s",
+	    srv_how(&sv));
+	conn_close(&c);
+	srv_stop(&sv, "debug_pragma_server_exit");
+}
+
 /* A relative name is not looked up in the server's working directory. */
 static void
 test_server_cwd(void)
@@ -385,6 +440,7 @@ test_headers(void)
 static const struct test tests[] = {
 	{ "hostname",		test_hostname,		120 },
 	{ "server_cwd",		test_server_cwd,	60 },
+	{ "debug_pragma",	test_debug_pragma,	120 },
 	{ "options",		test_options,		120 },
 	{ "header_names",	test_header_names,	60 },
 	{ "headers",		test_headers,		60 },
