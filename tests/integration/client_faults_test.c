@@ -478,9 +478,13 @@ out:
 
 /*
  * Serve one client the fake way: answer what it needs until the request
- * the mode is about, then misbehave and close.
+ * the mode is about, then misbehave and close. FAKE_CLOSE_IN_WRITE only
+ * shuts its side down and returns the socket, unread bytes and all, for the
+ * caller to close once the client is gone: the client, seeing the end of
+ * the stream, then shuts down a socket it is still writing to (EPIPE, and
+ * SIGPIPE without MSG_NOSIGNAL). Returns that socket or -1.
  */
-static void
+static int
 fake_serve(int lfd, enum fake_mode mode)
 {
 	struct pollfd	 pfd;
@@ -493,7 +497,7 @@ fake_serve(int lfd, enum fake_mode mode)
 	pfd.events = POLLIN;
 	if (poll(&pfd, 1, 60000) != 1 || (fd = accept(lfd, NULL, NULL)) < 0) {
 		note("fake server: nobody connected");
-		return;
+		return (-1);
 	}
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
 	if (fake_handshake(fd, mode == FAKE_MANY_DEVICES ? 100000 : 1) != 0 ||
@@ -501,10 +505,9 @@ fake_serve(int lfd, enum fake_mode mode)
 		goto out;
 	while ((req = fake_read(fd, &bulk)) != NULL) {
 		if (bulk > 0 && mode == FAKE_CLOSE_IN_WRITE) {
-			/* FIN first, then the reset of a close with data unread. */
 			vcl__request__free_unpacked(req, NULL);
 			shutdown(fd, SHUT_WR);
-			goto out;
+			return (fd);
 		}
 		if (bulk > 0 && fake_skip(fd, bulk) != 0) {
 			vcl__request__free_unpacked(req, NULL);
@@ -541,6 +544,7 @@ fake_serve(int lfd, enum fake_mode mode)
 	}
 out:
 	close(fd);
+	return (-1);
 }
 
 /* Run fault_client xfer MIB against a fake in mode; its end in c. */
@@ -548,7 +552,7 @@ static long
 fake_run(struct client *c, enum fake_mode mode, const char *mib)
 {
 	char	port[16];
-	int	lfd;
+	int	lfd, fd;
 	long	ms = -1;
 
 	if ((lfd = fake_listen(port, sizeof port)) == -1) {
@@ -556,8 +560,10 @@ fake_run(struct client *c, enum fake_mode mode, const char *mib)
 		return (-1);
 	}
 	if (client_spawn(c, port, "xfer", mib, NULL) == 0) {
-		fake_serve(lfd, mode);
+		fd = fake_serve(lfd, mode);
 		ms = client_wait_exit(c, CLIENT_EXIT_POLLS);
+		if (fd != -1)
+			close(fd);
 	}
 	close(lfd);
 	client_end(c);
