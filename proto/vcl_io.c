@@ -37,11 +37,16 @@ vcl_io_read_full(int fd, void *buf, size_t n)
 	return (0);
 }
 
-/* Write every byte of the iovecs (which it consumes). Returns 0 or -1. */
+/*
+ * Write every byte of the iovecs (which it consumes). Returns 0 or -1.
+ * MSG_NOSIGNAL: a peer that closed is an error (EPIPE), never SIGPIPE in
+ * the process, which may be someone else's program (libvcl).
+ */
 int
 vcl_io_writev_full(int fd, struct iovec *iov, int cnt)
 {
-	ssize_t	r;
+	struct msghdr	mh;
+	ssize_t		r;
 
 	while (cnt > 0) {
 		if (iov->iov_len == 0) {
@@ -49,7 +54,12 @@ vcl_io_writev_full(int fd, struct iovec *iov, int cnt)
 			cnt--;
 			continue;
 		}
-		r = writev(fd, iov, cnt > IOV_MAX ? IOV_MAX : cnt);
+		memset(&mh, 0, sizeof mh);
+		mh.msg_iov = iov;
+		mh.msg_iovlen = (size_t)(cnt > IOV_MAX ? IOV_MAX : cnt);
+		r = sendmsg(fd, &mh, MSG_NOSIGNAL);
+		if (r < 0 && errno == ENOTSOCK)
+			r = writev(fd, iov, cnt > IOV_MAX ? IOV_MAX : cnt);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
@@ -209,4 +219,23 @@ vcl_io_timeout(int fd, int ms)
 	tv.tv_usec = (ms % 1000) * 1000;
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+}
+
+/*
+ * TCP keepalive, and a bound on unacknowledged data (TCP_USER_TIMEOUT,
+ * user_ms; 0 leaves the kernel's default): a dead host or a cut link ends
+ * the connection instead of leaving it open forever.
+ */
+void
+vcl_io_keepalive(int fd, int user_ms)
+{
+	unsigned int	ut = user_ms > 0 ? (unsigned int)user_ms : 0;
+	int		one = 1, idle = 60, intvl = 10, cnt = 6;
+
+	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
+	if (ut > 0)
+		setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ut, sizeof ut);
 }

@@ -14,5 +14,6 @@ int	vcl_io_connect(const char *, const char *, int, char *, size_t);
 void	vcl_io_tune(int);
 void	vcl_io_peer_name(int, char *, size_t);
 void	vcl_io_timeout(int, int);
+void	vcl_io_keepalive(int, int);
 
 #endif

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -287,6 +288,106 @@ vcl_link_handshake_full(struct vcl_link *l)
 		if (vcl_link_wait(l) != 0)
 			return (-1);
 	return (rc);
+}
+
+/*
+ * Block SIGPIPE in this thread around a TLS write: OpenSSL writes to the
+ * socket with write(2), and a library must not kill its host program when
+ * the other end has gone. A SIGPIPE the write raised is consumed before the
+ * old mask comes back (unless one was pending already).
+ */
+struct vcl_link_nopipe {
+	sigset_t	old;
+	int		pending;	/* SIGPIPE was pending before */
+};
+
+static void
+vcl_link_nopipe_begin(struct vcl_link_nopipe *np)
+{
+	sigset_t	pipe, pend;
+
+	sigemptyset(&pipe);
+	sigaddset(&pipe, SIGPIPE);
+	sigemptyset(&pend);
+	sigpending(&pend);
+	np->pending = sigismember(&pend, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe, &np->old);
+}
+
+/* Undo vcl_link_nopipe_begin, eating the SIGPIPE our write raised. */
+static void
+vcl_link_nopipe_end(struct vcl_link_nopipe *np)
+{
+	struct timespec	zero = { 0, 0 };
+	sigset_t	pipe, pend;
+	int		saved = errno;
+
+	sigemptyset(&pipe);
+	sigaddset(&pipe, SIGPIPE);
+	sigemptyset(&pend);
+	sigpending(&pend);
+	if (!np->pending && sigismember(&pend, SIGPIPE))
+		while (sigtimedwait(&pipe, NULL, &zero) == -1 && errno == EINTR)
+			;
+	pthread_sigmask(SIG_SETMASK, &np->old, NULL);
+	errno = saved;
+}
+
+/*
+ * For blocking users that wake on a tick: one locked TLS read, waiting at
+ * most the link's timeout for the socket. Returns bytes, 0 at end of
+ * stream, -1 with errno EAGAIN when the wait timed out (call again), or -1.
+ */
+ssize_t
+vcl_link_recv_some(struct vcl_link *l, void *buf, size_t n)
+{
+	int	r, st;
+
+	for (;;) {
+		pthread_mutex_lock(&l->lock);
+		ERR_clear_error();
+		r = SSL_read(l->ssl, buf, n > INT_MAX ? INT_MAX : (int)n);
+		st = r > 0 ? 0 : vcl_link_status(l, r);
+		pthread_mutex_unlock(&l->lock);
+		if (r > 0)
+			return (r);
+		if (st == 0)
+			return (0);
+		if (st != 1)
+			return (-1);
+		if (vcl_link_wait(l) != 0) {
+			if (errno == ETIMEDOUT)
+				errno = EAGAIN;
+			return (-1);
+		}
+	}
+}
+
+/*
+ * One locked TLS write of part of iov, waiting at most the link's timeout;
+ * never raises SIGPIPE. Returns bytes written, or -1 (errno EAGAIN: the
+ * wait timed out, call again).
+ */
+ssize_t
+vcl_link_send_some(struct vcl_link *l, const struct iovec *iov, int cnt)
+{
+	struct vcl_link_nopipe	np;
+	ssize_t			r;
+
+	for (;;) {
+		vcl_link_nopipe_begin(&np);
+		pthread_mutex_lock(&l->lock);
+		r = vcl_link_writev(l, iov, cnt);
+		pthread_mutex_unlock(&l->lock);
+		vcl_link_nopipe_end(&np);
+		if (r >= 0 || errno != EAGAIN)
+			return (r);
+		if (vcl_link_wait(l) != 0) {
+			if (errno == ETIMEDOUT)
+				errno = EAGAIN;
+			return (-1);
+		}
+	}
 }
 
 /* Read like read(2): bytes, 0 at end of stream, -1 (errno EAGAIN: wait). */

@@ -70,6 +70,19 @@ struct vcl_node {
 	int			 dead;
 
 	cl_event		 watch[VCL_WATCH_BUCKETS];	/* by id */
+	size_t			 nwatch;	/* events in watch */
+
+	/*
+	 * Liveness (vcl_conn.c): a node that moves no byte either way for
+	 * timeout_ms while something is outstanding is lost. The receiver
+	 * pings it (a Stats call) after a third of that silence, so a slow
+	 * kernel on a live server never trips it.
+	 */
+	int			 timeout_ms;	/* VCL_CALL_TIMEOUT_MS, 0: none */
+	int			 live;		/* handshake done: rx ticks */
+	int			 pinging;	/* a ping is out; under lock */
+	atomic_llong		 last_io;	/* ms, last byte in or out */
+	atomic_int		 sending;	/* a write is under way */
 
 	Vcl__Release		*deferred;	/* releases from rx thread */
 	size_t			 ndeferred, cdeferred;

@@ -7,9 +7,11 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "vcl_auth.h"
@@ -21,6 +23,8 @@
 
 #define VCL_SEND_BATCH		(64u << 10)	/* flush async calls past this */
 #define VCL_CONNECT_TIMEOUT	5000		/* ms, VCL_CONNECT_TIMEOUT_MS */
+#define VCL_CALL_TIMEOUT	300000		/* ms, VCL_CALL_TIMEOUT_MS */
+#define VCL_NODE_MAX_DEVICES	1024		/* in one Welcome */
 
 __thread int	vcl_in_rx;	/* set on receiver threads */
 
@@ -28,16 +32,157 @@ static const struct vcl_frame_limits vcl_client_limits = {
 	VCL_FRAME_DEFAULT_MAX_MSG, VCL_FRAME_DEFAULT_MAX_BULK
 };
 
+/* Milliseconds on the monotonic clock. */
+static long long
+vcl_conn_now(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+}
+
+static void	vcl_node_ping(struct vcl_node *);
+
+/* How often socket waits wake to check a node's silence. */
+static int
+vcl_conn_tick_ms(const struct vcl_node *n)
+{
+	int	t = n->timeout_ms / 8;
+
+	return (t < 20 ? 20 : t > 5000 ? 5000 : t);
+}
+
+/*
+ * A socket wait ran out (SO_RCVTIMEO/SO_SNDTIMEO tick). Returns 0 to keep
+ * waiting, -1 when the node is to be treated as lost: during the handshake
+ * at once, after it when nothing moved for timeout_ms while something was
+ * outstanding. The receiver (rx) also pings a quiet node here.
+ */
+static int
+vcl_conn_tick(struct vcl_node *n, int rx)
+{
+	long long	now = vcl_conn_now(), quiet;
+	int		busy;
+
+	if (!n->live || n->timeout_ms == 0)
+		return (-1);
+	pthread_mutex_lock(&n->lock);
+	busy = n->pending != NULL || n->nwatch > 0 ||
+	    atomic_load(&n->sending) > 0;
+	pthread_mutex_unlock(&n->lock);
+	if (!busy) {
+		/* Idle time is no silence: nobody waits for anything. */
+		atomic_store(&n->last_io, now);
+		return (0);
+	}
+	quiet = now - atomic_load(&n->last_io);
+	if (quiet >= n->timeout_ms)
+		return (-1);
+	if (rx && quiet >= n->timeout_ms / 3)
+		vcl_node_ping(n);
+	return (0);
+}
+
+/*
+ * Read exactly len bytes from the node. The one place the client reads its
+ * socket (a TLS layer slots in here). Returns 0, or -1 with *why set.
+ */
+static int
+vcl_conn_recv(struct vcl_node *n, void *buf, size_t len, const char **why)
+{
+	char	*p = buf;
+	ssize_t	 r;
+
+	while (len > 0) {
+		/* One call for a whole bulk: the kernel waits, not a loop here. */
+		if (n->link.ssl != NULL)
+			r = vcl_link_recv_some(&n->link, p, len);
+		else
+			r = recv(n->fd, p, len, MSG_WAITALL);
+		if (r > 0) {
+			atomic_store(&n->last_io, vcl_conn_now());
+			p += r;
+			len -= (size_t)r;
+			continue;
+		}
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			if (vcl_conn_tick(n, 1) == 0)
+				continue;
+			*why = n->live ? "no answer within VCL_CALL_TIMEOUT_MS" :
+			    "timed out";
+			return (-1);
+		}
+		*why = r == 0 ? "connection closed" : strerror(errno);
+		return (-1);
+	}
+	return (0);
+}
+
+/*
+ * Write every byte of the iovecs (which it consumes). The one place the
+ * client writes its socket (a TLS layer slots in here): MSG_NOSIGNAL, so a
+ * closed connection is an error, never SIGPIPE in the application. Returns
+ * 0, or -1 with errno set.
+ */
+static int
+vcl_conn_send(struct vcl_node *n, struct iovec *iov, int cnt)
+{
+	struct msghdr	mh;
+	ssize_t		r;
+	int		rc = 0;
+
+	atomic_fetch_add(&n->sending, 1);
+	while (cnt > 0) {
+		if (iov->iov_len == 0) {
+			iov++;
+			cnt--;
+			continue;
+		}
+		memset(&mh, 0, sizeof mh);
+		mh.msg_iov = iov;
+		mh.msg_iovlen = (size_t)(cnt > IOV_MAX ? IOV_MAX : cnt);
+		if (n->link.ssl != NULL)
+			r = vcl_link_send_some(&n->link, iov, (int)mh.msg_iovlen);
+		else
+			r = sendmsg(n->fd, &mh, MSG_NOSIGNAL);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			if (vcl_conn_tick(n, 0) == 0)
+				continue;
+			errno = ETIMEDOUT;
+		}
+		if (r < 0) {
+			rc = -1;
+			break;
+		}
+		atomic_store(&n->last_io, vcl_conn_now());
+		while (cnt > 0 && (size_t)r >= iov->iov_len) {
+			r -= (ssize_t)iov->iov_len;
+			iov++;
+			cnt--;
+		}
+		if (cnt > 0) {
+			iov->iov_base = (char *)iov->iov_base + r;
+			iov->iov_len -= (size_t)r;
+		}
+	}
+	atomic_fetch_sub(&n->sending, 1);
+	return (rc);
+}
+
 /* Read one frame head and its message. Returns the message or NULL. */
 static Vcl__ToClient *
-vcl_conn_read_msg(struct vcl_link *l, struct vcl_frame_hdr *hdr,
+vcl_conn_read_msg(struct vcl_node *n, struct vcl_frame_hdr *hdr,
     const char **why)
 {
 	uint8_t		 head[VCL_FRAME_HDR_LEN], *buf;
 	Vcl__ToClient	*tc;
 
-	*why = "connection closed";
-	if (vcl_link_read_full(l, head, sizeof head) != 0)
+	if (vcl_conn_recv(n, head, sizeof head, why) != 0)
 		return (NULL);
 	if (vcl_frame_decode(head, &vcl_client_limits, hdr, why) != 0)
 		return (NULL);
@@ -45,7 +190,7 @@ vcl_conn_read_msg(struct vcl_link *l, struct vcl_frame_hdr *hdr,
 		*why = "out of memory";
 		return (NULL);
 	}
-	if (vcl_link_read_full(l, buf, hdr->msg_len) != 0) {
+	if (vcl_conn_recv(n, buf, hdr->msg_len, why) != 0) {
 		free(buf);
 		return (NULL);
 	}
@@ -58,16 +203,16 @@ vcl_conn_read_msg(struct vcl_link *l, struct vcl_frame_hdr *hdr,
 
 /* Read and drop n bulk bytes nobody asked for. */
 static int
-vcl_conn_skip(struct vcl_link *l, uint64_t n)
+vcl_conn_skip(struct vcl_node *n, uint64_t len, const char **why)
 {
 	uint8_t	buf[8192];
 
-	while (n > 0) {
-		size_t	k = n < sizeof buf ? (size_t)n : sizeof buf;
+	while (len > 0) {
+		size_t	k = len < sizeof buf ? (size_t)len : sizeof buf;
 
-		if (vcl_link_read_full(l, buf, k) != 0)
+		if (vcl_conn_recv(n, buf, k, why) != 0)
 			return (-1);
-		n -= k;
+		len -= k;
 	}
 	return (0);
 }
@@ -96,6 +241,7 @@ vcl_node_watch(struct vcl_node *n, cl_event ev)
 	if (!dead) {
 		ev->next = n->watch[s];
 		n->watch[s] = ev;
+		n->nwatch++;
 	}
 	pthread_mutex_unlock(&n->lock);
 	if (dead) {
@@ -126,6 +272,7 @@ vcl_node_unwatch(struct vcl_node *n, uint64_t id)
 	    pp = &ev->next) {
 		if (ev->obj.id == id) {
 			*pp = ev->next;
+			n->nwatch--;
 			break;
 		}
 	}
@@ -193,6 +340,7 @@ vcl_node_fail(struct vcl_node *n, const char *why)
 		pthread_mutex_lock(&n->lock);
 		ev = n->watch[i];
 		n->watch[i] = NULL;
+		n->nwatch = 0;
 		pthread_mutex_unlock(&n->lock);
 		while (ev != NULL) {
 			cl_event next_ev = ev->next;
@@ -204,7 +352,12 @@ vcl_node_fail(struct vcl_node *n, const char *why)
 	}
 }
 
-/* Land one reply: find who waits for it, read its bulk into place. */
+/*
+ * Land one reply: find who waits for it, read its bulk into place. The
+ * pending record stays listed until its bytes are in, so a connection that
+ * fails mid-bulk fails it with the rest (vcl_node_fail) instead of leaving
+ * its waiter asleep. Bulk lands only when it is exactly what was asked for.
+ */
 static int
 vcl_node_reply(struct vcl_node *n, Vcl__ToClient *tc,
     const struct vcl_frame_hdr *hdr, const char **why)
@@ -216,30 +369,40 @@ vcl_node_reply(struct vcl_node *n, Vcl__ToClient *tc,
 	for (pp = &n->pending; (p = *pp) != NULL; pp = &p->next)
 		if (p->seq == tc->reply->seq)
 			break;
-	if (p != NULL) {
-		if ((*pp = p->next) == NULL)
-			n->pending_tail = pp;
-	}
 	pthread_mutex_unlock(&n->lock);
 	if (p == NULL) {
 		*why = "reply to no request";
 		return (-1);
 	}
+	if (hdr->bulk_len > 0 && (p->dst == NULL ||
+	    hdr->bulk_len != p->dst_len)) {
+		*why = "reply bytes do not match the request";
+		return (-1);
+	}
+	if (hdr->bulk_len == 0 && p->dst != NULL && p->dst_len > 0 &&
+	    tc->reply->status == CL_SUCCESS) {
+		*why = "successful read reply without its bytes";
+		return (-1);
+	}
 	if (hdr->bulk_len > 0) {
-		if (p->dst == NULL || hdr->bulk_len != p->dst_len) {
-			*why = "reply bytes do not match the request";
-			return (-1);
-		}
 		/* Straight into the application's memory: no extra copy. */
-		if (vcl_link_read_full(&n->link, p->dst, hdr->bulk_len) != 0) {
-			*why = "connection closed";
+		if (vcl_conn_recv(n, p->dst, hdr->bulk_len, why) != 0)
 			return (-1);
-		}
 		n->bytes_in += hdr->bulk_len;
 	}
+	pthread_mutex_lock(&n->lock);
+	for (pp = &n->pending; *pp != NULL && *pp != p; pp = &(*pp)->next)
+		;
+	if (*pp == NULL) {
+		/* Unregistered meanwhile: its request was never sent. */
+		pthread_mutex_unlock(&n->lock);
+		*why = "reply to no request";
+		return (-1);
+	}
+	if ((*pp = p->next) == NULL)
+		n->pending_tail = pp;
 	/* A waiter's p lives on its stack: read fn before it may return. */
 	fn = p->fn;
-	pthread_mutex_lock(&n->lock);
 	p->msg = tc;
 	p->status = tc->reply->status;
 	p->done = 1;
@@ -264,7 +427,7 @@ vcl_node_rx(void *arg)
 
 	vcl_in_rx = 1;
 	for (;;) {
-		if ((tc = vcl_conn_read_msg(&n->link, &hdr, &why)) == NULL)
+		if ((tc = vcl_conn_read_msg(n, &hdr, &why)) == NULL)
 			break;
 		for (i = 0; i < tc->n_notify; i++) {
 			Vcl__Notify	*nt = tc->notify[i];
@@ -286,7 +449,8 @@ vcl_node_rx(void *arg)
 			}
 			continue;	/* the pending owns tc now */
 		}
-		if (hdr.bulk_len > 0 && vcl_conn_skip(&n->link, hdr.bulk_len) != 0) {
+		if (hdr.bulk_len > 0 &&
+		    vcl_conn_skip(n, hdr.bulk_len, &why) != 0) {
 			vcl__to_client__free_unpacked(tc, NULL);
 			break;
 		}
@@ -307,30 +471,46 @@ vcl_node_write(struct vcl_node *n, const void *bulk, uint64_t bulk_len)
 	iov[0].iov_len = n->out.len;
 	iov[1].iov_base = (void *)bulk;
 	iov[1].iov_len = bulk_len;
-	rc = vcl_link_writev_full(&n->link, iov, bulk_len > 0 ? 2 : 1);
+	rc = vcl_conn_send(n, iov, bulk_len > 0 ? 2 : 1);
 	n->out.len = 0;
 	n->bytes_out += bulk_len;
 	return (rc);
 }
 
 /*
+ * A write failed: the node is lost. The receiver sees the shutdown and
+ * fails what waits.
+ */
+static void
+vcl_node_broken(struct vcl_node *n, int e)
+{
+	pthread_mutex_lock(&n->lock);
+	if (!n->dead)
+		vcl_log_error("node %s (%s) lost: %s", n->name ? n->name : "?",
+		    n->addr, e == ETIMEDOUT ? "no answer within "
+		    "VCL_CALL_TIMEOUT_MS" : strerror(e));
+	n->dead = 1;
+	pthread_mutex_unlock(&n->lock);
+	shutdown(n->fd, SHUT_RDWR);
+}
+
+/*
  * Queue a request (seq assigned here) with optional bulk bytes. Async
  * requests batch until VCL_SEND_FLUSH, bulk, or a full batch. A pending
  * record, if given, is registered before anything is written so its reply
- * cannot outrun it.
+ * cannot outrun it. Under send_lock; *rc is -1 when the write failed.
  */
 static cl_int
-vcl_node_submit(struct vcl_node *n, Vcl__Request *req, const void *bulk,
-    uint64_t bulk_len, int flags, struct vcl_pending *p)
+vcl_node_submit_locked(struct vcl_node *n, Vcl__Request *req,
+    const void *bulk, uint64_t bulk_len, int flags, struct vcl_pending *p,
+    int *rc)
 {
 	cl_int	err = CL_SUCCESS;
-	int	rc = 0;
 
-	pthread_mutex_lock(&n->send_lock);
+	*rc = 0;
 	pthread_mutex_lock(&n->lock);
 	if (n->dead) {
 		pthread_mutex_unlock(&n->lock);
-		pthread_mutex_unlock(&n->send_lock);
 		return (CL_DEVICE_NOT_AVAILABLE);
 	}
 	if (n->ndeferred > 0) {
@@ -364,21 +544,85 @@ vcl_node_submit(struct vcl_node *n, Vcl__Request *req, const void *bulk,
 		}
 	} else if (bulk_len > 0 || (flags & VCL_SEND_FLUSH) ||
 	    n->out.len >= VCL_SEND_BATCH)
-		rc = vcl_node_write(n, bulk, bulk_len);
+		*rc = vcl_node_write(n, bulk, bulk_len);
+	return (err);
+}
+
+/* Queue a request, taking send_lock; see vcl_node_submit_locked. */
+static cl_int
+vcl_node_submit(struct vcl_node *n, Vcl__Request *req, const void *bulk,
+    uint64_t bulk_len, int flags, struct vcl_pending *p)
+{
+	cl_int	err;
+	int	rc, e;
+
+	pthread_mutex_lock(&n->send_lock);
+	err = vcl_node_submit_locked(n, req, bulk, bulk_len, flags, p, &rc);
+	e = errno;
 	pthread_mutex_unlock(&n->send_lock);
 	if (rc != 0) {
-		/* The receiver sees the shutdown and fails what waits. */
-		pthread_mutex_lock(&n->lock);
-		if (!n->dead)
-			vcl_log_error("node %s (%s) lost: %s", n->name,
-			    n->addr, strerror(errno));
-		n->dead = 1;
-		pthread_mutex_unlock(&n->lock);
-		shutdown(n->fd, SHUT_RDWR);
+		vcl_node_broken(n, e);
+		/* A registered p is failed by the receiver. */
 		if (p == NULL)
 			err = CL_DEVICE_NOT_AVAILABLE;
 	}
 	return (err);
+}
+
+/* A ping's reply (or the node's failure) is in: another may go. */
+static void
+vcl_node_ping_done(struct vcl_pending *p)
+{
+	struct vcl_node	*n = p->arg;
+
+	pthread_mutex_lock(&n->lock);
+	n->pinging = 0;
+	pthread_mutex_unlock(&n->lock);
+	if (p->msg != NULL)
+		vcl__to_client__free_unpacked(p->msg, NULL);
+	free(p);
+}
+
+/*
+ * Ask a quiet node for a sign of life: a Stats call, which a live server
+ * answers at once even while it runs long commands. Receiver thread only;
+ * never waits for send_lock: a writer holding it makes progress or trips
+ * the timeout itself.
+ */
+static void
+vcl_node_ping(struct vcl_node *n)
+{
+	Vcl__Request		 req = VCL__REQUEST__INIT;
+	Vcl__Stats		 st = VCL__STATS__INIT;
+	struct vcl_pending	*p;
+	cl_int			 err;
+	int			 rc, e;
+
+	if (pthread_mutex_trylock(&n->send_lock) != 0)
+		return;
+	pthread_mutex_lock(&n->lock);
+	if (n->pinging || (p = calloc(1, sizeof *p)) == NULL) {
+		pthread_mutex_unlock(&n->lock);
+		pthread_mutex_unlock(&n->send_lock);
+		return;
+	}
+	n->pinging = 1;
+	pthread_mutex_unlock(&n->lock);
+	p->fn = vcl_node_ping_done;
+	p->arg = n;
+	req.call_case = VCL__REQUEST__CALL_STATS;
+	req.stats = &st;
+	err = vcl_node_submit_locked(n, &req, NULL, 0, VCL_SEND_FLUSH, p, &rc);
+	e = errno;
+	pthread_mutex_unlock(&n->send_lock);
+	if (err != CL_SUCCESS) {
+		pthread_mutex_lock(&n->lock);
+		n->pinging = 0;
+		pthread_mutex_unlock(&n->lock);
+		free(p);
+	}
+	if (rc != 0)
+		vcl_node_broken(n, e);
 }
 
 /* Send an asynchronous request: no reply when it succeeds. */
@@ -393,15 +637,17 @@ vcl_node_send(struct vcl_node *n, Vcl__Request *req, const void *bulk,
 cl_int
 vcl_node_flush(struct vcl_node *n)
 {
-	int	rc = 0;
+	int	rc = 0, e = 0;
 
 	pthread_mutex_lock(&n->send_lock);
 	vcl_node_pack_releases(n);
-	if (n->out.len > 0 && !n->dead)
+	if (n->out.len > 0 && !n->dead) {
 		rc = vcl_node_write(n, NULL, 0);
+		e = errno;
+	}
 	pthread_mutex_unlock(&n->send_lock);
 	if (rc != 0) {
-		shutdown(n->fd, SHUT_RDWR);
+		vcl_node_broken(n, e);
 		return (CL_DEVICE_NOT_AVAILABLE);
 	}
 	return (vcl_node_status(n));
@@ -627,6 +873,9 @@ vcl_node_connect(struct vcl_node *n, const char *addr)
 	pthread_cond_init(&n->cond, NULL);
 	if ((to = getenv("VCL_CONNECT_TIMEOUT_MS")) != NULL && atoi(to) > 0)
 		timeout = atoi(to);
+	n->timeout_ms = VCL_CALL_TIMEOUT;
+	if ((to = getenv("VCL_CALL_TIMEOUT_MS")) != NULL && atoi(to) >= 0)
+		n->timeout_ms = atoi(to);
 	if (vcl_io_split_hostport(addr, host, sizeof host, port,
 	    sizeof port) != 0) {
 		vcl_log_error("bad node address '%s' (want host:port)", addr);
@@ -641,12 +890,15 @@ vcl_node_connect(struct vcl_node *n, const char *addr)
 	}
 	/* Servers reach each other by number: a peer may not resolve names. */
 	vcl_io_peer_name(n->fd, n->peer_addr, sizeof n->peer_addr);
+	/* A dead host or a cut link ends the connection, idle or not. */
+	vcl_io_keepalive(n->fd, n->timeout_ms);
 	/* The handshake must not hang on a server that never greets. */
 	vcl_link_init(&n->link, n->fd);
 	vcl_link_timeout(&n->link, timeout);
+	vcl_io_timeout(n->fd, timeout);
 	if (vcl_conn_start_tls(n, host) != 0)
 		goto fail;
-	if ((tc = vcl_conn_read_msg(&n->link, &hdr, &why)) == NULL ||
+	if ((tc = vcl_conn_read_msg(n, &hdr, &why)) == NULL ||
 	    tc->greeting == NULL) {
 		vcl_log_error("node %s: no greeting: %s%s", addr,
 		    tc == NULL ? why : "unexpected message",
@@ -692,12 +944,12 @@ vcl_node_connect(struct vcl_node *n, const char *addr)
 	{
 		struct iovec	iov = { b.data, b.len };
 
-		if (vcl_link_writev_full(&n->link, &iov, 1) != 0) {
+		if (vcl_conn_send(n, &iov, 1) != 0) {
 			vcl_log_error("node %s: %s", addr, strerror(errno));
 			goto fail;
 		}
 	}
-	if ((tc = vcl_conn_read_msg(&n->link, &hdr, &why)) == NULL ||
+	if ((tc = vcl_conn_read_msg(n, &hdr, &why)) == NULL ||
 	    tc->reply == NULL) {
 		vcl_log_error("node %s: handshake failed: %s", addr,
 		    tc == NULL ? why : "unexpected message");
@@ -708,13 +960,26 @@ vcl_node_connect(struct vcl_node *n, const char *addr)
 		    tc->reply->message ? tc->reply->message : "no reason");
 		goto fail;
 	}
+	if (tc->reply->welcome->n_devices > VCL_NODE_MAX_DEVICES) {
+		vcl_log_error("node %s announces %zu devices, more than %d: "
+		    "left out", addr, tc->reply->welcome->n_devices,
+		    VCL_NODE_MAX_DEVICES);
+		goto fail;
+	}
 	n->hello = tc;
 	n->welcome = tc->reply;
 	n->session = tc->reply->welcome->session_id;
 	n->key = tc->reply->welcome->session_key;
 	n->name = tc->reply->welcome->node_name;
 	n->ndevices = (uint32_t)tc->reply->welcome->n_devices;
-	vcl_link_timeout(&n->link, 0);
+	/*
+	 * Past the handshake, socket waits wake every tick so the receiver
+	 * can ping a quiet node and a stuck writer can give up.
+	 */
+	vcl_io_timeout(n->fd, n->timeout_ms > 0 ? vcl_conn_tick_ms(n) : 0);
+	vcl_link_timeout(&n->link, n->timeout_ms > 0 ? vcl_conn_tick_ms(n) : 0);
+	atomic_store(&n->last_io, vcl_conn_now());
+	n->live = 1;
 	/* tc stays allocated: the snapshot lives as long as the process. */
 	vcl_buf_free(&b);
 	if (pthread_create(&n->rx, NULL, vcl_node_rx, n) != 0) {

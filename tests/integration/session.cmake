@@ -32,3 +32,17 @@ set_property(TEST it_raw_tls APPEND PROPERTY ENVIRONMENT
 	"VCL_TEST_ADVECTION=$<TARGET_FILE:advection>")
 vcl_rawtest(kargs)
 vcl_rawtest(build)
+
+# it_raw_client_faults: libvcl against servers that die, stop or lie;
+# fault_client is the libvcl application it runs (through the ICD loader).
+add_executable(fault_client fault_client.c)
+target_link_libraries(fault_client PRIVATE PkgConfig::OPENCL)
+target_compile_options(fault_client PRIVATE ${VCL_WARNINGS})
+add_executable(client_faults_test client_faults_test.c)
+target_link_libraries(client_faults_test PRIVATE rawproto)
+target_compile_options(client_faults_test PRIVATE ${VCL_WARNINGS})
+add_test(NAME it_raw_client_faults COMMAND client_faults_test
+	$<TARGET_FILE:vclserver> $<TARGET_FILE:fault_client>)
+set_tests_properties(it_raw_client_faults PROPERTIES TIMEOUT 300
+	LABELS integration ENVIRONMENT
+	"VCL_TEST_ICD_DIR=${PROJECT_BINARY_DIR}/vcl-client")

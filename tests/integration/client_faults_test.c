@@ -1,0 +1,644 @@
+/* client_faults_test.c - libvcl against servers that die, stop or lie. */
+
+/*
+ * Each group runs fault_client (a libvcl application, through the ICD
+ * loader; VCL_TEST_ICD_DIR names the directory of vcl.icd) against a real
+ * vclserver that the test kills or stops, or against a fake server in this
+ * process that speaks the frame format and misbehaves on purpose. The
+ * client must return an error within a bound and exit normally: never
+ * hang, never die of a signal, never take bytes it did not ask for.
+ */
+
+#include "rawproto.h"
+
+#define CLIENT_EXIT_POLLS	2000	/* client exit after a fault: 20 s */
+#define CLIENT_READY_POLLS	6000	/* client's first round: 60 s */
+#define KILL_ROUNDS		20
+
+/* A fault_client run: its pid, its stdout, what it printed. */
+struct client {
+	pid_t	pid;
+	int	out;
+	char	buf[4096];
+	size_t	len;
+	int	status;
+};
+
+/*
+ * Start fault_client MODE ARG against 127.0.0.1:port, VCL_CALL_TIMEOUT_MS
+ * set to timeout unless NULL. SIGPIPE goes back to its default: the test
+ * ignores it, and an ignored disposition would survive exec.
+ */
+static int
+client_spawn(struct client *c, const char *port, const char *mode,
+    const char *arg, const char *timeout)
+{
+	const char	*icd = getenv("VCL_TEST_ICD_DIR");
+	char		 nodes[64];
+	int		 p[2], fd;
+
+	memset(c, 0, sizeof *c);
+	c->pid = -1;
+	c->out = -1;
+	if (icd == NULL || *icd == '\0') {
+		note("VCL_TEST_ICD_DIR (the directory of vcl.icd) is not set");
+		return (-1);
+	}
+	if (pipe2(p, O_CLOEXEC) != 0)
+		return (-1);
+	snprintf(nodes, sizeof nodes, "127.0.0.1:%s", port);
+	fflush(stdout);
+	if ((c->pid = fork()) == -1) {
+		close(p[0]);
+		close(p[1]);
+		return (-1);
+	}
+	if (c->pid == 0) {
+		signal(SIGPIPE, SIG_DFL);
+		dup2(p[1], STDOUT_FILENO);
+		if ((fd = open("/dev/null", O_RDONLY)) != -1) {
+			dup2(fd, STDIN_FILENO);
+			close(fd);
+		}
+		setenv("VCL_NODES", nodes, 1);
+		setenv("OCL_ICD_VENDORS", icd, 1);
+		if (timeout != NULL)
+			setenv("VCL_CALL_TIMEOUT_MS", timeout, 1);
+		else
+			unsetenv("VCL_CALL_TIMEOUT_MS");
+		execl(client_path, client_path, mode, arg, (char *)NULL);
+		fprintf(stderr, "exec %s: %s\n", client_path, strerror(errno));
+		_exit(127);
+	}
+	close(p[1]);
+	c->out = p[0];
+	return (0);
+}
+
+/* Take what the client printed so far (up to one poll interval). */
+static void
+client_drain(struct client *c)
+{
+	struct pollfd	pfd;
+	ssize_t		n;
+
+	pfd.fd = c->out;
+	pfd.events = POLLIN;
+	while (c->out != -1 && poll(&pfd, 1, POLL_MS) == 1) {
+		n = read(c->out, c->buf + c->len, sizeof c->buf - 1 - c->len);
+		if (n <= 0) {
+			close(c->out);
+			c->out = -1;
+			break;
+		}
+		c->len += (size_t)n;
+		c->buf[c->len] = '\0';
+		if (c->len == sizeof c->buf - 1)
+			c->len = 0;
+	}
+}
+
+/* Wait (bounded) until the client printed word. Returns 0 or -1. */
+static int
+client_wait_for(struct client *c, const char *word, int polls)
+{
+	int	i;
+
+	for (i = 0; i < polls; i++) {
+		client_drain(c);
+		if (strstr(c->buf, word) != NULL)
+			return (0);
+		if (c->out == -1)
+			return (-1);
+	}
+	return (-1);
+}
+
+/*
+ * Wait (bounded) for the client to end; its wait status in c->status.
+ * Returns the milliseconds it took, or -1 (the client is killed then).
+ */
+static long
+client_wait_exit(struct client *c, int polls)
+{
+	struct timespec	t0, t1;
+	pid_t		r;
+	int		i;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (i = 0; i < polls; i++) {
+		if ((r = waitpid(c->pid, &c->status, WNOHANG)) == c->pid) {
+			clock_gettime(CLOCK_MONOTONIC, &t1);
+			client_drain(c);
+			c->pid = -1;
+			return ((t1.tv_sec - t0.tv_sec) * 1000 +
+			    (t1.tv_nsec - t0.tv_nsec) / 1000000);
+		}
+		client_drain(c);
+		if (c->out == -1)
+			poll_wait();
+	}
+	kill(c->pid, SIGKILL);
+	waitpid(c->pid, &c->status, 0);
+	c->pid = -1;
+	return (-1);
+}
+
+/* Reap a client still running, and close its pipe. */
+static void
+client_end(struct client *c)
+{
+	if (c->pid > 0) {
+		kill(c->pid, SIGKILL);
+		waitpid(c->pid, &c->status, 0);
+		c->pid = -1;
+	}
+	if (c->out != -1)
+		close(c->out);
+	c->out = -1;
+}
+
+/* How the client ended, for messages. */
+static const char *
+client_how(const struct client *c)
+{
+	static char	how[128];
+
+	if (WIFSIGNALED(c->status))
+		snprintf(how, sizeof how, "died of signal %d (%s)",
+		    WTERMSIG(c->status), strsignal(WTERMSIG(c->status)));
+	else
+		snprintf(how, sizeof how, "exited %d",
+		    WEXITSTATUS(c->status));
+	return (how);
+}
+
+/* The client ended by itself with status want. */
+static int
+client_exited(const struct client *c, int want)
+{
+	return (WIFEXITED(c->status) && WEXITSTATUS(c->status) == want);
+}
+
+/*
+ * Kill the server with SIGKILL at random points of large blocking writes
+ * and reads, many times: every time the client's call fails and it exits
+ * by itself, quickly.
+ */
+static void
+test_kill_transfers(void)
+{
+	struct client	c;
+	struct srv	sv;
+	struct timespec	ts;
+	unsigned int	seed = (unsigned int)time(NULL) ^ (unsigned int)getpid();
+	long		ms, worst = 0;
+	int		i, ok = 0;
+
+	note("seed %u", seed);
+	for (i = 0; i < KILL_ROUNDS; i++) {
+		if (!srv_start(&sv, "kill_server_start", "127.0.0.1:0", NULL))
+			return;
+		if (client_spawn(&c, sv.port, "xfer", "16", NULL) != 0 ||
+		    client_wait_for(&c, "ready", CLIENT_READY_POLLS) != 0) {
+			check("kill_client_ready", 0, "no ready: %s", c.buf);
+			client_end(&c);
+			srv_stop(&sv, "kill_server_stop");
+			return;
+		}
+		ts.tv_sec = 0;
+		ts.tv_nsec = (long)(rand_r(&seed) % 200) * 1000000L;
+		nanosleep(&ts, NULL);
+		kill(sv.pid, SIGKILL);
+		ms = client_wait_exit(&c, CLIENT_EXIT_POLLS);
+		srv_wait_exit(&sv);
+		if (!check("kill_client_returns", ms >= 0 && client_exited(&c,
+		    3), "round %d: client %s after the server's SIGKILL "
+		    "(want exit 3 within %d ms); it printed: %s", i,
+		    ms < 0 ? "hung" : client_how(&c),
+		    CLIENT_EXIT_POLLS * POLL_MS, c.buf)) {
+			client_end(&c);
+			return;
+		}
+		if (ms > worst)
+			worst = ms;
+		ok++;
+		client_end(&c);
+	}
+	note("%d kills, slowest client exit %ld ms", ok, worst);
+}
+
+/*
+ * VCL_CALL_TIMEOUT_MS: a stopped server (SIGSTOP) fails the client's calls
+ * within about the timeout, then the server goes on and is killed.
+ */
+static void
+test_stopped_server(void)
+{
+	struct client	c;
+	struct srv	sv;
+	long		ms;
+
+	if (!srv_start(&sv, "stop_server_start", "127.0.0.1:0", NULL))
+		return;
+	if (client_spawn(&c, sv.port, "xfer", "16", "1500") != 0 ||
+	    client_wait_for(&c, "ready", CLIENT_READY_POLLS) != 0) {
+		check("stop_client_ready", 0, "no ready: %s", c.buf);
+		goto out;
+	}
+	kill(sv.pid, SIGSTOP);
+	ms = client_wait_exit(&c, CLIENT_EXIT_POLLS);
+	check("stop_client_returns", ms >= 0 && client_exited(&c, 3),
+	    "client %s with the server stopped and VCL_CALL_TIMEOUT_MS=1500 "
+	    "(want exit 3 within %d ms); it printed: %s",
+	    ms < 0 ? "hung" : client_how(&c), CLIENT_EXIT_POLLS * POLL_MS,
+	    c.buf);
+	if (ms >= 0)
+		note("client gave up %ld ms after the SIGSTOP", ms);
+out:
+	kill(sv.pid, SIGCONT);
+	kill(sv.pid, SIGKILL);
+	srv_wait_exit(&sv);
+	client_end(&c);
+}
+
+/*
+ * A kernel much longer than VCL_CALL_TIMEOUT_MS on a live server: clFinish
+ * waits for it (the server answers pings meanwhile) and succeeds.
+ */
+static void
+test_long_kernel(void)
+{
+	struct client	c;
+	struct srv	sv;
+	const char	*ok;
+	long		ms;
+
+	if (!srv_start(&sv, "long_server_start", "127.0.0.1:0", NULL))
+		return;
+	if (client_spawn(&c, sv.port, "kernel", "5000", "1000") != 0) {
+		check("long_client_start", 0, "cannot start %s", client_path);
+		goto out;
+	}
+	ms = client_wait_exit(&c, 6 * CLIENT_EXIT_POLLS);
+	ok = strstr(c.buf, "ok ");
+	check("long_kernel_finishes", ms >= 0 && client_exited(&c, 0) &&
+	    ok != NULL, "client %s; it printed: %s", ms < 0 ? "hung" :
+	    client_how(&c), c.buf);
+	/* Else the test proves nothing: the kernel must outlast the timeout. */
+	if (ok != NULL && check("long_kernel_outlasts_timeout",
+	    atol(ok + 3) >= 3000,
+		    "kernel took %ld ms, want >= 3000 (3 x the timeout)",
+		    atol(ok + 3)))
+		note("kernel took %ld ms with VCL_CALL_TIMEOUT_MS=1000",
+		    atol(ok + 3));
+out:
+	srv_stop(&sv, "long_server_stop");
+	client_end(&c);
+}
+
+/* --- a fake server ------------------------------------------------------ */
+
+enum fake_mode {
+	FAKE_CLOSE_IN_WRITE,	/* close while the client writes bulk */
+	FAKE_SHORT_BULK,	/* read reply: half its bulk, then close */
+	FAKE_ZERO_BULK,		/* read reply: success, no bytes */
+	FAKE_LONG_BULK,		/* read reply: more bytes than asked */
+	FAKE_BAD_SEQ,		/* read reply: a seq nobody sent */
+	FAKE_MANY_DEVICES,	/* Welcome with 100000 devices */
+};
+
+/* Listen on 127.0.0.1, port 0. Returns the fd (port in port) or -1. */
+static int
+fake_listen(char *port, size_t len)
+{
+	struct sockaddr_in	sin;
+	socklen_t		sl = sizeof sin;
+	int			fd;
+
+	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return (-1);
+	memset(&sin, 0, sizeof sin);
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(fd, (struct sockaddr *)&sin, sizeof sin) != 0 ||
+	    listen(fd, 4) != 0 ||
+	    getsockname(fd, (struct sockaddr *)&sin, &sl) != 0) {
+		close(fd);
+		return (-1);
+	}
+	snprintf(port, len, "%u", ntohs(sin.sin_port));
+	return (fd);
+}
+
+/* Send one ToClient frame, then bulk_len bytes of bulk (sent_len of them). */
+static int
+fake_send(int fd, Vcl__ToClient *tc, uint64_t bulk_len, size_t sent_len)
+{
+	struct vcl_buf	 b = { NULL, 0, 0 };
+	struct iovec	 iov[2];
+	uint8_t		*bulk = NULL;
+	int		 rc = -1;
+
+	if (vcl_buf_pack(&b, &tc->base, bulk_len) != 0)
+		goto out;
+	if (sent_len > 0 && (bulk = malloc(sent_len)) == NULL)
+		goto out;
+	if (bulk != NULL)
+		memset(bulk, 0x5a, sent_len);
+	iov[0].iov_base = b.data;
+	iov[0].iov_len = b.len;
+	iov[1].iov_base = bulk;
+	iov[1].iov_len = sent_len;
+	rc = vcl_io_writev_full(fd, iov, sent_len > 0 ? 2 : 1);
+out:
+	free(bulk);
+	vcl_buf_free(&b);
+	return (rc);
+}
+
+/* Send a Reply with status, no result. */
+static int
+fake_reply(int fd, uint64_t seq, cl_int status, uint64_t bulk_len,
+    size_t sent_len)
+{
+	Vcl__ToClient	tc = VCL__TO_CLIENT__INIT;
+	Vcl__Reply	r = VCL__REPLY__INIT;
+
+	r.seq = seq;
+	r.status = status;
+	tc.reply = &r;
+	return (fake_send(fd, &tc, bulk_len, sent_len));
+}
+
+/* Read one Request frame; *bulk_len is its bulk, not read. NULL on error. */
+static Vcl__Request *
+fake_read(int fd, uint64_t *bulk_len)
+{
+	struct vcl_frame_limits	 lim = { 64u << 20, 4ull << 30 };
+	struct vcl_frame_hdr	 hdr;
+	uint8_t			 h[VCL_FRAME_HDR_LEN], *msg;
+	Vcl__Request		*req = NULL;
+	const char		*why;
+
+	if (read_n(fd, h, sizeof h) != 0 ||
+	    vcl_frame_decode(h, &lim, &hdr, &why) != 0 ||
+	    (msg = malloc(hdr.msg_len)) == NULL)
+		return (NULL);
+	if (read_n(fd, msg, hdr.msg_len) == 0)
+		req = vcl__request__unpack(NULL, hdr.msg_len, msg);
+	free(msg);
+	*bulk_len = hdr.bulk_len;
+	return (req);
+}
+
+/* Read and drop n bulk bytes. */
+static int
+fake_skip(int fd, uint64_t n)
+{
+	uint8_t	buf[65536];
+	size_t	k;
+
+	while (n > 0) {
+		k = n < sizeof buf ? (size_t)n : sizeof buf;
+		if (read_n(fd, buf, k) != 0)
+			return (-1);
+		n -= k;
+	}
+	return (0);
+}
+
+/* Greet, take the Hello, send a Welcome with ndev devices. */
+static int
+fake_handshake(int fd, size_t ndev)
+{
+	Vcl__ToClient		  tc = VCL__TO_CLIENT__INIT;
+	Vcl__Greeting		  g = VCL__GREETING__INIT;
+	Vcl__Reply		  r = VCL__REPLY__INIT;
+	Vcl__Welcome		  w = VCL__WELCOME__INIT;
+	Vcl__DeviceInfo		  di = VCL__DEVICE_INFO__INIT, **devs;
+	Vcl__InfoValue		  iv[3], *ivp[3];
+	Vcl__Request		 *req;
+	cl_device_type		  type = CL_DEVICE_TYPE_CPU;
+	cl_command_queue_properties qp = 0;
+	cl_ulong		  maxalloc = 1ull << 30;
+	uint8_t			  nonce[16] = { 1 };
+	uint64_t		  bulk;
+	size_t			  i;
+	int			  rc = -1;
+
+	g.version = VCL_PROTOCOL_VERSION;
+	g.nonce.data = nonce;
+	g.nonce.len = sizeof nonce;
+	g.node_name = "fake";
+	tc.greeting = &g;
+	if (fake_send(fd, &tc, 0, 0) != 0)
+		return (-1);
+	if ((req = fake_read(fd, &bulk)) == NULL ||
+	    req->call_case != VCL__REQUEST__CALL_HELLO) {
+		note("fake server: no Hello");
+		goto out;
+	}
+	for (i = 0; i < 3; i++) {
+		vcl__info_value__init(&iv[i]);
+		iv[i].has_value = 1;
+		ivp[i] = &iv[i];
+	}
+	iv[0].param = CL_DEVICE_TYPE;
+	iv[0].value.data = (uint8_t *)&type;
+	iv[0].value.len = sizeof type;
+	iv[1].param = CL_DEVICE_QUEUE_ON_HOST_PROPERTIES;
+	iv[1].value.data = (uint8_t *)&qp;
+	iv[1].value.len = sizeof qp;
+	iv[2].param = CL_DEVICE_MAX_MEM_ALLOC_SIZE;
+	iv[2].value.data = (uint8_t *)&maxalloc;
+	iv[2].value.len = sizeof maxalloc;
+	di.info = ivp;
+	di.n_info = 3;
+	if ((devs = calloc(ndev, sizeof *devs)) == NULL)
+		goto out;
+	for (i = 0; i < ndev; i++)
+		devs[i] = &di;
+	w.node_name = "fake";
+	w.devices = devs;
+	w.n_devices = ndev;
+	r.seq = req->seq;
+	r.status = CL_SUCCESS;
+	r.result_case = VCL__REPLY__RESULT_WELCOME;
+	r.welcome = &w;
+	tc.greeting = NULL;
+	tc.reply = &r;
+	rc = fake_send(fd, &tc, 0, 0);
+	free(devs);
+out:
+	if (req != NULL)
+		vcl__request__free_unpacked(req, NULL);
+	return (rc);
+}
+
+/*
+ * Serve one client the fake way: answer what it needs until the request
+ * the mode is about, then misbehave and close. FAKE_CLOSE_IN_WRITE only
+ * shuts its side down and returns the socket, unread bytes and all, for the
+ * caller to close once the client is gone: the client, seeing the end of
+ * the stream, then shuts down a socket it is still writing to (EPIPE, and
+ * SIGPIPE without MSG_NOSIGNAL). Returns that socket or -1.
+ */
+static int
+fake_serve(int lfd, enum fake_mode mode)
+{
+	struct pollfd	 pfd;
+	struct timeval	 tv = { RECV_TIMEOUT_S, 0 };
+	Vcl__Request	*req;
+	uint64_t	 bulk, size;
+	int		 fd;
+
+	pfd.fd = lfd;
+	pfd.events = POLLIN;
+	if (poll(&pfd, 1, 60000) != 1 || (fd = accept(lfd, NULL, NULL)) < 0) {
+		note("fake server: nobody connected");
+		return (-1);
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	if (fake_handshake(fd, mode == FAKE_MANY_DEVICES ? 100000 : 1) != 0 ||
+	    mode == FAKE_MANY_DEVICES)
+		goto out;
+	while ((req = fake_read(fd, &bulk)) != NULL) {
+		if (bulk > 0 && mode == FAKE_CLOSE_IN_WRITE) {
+			vcl__request__free_unpacked(req, NULL);
+			shutdown(fd, SHUT_WR);
+			return (fd);
+		}
+		if (bulk > 0 && fake_skip(fd, bulk) != 0) {
+			vcl__request__free_unpacked(req, NULL);
+			goto out;
+		}
+		switch (req->call_case) {
+		case VCL__REQUEST__CALL_GET_INFO:
+			fake_reply(fd, req->seq, CL_INVALID_VALUE, 0, 0);
+			break;
+		case VCL__REQUEST__CALL_FINISH:
+			fake_reply(fd, req->seq, CL_SUCCESS, 0, 0);
+			break;
+		case VCL__REQUEST__CALL_READ_BUFFER:
+			size = req->read_buffer->size;
+			if (mode == FAKE_SHORT_BULK)
+				fake_reply(fd, req->seq, CL_SUCCESS, size,
+				    (size_t)size / 2);
+			else if (mode == FAKE_ZERO_BULK)
+				fake_reply(fd, req->seq, CL_SUCCESS, 0, 0);
+			else if (mode == FAKE_LONG_BULK)
+				fake_reply(fd, req->seq, CL_SUCCESS,
+				    size + 65536, (size_t)size + 65536);
+			else if (mode == FAKE_BAD_SEQ)
+				fake_reply(fd, req->seq + 1000, CL_SUCCESS,
+				    size, (size_t)size);
+			vcl__request__free_unpacked(req, NULL);
+			/* Keep the connection open: the client must act. */
+			fake_read(fd, &bulk);
+			goto out;
+		default:
+			break;
+		}
+		vcl__request__free_unpacked(req, NULL);
+	}
+out:
+	close(fd);
+	return (-1);
+}
+
+/* Run fault_client xfer MIB against a fake in mode; its end in c. */
+static long
+fake_run(struct client *c, enum fake_mode mode, const char *mib)
+{
+	char	port[16];
+	int	lfd, fd;
+	long	ms = -1;
+
+	if ((lfd = fake_listen(port, sizeof port)) == -1) {
+		note("fake server: cannot listen: %s", strerror(errno));
+		return (-1);
+	}
+	if (client_spawn(c, port, "xfer", mib, NULL) == 0) {
+		fd = fake_serve(lfd, mode);
+		ms = client_wait_exit(c, CLIENT_EXIT_POLLS);
+		if (fd != -1)
+			close(fd);
+	}
+	close(lfd);
+	client_end(c);
+	return (ms);
+}
+
+/*
+ * A server that closes its socket while the client writes a large buffer:
+ * the write fails, SIGPIPE never reaches the application.
+ */
+static void
+test_close_in_write(void)
+{
+	struct client	c;
+	long		ms;
+
+	ms = fake_run(&c, FAKE_CLOSE_IN_WRITE, "64");
+	check("close_in_write_no_sigpipe", ms >= 0 && client_exited(&c, 3) &&
+	    strstr(c.buf, "error clEnqueueWriteBuffer") != NULL,
+	    "client %s; want exit 3 with clEnqueueWriteBuffer failing; "
+	    "it printed: %s", ms < 0 ? "hung" : client_how(&c), c.buf);
+}
+
+/* Replies that do not match what was asked: an error, never a hang. */
+static void
+test_bad_replies(void)
+{
+	static const struct {
+		enum fake_mode	 mode;
+		const char	*name;
+	} cases[] = {
+		{ FAKE_SHORT_BULK, "bad_reply_short_bulk" },
+		{ FAKE_ZERO_BULK, "bad_reply_zero_bulk" },
+		{ FAKE_LONG_BULK, "bad_reply_long_bulk" },
+		{ FAKE_BAD_SEQ, "bad_reply_seq" },
+	};
+	struct client	c;
+	size_t		i;
+	long		ms;
+
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		ms = fake_run(&c, cases[i].mode, "1");
+		check(cases[i].name, ms >= 0 && client_exited(&c, 3) &&
+		    strstr(c.buf, "error clEnqueueReadBuffer") != NULL,
+		    "client %s; want exit 3 with clEnqueueReadBuffer failing; "
+		    "it printed: %s", ms < 0 ? "hung" : client_how(&c),
+		    c.buf);
+	}
+}
+
+/* A Welcome announcing absurdly many devices: the node is left out. */
+static void
+test_many_devices(void)
+{
+	struct client	c;
+	long		ms;
+
+	ms = fake_run(&c, FAKE_MANY_DEVICES, "1");
+	check("welcome_many_devices", ms >= 0 && client_exited(&c, 2) &&
+	    strstr(c.buf, "error clGetDeviceIDs") != NULL,
+	    "client %s; want the node left out (no device); it printed: %s",
+	    ms < 0 ? "hung" : client_how(&c), c.buf);
+}
+
+static const struct test tests[] = {
+	{ "close_in_write", test_close_in_write, 60 },
+	{ "bad_replies", test_bad_replies, 120 },
+	{ "many_devices", test_many_devices, 60 },
+	{ "stopped_server", test_stopped_server, 120 },
+	{ "long_kernel", test_long_kernel, 180 },
+	{ "kill_transfers", test_kill_transfers, 280 },
+};
+
+int
+main(int argc, char **argv)
+{
+	return (rawproto_main(argc, argv, tests, sizeof tests / sizeof tests[0]));
+}
