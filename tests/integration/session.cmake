@@ -29,7 +29,8 @@ endfunction()
 vcl_rawtest(tls)
 set_property(TEST it_raw_tls APPEND PROPERTY ENVIRONMENT
 	"VCL_TEST_HELLO=$<TARGET_FILE:hello>"
-	"VCL_TEST_ADVECTION=$<TARGET_FILE:advection>")
+	"VCL_TEST_ADVECTION=$<TARGET_FILE:advection>"
+	"VCL_TEST_FAULT_CLIENT=$<TARGET_FILE:fault_client>")
 vcl_rawtest(kargs)
 vcl_rawtest(build)
 

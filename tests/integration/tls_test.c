@@ -576,10 +576,86 @@ test_peer(void)
 	srv_stop(&a, "tls_verify_clients_exit");
 }
 
+
+/*
+ * A TLS server killed while libvcl writes to it: OpenSSL writes with
+ * write(2), so without care the application dies of SIGPIPE. fault_client
+ * leaves SIGPIPE at its default; it must end with an error, never a signal.
+ */
+static void
+test_sigpipe(void)
+{
+	const char	*fc = getenv("VCL_TEST_FAULT_CLIENT");
+	const char	*icd = getenv("VCL_TEST_ICD_DIR");
+	char		 nodes[64], out[PATH_MAX + 16], name[64];
+	struct srv	 sv;
+	pid_t		 pid;
+	int		 round, i, st, fd, signalled = 0;
+
+	if (!check("tls_sigpipe_env", fc != NULL && icd != NULL,
+	    "VCL_TEST_FAULT_CLIENT or VCL_TEST_ICD_DIR is not set") ||
+	    !check("tls_sigpipe_pki", make_pki() == 0, "no certificates"))
+		return;
+	for (round = 0; round < 5; round++) {
+		snprintf(name, sizeof name, "tls_sigpipe_start_%d", round);
+		if (!tls_start(&sv, name, "srv", "ca", NULL))
+			return;
+		snprintf(nodes, sizeof nodes, "127.0.0.1:%s", sv.port);
+		snprintf(out, sizeof out, "%s/sigpipe-%d.out", root, round);
+		fflush(stdout);
+		if ((pid = fork()) == -1)
+			break;
+		if (pid == 0) {
+			if ((fd = open(out, O_WRONLY | O_CREAT | O_TRUNC,
+			    0600)) != -1) {
+				dup2(fd, STDOUT_FILENO);
+				dup2(fd, STDERR_FILENO);
+				close(fd);
+			}
+			signal(SIGPIPE, SIG_DFL);
+			setenv("OCL_ICD_VENDORS", icd, 1);
+			setenv("VCL_NODES", nodes, 1);
+			setenv("VCL_TLS", "1", 1);
+			setenv("VCL_TLS_CA", pki_file("ca.pem"), 1);
+			execl(fc, fc, "xfer", "64", (char *)NULL);
+			_exit(127);
+		}
+		/* Kill the server once the client is in its transfer loop. */
+		for (i = 0; i < PROG_POLLS && !file_has(out, "ready"); i++)
+			poll_wait();
+		for (i = 0; i < round * 5; i++)
+			poll_wait();
+		kill(sv.pid, SIGKILL);
+		while (!srv_reap(&sv))
+			poll_wait();
+		for (i = 0; i < PROG_POLLS; i++) {
+			if (waitpid(pid, &st, WNOHANG) == pid)
+				break;
+			poll_wait();
+		}
+		snprintf(name, sizeof name, "tls_sigpipe_round_%d", round);
+		if (i == PROG_POLLS) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			check(name, 0, "the client hung after its TLS server "
+			    "died; see %s", out);
+			continue;
+		}
+		if (WIFSIGNALED(st) && WTERMSIG(st) == SIGPIPE)
+			signalled++;
+		check(name, WIFEXITED(st), "the client %s when its TLS server "
+		    "died; see %s", WIFSIGNALED(st) && WTERMSIG(st) == SIGPIPE ?
+		    "died of SIGPIPE" : "died of a signal", out);
+	}
+	if (signalled > 0)
+		note("%d of 5 clients died of SIGPIPE", signalled);
+}
+
 static const struct test tests[] = {
 	{ "hello",	test_hello,	240 },
 	{ "raw",	test_raw,	90 },
 	{ "peer",	test_peer,	240 },
+	{ "sigpipe",	test_sigpipe,	240 },
 };
 
 int
