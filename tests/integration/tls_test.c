@@ -596,7 +596,7 @@ test_sigpipe(void)
 	    "VCL_TEST_FAULT_CLIENT or VCL_TEST_ICD_DIR is not set") ||
 	    !check("tls_sigpipe_pki", make_pki() == 0, "no certificates"))
 		return;
-	for (round = 0; round < 5; round++) {
+	for (round = 0; round < 10; round++) {
 		snprintf(name, sizeof name, "tls_sigpipe_start_%d", round);
 		if (!tls_start(&sv, name, "srv", "ca", NULL))
 			return;
@@ -623,7 +623,7 @@ test_sigpipe(void)
 		/* Kill the server once the client is in its transfer loop. */
 		for (i = 0; i < PROG_POLLS && !file_has(out, "ready"); i++)
 			poll_wait();
-		for (i = 0; i < round * 5; i++)
+		for (i = 0; i < round * 3; i++)
 			poll_wait();
 		kill(sv.pid, SIGKILL);
 		while (!srv_reap(&sv))
@@ -648,7 +648,7 @@ test_sigpipe(void)
 		    "died of SIGPIPE" : "died of a signal", out);
 	}
 	if (signalled > 0)
-		note("%d of 5 clients died of SIGPIPE", signalled);
+		note("%d of 10 clients died of SIGPIPE", signalled);
 }
 
 static const struct test tests[] = {
