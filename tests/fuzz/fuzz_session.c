@@ -56,6 +56,7 @@
 #define FUZZ_OBJECTS		64
 #define FUZZ_ROUNDS		4096
 #define FUZZ_ITEMS		4096		/* work items of a launch */
+#define FUZZ_LOCAL		16		/* work-group size, each dim */
 #define FUZZ_POLL_US		200		/* one poll of a bounded wait */
 #define FUZZ_WAIT_POLLS		(60 * 5000)	/* 60 s: builds, completions */
 
@@ -315,9 +316,10 @@ fuzz_hash(const void *p, size_t n)
 
 /*
  * A CreateProgram or BuildProgram frame with its source or options swapped
- * for a fixed one, or an NDRange of more than FUZZ_ITEMS work items made
- * small (a long kernel only slows the run), in frame_out; NULL when the
- * frame is sent as it is.
+ * for a fixed one, or an NDRange of more than FUZZ_ITEMS work items or
+ * groups wider than FUZZ_LOCAL made small (a long kernel only slows the
+ * run, and PoCL compiles a kernel anew for each group size), in frame_out;
+ * NULL when the frame is sent as it is.
  */
 static const struct vcl_buf *
 fuzz_rewrite(const uint8_t *p, size_t n)
@@ -332,7 +334,7 @@ fuzz_rewrite(const uint8_t *p, size_t n)
 	ProtobufCBinaryData			 src = { 0, NULL };
 	Vcl__NDRange				*nd;
 	uint64_t				 items;
-	size_t					 i, len, rest;
+	size_t					 i, j, len, rest;
 	const struct vcl_buf			*out = NULL;
 
 	if (any_source || n < VCL_FRAME_HDR_LEN ||
@@ -366,10 +368,17 @@ fuzz_rewrite(const uint8_t *p, size_t n)
 			if (nd->global[i] > FUZZ_ITEMS ||
 			    (items *= nd->global[i]) > FUZZ_ITEMS)
 				break;
-		if (i == nd->n_global)
+		for (j = 0; j < nd->n_local; j++)
+			if (nd->local[j] > FUZZ_LOCAL)
+				break;
+		if (i == nd->n_global && j == nd->n_local)
 			goto out;
-		for (i = 0; i < nd->n_global; i++)
-			nd->global[i] = 1 + nd->global[i] % 16;
+		if (i < nd->n_global)
+			for (i = 0; i < nd->n_global; i++)
+				nd->global[i] = 1 + nd->global[i] % 16;
+		for (j = 0; j < nd->n_local; j++)
+			if (nd->local[j] > FUZZ_LOCAL)
+				nd->local[j] = 1 + nd->local[j] % FUZZ_LOCAL;
 	} else
 		goto out;
 	len = vcl__request__get_packed_size(req);
