@@ -1,7 +1,8 @@
 #!/bin/sh
 # test.sh - the whole test suite: build (installing what is missing), run
 # the unit and integration tests, then the same integration tests against
-# an AddressSanitizer+UBSan build and a vclserver under valgrind.
+# an AddressSanitizer+UBSan build and a vclserver under valgrind, and the
+# fuzz targets' seeds plus a short fuzzing run (clang).
 set -eu
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -20,6 +21,11 @@ ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-asan --output-on-failure -j "$jobs" \
     -R '^(unit_|it_hello|it_api|it_session|it_raw_|it_advection|it_multinode|it_pingpong)'
+
+echo "== fuzz targets (clang, libFuzzer, ASan+UBSan): seeds and a short run"
+CC=clang cmake -S . -B build-fuzz -DVCL_FUZZ=ON -DVCL_WERROR=ON >/dev/null
+cmake --build build-fuzz -j "$jobs" --target fuzz_frame fuzz_session
+ctest --test-dir build-fuzz --output-on-failure -L fuzz
 
 echo "== valgrind: vclserver, then libvcl in a client"
 vg="valgrind -q --error-exitcode=99 --leak-check=full --show-leak-kinds=definite \

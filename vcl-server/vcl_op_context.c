@@ -68,6 +68,28 @@ vcl_op_create_context(struct vcl_session *s, const Vcl__Request *req,
 		    (unsigned long long)s->id, (unsigned long long)m->id, err);
 }
 
+/*
+ * Check one queue property from the wire, as libvcl does: host queues
+ * only. A device-side queue is refused here, not by the runtime: PoCL 3.1
+ * calls exit() for CL_QUEUE_ON_DEVICE, which would end the whole server.
+ */
+static cl_int
+vcl_queue_prop(uint64_t name, uint64_t value)
+{
+	const uint64_t	host = CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE |
+	    CL_QUEUE_PROFILING_ENABLE;
+	const uint64_t	device = CL_QUEUE_ON_DEVICE |
+	    CL_QUEUE_ON_DEVICE_DEFAULT;
+
+	if (name == CL_QUEUE_SIZE)
+		return (CL_INVALID_QUEUE_PROPERTIES);
+	if (name != CL_QUEUE_PROPERTIES || (value & ~(host | device)) != 0)
+		return (CL_INVALID_VALUE);
+	if (value & device)
+		return (CL_INVALID_QUEUE_PROPERTIES);
+	return (CL_SUCCESS);
+}
+
 /* CreateQueue: a command queue with the client's property list. */
 void
 vcl_op_create_queue(struct vcl_session *s, const Vcl__Request *req,
@@ -90,6 +112,8 @@ vcl_op_create_queue(struct vcl_session *s, const Vcl__Request *req,
 	if (err == CL_SUCCESS && (m->n_properties > VCL_QUEUE_PROPS_MAX ||
 	    m->n_properties % 2 != 0))
 		err = CL_INVALID_VALUE;
+	for (i = 0; err == CL_SUCCESS && i < m->n_properties; i += 2)
+		err = vcl_queue_prop(m->properties[i], m->properties[i + 1]);
 	if (err == CL_SUCCESS) {
 		for (i = 0; i < m->n_properties; i++) {
 			props[i] = m->properties[i];

@@ -47,3 +47,4 @@ add_test(NAME it_raw_client_faults COMMAND client_faults_test
 set_tests_properties(it_raw_client_faults PROPERTIES TIMEOUT 300
 	LABELS integration ENVIRONMENT
 	"VCL_TEST_ICD_DIR=${PROJECT_BINARY_DIR}/vcl-client")
+vcl_rawtest(fuzzfix)
