@@ -136,6 +136,27 @@ vcl_mem_create_off_loop(struct vcl_session *s, cl_context ctx,
 	return (0);
 }
 
+/* Mover thread: give a large buffer back to the runtime. */
+static void
+vcl_mem_release_run(void *arg)
+{
+	clReleaseMemObject(arg);
+}
+
+/*
+ * Release a buffer; a large one on a mover thread (the runtime frees its
+ * pages there, 200 ms a GiB). Its bytes are uncharged at once: the
+ * session's next large creation queues behind the release on the movers.
+ */
+void
+vcl_mem_release(struct vcl_session *s, cl_mem mem, uint64_t bytes)
+{
+	if (mem != NULL && (bytes < VCL_MOVE_MIN ||
+	    vcl_workers_run(s->srv->movers, vcl_mem_release_run, mem) != 0))
+		clReleaseMemObject(mem);
+	vcl_session_uncharge(s, bytes);
+}
+
 /*
  * CreateBuffer: charged to the session before the runtime sees it; initial
  * bytes (COPY/USE_HOST_PTR on the client) arrive as bulk.

@@ -378,6 +378,7 @@ void	vcl_peer_settle(struct vcl_session *, struct vcl_hobj *, cl_int);
 /* vcl_op_mem.c */
 struct vcl_hobj *vcl_mem_range_get(struct vcl_session *, uint64_t, uint64_t,
 	    uint64_t, cl_int *);
+void	vcl_mem_release(struct vcl_session *, cl_mem, uint64_t);
 
 /* vcl_op_exec.c */
 cl_int	vcl_exec_arg(struct vcl_session *, struct vcl_hobj *,

@@ -154,9 +154,7 @@ vcl_session_release(struct vcl_session *s, struct vcl_hobj *o)
 			clReleaseEvent(o->u.event);
 		break;
 	case VCL_KIND_MEM:
-		if (o->u.mem != NULL)
-			clReleaseMemObject(o->u.mem);
-		vcl_session_uncharge(s, o->bytes);
+		vcl_mem_release(s, o->u.mem, o->bytes);
 		break;
 	case VCL_KIND_PROGRAM:
 		if (o->u.prog != NULL)
