@@ -434,7 +434,7 @@ test_auth_failures(void)
 	check("authfail_logged", srv_log_count(&sv, "authentication failed",
 	    NULL) >= 1, "failed proofs not logged");
 	check("authfail_log_per_interval", srv_log_count(&sv,
-	    "authentication failed from", NULL) == 1, "%d lines for 3 "
+	    "authentication failed from", NULL) == 1, "%d lines for 10 "
 	    "failures of one address in one interval", srv_log_count(&sv,
 	    "authentication failed from", NULL));
 	check("authfail_not_stopping", srv_log_count(&sv, "server stopping",
