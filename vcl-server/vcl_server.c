@@ -268,6 +268,18 @@ vcl_server_backoff_cb(evutil_socket_t fd, short what, void *arg)
 		event_add(srv->ev_accept, NULL);
 }
 
+/* The unauthenticated connection accepted first, or NULL. */
+static struct vcl_session *
+vcl_server_oldest_preauth(struct vcl_server *srv)
+{
+	struct vcl_session	*s, *oldest = NULL;
+
+	LIST_FOREACH(s, &srv->sessions, entry)
+		if (!s->authed && !s->dead)
+			oldest = s;	/* sessions are inserted at the head */
+	return (oldest);
+}
+
 /*
  * Make room for one more unauthenticated connection: when addr has its
  * share already, refuse (0); when all of them are taken, close the oldest
@@ -305,7 +317,11 @@ vcl_server_preauth_room(struct vcl_server *srv, const char *addr)
 	return (1);
 }
 
-/* Accept new clients; back off for a second when out of descriptors. */
+/*
+ * Accept new clients. Out of descriptors, drop the oldest connection that
+ * has not authenticated (idle sockets cannot starve good clients), else
+ * back off for a second instead of spinning.
+ */
 static void
 vcl_server_accept_cb(evutil_socket_t lfd, short what, void *arg)
 {
@@ -322,6 +338,18 @@ vcl_server_accept_cb(evutil_socket_t lfd, short what, void *arg)
 		fd = accept4(lfd, (struct sockaddr *)&ss, &sl,
 		    SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd == -1) {
+			/* Out of descriptors: the oldest stranger's go first. */
+			if ((errno == EMFILE || errno == ENFILE) &&
+			    (s = vcl_server_oldest_preauth(srv)) != NULL) {
+				if (vcl_server_ratelog(&srv->conn_log,
+				    "connections"))
+					vcl_log_warn("accept: %s; dropping the "
+					    "oldest connection not "
+					    "authenticated, from %s",
+					    strerror(errno), s->peer);
+				vcl_session_close(s, NULL);
+				continue;
+			}
 			if (errno == EMFILE || errno == ENFILE) {
 				vcl_log_warn("accept: %s; pausing",
 				    strerror(errno));

@@ -9,6 +9,10 @@
  * are other loopback addresses (127.0.0.N), bound before connecting.
  */
 
+#include <sys/resource.h>
+
+#include <dirent.h>
+
 #include "rawproto.h"
 
 /* Connect from a loopback source address and read nothing. Returns fd. */
@@ -225,6 +229,67 @@ test_preauth(void)
 	    "%d \"closed\" lines for ~25 connections",
 	    srv_log_count(&sv, "closed", NULL));
 	srv_stop(&sv, "preauth_caps_server_exit");
+}
+
+/* Descriptors a process has open. */
+static int
+srv_nfds(const struct srv *sv)
+{
+	char		 path[64];
+	DIR		*d;
+	struct dirent	*e;
+	int		 n = 0;
+
+	snprintf(path, sizeof path, "/proc/%d/fd", (int)sv->pid);
+	if ((d = opendir(path)) == NULL)
+		return (-1);
+	while ((e = readdir(d)) != NULL)
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return (n);
+}
+
+/*
+ * Out of descriptors (a low RLIMIT_NOFILE, inherited from us), idle
+ * unauthenticated sockets make room for a good client instead of holding
+ * every descriptor until their handshake deadline.
+ */
+static void
+test_emfile(void)
+{
+	struct srv	 sv;
+	struct conn	 g;
+	struct rlimit	 old, low;
+	char		 src[32];
+	const char	*extra[] = { "--handshake-timeout", "60", NULL };
+	int		 idle[96], i, n = 0, base, ok;
+
+	g.fd = -1;
+	if (getrlimit(RLIMIT_NOFILE, &old) != 0)
+		return;
+	low = old;
+	low.rlim_cur = 64;
+	setrlimit(RLIMIT_NOFILE, &low);
+	ok = srv_start(&sv, "emfile_server_start", "127.0.0.1:0", extra);
+	setrlimit(RLIMIT_NOFILE, &old);
+	if (!ok)
+		return;
+	base = srv_nfds(&sv);
+	note("server holds %d descriptors of 64", base);
+	/* More idle sockets than it has descriptors left, 16 per source. */
+	for (i = 0; i < 64 - base + 8 && n < 96; i++) {
+		snprintf(src, sizeof src, "127.0.0.%d", 40 + i / 16);
+		if ((idle[n] = raw_connect_from(&sv, src)) != -1)
+			n++;
+	}
+	check("emfile_good_client", conn_session(&g, &sv) == 0, "no session "
+	    "for a good client while idle sockets hold every descriptor");
+	check("emfile_server_alive", srv_alive(&sv), "server %s",
+	    srv_how(&sv));
+	for (i = 0; i < n; i++)
+		close(idle[i]);
+	conn_close(&g);
+	srv_stop(&sv, "emfile_server_exit");
 }
 
 /* --- deadlines ------------------------------------------------------------ */
@@ -641,6 +706,7 @@ out:
 
 static const struct test tests[] = {
 	{ "preauth",		test_preauth,		60 },
+	{ "emfile",		test_emfile,		60 },
 	{ "handshake_timeout",	test_handshake_timeout,	60 },
 	{ "slow_frame",		test_slow_frame,	60 },
 	{ "idle",		test_idle,		60 },
