@@ -79,10 +79,8 @@ vcl_mem_create_done(struct vcl_done *d)
 	struct vcl_hobj		*o = NULL;
 
 	s->jobs--;
-	if (mb->data != NULL) {
+	if (mb->data != NULL)
 		vcl_pool_put(mb->data, mb->size);
-		vcl_session_uncharge(s, mb->size);
-	}
 	if (!s->dead)
 		o = vcl_handle_get(&s->handles, mb->id, VCL_KIND_MEM);
 	if (o == NULL || o->u.mem != NULL || o->error != CL_SUCCESS) {
@@ -131,7 +129,14 @@ vcl_mem_create_off_loop(struct vcl_session *s, cl_context ctx,
 		free(mb);
 		return (-1);
 	}
-	bulk->data = NULL;	/* the job gives it back */
+	/*
+	 * The job gives the initial bytes back. They are uncharged now, as
+	 * when the loop made the buffer: the session, paused, can make
+	 * nothing of the room until they are gone.
+	 */
+	if (bulk->data != NULL)
+		vcl_session_uncharge(s, bulk->len);
+	bulk->data = NULL;
 	vcl_session_pause(s);
 	return (0);
 }
