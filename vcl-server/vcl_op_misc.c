@@ -19,8 +19,9 @@ vcl_op_hello(struct vcl_session *s, const Vcl__Request *req,
 		snprintf(msg, sizeof msg, "protocol version mismatch: client "
 		    "speaks %u, server speaks %u", h->version,
 		    VCL_PROTOCOL_VERSION);
-		vcl_log_warn("session %llu (%s): %s", (unsigned long long)s->id,
-		    s->peer, msg);
+		if (vcl_server_ratelog(&s->srv->conn_log, "connections"))
+			vcl_log_warn("session %llu (%s): %s",
+			    (unsigned long long)s->id, s->peer, msg);
 		vcl_session_reply(s, req->seq, CL_INVALID_OPERATION, msg);
 		vcl_session_refuse(s, "protocol version mismatch");
 		return;

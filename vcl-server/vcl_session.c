@@ -237,7 +237,6 @@ vcl_session_close(struct vcl_session *s, const char *why)
 	struct vcl_server	*srv = s->srv;
 	struct vcl_hobj		*o;
 	size_t			 i;
-
 	char			 who[64];
 
 	if (s->dead)
