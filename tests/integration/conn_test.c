@@ -95,6 +95,8 @@ srv_log_count(const struct srv *sv, const char *a, const char *b)
  * The longest "session N: CreateBuffer seq N took X ms" line of the
  * server's stderr: the loop logs every call that holds it 5 ms or more.
  */
+static char	slowest_line[4096];
+
 static double
 srv_log_slowest(const struct srv *sv, const char *call)
 {
@@ -109,8 +111,10 @@ srv_log_slowest(const struct srv *sv, const char *call)
 		if (strstr(line, call) == NULL ||
 		    (p = strstr(line, " took ")) == NULL)
 			continue;
-		if ((ms = strtod(p + 6, NULL)) > worst)
+		if ((ms = strtod(p + 6, NULL)) > worst) {
 			worst = ms;
+			snprintf(slowest_line, sizeof slowest_line, "%s", line);
+		}
 	}
 	fclose(f);
 	return (worst);
@@ -637,9 +641,11 @@ read_zero_check(struct conn *c, uint64_t size)
  * 5 ms or more ("... CREATE_BUFFER seq N took X ms"); a 1 GiB fill on the
  * loop takes hundreds of ms (freeing it in Release about 200 ms), the
  * handler that hands it to a thread well under 1 ms, so 100 ms separates
- * them with a wide margin either way. The
- * round trips' worst latency is checked against 1 s: far over normal (a
- * millisecond), far under a zero fill's stall.
+ * them with a wide margin either way. The round trips' worst latency is
+ * checked against 2 s: far over normal (a millisecond; up to 0.6 s seen
+ * under ASan on a loaded 2-core machine, while mover threads copy and free
+ * gigabytes), under the 1 GiB zero fill's stall on the loop (2.6 s
+ * measured, 4.7 s for a round trip waiting behind it).
  */
 static void
 test_big_buffers(void)
@@ -685,14 +691,17 @@ test_big_buffers(void)
 	waitpid(pid, &status, 0);
 	check("bigbuf_made", WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	    "the creating session failed");
-	note("%d round trips, worst %.1f ms", rounds, worst);
+	note("%d round trips, worst %.1f ms; the loop's longest hold %.1f ms",
+	    rounds, worst, srv_log_slowest(&sv, "took"));
+	if (slowest_line[0] != '\0')
+		note("%s", slowest_line);
 	slow = srv_log_slowest(&sv, "RELEASE");
 	check("bigbuf_release_loop_free", slow < 100, "Release held the loop "
 	    "%.1f ms", slow);
 	slow = srv_log_slowest(&sv, "CREATE_BUFFER");
 	check("bigbuf_loop_free", slow < 100, "CreateBuffer held the loop "
 	    "%.1f ms", slow);
-	check("bigbuf_latency", worst < 1000, "a small round trip took %.1f "
+	check("bigbuf_latency", worst < 2000, "a small round trip took %.1f "
 	    "ms while another session made buffers", worst);
 	check("bigbuf_zeroed", read_zero_check(&a, size), "a new buffer is not "
 	    "all zeros");
