@@ -30,6 +30,12 @@ vcl_mem_get(struct vcl_session *s, uint64_t id, cl_int *err)
 }
 
 #define VCL_MOVE_MIN	(1u << 20)	/* larger buffers are made off the loop */
+/*
+ * What a buffer being made reports meanwhile. Only a request read before
+ * its CreateBuffer, held until now, can name it (the session's input
+ * waits), and such a request named an id that did not exist yet.
+ */
+#define VCL_MEM_PENDING	CL_INVALID_MEM_OBJECT
 
 /* A buffer being made on a mover thread (its initial copy is its size). */
 struct vcl_mkbuf {
@@ -83,13 +89,15 @@ vcl_mem_create_done(struct vcl_done *d)
 		vcl_pool_put(mb->data, mb->size);
 	if (!s->dead)
 		o = vcl_handle_get(&s->handles, mb->id, VCL_KIND_MEM);
-	if (o == NULL || o->u.mem != NULL || o->error != CL_SUCCESS) {
+	if (o == NULL || o->u.mem != NULL || o->error != VCL_MEM_PENDING) {
 		if (mb->mem != NULL)
 			clReleaseMemObject(mb->mem);
 	} else if (mb->err != CL_SUCCESS)
 		vcl_mem_failed(s, o, mb->id, mb->size, mb->err);
-	else
+	else {
 		o->u.mem = mb->mem;
+		o->error = CL_SUCCESS;
+	}
 	if (!s->dead)
 		vcl_session_resume(s);
 	clReleaseContext(mb->ctx);
@@ -207,8 +215,10 @@ vcl_op_create_buffer(struct vcl_session *s, const Vcl__Request *req,
 		 */
 		o->bytes = m->size;
 		if (m->size >= VCL_MOVE_MIN && vcl_mem_create_off_loop(s,
-		    ctx->u.ctx, flags, m->id, m->size, bulk) == 0)
+		    ctx->u.ctx, flags, m->id, m->size, bulk) == 0) {
+			o->error = VCL_MEM_PENDING;
 			return;
+		}
 		o->u.mem = clCreateBuffer(ctx->u.ctx, flags |
 		    CL_MEM_COPY_HOST_PTR, m->size, bulk->data != NULL ?
 		    bulk->data : s->srv->zeros, &err);
