@@ -42,14 +42,33 @@ static const char usage[] =
 "  --max-bulk BYTES        largest bulk payload of a frame (default 4G)\n"
 "  --max-session-bytes N   buffer + staging bytes per session (default:\n"
 "                          the served devices' global memory + 1G)\n"
-"  --max-sessions N        concurrent sessions (default 64)\n"
+"  --max-sessions N        concurrent authenticated sessions (default 64)\n"
+"  --max-preauth N         connections not authenticated yet, all sources\n"
+"                          together; past it the oldest is dropped\n"
+"                          (default 128)\n"
+"  --max-preauth-per-addr N  ... from one address; past it new ones are\n"
+"                          refused (default 32)\n"
+"  --max-auth-failures N   failed token proofs per address a minute before\n"
+"                          its connections are refused (default 10; 0: no\n"
+"                          limit)\n"
+"  --handshake-timeout S   seconds to complete the handshake (default 10)\n"
+"  --frame-timeout S       seconds a request frame may take once its first\n"
+"                          byte came, plus its size at --min-rate (default\n"
+"                          30; 0: none)\n"
+"  --min-rate BYTES        slowest rate a large frame may come at, per\n"
+"                          second (default 64K)\n"
+"  --idle-timeout S        close a session that holds no object and sends\n"
+"                          nothing for S seconds (default 0: never)\n"
+"  --send-timeout S        close a session whose replies do not move for S\n"
+"                          seconds (default 0: never)\n"
 "  --max-pinned BYTES      pinned host memory for transfer staging, all\n"
 "                          sessions together (default 256M; 0: none)\n"
 "  --max-objects N         objects per session (default 1000000)\n"
 "  --workers N             threads for program builds (default 2)\n"
 "  --config FILE           read options from FILE (\"name = value\" lines,\n"
 "                          names as above without --); SIGHUP re-reads its\n"
-"                          log-level and max-* settings\n"
+"                          log-level, max-*, *-timeout and min-rate\n"
+"                          settings\n"
 "  --version               print the version and exit\n"
 "  --help                  print this help and exit\n"
 "\n"
@@ -61,7 +80,9 @@ enum {
 	OPT_TOKEN, OPT_INSECURE, OPT_LOG, OPT_MAX_FRAME, OPT_MAX_BULK,
 	OPT_MAX_SBYTES, OPT_MAX_SESSIONS, OPT_MAX_PINNED, OPT_MAX_OBJECTS, OPT_WORKERS,
 	OPT_CONFIG, OPT_VERSION, OPT_HELP,
-	OPT_TLS_CERT, OPT_TLS_KEY, OPT_TLS_CA, OPT_TLS_VERIFY
+	OPT_TLS_CERT, OPT_TLS_KEY, OPT_TLS_CA, OPT_TLS_VERIFY,
+	OPT_MAX_PREAUTH, OPT_MAX_PREAUTH_ADDR, OPT_MAX_AUTH_FAILS,
+	OPT_HANDSHAKE_TO, OPT_FRAME_TO, OPT_MIN_RATE, OPT_IDLE_TO, OPT_SEND_TO
 };
 
 static const struct option longopts[] = {
@@ -84,6 +105,14 @@ static const struct option longopts[] = {
 	{ "max-pinned",		required_argument, NULL, OPT_MAX_PINNED },
 	{ "max-objects",	required_argument, NULL, OPT_MAX_OBJECTS },
 	{ "workers",		required_argument, NULL, OPT_WORKERS },
+	{ "max-preauth",	required_argument, NULL, OPT_MAX_PREAUTH },
+	{ "max-preauth-per-addr", required_argument, NULL, OPT_MAX_PREAUTH_ADDR },
+	{ "max-auth-failures",	required_argument, NULL, OPT_MAX_AUTH_FAILS },
+	{ "handshake-timeout",	required_argument, NULL, OPT_HANDSHAKE_TO },
+	{ "frame-timeout",	required_argument, NULL, OPT_FRAME_TO },
+	{ "min-rate",		required_argument, NULL, OPT_MIN_RATE },
+	{ "idle-timeout",	required_argument, NULL, OPT_IDLE_TO },
+	{ "send-timeout",	required_argument, NULL, OPT_SEND_TO },
 	{ "config",		required_argument, NULL, OPT_CONFIG },
 	{ "version",		no_argument,	   NULL, OPT_VERSION },
 	{ "help",		no_argument,	   NULL, OPT_HELP },
@@ -157,8 +186,18 @@ apply_option(struct vcl_server *srv, int id, const char *arg, int reload)
 		}
 		vcl_pin_max = v;	/* blocks over it go as they come back */
 		return (0);
+	case OPT_MAX_AUTH_FAILS: case OPT_FRAME_TO: case OPT_IDLE_TO:
+	case OPT_SEND_TO:
+		/* 0 turns these off. */
+		if (parse_size(arg, &v) != 0) {
+			fprintf(stderr, "vclserver: bad value: %s\n", arg);
+			return (-1);
+		}
+		break;
 	case OPT_MAX_FRAME: case OPT_MAX_BULK: case OPT_MAX_SBYTES:
 	case OPT_MAX_SESSIONS: case OPT_MAX_OBJECTS: case OPT_WORKERS:
+	case OPT_MAX_PREAUTH: case OPT_MAX_PREAUTH_ADDR: case OPT_HANDSHAKE_TO:
+	case OPT_MIN_RATE:
 		if (parse_size(arg, &v) != 0 || v == 0 ||
 		    (id == OPT_MAX_FRAME && v > UINT32_MAX) ||
 		    (id == OPT_WORKERS && v > 64)) {
@@ -178,6 +217,14 @@ apply_option(struct vcl_server *srv, int id, const char *arg, int reload)
 	case OPT_MAX_SESSIONS:	srv->limits.sessions = v; break;
 	case OPT_MAX_OBJECTS:	srv->limits.objects = v; break;
 	case OPT_WORKERS:	opts.workers = (int)v; break;
+	case OPT_MAX_PREAUTH:	srv->limits.preauth = v; break;
+	case OPT_MAX_PREAUTH_ADDR: srv->limits.preauth_addr = v; break;
+	case OPT_MAX_AUTH_FAILS: srv->limits.auth_fails = v; break;
+	case OPT_HANDSHAKE_TO:	srv->limits.handshake_s = v; break;
+	case OPT_FRAME_TO:	srv->limits.frame_s = v; break;
+	case OPT_MIN_RATE:	srv->limits.frame_rate = v; break;
+	case OPT_IDLE_TO:	srv->limits.idle_s = v; break;
+	case OPT_SEND_TO:	srv->limits.send_s = v; break;
 	case OPT_LISTEN:	opts.listen = strdup(arg); break;
 	case OPT_PORT_FILE:	opts.port_file = strdup(arg); break;
 	case OPT_PLATFORM:	opts.platform = strdup(arg); break;
@@ -333,6 +380,12 @@ main(int argc, char **argv)
 	srv.limits.frame.max_bulk = VCL_FRAME_DEFAULT_MAX_BULK;
 	srv.limits.sessions = 64;
 	srv.limits.objects = 1000000;
+	srv.limits.preauth = 128;
+	srv.limits.preauth_addr = 32;
+	srv.limits.auth_fails = 10;
+	srv.limits.handshake_s = 10;
+	srv.limits.frame_s = 30;
+	srv.limits.frame_rate = 64u << 10;
 
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (c) {

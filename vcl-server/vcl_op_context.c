@@ -64,8 +64,8 @@ vcl_op_create_context(struct vcl_session *s, const Vcl__Request *req,
 	}
 	o->error = err;
 	if (err != CL_SUCCESS)
-		vcl_log_info("session %llu: context %llu failed: %d",
-		    (unsigned long long)s->id, (unsigned long long)m->id, err);
+		vcl_session_warn(s, "context %llu failed: %d",
+		    (unsigned long long)m->id, err);
 }
 
 /*

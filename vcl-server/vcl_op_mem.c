@@ -29,6 +29,147 @@ vcl_mem_get(struct vcl_session *s, uint64_t id, cl_int *err)
 	return (o);
 }
 
+#define VCL_MOVE_MIN	(1u << 20)	/* larger buffers are made off the loop */
+/*
+ * What a buffer being made reports meanwhile. Only a request read before
+ * its CreateBuffer, held until now, can name it (the session's input
+ * waits), and such a request named an id that did not exist yet.
+ */
+#define VCL_MEM_PENDING	CL_INVALID_MEM_OBJECT
+
+/* A buffer being made on a mover thread (its initial copy is its size). */
+struct vcl_mkbuf {
+	struct vcl_done	 d;		/* must stay first */
+	cl_context	 ctx;		/* a reference of its own */
+	cl_mem_flags	 flags;
+	uint64_t	 id;
+	uint64_t	 size;
+	const void	*host;		/* zeros or the initial bytes */
+	uint8_t		*data;		/* the initial bytes, to give back */
+	cl_mem		 mem;
+	cl_int		 err;
+};
+
+/* Log a failed creation (rate-limited: a client can fail many). */
+static void
+vcl_mem_failed(struct vcl_session *s, struct vcl_hobj *o, uint64_t id,
+    uint64_t size, cl_int err)
+{
+	vcl_session_uncharge(s, o->bytes);
+	o->bytes = 0;
+	o->error = err;
+	vcl_session_warn(s, "buffer %llu of %llu bytes failed: %d",
+	    (unsigned long long)id, (unsigned long long)size, err);
+}
+
+/* Mover thread: make the buffer; the runtime copies its initial bytes. */
+static void
+vcl_mem_create_run(void *arg)
+{
+	struct vcl_mkbuf	*mb = arg;
+
+	mb->mem = clCreateBuffer(mb->ctx, mb->flags | CL_MEM_COPY_HOST_PTR,
+	    mb->size, (void *)mb->host, &mb->err);
+	vcl_server_done_push(mb->d.s->srv, &mb->d);
+}
+
+/*
+ * Loop: the buffer is made; give it to its id (or release it when the
+ * session or the id went meanwhile) and let the session's input go on.
+ */
+static void
+vcl_mem_create_done(struct vcl_done *d)
+{
+	struct vcl_mkbuf	*mb = (struct vcl_mkbuf *)d;
+	struct vcl_session	*s = d->s;
+	struct vcl_hobj		*o = NULL;
+
+	s->jobs--;
+	if (mb->data != NULL)
+		vcl_pool_put(mb->data, mb->size);
+	if (!s->dead)
+		o = vcl_handle_get(&s->handles, mb->id, VCL_KIND_MEM);
+	if (o == NULL || o->u.mem != NULL || o->error != VCL_MEM_PENDING) {
+		if (mb->mem != NULL)
+			clReleaseMemObject(mb->mem);
+	} else if (mb->err != CL_SUCCESS)
+		vcl_mem_failed(s, o, mb->id, mb->size, mb->err);
+	else {
+		o->u.mem = mb->mem;
+		o->error = CL_SUCCESS;
+	}
+	if (!s->dead)
+		vcl_session_resume(s);
+	clReleaseContext(mb->ctx);
+	free(mb);
+	vcl_session_unref(s);
+}
+
+/*
+ * Make a large buffer on a mover thread: its initial copy (zeros or the
+ * client's bytes) is proportional to its size, and the loop serves every
+ * session. The session's input waits meanwhile, so its next request sees
+ * the buffer. Takes the bulk. Returns 0, or -1 (nothing started).
+ */
+static int
+vcl_mem_create_off_loop(struct vcl_session *s, cl_context ctx,
+    cl_mem_flags flags, uint64_t id, uint64_t size, struct vcl_bulk *bulk)
+{
+	struct vcl_mkbuf	*mb;
+
+	if ((mb = calloc(1, sizeof *mb)) == NULL)
+		return (-1);
+	mb->d.fn = vcl_mem_create_done;
+	mb->d.s = s;
+	mb->ctx = ctx;
+	mb->flags = flags;
+	mb->id = id;
+	mb->size = size;
+	mb->data = bulk->data;
+	mb->host = bulk->data != NULL ? bulk->data : s->srv->zeros;
+	clRetainContext(ctx);
+	vcl_session_ref(s);
+	s->jobs++;
+	if (vcl_workers_run(s->srv->movers, vcl_mem_create_run, mb) != 0) {
+		s->jobs--;
+		vcl_session_unref(s);
+		clReleaseContext(ctx);
+		free(mb);
+		return (-1);
+	}
+	/*
+	 * The job gives the initial bytes back. They are uncharged now, as
+	 * when the loop made the buffer: the session, paused, can make
+	 * nothing of the room until they are gone.
+	 */
+	if (bulk->data != NULL)
+		vcl_session_uncharge(s, bulk->len);
+	bulk->data = NULL;
+	vcl_session_pause(s);
+	return (0);
+}
+
+/* Mover thread: give a large buffer back to the runtime. */
+static void
+vcl_mem_release_run(void *arg)
+{
+	clReleaseMemObject(arg);
+}
+
+/*
+ * Release a buffer; a large one on a mover thread (the runtime frees its
+ * pages there, 200 ms a GiB). Its bytes are uncharged at once: the
+ * session's next large creation queues behind the release on the movers.
+ */
+void
+vcl_mem_release(struct vcl_session *s, cl_mem mem, uint64_t bytes)
+{
+	if (mem != NULL && (bytes < VCL_MOVE_MIN ||
+	    vcl_workers_run(s->srv->movers, vcl_mem_release_run, mem) != 0))
+		clReleaseMemObject(mem);
+	vcl_session_uncharge(s, bytes);
+}
+
 /*
  * CreateBuffer: charged to the session before the runtime sees it; initial
  * bytes (COPY/USE_HOST_PTR on the client) arrive as bulk.
@@ -73,18 +214,17 @@ vcl_op_create_buffer(struct vcl_session *s, const Vcl__Request *req,
 		 * memory another session freed: sessions see only their own.
 		 */
 		o->bytes = m->size;
+		if (m->size >= VCL_MOVE_MIN && vcl_mem_create_off_loop(s,
+		    ctx->u.ctx, flags, m->id, m->size, bulk) == 0) {
+			o->error = VCL_MEM_PENDING;
+			return;
+		}
 		o->u.mem = clCreateBuffer(ctx->u.ctx, flags |
 		    CL_MEM_COPY_HOST_PTR, m->size, bulk->data != NULL ?
 		    bulk->data : s->srv->zeros, &err);
 	}
-	if (err != CL_SUCCESS) {
-		vcl_session_uncharge(s, o->bytes);
-		o->bytes = 0;
-		vcl_log_info("session %llu: buffer %llu of %llu bytes failed: "
-		    "%d", (unsigned long long)s->id, (unsigned long long)m->id,
-		    (unsigned long long)m->size, err);
-	}
-	o->error = err;
+	if (err != CL_SUCCESS)
+		vcl_mem_failed(s, o, m->id, m->size, err);
 }
 
 /* Check offset + size inside a buffer's charged size. */

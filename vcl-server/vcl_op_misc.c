@@ -19,23 +19,28 @@ vcl_op_hello(struct vcl_session *s, const Vcl__Request *req,
 		snprintf(msg, sizeof msg, "protocol version mismatch: client "
 		    "speaks %u, server speaks %u", h->version,
 		    VCL_PROTOCOL_VERSION);
-		vcl_log_warn("session %llu (%s): %s", (unsigned long long)s->id,
-		    s->peer, msg);
+		if (vcl_server_ratelog(&s->srv->conn_log, "connections"))
+			vcl_log_warn("session %llu (%s): %s",
+			    (unsigned long long)s->id, s->peer, msg);
 		vcl_session_reply(s, req->seq, CL_INVALID_OPERATION, msg);
-		vcl_session_drain(s);
+		vcl_session_refuse(s, "protocol version mismatch");
 		return;
 	}
 	if (s->srv->have_token && (!h->has_proof ||
 	    vcl_auth_check(&s->srv->token, s->nonce, sizeof s->nonce,
 	    h->proof.data, h->proof.len) != 0)) {
-		vcl_log_warn("session %llu (%s): authentication failed",
-		    (unsigned long long)s->id, s->peer);
+		vcl_server_auth_failed(s->srv, s->addr);
 		vcl_session_reply(s, req->seq, CL_INVALID_OPERATION,
 		    "authentication failed: wrong or missing token");
-		vcl_session_drain(s);
+		vcl_session_refuse(s, "authentication failed");
 		return;
 	}
-	s->authed = 1;
+	if (vcl_session_authed(s) != 0) {
+		vcl_session_reply(s, req->seq, CL_OUT_OF_RESOURCES,
+		    "server busy: --max-sessions reached");
+		vcl_session_refuse(s, "max-sessions reached");
+		return;
+	}
 	s->is_peer = h->has_peer && h->peer;
 	vcl_log_info("session %llu (%s): client %s", (unsigned long long)s->id,
 	    s->peer, h->client_name != NULL ? h->client_name : "?");
@@ -63,8 +68,7 @@ vcl_op_release(struct vcl_session *s, const Vcl__Request *req,
 	    (enum vcl_kind)req->release->kind);
 	if (o == NULL) {
 		/* Asynchronous: nobody to tell; the client checked it. */
-		vcl_log_warn("session %llu: release of unknown id %llu",
-		    (unsigned long long)s->id,
+		vcl_session_warn(s, "release of unknown id %llu",
 		    (unsigned long long)req->release->id);
 		return;
 	}

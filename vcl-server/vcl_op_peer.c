@@ -329,7 +329,7 @@ vcl_op_peer_push(struct vcl_session *ps, const Vcl__Request *req,
 	vcl_log_debug("push %llu in: %llu bytes", (unsigned long long)m->transfer,
 	    (unsigned long long)bulk->len);
 	if ((t = vcl_peer_target(ps->srv, m->session, m->key)) == NULL) {
-		vcl_log_info("push for no session %llu: dropped",
+		vcl_session_warn(ps, "push for no session %llu: dropped",
 		    (unsigned long long)m->session);
 		return;
 	}

@@ -25,9 +25,163 @@
 #include "vcl_server.h"
 #include "vcl_server_main.h"
 
-#define VCL_HANDSHAKE_SECONDS	10
+#define VCL_RATELOG_LINES	5	/* lines per interval, then a count */
+#define VCL_RATELOG_SECONDS	10
+#define VCL_AUTHFAIL_SLOTS	256	/* addresses remembered */
+#define VCL_AUTHFAIL_WINDOW	60	/* seconds failures are counted */
+
+/* Failed token proofs of one address in the current window. */
+struct vcl_authfail {
+	char		addr[64];
+	time_t		start;		/* of the window */
+	time_t		logged;		/* last line about it */
+	uint64_t	count;
+	uint64_t	unlogged;	/* failures since that line */
+};
 
 static void	vcl_server_accept_cb(evutil_socket_t, short, void *);
+
+/* Seconds on the monotonic clock (never 0: 0 means "not set"). */
+time_t
+vcl_server_now(void)
+{
+	struct timespec	t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec + 1);
+}
+
+/*
+ * May a rate-limited line be logged now? The first few of an interval are;
+ * the rest are counted and summed up in one line when the interval ends.
+ */
+int
+vcl_server_ratelog(struct vcl_ratelog *rl, const char *who)
+{
+	time_t	now = vcl_server_now();
+
+	if (now - rl->start >= VCL_RATELOG_SECONDS) {
+		vcl_server_ratelog_flush(rl, who);
+		rl->start = now;
+		rl->n = 0;
+	}
+	if (rl->n < VCL_RATELOG_LINES) {
+		rl->n++;
+		return (1);
+	}
+	rl->suppressed++;
+	return (0);
+}
+
+/* Log how many lines were suppressed, if any, and start counting again. */
+void
+vcl_server_ratelog_flush(struct vcl_ratelog *rl, const char *who)
+{
+	if (rl->suppressed == 0)
+		return;
+	vcl_log_warn("%s: %llu more similar lines suppressed", who,
+	    (unsigned long long)rl->suppressed);
+	rl->suppressed = 0;
+}
+
+/* The failure record of an address, or NULL. */
+static struct vcl_authfail *
+vcl_server_authfail_get(struct vcl_server *srv, const char *addr)
+{
+	size_t	i;
+
+	if (srv->authfails == NULL)
+		return (NULL);
+	for (i = 0; i < VCL_AUTHFAIL_SLOTS; i++)
+		if (srv->authfails[i].count > 0 &&
+		    strcmp(srv->authfails[i].addr, addr) == 0)
+			return (&srv->authfails[i]);
+	return (NULL);
+}
+
+/*
+ * Has addr failed the token proof too often in the current window? Its
+ * connections are then closed before the greeting: no nonce, no check.
+ */
+int
+vcl_server_auth_refused(struct vcl_server *srv, const char *addr)
+{
+	struct vcl_authfail	*f;
+
+	if (srv->limits.auth_fails == 0 ||
+	    (f = vcl_server_authfail_get(srv, addr)) == NULL)
+		return (0);
+	if (vcl_server_now() - f->start >= VCL_AUTHFAIL_WINDOW) {
+		f->count = 0;
+		return (0);
+	}
+	return (f->count >= srv->limits.auth_fails);
+}
+
+/*
+ * Count a failed proof of addr. The first of a window is logged; the rest
+ * are summed up once per interval (vcl_server_authfail_tick).
+ */
+void
+vcl_server_auth_failed(struct vcl_server *srv, const char *addr)
+{
+	struct vcl_authfail	*f, *old;
+	time_t			 now = vcl_server_now();
+	size_t			 i;
+
+	if (srv->authfails == NULL)
+		return;
+	if ((f = vcl_server_authfail_get(srv, addr)) == NULL) {
+		/* A free slot, else the one whose window began first. */
+		for (old = f = &srv->authfails[0], i = 0;
+		    i < VCL_AUTHFAIL_SLOTS; i++) {
+			f = &srv->authfails[i];
+			if (f->count == 0 || now - f->start >=
+			    VCL_AUTHFAIL_WINDOW)
+				break;
+			if (f->start < old->start)
+				old = f;
+		}
+		if (i == VCL_AUTHFAIL_SLOTS)
+			f = old;
+		if (f->unlogged > 0)
+			vcl_log_warn("authentication failed %llu more times "
+			    "from %s", (unsigned long long)f->unlogged,
+			    f->addr);
+		memset(f, 0, sizeof *f);
+		snprintf(f->addr, sizeof f->addr, "%s", addr);
+	}
+	if (now - f->start >= VCL_AUTHFAIL_WINDOW) {
+		f->start = now;
+		f->count = 0;
+	}
+	if (f->count++ == 0 || now - f->logged >= VCL_RATELOG_SECONDS) {
+		vcl_log_warn("authentication failed from %s (%llu in this "
+		    "minute)", addr, (unsigned long long)f->count);
+		f->logged = now;
+		f->unlogged = 0;
+	} else
+		f->unlogged++;
+}
+
+/* Sum up the failed proofs not logged one by one, once per interval. */
+static void
+vcl_server_authfail_tick(struct vcl_server *srv, time_t now)
+{
+	struct vcl_authfail	*f;
+	size_t			 i;
+
+	for (i = 0; srv->authfails != NULL && i < VCL_AUTHFAIL_SLOTS; i++) {
+		f = &srv->authfails[i];
+		if (f->unlogged == 0 || now - f->logged < VCL_RATELOG_SECONDS)
+			continue;
+		vcl_log_warn("authentication failed %llu more times from %s "
+		    "(%llu in this minute)", (unsigned long long)f->unlogged,
+		    f->addr, (unsigned long long)f->count);
+		f->logged = now;
+		f->unlogged = 0;
+	}
+}
 
 /*
  * Push a completion from any thread. The loop is woken once per
@@ -114,11 +268,65 @@ vcl_server_backoff_cb(evutil_socket_t fd, short what, void *arg)
 		event_add(srv->ev_accept, NULL);
 }
 
-/* Accept new clients; back off for a second when out of descriptors. */
+/* The unauthenticated connection accepted first, or NULL. */
+static struct vcl_session *
+vcl_server_oldest_preauth(struct vcl_server *srv)
+{
+	struct vcl_session	*s, *oldest = NULL;
+
+	LIST_FOREACH(s, &srv->sessions, entry)
+		if (!s->authed && !s->dead)
+			oldest = s;	/* sessions are inserted at the head */
+	return (oldest);
+}
+
+/*
+ * Make room for one more unauthenticated connection: when addr has its
+ * share already, refuse (0); when all of them are taken, close the oldest
+ * one, so a flood of idle connections cannot lock good clients out: they
+ * get in as long as their handshake is quicker than the flood's turnover.
+ * Returns 1 when the new connection may stay.
+ */
+static int
+vcl_server_preauth_room(struct vcl_server *srv, const char *addr)
+{
+	struct vcl_session	*s, *oldest = NULL;
+	uint64_t		 same = 0;
+
+	LIST_FOREACH(s, &srv->sessions, entry) {
+		if (s->authed || s->dead)
+			continue;
+		if (strcmp(s->addr, addr) == 0)
+			same++;
+		oldest = s;	/* sessions are inserted at the head */
+	}
+	if (same >= srv->limits.preauth_addr) {
+		if (vcl_server_ratelog(&srv->conn_log, "connections"))
+			vcl_log_warn("refusing %s: %llu connections from it "
+			    "are not authenticated yet", addr,
+			    (unsigned long long)same);
+		return (0);
+	}
+	if (srv->npreauth >= srv->limits.preauth && oldest != NULL) {
+		if (vcl_server_ratelog(&srv->conn_log, "connections"))
+			vcl_log_warn("%llu connections not authenticated: "
+			    "dropping the oldest, from %s",
+			    (unsigned long long)srv->npreauth, oldest->peer);
+		vcl_session_close(oldest, NULL);
+	}
+	return (1);
+}
+
+/*
+ * Accept new clients. Out of descriptors, drop the oldest connection that
+ * has not authenticated (idle sockets cannot starve good clients), else
+ * back off for a second instead of spinning.
+ */
 static void
 vcl_server_accept_cb(evutil_socket_t lfd, short what, void *arg)
 {
 	struct vcl_server	*srv = arg;
+	struct vcl_session	*s;
 	struct sockaddr_storage	 ss;
 	socklen_t		 sl;
 	char			 host[NI_MAXHOST], serv[NI_MAXSERV], peer[300];
@@ -130,6 +338,18 @@ vcl_server_accept_cb(evutil_socket_t lfd, short what, void *arg)
 		fd = accept4(lfd, (struct sockaddr *)&ss, &sl,
 		    SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd == -1) {
+			/* Out of descriptors: the oldest stranger's go first. */
+			if ((errno == EMFILE || errno == ENFILE) &&
+			    (s = vcl_server_oldest_preauth(srv)) != NULL) {
+				if (vcl_server_ratelog(&srv->conn_log,
+				    "connections"))
+					vcl_log_warn("accept: %s; dropping the "
+					    "oldest connection not "
+					    "authenticated, from %s",
+					    strerror(errno), s->peer);
+				vcl_session_close(s, NULL);
+				continue;
+			}
 			if (errno == EMFILE || errno == ENFILE) {
 				vcl_log_warn("accept: %s; pausing",
 				    strerror(errno));
@@ -141,21 +361,29 @@ vcl_server_accept_cb(evutil_socket_t lfd, short what, void *arg)
 			return;
 		}
 		if (getnameinfo((struct sockaddr *)&ss, sl, host, sizeof host,
-		    serv, sizeof serv, NI_NUMERICHOST | NI_NUMERICSERV) != 0)
+		    serv, sizeof serv, NI_NUMERICHOST | NI_NUMERICSERV) != 0) {
+			snprintf(host, sizeof host, "?");
 			snprintf(peer, sizeof peer, "?");
-		else
+		} else
 			snprintf(peer, sizeof peer, "%.256s:%.32s", host, serv);
-		if (srv->nsessions >= srv->limits.sessions) {
-			vcl_log_warn("refusing %s: %llu sessions already", peer,
-			    (unsigned long long)srv->nsessions);
+		if (vcl_server_auth_refused(srv, host)) {
+			if (vcl_server_ratelog(&srv->conn_log, "connections"))
+				vcl_log_warn("refusing %s: too many failed "
+				    "token proofs from it", peer);
+			close(fd);
+			continue;
+		}
+		if (!vcl_server_preauth_room(srv, host)) {
 			close(fd);
 			continue;
 		}
 		vcl_io_tune(fd);
-		if (vcl_session_new(srv, fd, peer) == NULL) {
+		if ((s = vcl_session_new(srv, fd, peer)) == NULL) {
 			vcl_log_error("no memory for a session from %s", peer);
 			close(fd);
+			continue;
 		}
+		snprintf(s->addr, sizeof s->addr, "%.63s", host);
 	}
 }
 
@@ -302,24 +530,78 @@ vcl_server_stop_cb(evutil_socket_t sig, short what, void *arg)
 }
 
 /*
- * Every tick: complete commands the runtime failed without a callback
- * (vcl_cmd_reap), and exit once draining sessions are all gone.
+ * The deadlines of a session: the handshake; a frame must complete within
+ * frame_s plus its length at frame_rate once its first byte came (a slow
+ * link moving a large bulk is fine, one byte a second is not); a session
+ * that holds nothing may stay silent idle_s; output must move within
+ * send_s. Time spent not reading (flow control, a job) does not count.
+ */
+static void
+vcl_server_check_session(struct vcl_server *srv, struct vcl_session *s,
+    time_t now)
+{
+	const struct vcl_limits	*lim = &srv->limits;
+	uint64_t		 allowed;
+	char			 who[64];
+
+	if (!s->authed) {
+		if ((uint64_t)(now - s->born) > lim->handshake_s)
+			vcl_session_close(s, s->link.handshaking ?
+			    "no TLS handshake in time (a client without "
+			    "TLS?)" : "no handshake in time");
+		return;
+	}
+	if (s->in_since != 0) {
+		if (!s->reading || s->paused)
+			s->in_since = now;
+		allowed = lim->frame_s + (s->in_frame.msg_len +
+		    s->in_frame.bulk_len) / (lim->frame_rate ? lim->frame_rate :
+		    1);
+		if (lim->frame_s != 0 && (uint64_t)(now - s->in_since) >
+		    allowed) {
+			vcl_session_close(s, "frame not completed in time");
+			return;
+		}
+	}
+	if (lim->send_s != 0 && s->out_bytes > 0 &&
+	    (uint64_t)(now - s->last_out) > lim->send_s) {
+		vcl_session_close(s, "client does not take its replies");
+		return;
+	}
+	if (lim->idle_s != 0 && s->in_since == 0 && s->handles.count == 0 &&
+	    LIST_EMPTY(&s->inflight) && s->nheld == 0 && s->jobs == 0 &&
+	    s->out_bytes == 0 && (uint64_t)(now - s->last_in) > lim->idle_s) {
+		vcl_session_close(s, "idle");
+		return;
+	}
+	if (s->warns.suppressed > 0 &&
+	    now - s->warns.start >= VCL_RATELOG_SECONDS) {
+		snprintf(who, sizeof who, "session %llu",
+		    (unsigned long long)s->id);
+		vcl_server_ratelog_flush(&s->warns, who);
+	}
+}
+
+/*
+ * Every tick: enforce the deadlines, complete commands the runtime failed
+ * without a callback (vcl_cmd_reap), and exit once draining sessions are
+ * all gone.
  */
 static void
 vcl_server_check_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct vcl_server	*srv = arg;
 	struct vcl_session	*s, *next;
-	time_t			 now = time(NULL);
+	time_t			 now = vcl_server_now();
 
-	/* A connection that does not complete the handshake is dropped. */
 	for (s = LIST_FIRST(&srv->sessions); s != NULL; s = next) {
 		next = LIST_NEXT(s, entry);
-		if (!s->authed && now - s->born > VCL_HANDSHAKE_SECONDS)
-			vcl_session_close(s, s->link.handshaking ?
-			    "no TLS handshake in time (a client without "
-			    "TLS?)" : "no handshake in time");
+		vcl_server_check_session(srv, s, now);
 	}
+	if (srv->conn_log.suppressed > 0 &&
+	    now - srv->conn_log.start >= VCL_RATELOG_SECONDS)
+		vcl_server_ratelog_flush(&srv->conn_log, "connections");
+	vcl_server_authfail_tick(srv, now);
 	srv->corked = 1;
 	LIST_FOREACH(s, &srv->sessions, entry) {
 		if (!LIST_EMPTY(&s->inflight))
@@ -385,7 +667,10 @@ vcl_server_run(struct vcl_server *srv, const struct vcl_options *opt)
 	 * that never ends at exit, so they are never joined or freed.
 	 */
 	srv->waiters = vcl_workers_new(4);
-	if ((srv->workers = vcl_workers_new(opt->workers)) == NULL) {
+	srv->authfails = calloc(VCL_AUTHFAIL_SLOTS, sizeof *srv->authfails);
+	if ((srv->workers = vcl_workers_new(opt->workers)) == NULL ||
+	    (srv->movers = vcl_workers_new(2)) == NULL ||
+	    srv->authfails == NULL) {
 		vcl_log_error("cannot start worker threads");
 		goto out;
 	}
@@ -440,6 +725,9 @@ vcl_server_run(struct vcl_server *srv, const struct vcl_options *opt)
 out:
 	if (srv->workers != NULL)
 		vcl_workers_free(srv->workers);
+	if (srv->movers != NULL)
+		vcl_workers_free(srv->movers);
+	free(srv->authfails);
 	if (srv->ev_accept != NULL)
 		event_free(srv->ev_accept);
 	if (srv->ev_backoff != NULL)

@@ -26,6 +26,7 @@ struct vcl_cmd;
 LIST_HEAD(vcl_cmds, vcl_cmd);
 struct vcl_peer;
 LIST_HEAD(vcl_peers, vcl_peer);
+struct vcl_authfail;
 struct vcl_held;
 TAILQ_HEAD(vcl_helds, vcl_held);
 
@@ -35,6 +36,21 @@ struct vcl_limits {
 	uint64_t		session_bytes;	/* buffers + staging */
 	uint64_t		sessions;
 	uint64_t		objects;	/* per session */
+	uint64_t		preauth;	/* connections not yet proven */
+	uint64_t		preauth_addr;	/* ... from one address */
+	uint64_t		handshake_s;	/* to prove the token */
+	uint64_t		frame_s;	/* a frame, once begun ... */
+	uint64_t		frame_rate;	/* ... + its bytes at this B/s */
+	uint64_t		idle_s;		/* holding nothing; 0: never */
+	uint64_t		send_s;		/* output stuck; 0: never */
+	uint64_t		auth_fails;	/* per address a minute */
+};
+
+/* Rate-limited logging: a few lines per interval, then a count. */
+struct vcl_ratelog {
+	time_t			start;
+	unsigned		n;
+	uint64_t		suppressed;
 };
 
 /* What the server serves: one platform, a subset of its devices. */
@@ -77,6 +93,13 @@ struct vcl_session {
 	int			 dead;		/* connection closed */
 	int			 authed;
 	time_t			 born;		/* for the handshake deadline */
+	char			 addr[64];	/* numeric host, no port */
+	time_t			 last_in;	/* last input byte */
+	time_t			 last_out;	/* last output byte or empty */
+	time_t			 in_since;	/* frame in progress since */
+	int			 paused;	/* a job holds input back */
+	const char		*close_why;	/* drain: what to log */
+	struct vcl_ratelog	 warns;		/* per-request warnings */
 	int			 is_peer;	/* a server's peer link */
 	uint64_t		 key;		/* peers must present it */
 	int			 draining;	/* close once all owed is sent */
@@ -148,6 +171,9 @@ struct vcl_server {
 	struct event		*ev_backoff;
 	struct vcl_sessions	 sessions;
 	uint64_t		 nsessions;
+	uint64_t		 npreauth;	/* of which not yet authed */
+	struct vcl_ratelog	 conn_log;	/* refused, evicted, failed */
+	struct vcl_authfail	*authfails;	/* failed proofs by address */
 	uint64_t		 session_structs;	/* not yet freed */
 	uint64_t		 next_session;
 	int			 stopping;
@@ -170,6 +196,7 @@ struct vcl_server {
 
 	struct vcl_workers	*workers;
 	struct vcl_workers	*waiters;	/* vcl_cmd_wait; never freed */
+	struct vcl_workers	*movers;	/* fills and copies off the loop */
 	void			(*reload)(struct vcl_server *);	/* SIGHUP */
 	void			*zeros;		/* read-only zero pages */
 	size_t			 zeros_len;	/* the largest device alloc */
@@ -231,6 +258,11 @@ unsigned		 vcl_dispatch_max(void);
 void	vcl_server_done_push(struct vcl_server *, struct vcl_done *);
 void	vcl_server_flush_all(struct vcl_server *);
 double	vcl_since_ms(const struct timespec *);
+time_t	vcl_server_now(void);
+int	vcl_server_ratelog(struct vcl_ratelog *, const char *);
+void	vcl_server_ratelog_flush(struct vcl_ratelog *, const char *);
+int	vcl_server_auth_refused(struct vcl_server *, const char *);
+void	vcl_server_auth_failed(struct vcl_server *, const char *);
 
 #define VCL_SLOW_MS	5.0	/* the loop logs anything that holds it this long */
 
@@ -240,6 +272,12 @@ void	vcl_session_ref(struct vcl_session *);
 void	vcl_session_unref(struct vcl_session *);
 void	vcl_session_close(struct vcl_session *, const char *);
 void	vcl_session_drain(struct vcl_session *);
+void	vcl_session_refuse(struct vcl_session *, const char *);
+int	vcl_session_authed(struct vcl_session *);
+void	vcl_session_warn(struct vcl_session *, const char *, ...)
+	    __attribute__((format(printf, 2, 3)));
+void	vcl_session_pause(struct vcl_session *);
+void	vcl_session_resume(struct vcl_session *);
 void	vcl_session_flush(struct vcl_session *);
 void	vcl_session_run(struct vcl_session *, Vcl__Request *,
 	    struct vcl_bulk *, int);
@@ -344,6 +382,7 @@ void	vcl_peer_settle(struct vcl_session *, struct vcl_hobj *, cl_int);
 /* vcl_op_mem.c */
 struct vcl_hobj *vcl_mem_range_get(struct vcl_session *, uint64_t, uint64_t,
 	    uint64_t, cl_int *);
+void	vcl_mem_release(struct vcl_session *, cl_mem, uint64_t);
 
 /* vcl_op_exec.c */
 cl_int	vcl_exec_arg(struct vcl_session *, struct vcl_hobj *,

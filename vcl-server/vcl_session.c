@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 #define VCL_OUT_HIGH		(64u << 20)	/* stop reading above this */
 #define VCL_BATCH_MAX		4096		/* requests per read callback */
 #define VCL_PREAUTH_MAX		(64u << 10)	/* frame size before Hello */
+#define VCL_READ_BUDGET		(16u << 20)	/* bulk bytes per read callback */
 
 static void	vcl_session_read_cb(evutil_socket_t, short, void *);
 static void	vcl_session_write_cb(evutil_socket_t, short, void *);
@@ -47,7 +49,7 @@ vcl_session_new(struct vcl_server *srv, int fd, const char *peer)
 	vcl_link_init(&s->link, fd);
 	s->refs = 1;
 	s->id = ++srv->next_session;
-	s->born = time(NULL);
+	s->born = s->last_in = s->last_out = vcl_server_now();
 	snprintf(s->peer, sizeof s->peer, "%s", peer);
 	TAILQ_INIT(&s->outq);
 	LIST_INIT(&s->inflight);
@@ -70,6 +72,7 @@ vcl_session_new(struct vcl_server *srv, int fd, const char *peer)
 		goto fail;
 	LIST_INSERT_HEAD(&srv->sessions, s, entry);
 	srv->nsessions++;
+	srv->npreauth++;
 	srv->session_structs++;
 
 	g.version = VCL_PROTOCOL_VERSION;
@@ -81,7 +84,8 @@ vcl_session_new(struct vcl_server *srv, int fd, const char *peer)
 	vcl_session_send(s, &tc, NULL, 0, NULL, NULL);
 	event_add(s->ev_read, NULL);
 	s->reading = 1;
-	vcl_log_info("session %llu from %s", (unsigned long long)s->id, peer);
+	/* Logged once authenticated: a flood of connections writes nothing. */
+	vcl_log_debug("session %llu from %s", (unsigned long long)s->id, peer);
 	return (s);
 fail:
 	if (s->ev_read != NULL)
@@ -160,9 +164,7 @@ vcl_session_release(struct vcl_session *s, struct vcl_hobj *o)
 			clReleaseEvent(o->u.event);
 		break;
 	case VCL_KIND_MEM:
-		if (o->u.mem != NULL)
-			clReleaseMemObject(o->u.mem);
-		vcl_session_uncharge(s, o->bytes);
+		vcl_mem_release(s, o->u.mem, o->bytes);
 		break;
 	case VCL_KIND_PROGRAM:
 		if (o->u.prog != NULL)
@@ -246,13 +248,19 @@ vcl_session_close(struct vcl_session *s, const char *why)
 	struct vcl_server	*srv = s->srv;
 	struct vcl_hobj		*o;
 	size_t			 i;
+	char			 who[64];
 
 	if (s->dead)
 		return;
 	s->dead = 1;
-	if (why != NULL)
+	snprintf(who, sizeof who, "session %llu", (unsigned long long)s->id);
+	vcl_server_ratelog_flush(&s->warns, who);
+	if (why != NULL && (s->authed ||
+	    vcl_server_ratelog(&srv->conn_log, "connections")))
 		vcl_log_info("session %llu (%s) closed: %s",
 		    (unsigned long long)s->id, s->peer, why);
+	if (!s->authed)
+		srv->npreauth--;
 	event_free(s->ev_read);
 	event_free(s->ev_write);
 	vcl_link_close(&s->link);
@@ -272,6 +280,9 @@ vcl_session_close(struct vcl_session *s, const char *why)
 	s->in_bulk = NULL;
 	free(s->in.data);
 	s->in.data = NULL;
+	if (s->in.cap > VCL_IN_CHUNK)
+		vcl_session_uncharge(s, s->in.cap - VCL_IN_CHUNK);
+	s->in.cap = 0;
 	vcl_hold_drop(s);
 	/*
 	 * Fail every unset user event before releasing anything: releasing
@@ -304,6 +315,46 @@ vcl_session_drain(struct vcl_session *s)
 		s->reading = 0;
 	}
 	vcl_session_flush_out(s);
+}
+
+/* Close once every queued reply has been written, logging why. */
+void
+vcl_session_refuse(struct vcl_session *s, const char *why)
+{
+	s->close_why = why;
+	vcl_session_drain(s);
+}
+
+/*
+ * The handshake succeeded: the session now counts against --max-sessions.
+ * Returns 0, or -1 when that many sessions are authenticated already.
+ */
+int
+vcl_session_authed(struct vcl_session *s)
+{
+	struct vcl_server	*srv = s->srv;
+
+	if (srv->nsessions - srv->npreauth >= srv->limits.sessions)
+		return (-1);
+	s->authed = 1;
+	srv->npreauth--;
+	return (0);
+}
+
+/* A warning caused by a request: a few per interval, then a count. */
+void
+vcl_session_warn(struct vcl_session *s, const char *fmt, ...)
+{
+	char	who[64], line[512];
+	va_list	ap;
+
+	snprintf(who, sizeof who, "session %llu", (unsigned long long)s->id);
+	if (!vcl_server_ratelog(&s->warns, who))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	vcl_log_warn("%s: %s", who, line);
 }
 
 /* Charge bytes to the session and the server. Returns 0 or -1 over limit. */
@@ -378,6 +429,8 @@ vcl_session_send(struct vcl_session *s, const Vcl__ToClient *m,
 			done(arg);
 		return (-1);
 	}
+	if (s->out_bytes == 0)
+		s->last_out = vcl_server_now();	/* the send deadline starts */
 	if ((n = vcl_outq_push(&s->outq, &m->base, bulk, bulk_len, done, NULL,
 	    arg)) == 0) {
 		vcl_session_close(s, "out of memory queueing a reply");
@@ -452,6 +505,8 @@ vcl_session_notify(struct vcl_session *s, uint64_t event_id, cl_int status,
 static void
 vcl_session_set_reading(struct vcl_session *s, int on)
 {
+	if (s->paused)
+		on = 0;
 	if (s->dead || s->draining || s->reading == on)
 		return;
 	s->reading = on;
@@ -478,15 +533,40 @@ vcl_session_flush_out(struct vcl_session *s)
 		return;
 	}
 	s->out_bytes -= (uint64_t)n;
+	if (n > 0 || empty)
+		s->last_out = vcl_server_now();
 	if (empty) {
 		event_del(s->ev_write);
 		/* Draining: close once nothing more is owed to the client. */
 		if (s->draining && LIST_EMPTY(&s->inflight) && s->jobs == 0) {
-			vcl_session_close(s, "server stopping");
+			vcl_session_close(s, s->close_why != NULL ?
+			    s->close_why : "server stopping");
 			return;
 		}
 	} else
 		event_add(s->ev_write, NULL);
+	vcl_session_set_reading(s, s->out_bytes < VCL_OUT_HIGH &&
+	    s->nheld < VCL_HOLD_MAX);
+}
+
+/*
+ * Stop taking the session's input until vcl_session_resume: a job off the
+ * loop must finish before the session's next request may run (that
+ * request may use what the job makes). Other sessions carry on.
+ */
+void
+vcl_session_pause(struct vcl_session *s)
+{
+	s->paused++;
+	vcl_session_set_reading(s, 0);
+}
+
+/* A job that paused the session's input is done. */
+void
+vcl_session_resume(struct vcl_session *s)
+{
+	if (--s->paused > 0)
+		return;
 	vcl_session_set_reading(s, s->out_bytes < VCL_OUT_HIGH &&
 	    s->nheld < VCL_HOLD_MAX);
 }
@@ -610,6 +690,7 @@ vcl_session_dispatch(struct vcl_session *s)
 	s->in_req = NULL;
 	s->in_bulk = NULL;
 	s->in_bulk_borrowed = 0;
+	s->in_since = 0;	/* the next frame's clock starts at its bytes */
 	vcl_hold_submit(s, req, &bulk);
 }
 
@@ -679,6 +760,7 @@ vcl_session_shrink_input(struct vcl_session *s)
 	if (s->dead || s->in.cap <= VCL_IN_CHUNK || s->in.end != 0)
 		return;
 	if ((p = realloc(s->in.data, VCL_IN_CHUNK)) != NULL) {
+		vcl_session_uncharge(s, s->in.cap - VCL_IN_CHUNK);
 		s->in.data = p;
 		s->in.cap = VCL_IN_CHUNK;
 	}
@@ -688,10 +770,11 @@ vcl_session_shrink_input(struct vcl_session *s)
  * Read and process what the socket holds. Small frames are parsed out of a
  * 64 KiB buffer (one read() serves many requests); bulk bytes go straight
  * into their staging memory. Returns 0 to go on, 1 when the socket is
- * drained, -1 when the session was closed.
+ * drained, 2 when this callback's byte budget is spent (the rest comes in
+ * the next one), -1 when the session was closed.
  */
 static int
-vcl_session_read(struct vcl_session *s, int *done)
+vcl_session_read(struct vcl_session *s, int *done, uint64_t *budget)
 {
 	typeof(s->in)		*ib = &s->in;
 	struct vcl_frame_limits	*lim = &s->srv->limits.frame;
@@ -711,6 +794,9 @@ vcl_session_read(struct vcl_session *s, int *done)
 		s->in_bulk_got += n;
 		left -= n;
 		while (left > 0) {
+			/* A large bulk yields the loop to other sessions. */
+			if (*budget == 0)
+				return (2);
 			/* Straight into staging; a dropped bulk reuses ib. */
 			if (s->in_bulk != NULL)
 				r = vcl_link_read(&s->link, s->in_bulk +
@@ -733,6 +819,7 @@ vcl_session_read(struct vcl_session *s, int *done)
 			}
 			s->in_bulk_got += (uint64_t)r;
 			left -= (uint64_t)r;
+			*budget -= *budget < (uint64_t)r ? *budget : (uint64_t)r;
 		}
 		if (ib->start == ib->end)
 			ib->start = ib->end = 0;
@@ -778,15 +865,26 @@ vcl_session_read(struct vcl_session *s, int *done)
 		ib->start = 0;
 		ib->end = avail;
 	}
-	if (need > ib->cap) {
+	/*
+	 * A frame larger than the buffer: grow it as its bytes come (twice
+	 * as large each time, never past the frame), charged to the session,
+	 * so a header that promises 64 MiB costs nothing until they arrive.
+	 */
+	if (need > ib->cap && ib->end == ib->cap) {
 		uint8_t	*p;
+		size_t	 cap = ib->cap * 2 < need ? ib->cap * 2 : need;
 
-		if ((p = realloc(ib->data, need)) == NULL) {
+		if (vcl_session_charge(s, cap - ib->cap) != 0) {
+			vcl_session_close(s, "frame over the session's bytes");
+			return (-1);
+		}
+		if ((p = realloc(ib->data, cap)) == NULL) {
+			vcl_session_uncharge(s, cap - ib->cap);
 			vcl_session_close(s, "out of memory for a frame");
 			return (-1);
 		}
 		ib->data = p;
-		ib->cap = need;
+		ib->cap = cap;
 	}
 	r = vcl_link_read(&s->link, ib->data + ib->end, ib->cap - ib->end);
 	if (r == 0) {
@@ -813,6 +911,7 @@ static void
 vcl_session_read_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct vcl_session	*s = arg;
+	uint64_t		 budget = VCL_READ_BUDGET;
 	int			 rc = 0, done = 0;
 
 	if (s->link.handshaking) {
@@ -820,20 +919,25 @@ vcl_session_read_cb(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	vcl_session_ref(s);
+	s->last_in = vcl_server_now();
 	s->srv->corked = 1;
 	while (!s->dead && s->reading && done < VCL_BATCH_MAX &&
 	    s->nheld < VCL_HOLD_MAX &&
-	    (rc = vcl_session_read(s, &done)) == 0)
+	    (rc = vcl_session_read(s, &done, &budget)) == 0)
 		;
 	s->srv->corked = 0;
+	/* A frame is under way: its deadline runs from its first bytes. */
+	if (!s->dead && s->in_since == 0 && (s->in_state != VCL_IN_HDR ||
+	    s->in.end > s->in.start))
+		s->in_since = s->last_in;
 	/*
 	 * A peer's push or event may have released another session's held
 	 * requests: flush every session's queues and replies, not just ours.
 	 */
 	vcl_server_flush_all(s->srv);
 	/* Input already in hand (ours, or decrypted by TLS) fires no event. */
-	if (!s->dead && rc == 0 && s->reading && (s->in.end > s->in.start ||
-	    vcl_link_pending(&s->link) > 0))
+	if (!s->dead && s->reading && ((rc == 0 && (s->in.end > s->in.start ||
+	    vcl_link_pending(&s->link) > 0)) || rc == 2))
 		event_active(s->ev_read, EV_READ, 0);
 	vcl_session_unref(s);
 }

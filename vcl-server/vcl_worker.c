@@ -1,4 +1,7 @@
-/* vcl_worker.c - a small thread pool for work that blocks (program builds). */
+/*
+ * vcl_worker.c - a small thread pool for work that blocks or takes long off
+ * the loop: program builds, making and freeing large buffers.
+ */
 #include <pthread.h>
 #include <stdlib.h>
 
