@@ -482,7 +482,7 @@ test_auth_failures(void)
 	snprintf(path, sizeof path, "%s/token", root);
 	if ((f = fopen(path, "w")) == NULL)
 		return;
-	fputs("s3cret-token\n", f);
+	fputs("9f3c1e7a2b8d4f6e0a5c7b9d1e3f5a7c\n", f);
 	fclose(f);
 	chmod(path, 0600);
 	if (!check("authfail_token", vcl_auth_load(path, &tok, err,
