@@ -162,7 +162,8 @@ vcl_session_release(struct vcl_session *s, struct vcl_hobj *o)
 	case VCL_KIND_MEM:
 		if (o->u.mem != NULL)
 			clReleaseMemObject(o->u.mem);
-		vcl_session_uncharge(s, o->bytes);
+		if (!o->sub)
+			vcl_session_uncharge(s, o->bytes);
 		break;
 	case VCL_KIND_PROGRAM:
 		if (o->u.prog != NULL)
