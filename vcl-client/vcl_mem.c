@@ -229,6 +229,9 @@ vcl_mem_migrate(cl_mem mem, cl_command_queue q, struct vcl_node *x,
 	vcl_clSetEventCallback(out, CL_COMPLETE, vcl_migration_done, mg);
 	vcl_node_watch(y, out);
 
+	vcl_log_debug("buffer %llu: %zu bytes from %s to %s, transfer %llu",
+	    (unsigned long long)mem->obj.id, mem->size, y->addr, x->addr,
+	    (unsigned long long)xfer);
 	mo.context = mem->ctx->obj.id;
 	mo.wait = wait;
 	if (mem->last_write != NULL && mem->last_write->node == y)
