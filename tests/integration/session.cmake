@@ -30,3 +30,4 @@ vcl_rawtest(tls)
 set_property(TEST it_raw_tls APPEND PROPERTY ENVIRONMENT
 	"VCL_TEST_HELLO=$<TARGET_FILE:hello>"
 	"VCL_TEST_ADVECTION=$<TARGET_FILE:advection>")
+vcl_rawtest(rect)
