@@ -3209,6 +3209,7 @@ test_buffer_rect(struct env *e)
 	const size_t	 bo[3] = { 2, 1, 1 }, ho[3] = { 1, 2, 0 };
 	const size_t	 reg[3] = { 5, 3, 2 }, zero[3] = { 0, 0, 0 };
 	size_t		 r[3], o2[3], i;
+	cl_int		 err;
 
 	for (i = 0; i < sizeof model; i++)
 		model[i] = (unsigned char)i;
@@ -3241,6 +3242,36 @@ test_buffer_rect(struct env *e)
 	}
 	rect_copy(modelb, o2, 10, 40, model, bo, 16, 256, reg);
 	CHECK(memcmp(got, modelb, sizeof got) == 0);
+
+	/* Gated by a user event: nothing moves until it is set. */
+	{
+		cl_event	 u, rev = NULL;
+		unsigned char	 early[64];
+
+		u = clCreateUserEvent(e->ctx, &err);
+		if (CHECK_ERR(err, CL_SUCCESS)) {
+			memset(early, 0x5a, sizeof early);
+			CHECK_ERR(clEnqueueWriteBufferRect(e->queue, a, CL_FALSE,
+			    zero, zero, reg, 16, 256, 0, 0, early, 1, &u,
+			    NULL), CL_SUCCESS);
+			memset(got, 0, sizeof got);
+			/* In order: behind the write, with no wait list. */
+			CHECK_ERR(clEnqueueReadBufferRect(e->queue, a, CL_FALSE,
+			    zero, zero, reg, 16, 256, 0, 0, got, 0, NULL, &rev),
+			    CL_SUCCESS);
+			CHECK(rev == NULL || event_status(rev) != CL_COMPLETE);
+			CHECK_ERR(clSetUserEventStatus(u, CL_COMPLETE),
+			    CL_SUCCESS);
+			if (rev != NULL) {
+				CHECK_ERR(clWaitForEvents(1, &rev), CL_SUCCESS);
+				clReleaseEvent(rev);
+			}
+			CHECK(memcmp(got, early, 30) == 0);
+			rect_copy(model, zero, 16, 256, early, zero, 5, 15,
+			    reg);
+			clReleaseEvent(u);
+		}
+	}
 
 	/* Pitches 0 are computed: tight rows and slices. */
 	memset(got, 0, sizeof got);
