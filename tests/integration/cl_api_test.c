@@ -3215,9 +3215,10 @@ test_buffer_rect(struct env *e)
 		model[i] = (unsigned char)i;
 	for (i = 0; i < sizeof host; i++)
 		host[i] = (unsigned char)(200 + i);
+	memset(got, 0, sizeof got);	/* b starts as zeros */
 	if ((a = make_buffer(e, CL_MEM_COPY_HOST_PTR, sizeof model,
-	    model)) == NULL || (b = make_buffer(e, CL_MEM_READ_WRITE,
-	    sizeof model, NULL)) == NULL)
+	    model)) == NULL || (b = make_buffer(e, CL_MEM_COPY_HOST_PTR,
+	    sizeof got, got)) == NULL)
 		goto out;
 
 	/* The buffer as 16-byte rows, 256-byte slices; host 8 and 64. */
