@@ -174,6 +174,14 @@ struct _cl_mem {
 	size_t				 size;
 	void				*host_ptr;	/* USE_HOST_PTR */
 	vcl_nodeset			 nodes;		/* instantiated on */
+	/*
+	 * A sub-buffer: its parent (referenced) and where it starts. It has
+	 * no coherence record of its own: it shares its parent's (below, in
+	 * the parent), so a write through it makes the parent's other
+	 * copies stale, and its nodes are updated under the parent's lock.
+	 */
+	cl_mem				 parent;
+	size_t				 origin;
 	pthread_mutex_t			 lock;		/* all below */
 	/*
 	 * Coherence, for contexts over several nodes: the nodes whose

@@ -1,7 +1,9 @@
 /*
- * vcl_mem.c - buffers and the commands that move their bytes: read, write,
- * copy, fill, map and unmap. Bytes go between the application's memory and
- * the socket with no copy in between.
+ * vcl_mem.c - buffers and sub-buffers, and the commands that move their
+ * bytes: read, write, copy, fill (plain and rectangular), map, unmap and
+ * migrate. Bytes go between the application's memory and the socket with
+ * no copy in between, but for rectangles, packed here so only the
+ * region's bytes travel.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,9 @@
 	CL_MEM_HOST_NO_ACCESS)
 #define VCL_MEM_KNOWN	(VCL_MEM_ACCESS | VCL_MEM_HOST |		\
 	CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR)
+
+#define VCL_MEM_HOSTPTR	(CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | \
+	CL_MEM_COPY_HOST_PTR)
 
 /* At most one bit of mask set in flags. */
 static int
@@ -58,14 +63,46 @@ vcl_mem_unref(cl_mem mem)
 	free(mem->init);
 	pthread_mutex_destroy(&mem->lock);
 	vcl_context_unref(mem->ctx);
+	if (mem->parent != NULL)
+		vcl_mem_unref(mem->parent);
 	vcl_object_free(mem);
+}
+
+/* The buffer whose coherence record a buffer or sub-buffer uses. */
+static cl_mem
+vcl_mem_root(cl_mem mem)
+{
+	return (mem->parent != NULL ? mem->parent : mem);
+}
+
+/* A sub-buffer exists on node n: its parent first, then itself. */
+static cl_int
+vcl_mem_sub_on(cl_mem mem, struct vcl_node *n)
+{
+	Vcl__Request		 req = VCL__REQUEST__INIT;
+	Vcl__CreateSubBuffer	 m = VCL__CREATE_SUB_BUFFER__INIT;
+	cl_int			 err;
+
+	if ((err = vcl_mem_on(mem->parent, n)) != CL_SUCCESS)
+		return (err);
+	m.id = mem->obj.id;
+	m.parent = mem->parent->obj.id;
+	m.flags = mem->flags & VCL_MEM_ACCESS;
+	m.origin = mem->origin;
+	m.size = mem->size;
+	req.call_case = VCL__REQUEST__CALL_CREATE_SUB_BUFFER;
+	req.create_sub_buffer = &m;
+	if ((err = vcl_node_send(n, &req, NULL, 0, 0)) == CL_SUCCESS)
+		mem->nodes |= 1ull << n->index;
+	return (err);
 }
 
 /*
  * Make sure the buffer exists on node n, creating it there (asynchronously).
  * While no command has written it, an instance starts with the initial
  * bytes (or zeros) and so holds the newest bytes; later ones start stale.
- * Called with mem->lock held, or before the buffer is shared.
+ * Called with the lock of mem's root (vcl_mem_root) held, or before the
+ * buffer is shared.
  */
 cl_int
 vcl_mem_on(cl_mem mem, struct vcl_node *n)
@@ -77,6 +114,8 @@ vcl_mem_on(cl_mem mem, struct vcl_node *n)
 
 	if (mem->nodes & (1ull << n->index))
 		return (CL_SUCCESS);
+	if (mem->parent != NULL)
+		return (vcl_mem_sub_on(mem, n));
 	if (mem->pristine)
 		data = mem->host_ptr != NULL ? mem->host_ptr : mem->init;
 	m.id = mem->obj.id;
@@ -190,6 +229,9 @@ vcl_mem_migrate(cl_mem mem, cl_command_queue q, struct vcl_node *x,
 	vcl_clSetEventCallback(out, CL_COMPLETE, vcl_migration_done, mg);
 	vcl_node_watch(y, out);
 
+	vcl_log_debug("buffer %llu: %zu bytes from %s to %s, transfer %llu",
+	    (unsigned long long)mem->obj.id, mem->size, y->addr, x->addr,
+	    (unsigned long long)xfer);
 	mo.context = mem->ctx->obj.id;
 	mo.wait = wait;
 	if (mem->last_write != NULL && mem->last_write->node == y)
@@ -232,17 +274,27 @@ vcl_mem_migrate(cl_mem mem, cl_command_queue q, struct vcl_node *x,
  * available on q's node before it runs (migrating them there if that
  * node's copy is stale), and make the command wait for that. whole: the
  * command overwrites all of it, so stale bytes need not move.
+ *
+ * A sub-buffer uses its parent's record: the parent's whole range moves,
+ * and a command through the sub-buffer counts as one on the parent. Moving
+ * only the sub range would need a record per range (several nodes each
+ * newest for part of one buffer); the whole range is one rule, is correct
+ * for overlapping sub-buffers, and costs only bytes a sub-buffer's user on
+ * several nodes would likely need anyway.
  */
 cl_int
-vcl_mem_use(struct vcl_enq *enq, cl_command_queue q, cl_mem mem, int write,
+vcl_mem_use(struct vcl_enq *enq, cl_command_queue q, cl_mem sub, int write,
     int whole)
 {
 	struct vcl_node	*x = q->dev->node;
+	cl_mem		 mem = vcl_mem_root(sub);
 	cl_event	 arrival = NULL;
 	cl_int		 err;
 
+	if (sub != mem && sub->size != mem->size)
+		whole = 0;		/* the rest of the parent stays */
 	pthread_mutex_lock(&mem->lock);
-	if ((err = vcl_mem_on(mem, x)) != CL_SUCCESS || !vcl_ctx_multi(mem->ctx))
+	if ((err = vcl_mem_on(sub, x)) != CL_SUCCESS || !vcl_ctx_multi(mem->ctx))
 		goto out;
 	if (!(mem->valid & (1ull << x->index)) && !(write && whole)) {
 		if ((err = vcl_mem_migrate(mem, q, x, &arrival)) != CL_SUCCESS)
@@ -264,8 +316,9 @@ out:
  * newest bytes now, and whoever needs them must wait for ev there.
  */
 void
-vcl_mem_written(cl_mem mem, struct vcl_node *x, cl_event ev)
+vcl_mem_written(cl_mem sub, struct vcl_node *x, cl_event ev)
 {
+	cl_mem	mem = vcl_mem_root(sub);
 	int	i;
 
 	if (!vcl_ctx_multi(mem->ctx) || ev == NULL)
@@ -358,6 +411,92 @@ out:
 	return (mem);
 }
 
+/* True when some device of the context takes a sub-buffer at origin. */
+static int
+vcl_sub_aligned(cl_context ctx, size_t origin)
+{
+	cl_uint	i, bits;
+
+	for (i = 0; i < ctx->ndevices; i++)
+		if (vcl_clGetDeviceInfo(ctx->devices[i],
+		    CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof bits, &bits, NULL) ==
+		    CL_SUCCESS && bits >= 8 && origin % (bits / 8) == 0)
+			return (1);
+	return (0);
+}
+
+/*
+ * A sub-buffer: checked here in full (its creation is not answered), made
+ * on the nodes its parent is used on as they need it. It holds a reference
+ * on its parent and shares the parent's coherence record.
+ */
+cl_mem CL_API_CALL
+vcl_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags,
+    cl_buffer_create_type buffer_create_type, const void *buffer_create_info,
+    cl_int *errcode_ret)
+{
+	const cl_buffer_region	*r = buffer_create_info;
+	cl_mem			 mem = NULL;
+	cl_mem_flags		 pf;
+	cl_int			 err = CL_SUCCESS;
+	int			 i;
+
+	VCL_GOTO_IF(!vcl_is(buffer, VCL_KIND_MEM) || buffer->parent != NULL,
+	    CL_INVALID_MEM_OBJECT);
+	pf = buffer->flags;
+	/* Host pointer flags are inherited, never given; access narrows. */
+	VCL_GOTO_IF((flags & ~(cl_mem_flags)(VCL_MEM_ACCESS | VCL_MEM_HOST)) ||
+	    !vcl_one_of(flags, VCL_MEM_ACCESS) ||
+	    !vcl_one_of(flags, VCL_MEM_HOST) ||
+	    ((pf & CL_MEM_WRITE_ONLY) &&
+	    (flags & (CL_MEM_READ_WRITE | CL_MEM_READ_ONLY))) ||
+	    ((pf & CL_MEM_READ_ONLY) &&
+	    (flags & (CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY))) ||
+	    ((pf & CL_MEM_HOST_WRITE_ONLY) && (flags & CL_MEM_HOST_READ_ONLY)) ||
+	    ((pf & CL_MEM_HOST_READ_ONLY) && (flags & CL_MEM_HOST_WRITE_ONLY)) ||
+	    ((pf & CL_MEM_HOST_NO_ACCESS) &&
+	    (flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_WRITE_ONLY))),
+	    CL_INVALID_VALUE);
+	VCL_GOTO_IF(buffer_create_type != CL_BUFFER_CREATE_TYPE_REGION ||
+	    r == NULL, CL_INVALID_VALUE);
+	VCL_GOTO_IF(r->size == 0, CL_INVALID_BUFFER_SIZE);
+	VCL_GOTO_IF(r->origin > buffer->size ||
+	    r->size > buffer->size - r->origin, CL_INVALID_VALUE);
+	VCL_GOTO_IF(!vcl_sub_aligned(buffer->ctx, r->origin),
+	    CL_MISALIGNED_SUB_BUFFER_OFFSET);
+	VCL_GOTO_IF((mem = vcl_object_new(sizeof *mem, VCL_KIND_MEM)) == NULL,
+	    CL_OUT_OF_HOST_MEMORY);
+	pthread_mutex_init(&mem->lock, NULL);
+	mem->ctx = buffer->ctx;
+	vcl_retain(mem->ctx);
+	mem->parent = buffer;
+	vcl_retain(buffer);
+	mem->origin = r->origin;
+	mem->size = r->size;
+	mem->flags = flags | (pf & VCL_MEM_HOSTPTR);
+	if (!(flags & VCL_MEM_ACCESS))
+		mem->flags |= pf & VCL_MEM_ACCESS;
+	if (!(flags & VCL_MEM_HOST))
+		mem->flags |= pf & VCL_MEM_HOST;
+	if (buffer->host_ptr != NULL)
+		mem->host_ptr = (char *)buffer->host_ptr + r->origin;
+	if (!vcl_ctx_multi(mem->ctx)) {
+		pthread_mutex_lock(&buffer->lock);
+		for (i = 0; i < vcl_nnodes() && err == CL_SUCCESS; i++)
+			if (mem->ctx->nodes & (1ull << i))
+				err = vcl_mem_on(mem, vcl_node_get(i));
+		pthread_mutex_unlock(&buffer->lock);
+	}
+out:
+	if (err != CL_SUCCESS && mem != NULL) {
+		vcl_mem_unref(mem);
+		mem = NULL;
+	}
+	if (errcode_ret != NULL)
+		*errcode_ret = err;
+	return (mem);
+}
+
 cl_int CL_API_CALL
 vcl_clRetainMemObject(cl_mem memobj)
 {
@@ -402,9 +541,7 @@ vcl_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name,
     size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
 	cl_mem_object_type	 type = CL_MEM_OBJECT_BUFFER;
-	cl_mem			 none = NULL;
 	cl_bool			 no = CL_FALSE;
-	size_t			 zero = 0;
 	cl_uint			 u;
 	cl_int			 err = CL_SUCCESS;
 
@@ -443,12 +580,12 @@ vcl_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name,
 		    param_value_size, param_value, param_value_size_ret);
 		break;
 	case CL_MEM_ASSOCIATED_MEMOBJECT:
-		err = vcl_info_ret(&none, sizeof none, param_value_size,
-		    param_value, param_value_size_ret);
+		err = vcl_info_ret(&memobj->parent, sizeof memobj->parent,
+		    param_value_size, param_value, param_value_size_ret);
 		break;
 	case CL_MEM_OFFSET:
-		err = vcl_info_ret(&zero, sizeof zero, param_value_size,
-		    param_value, param_value_size_ret);
+		err = vcl_info_ret(&memobj->origin, sizeof memobj->origin,
+		    param_value_size, param_value, param_value_size_ret);
 		break;
 	case CL_MEM_USES_SVM_POINTER:
 		err = vcl_info_ret(&no, sizeof no, param_value_size,
@@ -821,5 +958,459 @@ vcl_clEnqueueUnmapMemObject(cl_command_queue command_queue, cl_mem memobj,
 		free(m->ptr);
 	free(m);
 out:
+	return (err);
+}
+
+/*
+ * Check a rectangle: origin and region given, no empty region, pitches 0
+ * computed (set here) or large enough, and its bytes inside size (SIZE_MAX
+ * for host memory). *start: the offset of its first byte. Every sum and
+ * product is checked for overflow.
+ */
+static cl_int
+vcl_rect(const size_t *origin, const size_t *region, size_t *row,
+    size_t *slice, size_t size, size_t *start)
+{
+	size_t	t, u, end;
+
+	if (origin == NULL || region == NULL || region[0] == 0 ||
+	    region[1] == 0 || region[2] == 0)
+		return (CL_INVALID_VALUE);
+	if (*row == 0)
+		*row = region[0];
+	else if (*row < region[0])
+		return (CL_INVALID_VALUE);
+	if (__builtin_mul_overflow(region[1], *row, &t))
+		return (CL_INVALID_VALUE);
+	if (*slice == 0)
+		*slice = t;
+	else if (*slice < t || *slice % *row != 0)
+		return (CL_INVALID_VALUE);
+	if (__builtin_mul_overflow(origin[2], *slice, start) ||
+	    __builtin_mul_overflow(origin[1], *row, &t) ||
+	    __builtin_add_overflow(*start, t, start) ||
+	    __builtin_add_overflow(*start, origin[0], start) ||
+	    __builtin_mul_overflow(region[2] - 1, *slice, &t) ||
+	    __builtin_mul_overflow(region[1] - 1, *row, &u) ||
+	    __builtin_add_overflow(t, u, &t) ||
+	    __builtin_add_overflow(t, region[0], &t) ||
+	    __builtin_add_overflow(*start, t, &end) || end > size)
+		return (CL_INVALID_VALUE);
+	return (CL_SUCCESS);
+}
+
+/* A host rectangle with tight pitches: its bytes are already packed. */
+static int
+vcl_rect_tight(const size_t *region, size_t row, size_t slice)
+{
+	return (row == region[0] && (region[2] == 1 ||
+	    slice == region[0] * region[1]));
+}
+
+/* Copy a region between a host rectangle at base and packed bytes. */
+static void
+vcl_rect_pack(char *packed, char *base, const size_t *region, size_t row,
+    size_t slice, int unpack)
+{
+	size_t	y, z;
+	char	*h;
+
+	for (z = 0; z < region[2]; z++)
+		for (y = 0; y < region[1]; y++) {
+			h = base + z * slice + y * row;
+			if (unpack)
+				memcpy(h, packed, region[0]);
+			else
+				memcpy(packed, h, region[0]);
+			packed += region[0];
+		}
+}
+
+/* The buffer-side rectangle, in the wire's form. */
+struct vcl_rect_wire {
+	uint64_t	origin[3], region[3];
+};
+
+/* Fill wire triples from size_t ones. */
+static void
+vcl_rect_wire(struct vcl_rect_wire *w, const size_t *origin,
+    const size_t *region)
+{
+	int	i;
+
+	for (i = 0; i < 3; i++) {
+		w->origin[i] = origin[i];
+		w->region[i] = region[i];
+	}
+}
+
+/* Checks common to a rect read or write; *hstart: host rect's start. */
+static cl_int
+vcl_rect_check(cl_command_queue q, cl_mem mem, const size_t *bo,
+    const size_t *ho, const size_t *region, size_t *brow, size_t *bslice,
+    size_t *hrow, size_t *hslice, const void *ptr, size_t *hstart)
+{
+	size_t	bstart;
+	cl_int	err;
+
+	if (!vcl_is(q, VCL_KIND_QUEUE))
+		return (CL_INVALID_COMMAND_QUEUE);
+	if (!vcl_is(mem, VCL_KIND_MEM))
+		return (CL_INVALID_MEM_OBJECT);
+	if (mem->ctx != q->ctx)
+		return (CL_INVALID_CONTEXT);
+	if (ptr == NULL)
+		return (CL_INVALID_VALUE);
+	if ((err = vcl_rect(bo, region, brow, bslice, mem->size, &bstart)) !=
+	    CL_SUCCESS)
+		return (err);
+	return (vcl_rect(ho, region, hrow, hslice, SIZE_MAX, hstart));
+}
+
+/* What a non-blocking rect read unpacks when its bytes are in. */
+struct vcl_rect_read {
+	cl_command_queue	 q;
+	char			*packed;	/* ours, or NULL: landed in place */
+	char			*base;
+	size_t			 region[3], row, slice;
+};
+
+/* A non-blocking rect read's bytes are in: put them in their rectangle. */
+static void
+vcl_rect_read_done(struct vcl_pending *p)
+{
+	struct vcl_rect_read	*rr = p->arg;
+
+	if (rr->packed != NULL) {
+		if (p->status == CL_SUCCESS)
+			vcl_rect_pack(rr->packed, rr->base, rr->region,
+			    rr->row, rr->slice, 1);
+		free(rr->packed);
+	}
+	p->arg = rr->q;
+	free(rr);
+	vcl_read_done(p);
+}
+
+cl_int CL_API_CALL
+vcl_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer,
+    cl_bool blocking_read, const size_t *buffer_origin,
+    const size_t *host_origin, const size_t *region, size_t buffer_row_pitch,
+    size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch,
+    void *ptr, cl_uint num_events_in_wait_list,
+    const cl_event *event_wait_list, cl_event *event)
+{
+	Vcl__Request		 req = VCL__REQUEST__INIT;
+	Vcl__ReadBufferRect	 m = VCL__READ_BUFFER_RECT__INIT;
+	struct vcl_rect_wire	 w;
+	struct vcl_rect_read	*rr = NULL;
+	struct vcl_node		*node;
+	struct vcl_enq		 enq;
+	cl_event		 ev = NULL;
+	char			*base, *packed = NULL;
+	size_t			 hstart, n;
+	cl_int			 err;
+
+	if ((err = vcl_rect_check(command_queue, buffer, buffer_origin,
+	    host_origin, region, &buffer_row_pitch, &buffer_slice_pitch,
+	    &host_row_pitch, &host_slice_pitch, ptr, &hstart)) != CL_SUCCESS)
+		return (err);
+	if (buffer->flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS))
+		return (CL_INVALID_OPERATION);
+	node = command_queue->dev->node;
+	base = (char *)ptr + hstart;
+	n = region[0] * region[1] * region[2];	/* inside the buffer */
+	if (!vcl_rect_tight(region, host_row_pitch, host_slice_pitch) &&
+	    (packed = malloc(n)) == NULL)
+		return (CL_OUT_OF_HOST_MEMORY);
+	if (!blocking_read && (rr = calloc(1, sizeof *rr)) == NULL) {
+		free(packed);
+		return (CL_OUT_OF_HOST_MEMORY);
+	}
+	if ((err = vcl_enq_prepare(&enq, command_queue,
+	    num_events_in_wait_list, event_wait_list, event,
+	    CL_COMMAND_READ_BUFFER_RECT, 0)) != CL_SUCCESS)
+		goto out;
+	if ((err = vcl_mem_use(&enq, command_queue, buffer, 0, 0)) !=
+	    CL_SUCCESS) {
+		vcl_enq_finish(&enq, err, event);
+		goto out;
+	}
+	vcl_rect_wire(&w, buffer_origin, region);
+	m.q = &enq.e;
+	m.mem = buffer->obj.id;
+	m.origin = w.origin;
+	m.n_origin = 3;
+	m.region = w.region;
+	m.n_region = 3;
+	m.row_pitch = buffer_row_pitch;
+	m.slice_pitch = buffer_slice_pitch;
+	req.call_case = VCL__REQUEST__CALL_READ_BUFFER_RECT;
+	req.read_buffer_rect = &m;
+	if (blocking_read) {
+		err = vcl_node_call(node, &req, NULL, 0, packed != NULL ?
+		    packed : base, n, NULL);
+		if (err == CL_SUCCESS && packed != NULL)
+			vcl_rect_pack(packed, base, region, host_row_pitch,
+			    host_slice_pitch, 1);
+		vcl_enq_finish(&enq, err == CL_DEVICE_NOT_AVAILABLE ? err :
+		    CL_SUCCESS, &ev);
+		/* The event's notification is right behind the reply. */
+		if (ev != NULL) {
+			vcl_event_wait(1, &ev);
+			*event = ev;
+		}
+		goto out;
+	}
+	rr->q = command_queue;
+	rr->packed = packed;
+	rr->base = base;
+	memcpy(rr->region, region, sizeof rr->region);
+	rr->row = host_row_pitch;
+	rr->slice = host_slice_pitch;
+	vcl_retain(command_queue);
+	atomic_fetch_add(&command_queue->inflight, 1);
+	if ((err = vcl_node_call_async(node, &req, packed != NULL ? packed :
+	    base, n, vcl_rect_read_done, rr)) != CL_SUCCESS) {
+		atomic_fetch_sub(&command_queue->inflight, 1);
+		vcl_queue_unref(command_queue);
+	} else {
+		packed = NULL;		/* the reply frees them */
+		rr = NULL;
+	}
+	vcl_enq_finish(&enq, err, event);
+out:
+	free(packed);
+	free(rr);
+	return (err);
+}
+
+cl_int CL_API_CALL
+vcl_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer,
+    cl_bool blocking_write, const size_t *buffer_origin,
+    const size_t *host_origin, const size_t *region, size_t buffer_row_pitch,
+    size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch,
+    const void *ptr, cl_uint num_events_in_wait_list,
+    const cl_event *event_wait_list, cl_event *event)
+{
+	Vcl__Request		 req = VCL__REQUEST__INIT;
+	Vcl__WriteBufferRect	 m = VCL__WRITE_BUFFER_RECT__INIT;
+	struct vcl_rect_wire	 w;
+	struct vcl_node		*node;
+	struct vcl_enq		 enq;
+	char			*base, *packed = NULL;
+	size_t			 hstart, n;
+	cl_int			 err;
+
+	(void)blocking_write;	/* the bytes leave before this returns */
+	if ((err = vcl_rect_check(command_queue, buffer, buffer_origin,
+	    host_origin, region, &buffer_row_pitch, &buffer_slice_pitch,
+	    &host_row_pitch, &host_slice_pitch, ptr, &hstart)) != CL_SUCCESS)
+		return (err);
+	if (buffer->flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS))
+		return (CL_INVALID_OPERATION);
+	node = command_queue->dev->node;
+	base = (char *)ptr + hstart;
+	n = region[0] * region[1] * region[2];
+	if (!vcl_rect_tight(region, host_row_pitch, host_slice_pitch)) {
+		if ((packed = malloc(n)) == NULL)
+			return (CL_OUT_OF_HOST_MEMORY);
+		vcl_rect_pack(packed, base, region, host_row_pitch,
+		    host_slice_pitch, 0);
+	}
+	if ((err = vcl_enq_prepare(&enq, command_queue,
+	    num_events_in_wait_list, event_wait_list, event,
+	    CL_COMMAND_WRITE_BUFFER_RECT, vcl_ctx_multi(command_queue->ctx))) !=
+	    CL_SUCCESS)
+		goto out;
+	if ((err = vcl_mem_use(&enq, command_queue, buffer, 1, 0)) !=
+	    CL_SUCCESS) {
+		vcl_enq_finish(&enq, err, event);
+		goto out;
+	}
+	vcl_rect_wire(&w, buffer_origin, region);
+	m.q = &enq.e;
+	m.mem = buffer->obj.id;
+	m.origin = w.origin;
+	m.n_origin = 3;
+	m.region = w.region;
+	m.n_region = 3;
+	m.row_pitch = buffer_row_pitch;
+	m.slice_pitch = buffer_slice_pitch;
+	req.call_case = VCL__REQUEST__CALL_WRITE_BUFFER_RECT;
+	req.write_buffer_rect = &m;
+	if ((err = vcl_node_send(node, &req, packed != NULL ? packed : base,
+	    n, 0)) == CL_SUCCESS)
+		vcl_mem_written(buffer, node, enq.ev);
+	vcl_enq_finish(&enq, err, event);
+out:
+	free(packed);
+	return (err);
+}
+
+/*
+ * Whether two rectangles of one buffer with the same pitches overlap: the
+ * check of the OpenCL specification's appendix (check_copy_overlap). The
+ * rectangles are inside the buffer, so nothing here overflows.
+ */
+static int
+vcl_rect_overlap(const size_t *so, const size_t *d, const size_t *region,
+    size_t row, size_t slice)
+{
+	size_t	slice_size = (region[1] - 1) * row + region[0];
+	size_t	block = (region[2] - 1) * slice + slice_size;
+	size_t	ss = so[2] * slice + so[1] * row + so[0];
+	size_t	ds = d[2] * slice + d[1] * row + d[0];
+	size_t	sdx, ddx, sdy, ddy;
+
+	if (ds + block <= ss || ss + block <= ds)
+		return (0);
+	sdx = so[0] % row;
+	ddx = d[0] % row;
+	if ((ddx >= sdx + region[0] && ddx + region[0] <= sdx + row) ||
+	    (sdx >= ddx + region[0] && sdx + region[0] <= ddx + row))
+		return (0);
+	sdy = (so[1] * row + so[0]) % slice;
+	ddy = (d[1] * row + d[0]) % slice;
+	if ((ddy >= sdy + slice_size && ddy + slice_size <= sdy + slice) ||
+	    (sdy >= ddy + slice_size && sdy + slice_size <= ddy + slice))
+		return (0);
+	return (1);
+}
+
+cl_int CL_API_CALL
+vcl_clEnqueueCopyBufferRect(cl_command_queue command_queue,
+    cl_mem src_buffer, cl_mem dst_buffer, const size_t *src_origin,
+    const size_t *dst_origin, const size_t *region, size_t src_row_pitch,
+    size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch,
+    cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+    cl_event *event)
+{
+	Vcl__Request		 req = VCL__REQUEST__INIT;
+	Vcl__CopyBufferRect	 m = VCL__COPY_BUFFER_RECT__INIT;
+	struct vcl_rect_wire	 sw, dw;
+	struct vcl_node		*node;
+	struct vcl_enq		 enq;
+	size_t			 start;
+	cl_int			 err;
+
+	if (!vcl_is(command_queue, VCL_KIND_QUEUE))
+		return (CL_INVALID_COMMAND_QUEUE);
+	if (!vcl_is(src_buffer, VCL_KIND_MEM) ||
+	    !vcl_is(dst_buffer, VCL_KIND_MEM))
+		return (CL_INVALID_MEM_OBJECT);
+	if (src_buffer->ctx != command_queue->ctx ||
+	    dst_buffer->ctx != command_queue->ctx)
+		return (CL_INVALID_CONTEXT);
+	if ((err = vcl_rect(src_origin, region, &src_row_pitch,
+	    &src_slice_pitch, src_buffer->size, &start)) != CL_SUCCESS ||
+	    (err = vcl_rect(dst_origin, region, &dst_row_pitch,
+	    &dst_slice_pitch, dst_buffer->size, &start)) != CL_SUCCESS)
+		return (err);
+	if (src_buffer == dst_buffer) {
+		/* One layout for both, or no overlap check is possible. */
+		if (src_row_pitch != dst_row_pitch ||
+		    src_slice_pitch != dst_slice_pitch)
+			return (CL_INVALID_VALUE);
+		if (vcl_rect_overlap(src_origin, dst_origin, region,
+		    src_row_pitch, src_slice_pitch))
+			return (CL_MEM_COPY_OVERLAP);
+	}
+	node = command_queue->dev->node;
+	if ((err = vcl_enq_prepare(&enq, command_queue,
+	    num_events_in_wait_list, event_wait_list, event,
+	    CL_COMMAND_COPY_BUFFER_RECT, vcl_ctx_multi(command_queue->ctx))) !=
+	    CL_SUCCESS)
+		return (err);
+	/* A source on another node comes here server to server first. */
+	if ((err = vcl_mem_use(&enq, command_queue, src_buffer, 0, 0)) !=
+	    CL_SUCCESS || (err = vcl_mem_use(&enq, command_queue, dst_buffer,
+	    1, 0)) != CL_SUCCESS) {
+		vcl_enq_finish(&enq, err, event);
+		return (err);
+	}
+	vcl_rect_wire(&sw, src_origin, region);
+	vcl_rect_wire(&dw, dst_origin, region);
+	m.q = &enq.e;
+	m.src = src_buffer->obj.id;
+	m.dst = dst_buffer->obj.id;
+	m.src_origin = sw.origin;
+	m.n_src_origin = 3;
+	m.dst_origin = dw.origin;
+	m.n_dst_origin = 3;
+	m.region = sw.region;
+	m.n_region = 3;
+	m.src_row_pitch = src_row_pitch;
+	m.src_slice_pitch = src_slice_pitch;
+	m.dst_row_pitch = dst_row_pitch;
+	m.dst_slice_pitch = dst_slice_pitch;
+	req.call_case = VCL__REQUEST__CALL_COPY_BUFFER_RECT;
+	req.copy_buffer_rect = &m;
+	if ((err = vcl_node_send(node, &req, NULL, 0, 0)) == CL_SUCCESS)
+		vcl_mem_written(dst_buffer, node, enq.ev);
+	vcl_enq_finish(&enq, err, event);
+	return (err);
+}
+
+/*
+ * Migrate: start moving each buffer's newest bytes to the queue's node now
+ * (the move a command there would otherwise start), so a later command
+ * there finds them in place. CONTENT_UNDEFINED moves nothing and makes the
+ * queue's node the holder of the newest bytes; HOST keeps the bytes where
+ * they are (VCL's host memory is a node's too): a marker. The command is a
+ * marker on the queue, waiting for the arrivals.
+ */
+cl_int CL_API_CALL
+vcl_clEnqueueMigrateMemObjects(cl_command_queue command_queue,
+    cl_uint num_mem_objects, const cl_mem *mem_objects,
+    cl_mem_migration_flags flags, cl_uint num_events_in_wait_list,
+    const cl_event *event_wait_list, cl_event *event)
+{
+	Vcl__Request	 req = VCL__REQUEST__INIT;
+	Vcl__Marker	 mk = VCL__MARKER__INIT;
+	struct vcl_node	*node;
+	struct vcl_enq	 enq;
+	cl_uint		 i;
+	cl_int		 err;
+	int		 undef = (flags &
+	    CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED) != 0;
+
+	if (!vcl_is(command_queue, VCL_KIND_QUEUE))
+		return (CL_INVALID_COMMAND_QUEUE);
+	if (num_mem_objects == 0 || mem_objects == NULL ||
+	    (flags & ~(cl_mem_migration_flags)(CL_MIGRATE_MEM_OBJECT_HOST |
+	    CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED)))
+		return (CL_INVALID_VALUE);
+	for (i = 0; i < num_mem_objects; i++) {
+		if (!vcl_is(mem_objects[i], VCL_KIND_MEM))
+			return (CL_INVALID_MEM_OBJECT);
+		if (mem_objects[i]->ctx != command_queue->ctx)
+			return (CL_INVALID_CONTEXT);
+	}
+	if (flags & CL_MIGRATE_MEM_OBJECT_HOST)
+		return (vcl_marker_typed(command_queue,
+		    num_events_in_wait_list, event_wait_list, event,
+		    CL_COMMAND_MIGRATE_MEM_OBJECTS));
+	node = command_queue->dev->node;
+	if ((err = vcl_enq_prepare(&enq, command_queue,
+	    num_events_in_wait_list, event_wait_list, event,
+	    CL_COMMAND_MIGRATE_MEM_OBJECTS, undef &&
+	    vcl_ctx_multi(command_queue->ctx))) != CL_SUCCESS)
+		return (err);
+	for (i = 0; i < num_mem_objects && err == CL_SUCCESS; i++)
+		err = vcl_mem_use(&enq, command_queue, mem_objects[i], undef,
+		    undef);
+	if (err != CL_SUCCESS) {
+		vcl_enq_finish(&enq, err, event);
+		return (err);
+	}
+	mk.q = &enq.e;
+	req.call_case = VCL__REQUEST__CALL_MARKER;
+	req.marker = &mk;
+	if ((err = vcl_node_send(node, &req, NULL, 0, 0)) == CL_SUCCESS &&
+	    undef)
+		for (i = 0; i < num_mem_objects; i++)
+			vcl_mem_written(mem_objects[i], node, enq.ev);
+	vcl_enq_finish(&enq, err, event);
 	return (err);
 }

@@ -13,27 +13,33 @@ static const struct vcl_op vcl_ops[] = {
 	OP(FLUSH,		vcl_op_flush,		0),
 	OP(FINISH,		vcl_op_finish,		0),
 	OP(CREATE_BUFFER,	vcl_op_create_buffer,	VCL_OP_BULK),
-	OP(WRITE_BUFFER,	vcl_op_write_buffer,	VCL_OP_BULK),
-	OP(READ_BUFFER,		vcl_op_read_buffer,	0),
-	OP(COPY_BUFFER,		vcl_op_copy_buffer,	0),
-	OP(FILL_BUFFER,		vcl_op_fill_buffer,	0),
+	OP(WRITE_BUFFER,	vcl_op_write_buffer,
+	    VCL_OP_BULK | VCL_OP_ENQUEUE),
+	OP(READ_BUFFER,		vcl_op_read_buffer,	VCL_OP_ENQUEUE),
+	OP(COPY_BUFFER,		vcl_op_copy_buffer,	VCL_OP_ENQUEUE),
+	OP(FILL_BUFFER,		vcl_op_fill_buffer,	VCL_OP_ENQUEUE),
 	OP(CREATE_PROGRAM,	vcl_op_create_program,	0),
 	OP(BUILD_PROGRAM,	vcl_op_build_program,	0),
 	OP(CREATE_KERNEL,	vcl_op_create_kernel,	0),
 	OP(CREATE_KERNELS,	vcl_op_create_kernels,	0),
-	OP(NDRANGE,		vcl_op_ndrange,		0),
-	OP(MARKER,		vcl_op_marker,		0),
+	OP(NDRANGE,		vcl_op_ndrange,		VCL_OP_ENQUEUE),
+	OP(MARKER,		vcl_op_marker,		VCL_OP_ENQUEUE),
 	OP(CREATE_USER_EVENT,	vcl_op_create_user_event, 0),
 	OP(SET_USER_EVENT_STATUS, vcl_op_set_user_event_status, 0),
 	OP(GET_INFO,		vcl_op_get_info,	0),
 	OP(STATS,		vcl_op_stats,		0),
 	OP(MIGRATE_OUT,		vcl_op_migrate_out,	0),
-	OP(MIGRATE_IN,		vcl_op_migrate_in,	0),
+	OP(MIGRATE_IN,		vcl_op_migrate_in,	VCL_OP_ENQUEUE),
 	OP(FORWARD_EVENT,	vcl_op_forward_event,	0),
 	OP(CREATE_PROXY_EVENT,	vcl_op_create_proxy_event, 0),
 	OP(PEER_PUSH,		vcl_op_peer_push,	VCL_OP_PEER | VCL_OP_BULK),
 	OP(PEER_EVENT,		vcl_op_peer_event,	VCL_OP_PEER),
 	OP(PEER_FAIL,		vcl_op_peer_fail,	0),
+	OP(CREATE_SUB_BUFFER,	vcl_op_create_sub_buffer, 0),
+	OP(WRITE_BUFFER_RECT,	vcl_op_write_buffer_rect,
+	    VCL_OP_BULK | VCL_OP_ENQUEUE),
+	OP(READ_BUFFER_RECT,	vcl_op_read_buffer_rect, VCL_OP_ENQUEUE),
+	OP(COPY_BUFFER_RECT,	vcl_op_copy_buffer_rect, VCL_OP_ENQUEUE),
 };
 
 /* The handler of a oneof case; NULL for an unknown or empty case. */
@@ -50,4 +56,29 @@ unsigned
 vcl_dispatch_max(void)
 {
 	return (sizeof vcl_ops / sizeof vcl_ops[0]);
+}
+
+/*
+ * The Enqueue (queue, event, wait list) of a command, else NULL. Every
+ * message of a VCL_OP_ENQUEUE call starts with "required Enqueue q = 1"
+ * (test_dispatch checks it against the descriptor), so the flag is the one
+ * list of commands: the hold logic finds their wait lists through it.
+ */
+const Vcl__Enqueue *
+vcl_dispatch_enqueue(const Vcl__Request *req)
+{
+	const struct vcl_op		*op;
+	const ProtobufCFieldDescriptor	*f;
+	const ProtobufCMessage		*call;
+
+	if ((op = vcl_dispatch_lookup(req->call_case)) == NULL ||
+	    !(op->flags & VCL_OP_ENQUEUE) ||
+	    (f = protobuf_c_message_descriptor_get_field(
+	    &vcl__request__descriptor, req->call_case)) == NULL)
+		return (NULL);
+	call = *(ProtobufCMessage * const *)((const char *)req + f->offset);
+	if (call == NULL || (f = protobuf_c_message_descriptor_get_field(
+	    call->descriptor, 1)) == NULL)
+		return (NULL);
+	return (*(Vcl__Enqueue * const *)((const char *)call + f->offset));
 }

@@ -99,6 +99,8 @@ struct vcl_hobj {
 	unsigned		 arrived:1;	/* xfer: bytes or status came */
 	unsigned		 refused:1;	/* over the object limit */
 	unsigned		 released:1;	/* event: the client let go */
+	unsigned		 sub:1;		/* mem: a sub-buffer, bytes not
+						   charged (its parent's are) */
 	struct vcl_hobj		*next;		/* hash chain */
 };
 

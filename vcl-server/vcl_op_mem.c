@@ -347,3 +347,214 @@ vcl_op_fill_buffer(struct vcl_session *s, const Vcl__Request *req,
 		    enq.nwait, enq.wait, enq.event_id ? &enq.ev : NULL);
 	vcl_enq_end(s, &enq, err, NULL);
 }
+
+/*
+ * CreateSubBuffer: a region of a buffer of the session (not itself a
+ * sub-buffer), sharing its bytes; nothing more is charged. The runtime
+ * checks the flags against the parent's and the origin's alignment.
+ */
+void
+vcl_op_create_sub_buffer(struct vcl_session *s, const Vcl__Request *req,
+    struct vcl_bulk *bulk)
+{
+	const Vcl__CreateSubBuffer	*m = req->create_sub_buffer;
+	struct vcl_hobj			*o, *p;
+	cl_buffer_region		 r;
+	cl_int				 err = CL_SUCCESS;
+
+	(void)bulk;
+	if ((o = vcl_session_add(s, m->id, VCL_KIND_MEM)) == NULL)
+		return;
+	if (o->error != CL_SUCCESS)
+		return;		/* over the object limit */
+	o->sub = 1;
+	if ((p = vcl_mem_get(s, m->parent, &err)) == NULL)
+		;
+	else if (p->sub)
+		err = CL_INVALID_MEM_OBJECT;
+	else if (m->flags & ~(cl_mem_flags)VCL_MEM_FLAGS)
+		err = CL_INVALID_VALUE;
+	else if (m->size == 0)
+		err = CL_INVALID_BUFFER_SIZE;
+	else if ((err = vcl_mem_range(p, m->origin, m->size)) == CL_SUCCESS) {
+		r.origin = m->origin;
+		r.size = m->size;
+		o->u.mem = clCreateSubBuffer(p->u.mem, m->flags,
+		    CL_BUFFER_CREATE_TYPE_REGION, &r, &err);
+	}
+	if (err == CL_SUCCESS)
+		o->bytes = m->size;	/* for range checks only */
+	else
+		vcl_log_info("session %llu: sub-buffer %llu of %llu failed: %d",
+		    (unsigned long long)s->id, (unsigned long long)m->id,
+		    (unsigned long long)m->parent, err);
+	o->error = err;
+}
+
+/*
+ * Check a rectangle from the wire against a buffer of `bytes` bytes: three
+ * origin and three region entries, no empty region, pitches 0 (computed)
+ * or large enough, and its last byte inside. Sets the pitches to use and
+ * *n to the region's byte count. Every sum and product is checked for
+ * overflow: the values are the peer's.
+ */
+static cl_int
+vcl_mem_rect(uint64_t bytes, const uint64_t *origin, size_t norigin,
+    const uint64_t *region, size_t nregion, uint64_t *row, uint64_t *slice,
+    uint64_t *n)
+{
+	uint64_t	 t, u, end;
+
+	if (norigin != 3 || nregion != 3 || region[0] == 0 ||
+	    region[1] == 0 || region[2] == 0)
+		return (CL_INVALID_VALUE);
+	if (*row == 0)
+		*row = region[0];
+	else if (*row < region[0])
+		return (CL_INVALID_VALUE);
+	if (__builtin_mul_overflow(region[1], *row, &t))
+		return (CL_INVALID_VALUE);
+	if (*slice == 0)
+		*slice = t;
+	else if (*slice < t || *slice % *row != 0)
+		return (CL_INVALID_VALUE);
+	/* The byte after the last: origin + (region - 1) * pitches + 1. */
+	if (__builtin_add_overflow(origin[2], region[2] - 1, &t) ||
+	    __builtin_mul_overflow(t, *slice, &end) ||
+	    __builtin_add_overflow(origin[1], region[1] - 1, &t) ||
+	    __builtin_mul_overflow(t, *row, &u) ||
+	    __builtin_add_overflow(end, u, &end) ||
+	    __builtin_add_overflow(end, origin[0], &end) ||
+	    __builtin_add_overflow(end, region[0], &end) || end > bytes)
+		return (CL_INVALID_VALUE);
+	if (__builtin_mul_overflow(region[0], region[1], &t) ||
+	    __builtin_mul_overflow(t, region[2], n))
+		return (CL_INVALID_VALUE);
+	return (CL_SUCCESS);
+}
+
+/* Copy three wire values into the runtime's size_t triple. */
+static void
+vcl_mem_triple(size_t *dst, const uint64_t *src)
+{
+	dst[0] = src[0];
+	dst[1] = src[1];
+	dst[2] = src[2];
+}
+
+/*
+ * WriteBufferRect: the region's bytes arrived packed in staging; the
+ * runtime scatters them into the buffer's rectangle.
+ */
+void
+vcl_op_write_buffer_rect(struct vcl_session *s, const Vcl__Request *req,
+    struct vcl_bulk *bulk)
+{
+	const Vcl__WriteBufferRect	*m = req->write_buffer_rect;
+	static const size_t		 zero[3];
+	struct vcl_hobj			*mem = NULL;
+	struct vcl_enq			 enq;
+	struct vcl_cmd			*c;
+	uint64_t			 row = m->row_pitch;
+	uint64_t			 slice = m->slice_pitch, n = 0;
+	size_t				 o[3], r[3];
+	cl_int				 err;
+
+	if ((c = vcl_cmd_new(VCL_CMD_WRITE, req->seq)) == NULL) {
+		vcl_session_close(s, "out of memory");
+		return;
+	}
+	if ((err = vcl_enq_begin(s, m->q, &enq)) == CL_SUCCESS &&
+	    (mem = vcl_mem_get(s, m->mem, &err)) != NULL)
+		err = vcl_mem_rect(mem->bytes, m->origin, m->n_origin,
+		    m->region, m->n_region, &row, &slice, &n);
+	if (err == CL_SUCCESS && bulk->len != n) {
+		vcl_session_close(s, "rect write size does not match its "
+		    "bytes");
+		vcl_enq_end(s, &enq, CL_INVALID_VALUE, c);	/* frees c */
+		return;
+	}
+	if (bulk->data != NULL &&
+	    (c->stage = vcl_stage_new(s, bulk->data, bulk->len)) == NULL) {
+		vcl_session_close(s, "out of memory");
+		vcl_enq_end(s, &enq, CL_OUT_OF_HOST_MEMORY, c);
+		return;
+	}
+	bulk->data = NULL;	/* the stage owns it now, if any */
+	if (err == CL_SUCCESS && (err = bulk->err) == CL_SUCCESS) {
+		vcl_mem_triple(o, m->origin);
+		vcl_mem_triple(r, m->region);
+		err = clEnqueueWriteBufferRect(enq.q->u.queue, mem->u.mem,
+		    CL_FALSE, o, zero, r, row, slice, r[0], r[0] * r[1],
+		    c->stage->data, enq.nwait, enq.wait, &enq.ev);
+	}
+	vcl_enq_end(s, &enq, err, c);
+}
+
+/* ReadBufferRect: the runtime gathers the rectangle packed into staging. */
+void
+vcl_op_read_buffer_rect(struct vcl_session *s, const Vcl__Request *req,
+    struct vcl_bulk *bulk)
+{
+	const Vcl__ReadBufferRect	*m = req->read_buffer_rect;
+	static const size_t		 zero[3];
+	struct vcl_hobj			*mem;
+	struct vcl_enq			 enq;
+	struct vcl_cmd			*c;
+	uint64_t			 row = m->row_pitch;
+	uint64_t			 slice = m->slice_pitch, n = 0;
+	size_t				 o[3], r[3];
+	cl_int				 err;
+
+	(void)bulk;
+	if ((c = vcl_cmd_new(VCL_CMD_READ, req->seq)) == NULL) {
+		vcl_session_close(s, "out of memory");
+		return;
+	}
+	if ((err = vcl_enq_begin(s, m->q, &enq)) == CL_SUCCESS &&
+	    (mem = vcl_mem_get(s, m->mem, &err)) != NULL &&
+	    (err = vcl_mem_rect(mem->bytes, m->origin, m->n_origin,
+	    m->region, m->n_region, &row, &slice, &n)) == CL_SUCCESS &&
+	    (c->stage = vcl_stage_get(s, vcl_queue_context(s, enq.q), n,
+	    CL_OUT_OF_RESOURCES, &err)) != NULL) {
+		vcl_mem_triple(o, m->origin);
+		vcl_mem_triple(r, m->region);
+		err = clEnqueueReadBufferRect(enq.q->u.queue, mem->u.mem,
+		    CL_FALSE, o, zero, r, row, slice, r[0], r[0] * r[1],
+		    c->stage->data, enq.nwait, enq.wait, &enq.ev);
+	}
+	vcl_enq_end(s, &enq, err, c);
+}
+
+/* CopyBufferRect: device to device inside the node, both rects checked. */
+void
+vcl_op_copy_buffer_rect(struct vcl_session *s, const Vcl__Request *req,
+    struct vcl_bulk *bulk)
+{
+	const Vcl__CopyBufferRect	*m = req->copy_buffer_rect;
+	struct vcl_hobj			*src, *dst;
+	struct vcl_enq			 enq;
+	uint64_t			 srow = m->src_row_pitch;
+	uint64_t			 sslice = m->src_slice_pitch;
+	uint64_t			 drow = m->dst_row_pitch;
+	uint64_t			 dslice = m->dst_slice_pitch, n;
+	size_t				 so[3], d[3], r[3];
+	cl_int				 err;
+
+	(void)bulk;
+	if ((err = vcl_enq_begin(s, m->q, &enq)) == CL_SUCCESS &&
+	    (src = vcl_mem_get(s, m->src, &err)) != NULL &&
+	    (dst = vcl_mem_get(s, m->dst, &err)) != NULL &&
+	    (err = vcl_mem_rect(src->bytes, m->src_origin, m->n_src_origin,
+	    m->region, m->n_region, &srow, &sslice, &n)) == CL_SUCCESS &&
+	    (err = vcl_mem_rect(dst->bytes, m->dst_origin, m->n_dst_origin,
+	    m->region, m->n_region, &drow, &dslice, &n)) == CL_SUCCESS) {
+		vcl_mem_triple(so, m->src_origin);
+		vcl_mem_triple(d, m->dst_origin);
+		vcl_mem_triple(r, m->region);
+		err = clEnqueueCopyBufferRect(enq.q->u.queue, src->u.mem,
+		    dst->u.mem, so, d, r, srow, sslice, drow, dslice,
+		    enq.nwait, enq.wait, enq.event_id ? &enq.ev : NULL);
+	}
+	vcl_enq_end(s, &enq, err, NULL);
+}

@@ -230,6 +230,8 @@ typedef void (*vcl_op_fn)(struct vcl_session *, const Vcl__Request *,
 #define VCL_OP_BULK	0x1	/* the call may carry bulk bytes */
 #define VCL_OP_PREAUTH	0x2	/* allowed before the handshake */
 #define VCL_OP_PEER	0x4	/* only on peer links (server to server) */
+#define VCL_OP_ENQUEUE	0x8	/* a command: its message's field 1 is
+				   "Enqueue q" (queue, event, wait list) */
 
 struct vcl_op {
 	vcl_op_fn	 fn;
@@ -253,6 +255,7 @@ void	vcl_peer_close_all(struct vcl_server *);
 /* vcl_dispatch.c */
 const struct vcl_op	*vcl_dispatch_lookup(unsigned);
 unsigned		 vcl_dispatch_max(void);
+const Vcl__Enqueue	*vcl_dispatch_enqueue(const Vcl__Request *);
 
 /* vcl_server.c */
 void	vcl_server_done_push(struct vcl_server *, struct vcl_done *);
@@ -343,6 +346,14 @@ void	vcl_op_read_buffer(struct vcl_session *, const Vcl__Request *,
 void	vcl_op_copy_buffer(struct vcl_session *, const Vcl__Request *,
 	    struct vcl_bulk *);
 void	vcl_op_fill_buffer(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_create_sub_buffer(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_write_buffer_rect(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_read_buffer_rect(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_copy_buffer_rect(struct vcl_session *, const Vcl__Request *,
 	    struct vcl_bulk *);
 void	vcl_op_create_program(struct vcl_session *, const Vcl__Request *,
 	    struct vcl_bulk *);

@@ -164,7 +164,8 @@ vcl_session_release(struct vcl_session *s, struct vcl_hobj *o)
 			clReleaseEvent(o->u.event);
 		break;
 	case VCL_KIND_MEM:
-		vcl_mem_release(s, o->u.mem, o->bytes);
+		/* A sub-buffer is charged nothing: its parent holds the bytes. */
+		vcl_mem_release(s, o->u.mem, o->sub ? 0 : o->bytes);
 		break;
 	case VCL_KIND_PROGRAM:
 		if (o->u.prog != NULL)

@@ -3116,6 +3116,471 @@ out:
 	clReleaseCommandQueue(q2);
 }
 
+/* The device's sub-buffer origin alignment, in bytes. */
+static size_t
+base_align(struct env *e)
+{
+	cl_uint	 bits = 0;
+
+	if (clGetDeviceInfo(e->device, CL_DEVICE_MEM_BASE_ADDR_ALIGN,
+	    sizeof bits, &bits, NULL) != CL_SUCCESS || bits < 8)
+		return (128);
+	return (bits / 8);
+}
+
+/* Makes a sub-buffer of a region; errors come back in *err. */
+static cl_mem
+sub_of(cl_mem parent, cl_mem_flags flags, size_t origin, size_t size,
+    cl_int *err)
+{
+	cl_buffer_region	 r = { origin, size };
+
+	return (clCreateSubBuffer(parent, flags, CL_BUFFER_CREATE_TYPE_REGION,
+	    &r, err));
+}
+
+/* clCreateSubBuffer: info, shared bytes with the parent, flags, errors. */
+static void
+test_sub_buffer(struct env *e)
+{
+	cl_mem			 p = NULL, s = NULL, s2 = NULL, ro = NULL;
+	cl_mem			 na = NULL, u = NULL, us = NULL, assoc = NULL;
+	cl_buffer_region	 r;
+	cl_mem_flags		 flags = 0;
+	unsigned char		 host[1024], *buf = NULL, *back = NULL;
+	size_t			 al = base_align(e), psize, i, v = 0;
+	cl_uint			 refs = 0, refs2 = 0;
+	void			*hp = NULL;
+	cl_int			 err;
+
+	psize = 8 * al;
+	if ((buf = malloc(psize)) == NULL || (back = malloc(psize)) == NULL)
+		goto out;
+	for (i = 0; i < psize; i++)
+		buf[i] = (unsigned char)(i * 7 + 1);
+	if ((p = make_buffer(e, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+	    psize, buf)) == NULL)
+		goto out;
+	CHECK_ERR(clGetMemObjectInfo(p, CL_MEM_REFERENCE_COUNT, sizeof refs,
+	    &refs, NULL), CL_SUCCESS);
+	s = sub_of(p, 0, 2 * al, 3 * al, &err);
+	if (!CHECK_ERR(err, CL_SUCCESS))
+		goto out;
+	CHECK_ERR(clGetMemObjectInfo(p, CL_MEM_REFERENCE_COUNT, sizeof refs2,
+	    &refs2, NULL), CL_SUCCESS);
+	CHECK(refs2 == refs + 1);
+	CHECK_ERR(clGetMemObjectInfo(s, CL_MEM_SIZE, sizeof v, &v, NULL),
+	    CL_SUCCESS);
+	CHECK(v == 3 * al);
+	CHECK_ERR(clGetMemObjectInfo(s, CL_MEM_OFFSET, sizeof v, &v, NULL),
+	    CL_SUCCESS);
+	CHECK(v == 2 * al);
+	CHECK_ERR(clGetMemObjectInfo(s, CL_MEM_ASSOCIATED_MEMOBJECT,
+	    sizeof assoc, &assoc, NULL), CL_SUCCESS);
+	CHECK(assoc == p);
+	CHECK_ERR(clGetMemObjectInfo(s, CL_MEM_FLAGS, sizeof flags, &flags,
+	    NULL), CL_SUCCESS);
+	/* Access inherited; host pointer flags too (spec: "inherited"). */
+	CHECK(flags == (CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR));
+
+	/* The sub-buffer's bytes are the parent's, both ways. */
+	CHECK_ERR(clEnqueueReadBuffer(e->queue, s, CL_TRUE, 0, 3 * al, back,
+	    0, NULL, NULL), CL_SUCCESS);
+	CHECK(memcmp(back, buf + 2 * al, 3 * al) == 0);
+	memset(back, 0xa5, al);
+	CHECK_ERR(clEnqueueWriteBuffer(e->queue, s, CL_TRUE, al, al, back,
+	    0, NULL, NULL), CL_SUCCESS);
+	memset(buf + 3 * al, 0xa5, al);
+	CHECK_ERR(clEnqueueReadBuffer(e->queue, p, CL_TRUE, 0, psize, back,
+	    0, NULL, NULL), CL_SUCCESS);
+	CHECK(memcmp(back, buf, psize) == 0);
+	CHECK_ERR(clEnqueueCopyBuffer(e->queue, p, s, 0, 0, al, 0, NULL,
+	    NULL), CL_SUCCESS);
+	memcpy(buf + 2 * al, buf, al);
+	CHECK_ERR(clEnqueueReadBuffer(e->queue, p, CL_TRUE, 0, psize, back,
+	    0, NULL, NULL), CL_SUCCESS);
+	CHECK(memcmp(back, buf, psize) == 0);
+	CHECK_ERR(clEnqueueReadBuffer(e->queue, s, CL_TRUE, 0, 3 * al + 1,
+	    back, 0, NULL, NULL), CL_INVALID_VALUE);
+
+	/* Errors. */
+	r.origin = 0;
+	r.size = al;
+	CHECK(clCreateSubBuffer(p, 0, 0x7777, &r, &err) == NULL);
+	CHECK_ERR(err, CL_INVALID_VALUE);
+	CHECK(clCreateSubBuffer(p, 0, CL_BUFFER_CREATE_TYPE_REGION, NULL,
+	    &err) == NULL);
+	CHECK_ERR(err, CL_INVALID_VALUE);
+	CHECK(clCreateSubBuffer(NULL, 0, CL_BUFFER_CREATE_TYPE_REGION, &r,
+	    &err) == NULL);
+	CHECK_ERR(err, CL_INVALID_MEM_OBJECT);
+	CHECK(sub_of(p, 0, 0, 0, &err) == NULL);
+	CHECK_ERR(err, CL_INVALID_BUFFER_SIZE);
+	CHECK(sub_of(p, 0, 7 * al, 2 * al, &err) == NULL);
+	CHECK_ERR(err, CL_INVALID_VALUE);
+	CHECK(sub_of(p, 0, psize, 1, &err) == NULL);
+	CHECK_ERR(err, CL_INVALID_VALUE);
+	/* PoCL 3.1 wraps origin + size around and succeeds. */
+	if (!is_pocl) {
+		CHECK(sub_of(p, 0, SIZE_MAX - al + 1, 2 * al, &err) == NULL);
+		CHECK_ERR(err, CL_INVALID_VALUE);
+	}
+	CHECK(sub_of(p, 0, al / 2, al, &err) == NULL);
+	CHECK_ERR(err, CL_MISALIGNED_SUB_BUFFER_OFFSET);
+	CHECK(sub_of(p, CL_MEM_USE_HOST_PTR, 0, al, &err) == NULL);
+	CHECK_ERR(err, CL_INVALID_VALUE);
+	/* PoCL 3.1 takes two access flags, and unknown bits. */
+	if (!is_pocl) {
+		CHECK(sub_of(p, CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY, 0, al,
+		    &err) == NULL);
+		CHECK_ERR(err, CL_INVALID_VALUE);
+		CHECK(sub_of(p, CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS,
+		    0, al, &err) == NULL);
+		CHECK_ERR(err, CL_INVALID_VALUE);
+		CHECK(sub_of(p, (cl_mem_flags)1 << 40, 0, al, &err) == NULL);
+		CHECK_ERR(err, CL_INVALID_VALUE);
+	}
+	/* A sub-buffer of a sub-buffer: not a buffer (spec and PoCL). */
+	CHECK(sub_of(s, 0, 0, al, &err) == NULL);
+	CHECK_ERR(err, CL_INVALID_MEM_OBJECT);
+
+	/* Access flags: inherited, narrowed, never widened. */
+	s2 = sub_of(p, CL_MEM_READ_ONLY | CL_MEM_HOST_READ_ONLY, 0, al, &err);
+	CHECK_ERR(err, CL_SUCCESS);
+	if (s2 != NULL) {
+		CHECK_ERR(clGetMemObjectInfo(s2, CL_MEM_FLAGS, sizeof flags,
+		    &flags, NULL), CL_SUCCESS);
+		CHECK(flags == (CL_MEM_READ_ONLY | CL_MEM_HOST_READ_ONLY |
+		    CL_MEM_COPY_HOST_PTR));
+		CHECK_ERR(clEnqueueWriteBuffer(e->queue, s2, CL_TRUE, 0, 4,
+		    back, 0, NULL, NULL), CL_INVALID_OPERATION);
+	}
+	if ((ro = make_buffer(e, CL_MEM_READ_ONLY | CL_MEM_HOST_NO_ACCESS,
+	    psize, NULL)) != NULL) {
+		CHECK(sub_of(ro, CL_MEM_READ_WRITE, 0, al, &err) == NULL);
+		CHECK_ERR(err, CL_INVALID_VALUE);
+		CHECK(sub_of(ro, CL_MEM_WRITE_ONLY, 0, al, &err) == NULL);
+		CHECK_ERR(err, CL_INVALID_VALUE);
+		CHECK(sub_of(ro, CL_MEM_HOST_READ_ONLY, 0, al, &err) == NULL);
+		CHECK_ERR(err, CL_INVALID_VALUE);
+		na = sub_of(ro, 0, al, al, &err);
+		CHECK_ERR(err, CL_SUCCESS);
+		if (na != NULL) {
+			CHECK_ERR(clGetMemObjectInfo(na, CL_MEM_FLAGS,
+			    sizeof flags, &flags, NULL), CL_SUCCESS);
+			CHECK(flags == (CL_MEM_READ_ONLY |
+			    CL_MEM_HOST_NO_ACCESS));
+			CHECK_ERR(clEnqueueReadBuffer(e->queue, na, CL_TRUE,
+			    0, 4, back, 0, NULL, NULL), CL_INVALID_OPERATION);
+		}
+	}
+
+	/* A host pointer parent: the sub-buffer's pointer is inside it. */
+	if (al <= sizeof host / 2 && (u = make_buffer(e, CL_MEM_USE_HOST_PTR |
+	    CL_MEM_READ_WRITE, sizeof host, host)) != NULL) {
+		us = sub_of(u, 0, al, al, &err);
+		CHECK_ERR(err, CL_SUCCESS);
+		if (us != NULL) {
+			CHECK_ERR(clGetMemObjectInfo(us, CL_MEM_HOST_PTR,
+			    sizeof hp, &hp, NULL), CL_SUCCESS);
+			CHECK(hp == host + al);
+			CHECK_ERR(clGetMemObjectInfo(us, CL_MEM_FLAGS,
+			    sizeof flags, &flags, NULL), CL_SUCCESS);
+			CHECK(flags == (CL_MEM_USE_HOST_PTR |
+			    CL_MEM_READ_WRITE));
+		}
+	}
+
+	/* The sub-buffer keeps its parent: released first, still usable. */
+	CHECK_ERR(clReleaseMemObject(p), CL_SUCCESS);
+	p = NULL;
+	CHECK_ERR(clEnqueueReadBuffer(e->queue, s, CL_TRUE, 0, 3 * al, back,
+	    0, NULL, NULL), CL_SUCCESS);
+	CHECK(memcmp(back, buf + 2 * al, 3 * al) == 0);
+out:
+	{
+		cl_mem	all[] = { s, s2, na, us, p, ro, u };
+
+		release_all(all, NITEMS(all), NULL, NULL);
+	}
+	free(buf);
+	free(back);
+}
+
+/* Byte (x, y, z) of a rectangle: origin plus pitches. */
+static size_t
+rect_at(const size_t *o, size_t x, size_t y, size_t z, size_t row,
+    size_t slice)
+{
+	return ((o[2] + z) * slice + (o[1] + y) * row + o[0] + x);
+}
+
+/* Copies a region between two rectangles of host memory (the model). */
+static void
+rect_copy(unsigned char *dst, const size_t *dor, size_t drow, size_t dslice,
+    const unsigned char *src, const size_t *sor, size_t srow, size_t sslice,
+    const size_t *region)
+{
+	size_t	 x, y, z;
+
+	for (z = 0; z < region[2]; z++)
+		for (y = 0; y < region[1]; y++)
+			for (x = 0; x < region[0]; x++)
+				dst[rect_at(dor, x, y, z, drow, dslice)] =
+				    src[rect_at(sor, x, y, z, srow, sslice)];
+}
+
+/* clEnqueue{Read,Write,Copy}BufferRect: results against a model, errors. */
+static void
+test_buffer_rect(struct env *e)
+{
+	cl_mem		 a = NULL, b = NULL, wo = NULL;
+	cl_event	 ev = NULL;
+	unsigned char	 model[1024], modelb[1024], host[512], got[1024];
+	const size_t	 bo[3] = { 2, 1, 1 }, ho[3] = { 1, 2, 0 };
+	const size_t	 reg[3] = { 5, 3, 2 }, zero[3] = { 0, 0, 0 };
+	size_t		 r[3], o2[3], i;
+	cl_int		 err;
+
+	for (i = 0; i < sizeof model; i++)
+		model[i] = (unsigned char)i;
+	for (i = 0; i < sizeof host; i++)
+		host[i] = (unsigned char)(200 + i);
+	memset(got, 0, sizeof got);	/* b starts as zeros */
+	if ((a = make_buffer(e, CL_MEM_COPY_HOST_PTR, sizeof model,
+	    model)) == NULL || (b = make_buffer(e, CL_MEM_COPY_HOST_PTR,
+	    sizeof got, got)) == NULL)
+		goto out;
+
+	/* The buffer as 16-byte rows, 256-byte slices; host 8 and 64. */
+	CHECK_ERR(clEnqueueWriteBufferRect(e->queue, a, CL_TRUE, bo, ho, reg,
+	    16, 256, 8, 64, host, 0, NULL, NULL), CL_SUCCESS);
+	rect_copy(model, bo, 16, 256, host, ho, 8, 64, reg);
+	CHECK_ERR(clEnqueueReadBuffer(e->queue, a, CL_TRUE, 0, sizeof got,
+	    got, 0, NULL, NULL), CL_SUCCESS);
+	CHECK(memcmp(got, model, sizeof model) == 0);
+
+	/* Read back into another layout; bytes outside the region stay. */
+	memset(got, 0x11, sizeof got);
+	memset(modelb, 0x11, sizeof modelb);
+	o2[0] = 3; o2[1] = 0; o2[2] = 1;
+	CHECK_ERR(clEnqueueReadBufferRect(e->queue, a, CL_FALSE, bo, o2, reg,
+	    16, 256, 10, 40, got, 0, NULL, &ev), CL_SUCCESS);
+	if (ev != NULL) {
+		CHECK_ERR(clWaitForEvents(1, &ev), CL_SUCCESS);
+		CHECK(event_status(ev) == CL_COMPLETE);
+		clReleaseEvent(ev);
+		ev = NULL;
+	}
+	rect_copy(modelb, o2, 10, 40, model, bo, 16, 256, reg);
+	CHECK(memcmp(got, modelb, sizeof got) == 0);
+
+	/* Gated by a user event: nothing moves until it is set. */
+	{
+		cl_event	 u, rev = NULL;
+		unsigned char	 early[64];
+
+		u = clCreateUserEvent(e->ctx, &err);
+		if (CHECK_ERR(err, CL_SUCCESS)) {
+			memset(early, 0x5a, sizeof early);
+			CHECK_ERR(clEnqueueWriteBufferRect(e->queue, a, CL_FALSE,
+			    zero, zero, reg, 16, 256, 0, 0, early, 1, &u,
+			    NULL), CL_SUCCESS);
+			memset(got, 0, sizeof got);
+			/* In order: behind the write, with no wait list. */
+			CHECK_ERR(clEnqueueReadBufferRect(e->queue, a, CL_FALSE,
+			    zero, zero, reg, 16, 256, 0, 0, got, 0, NULL, &rev),
+			    CL_SUCCESS);
+			CHECK(rev == NULL || event_status(rev) != CL_COMPLETE);
+			CHECK_ERR(clSetUserEventStatus(u, CL_COMPLETE),
+			    CL_SUCCESS);
+			if (rev != NULL) {
+				CHECK_ERR(clWaitForEvents(1, &rev), CL_SUCCESS);
+				clReleaseEvent(rev);
+			}
+			CHECK(memcmp(got, early, 30) == 0);
+			rect_copy(model, zero, 16, 256, early, zero, 5, 15,
+			    reg);
+			clReleaseEvent(u);
+		}
+	}
+
+	/* Pitches 0 are computed: tight rows and slices. */
+	memset(got, 0, sizeof got);
+	CHECK_ERR(clEnqueueReadBufferRect(e->queue, a, CL_TRUE, zero, zero,
+	    reg, 0, 0, 0, 0, got, 0, NULL, NULL), CL_SUCCESS);
+	memset(modelb, 0, sizeof modelb);
+	rect_copy(modelb, zero, 5, 15, model, zero, 5, 15, reg);
+	CHECK(memcmp(got, modelb, sizeof got) == 0);
+
+	/* Copy: to another buffer and inside one, disjoint. */
+	memset(modelb, 0, sizeof modelb);
+	r[0] = 4; r[1] = 4; r[2] = 3;
+	o2[0] = 8; o2[1] = 8; o2[2] = 0;
+	CHECK_ERR(clEnqueueCopyBufferRect(e->queue, a, b, bo, o2, r, 16, 256,
+	    32, 256, 0, NULL, NULL), CL_SUCCESS);
+	rect_copy(modelb, o2, 32, 256, model, bo, 16, 256, r);
+	CHECK_ERR(clEnqueueReadBuffer(e->queue, b, CL_TRUE, 0, sizeof got,
+	    got, 0, NULL, NULL), CL_SUCCESS);
+	CHECK(memcmp(got, modelb, sizeof got) == 0);
+	o2[0] = 10; o2[1] = 0; o2[2] = 0;
+	CHECK_ERR(clEnqueueCopyBufferRect(e->queue, a, a, zero, o2, r, 16,
+	    256, 16, 256, 0, NULL, NULL), CL_SUCCESS);
+	rect_copy(model, o2, 16, 256, model, zero, 16, 256, r);
+	CHECK_ERR(clEnqueueReadBuffer(e->queue, a, CL_TRUE, 0, sizeof got,
+	    got, 0, NULL, NULL), CL_SUCCESS);
+	CHECK(memcmp(got, model, sizeof got) == 0);
+
+	/* Overlap in one buffer. */
+	o2[0] = 2; o2[1] = 1; o2[2] = 0;
+	CHECK_ERR(clEnqueueCopyBufferRect(e->queue, a, a, zero, o2, r, 16,
+	    256, 16, 256, 0, NULL, NULL), CL_MEM_COPY_OVERLAP);
+	o2[0] = 0; o2[1] = 0; o2[2] = 0;
+	CHECK_ERR(clEnqueueCopyBufferRect(e->queue, a, a, zero, o2, r, 16,
+	    256, 16, 256, 0, NULL, NULL), CL_MEM_COPY_OVERLAP);
+	/* Same buffer, different pitches. */
+	o2[0] = 0; o2[1] = 0; o2[2] = 1;
+	CHECK_ERR(clEnqueueCopyBufferRect(e->queue, a, a, zero, o2, r, 16,
+	    256, 32, 256, 0, NULL, NULL), CL_INVALID_VALUE);
+
+	/* Pitches and bounds. */
+	CHECK_ERR(clEnqueueReadBufferRect(e->queue, a, CL_TRUE, bo, ho, reg,
+	    4, 256, 8, 64, got, 0, NULL, NULL), CL_INVALID_VALUE);
+	CHECK_ERR(clEnqueueReadBufferRect(e->queue, a, CL_TRUE, bo, ho, reg,
+	    16, 40, 8, 64, got, 0, NULL, NULL), CL_INVALID_VALUE);
+	CHECK_ERR(clEnqueueReadBufferRect(e->queue, a, CL_TRUE, bo, ho, reg,
+	    16, 250, 8, 64, got, 0, NULL, NULL), CL_INVALID_VALUE);
+	CHECK_ERR(clEnqueueReadBufferRect(e->queue, a, CL_TRUE, bo, ho, reg,
+	    16, 256, 4, 64, got, 0, NULL, NULL), CL_INVALID_VALUE);
+	CHECK_ERR(clEnqueueWriteBufferRect(e->queue, a, CL_TRUE, bo, ho, reg,
+	    16, 256, 8, 60, host, 0, NULL, NULL), CL_INVALID_VALUE);
+	o2[0] = 0; o2[1] = 0; o2[2] = 3;
+	CHECK_ERR(clEnqueueReadBufferRect(e->queue, a, CL_TRUE, o2, zero, reg,
+	    16, 256, 0, 0, got, 0, NULL, NULL), CL_INVALID_VALUE);
+	o2[0] = 12; o2[1] = 15; o2[2] = 3;
+	CHECK_ERR(clEnqueueWriteBufferRect(e->queue, a, CL_TRUE, o2, zero,
+	    reg, 16, 256, 0, 0, host, 0, NULL, NULL), CL_INVALID_VALUE);
+	o2[0] = SIZE_MAX - 2; o2[1] = 0; o2[2] = 0;
+	CHECK_ERR(clEnqueueReadBufferRect(e->queue, a, CL_TRUE, o2, zero, reg,
+	    16, 256, 0, 0, got, 0, NULL, NULL), CL_INVALID_VALUE);
+	o2[0] = 0; o2[1] = SIZE_MAX / 16; o2[2] = 0;
+	CHECK_ERR(clEnqueueReadBufferRect(e->queue, a, CL_TRUE, o2, zero, reg,
+	    16, 0, 0, 0, got, 0, NULL, NULL), CL_INVALID_VALUE);
+	r[0] = 4; r[1] = 0; r[2] = 1;
+	CHECK_ERR(clEnqueueReadBufferRect(e->queue, a, CL_TRUE, zero, zero, r,
+	    0, 0, 0, 0, got, 0, NULL, NULL), CL_INVALID_VALUE);
+	CHECK_ERR(clEnqueueReadBufferRect(e->queue, a, CL_TRUE, zero, zero,
+	    reg, 0, 0, 0, 0, NULL, 0, NULL, NULL), CL_INVALID_VALUE);
+	CHECK_ERR(clEnqueueReadBufferRect(e->queue, a, CL_TRUE, NULL, zero,
+	    reg, 0, 0, 0, 0, got, 0, NULL, NULL), CL_INVALID_VALUE);
+	CHECK_ERR(clEnqueueReadBufferRect(e->queue, NULL, CL_TRUE, zero, zero,
+	    reg, 0, 0, 0, 0, got, 0, NULL, NULL), CL_INVALID_MEM_OBJECT);
+	CHECK_ERR(clEnqueueWriteBufferRect(NULL, a, CL_TRUE, zero, zero,
+	    reg, 0, 0, 0, 0, host, 0, NULL, NULL), CL_INVALID_COMMAND_QUEUE);
+	CHECK_ERR(clEnqueueWriteBufferRect(e->queue, a, CL_TRUE, zero, zero,
+	    reg, 0, 0, 0, 0, host, 1, NULL, NULL), CL_INVALID_EVENT_WAIT_LIST);
+	r[0] = 4; r[1] = 4; r[2] = 5;
+	CHECK_ERR(clEnqueueCopyBufferRect(e->queue, a, b, zero, zero, r, 16,
+	    256, 16, 256, 0, NULL, NULL), CL_INVALID_VALUE);
+	/* PoCL 3.1 dereferences a NULL source or destination. */
+	if (!is_pocl) {
+		CHECK_ERR(clEnqueueCopyBufferRect(e->queue, a, NULL, zero,
+		    zero, reg, 0, 0, 0, 0, 0, NULL, NULL),
+		    CL_INVALID_MEM_OBJECT);
+		CHECK_ERR(clEnqueueCopyBufferRect(e->queue, NULL, b, zero,
+		    zero, reg, 0, 0, 0, 0, 0, NULL, NULL),
+		    CL_INVALID_MEM_OBJECT);
+	}
+	if ((wo = make_buffer(e, CL_MEM_HOST_WRITE_ONLY, 64, NULL)) != NULL) {
+		CHECK_ERR(clEnqueueReadBufferRect(e->queue, wo, CL_TRUE, zero,
+		    zero, reg, 0, 0, 0, 0, got, 0, NULL, NULL),
+		    CL_INVALID_OPERATION);
+		CHECK_ERR(clEnqueueWriteBufferRect(e->queue, wo, CL_TRUE, zero,
+		    zero, reg, 0, 0, 0, 0, host, 0, NULL, NULL), CL_SUCCESS);
+	}
+out:
+	{
+		cl_mem	all[] = { a, b, wo };
+
+		release_all(all, NITEMS(all), NULL, NULL);
+	}
+}
+
+/* clEnqueueMigrateMemObjects: bytes kept, the event's type, errors. */
+static void
+test_migrate_mem(struct env *e)
+{
+	cl_mem		 m[2] = { NULL, NULL }, bad[2], other = NULL;
+	cl_context	 ctx2 = NULL;
+	cl_event	 ev = NULL;
+	cl_command_type	 type = 0;
+	int		 src[64], got[64];
+	size_t		 i;
+	cl_int		 err;
+
+	for (i = 0; i < NITEMS(src); i++)
+		src[i] = (int)(i * 3);
+	if ((m[0] = make_buffer(e, CL_MEM_COPY_HOST_PTR, sizeof src,
+	    src)) == NULL || (m[1] = make_buffer(e, CL_MEM_READ_WRITE,
+	    sizeof src, NULL)) == NULL)
+		goto out;
+	err = clEnqueueMigrateMemObjects(e->queue, 2, m, 0, 0, NULL, &ev);
+	CHECK_ERR(err, CL_SUCCESS);
+	if (err == CL_SUCCESS) {
+		CHECK_ERR(clWaitForEvents(1, &ev), CL_SUCCESS);
+		CHECK_ERR(clGetEventInfo(ev, CL_EVENT_COMMAND_TYPE,
+		    sizeof type, &type, NULL), CL_SUCCESS);
+		CHECK(type == CL_COMMAND_MIGRATE_MEM_OBJECTS);
+		clReleaseEvent(ev);
+	}
+	CHECK_ERR(clEnqueueReadBuffer(e->queue, m[0], CL_TRUE, 0, sizeof got,
+	    got, 0, NULL, NULL), CL_SUCCESS);
+	CHECK(memcmp(got, src, sizeof src) == 0);
+	CHECK_ERR(clEnqueueMigrateMemObjects(e->queue, 1, m,
+	    CL_MIGRATE_MEM_OBJECT_HOST, 0, NULL, NULL), CL_SUCCESS);
+	CHECK_ERR(clEnqueueReadBuffer(e->queue, m[0], CL_TRUE, 0, sizeof got,
+	    got, 0, NULL, NULL), CL_SUCCESS);
+	CHECK(memcmp(got, src, sizeof src) == 0);
+	CHECK_ERR(clEnqueueMigrateMemObjects(e->queue, 1, &m[1],
+	    CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED, 0, NULL, NULL),
+	    CL_SUCCESS);
+	CHECK_ERR(clEnqueueWriteBuffer(e->queue, m[1], CL_TRUE, 0, sizeof src,
+	    src, 0, NULL, NULL), CL_SUCCESS);
+	CHECK_ERR(clEnqueueReadBuffer(e->queue, m[1], CL_TRUE, 0, sizeof got,
+	    got, 0, NULL, NULL), CL_SUCCESS);
+	CHECK(memcmp(got, src, sizeof src) == 0);
+
+	CHECK_ERR(clEnqueueMigrateMemObjects(e->queue, 0, m, 0, 0, NULL,
+	    NULL), CL_INVALID_VALUE);
+	CHECK_ERR(clEnqueueMigrateMemObjects(e->queue, 1, NULL, 0, 0, NULL,
+	    NULL), CL_INVALID_VALUE);
+	CHECK_ERR(clEnqueueMigrateMemObjects(e->queue, 1, m, 0x100, 0, NULL,
+	    NULL), CL_INVALID_VALUE);
+	bad[0] = m[0];
+	bad[1] = NULL;
+	CHECK_ERR(clEnqueueMigrateMemObjects(e->queue, 2, bad, 0, 0, NULL,
+	    NULL), CL_INVALID_MEM_OBJECT);
+	CHECK_ERR(clEnqueueMigrateMemObjects(NULL, 1, m, 0, 0, NULL, NULL),
+	    CL_INVALID_COMMAND_QUEUE);
+	CHECK_ERR(clEnqueueMigrateMemObjects(e->queue, 1, m, 0, 1, NULL,
+	    NULL), CL_INVALID_EVENT_WAIT_LIST);
+	ctx2 = clCreateContext(e->props, 1, &e->device, NULL, NULL, &err);
+	if (CHECK_ERR(err, CL_SUCCESS)) {
+		other = clCreateBuffer(ctx2, CL_MEM_READ_WRITE, 64, NULL, &err);
+		if (CHECK_ERR(err, CL_SUCCESS)) {
+			bad[1] = other;
+			CHECK_ERR(clEnqueueMigrateMemObjects(e->queue, 2, bad,
+			    0, 0, NULL, NULL), CL_INVALID_CONTEXT);
+		}
+	}
+out:
+	release_all(m, NITEMS(m), NULL, NULL);
+	if (other != NULL)
+		clReleaseMemObject(other);
+	if (ctx2 != NULL)
+		clReleaseContext(ctx2);
+}
+
 static const struct test {
 	const char	*name;
 	void		(*fn)(struct env *);
@@ -3159,6 +3624,9 @@ static const struct test {
 	{ "stress_kernels", test_stress_kernels },
 	{ "stress_reads", test_stress_reads },
 	{ "lifetime", test_lifetime },
+	{ "sub_buffer", test_sub_buffer },
+	{ "buffer_rect", test_buffer_rect },
+	{ "migrate_mem", test_migrate_mem },
 };
 
 /* Reports a test that ran past its time and ends the run. */

@@ -45,6 +45,7 @@
 #include <CL/cl.h>
 #include <CL/vcl_ext.h>
 
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 
@@ -1406,12 +1407,275 @@ out:
 	release_mem(&s);
 }
 
+/* ---- sub_buffer_across, rect_across, migrate_objects ---- */
+
+/* Lines of this process's debug log (stderr, see child) naming what. */
+static int	log_fd = -1;
+
+static int
+log_count(const char *what)
+{
+	struct stat	 st;
+	char		*buf, *p;
+	ssize_t		 r;
+	int		 n = 0;
+
+	if (log_fd < 0 || fstat(log_fd, &st) != 0 ||
+	    (buf = malloc((size_t)st.st_size + 1)) == NULL)
+		return (-1);
+	if ((r = pread(log_fd, buf, (size_t)st.st_size, 0)) < 0)
+		r = 0;
+	buf[r] = '\0';
+	for (p = buf; (p = strstr(p, what)) != NULL; p += strlen(what))
+		n++;
+	free(buf);
+	return (n);
+}
+
+/* The device's sub-buffer origin alignment in bytes. */
+static size_t
+base_align(cl_device_id d)
+{
+	cl_uint	bits = 0;
+
+	OK(clGetDeviceInfo(d, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof bits,
+	    &bits, NULL));
+	return (bits >= 8 ? bits / 8 : 128);
+}
+
+static int
+want_sub(size_t i, const void *arg)
+{
+	const size_t	*r = arg;	/* first, count (elements) */
+
+	return (7 + (int)i * 3 + (i >= r[0] && i < r[0] + r[1] ?
+	    (i < r[0] + r[1] / 2 ? 1000 : 1) : 0));
+}
+
+/*
+ * A sub-buffer written on one node, its parent read on the other: iota on
+ * A over the parent; on B, a write through the sub-buffer (first half) and
+ * add1 over the sub-buffer's second half through a second sub-buffer;
+ * read the parent on A, then on B.
+ */
+static void
+test_sub_buffer_across(struct env *e)
+{
+	size_t		 al = base_align(e->dev[0]), n = 1 << 16, i, r[2];
+	size_t		 half;
+	cl_buffer_region reg;
+	cl_mem		 p = NULL, s = NULL, s2 = NULL, assoc = NULL;
+	int		*out = NULL, *vals = NULL;
+	cl_int		 err;
+
+	if (base_align(e->dev[1]) > al)
+		al = base_align(e->dev[1]);
+	r[0] = 4 * al / sizeof(int);		/* the sub-buffer's elements */
+	r[1] = 8 * al / sizeof(int);
+	half = r[1] / 2;
+	if ((out = malloc(n * sizeof *out)) == NULL ||
+	    (vals = malloc(half * sizeof *vals)) == NULL ||
+	    (p = mk_buf(e, n * sizeof(int), CL_MEM_READ_WRITE, NULL)) == NULL)
+		goto out;
+	reg.origin = r[0] * sizeof(int);
+	reg.size = r[1] * sizeof(int);
+	s = clCreateSubBuffer(p, 0, CL_BUFFER_CREATE_TYPE_REGION, &reg, &err);
+	if (!OK(err))
+		goto out;
+	OK(clGetMemObjectInfo(s, CL_MEM_ASSOCIATED_MEMOBJECT, sizeof assoc,
+	    &assoc, NULL));
+	CHECK(assoc == p, "CL_MEM_ASSOCIATED_MEMOBJECT is not the parent");
+	reg.origin = (r[0] + half) * sizeof(int);
+	reg.size = half * sizeof(int);
+	s2 = clCreateSubBuffer(p, 0, CL_BUFFER_CREATE_TYPE_REGION, &reg, &err);
+	if (!OK(err))
+		goto out;
+	for (i = 0; i < half; i++)
+		vals[i] = 7 + (int)(r[0] + i) * 3 + 1000;
+	if (!OK(run_iota(e, 0, p, n, 7, 3, 0, NULL, NULL)) ||
+	    !OK(clEnqueueWriteBuffer(e->q[1], s, CL_FALSE, 0,
+	    half * sizeof(int), vals, 0, NULL, NULL)) ||
+	    !OK(run1(e, e->add1, 1, s2, half, 0, NULL, NULL)))
+		goto out;
+	if (OK(clEnqueueReadBuffer(e->q[0], p, CL_TRUE, 0, n * sizeof(int),
+	    out, 0, NULL, NULL)))
+		check_ints(out, n, 0, want_sub, r, "parent read on A", __LINE__);
+	if (OK(clEnqueueReadBuffer(e->q[1], p, CL_TRUE, 0, n * sizeof(int),
+	    out, 0, NULL, NULL)))
+		check_ints(out, n, 0, want_sub, r, "parent read on B", __LINE__);
+	/* And the sub-buffer read on A: the parent's bytes there. */
+	if (OK(clEnqueueReadBuffer(e->q[0], s, CL_TRUE, 0, r[1] * sizeof(int),
+	    out, 0, NULL, NULL)))
+		check_ints(out, r[1], r[0], want_sub, r, "sub-buffer read on A",
+		    __LINE__);
+out:
+	release_mem(&s2);
+	release_mem(&s);
+	release_mem(&p);
+	free(vals);
+	free(out);
+}
+
+/*
+ * Rectangles across nodes: iota on A over a 64 x 64 x 4 int volume, a
+ * rect copy on B into a second buffer (the source migrates A -> B), a
+ * rect read of it on A (migrates back) and a rect write on B, read on A.
+ */
+static void
+test_rect_across(struct env *e)
+{
+	const size_t	 w = 64, h = 64, d = 4, n = w * h * d;
+	const size_t	 so[3] = { 8 * sizeof(int), 3, 1 };
+	const size_t	 dof[3] = { 4 * sizeof(int), 10, 0 };
+	const size_t	 reg[3] = { 20 * sizeof(int), 7, 3 };
+	const size_t	 row = w * sizeof(int), slice = w * h * sizeof(int);
+	const size_t	 zero[3] = { 0, 0, 0 };
+	size_t		 x, y, z, bad = 0;
+	cl_mem		 a = NULL, b = NULL;
+	int		*got = NULL, *want = NULL, host[7][20];
+
+	if ((got = calloc(n, sizeof *got)) == NULL ||
+	    (want = calloc(n, sizeof *want)) == NULL ||
+	    (a = mk_buf(e, n * sizeof(int), CL_MEM_READ_WRITE, NULL)) == NULL ||
+	    (b = mk_buf(e, n * sizeof(int), CL_MEM_READ_WRITE, NULL)) == NULL)
+		goto out;
+	if (!OK(run_iota(e, 0, a, n, 1, 1, 0, NULL, NULL)) ||
+	    !OK(clEnqueueCopyBufferRect(e->q[1], a, b, so, dof, reg, row,
+	    slice, row, slice, 0, NULL, NULL)))
+		goto out;
+	for (z = 0; z < reg[2]; z++)
+		for (y = 0; y < reg[1]; y++)
+			for (x = 0; x < reg[0] / sizeof(int); x++)
+				want[(dof[2] + z) * w * h + (dof[1] + y) * w +
+				    dof[0] / sizeof(int) + x] = 1 +
+				    (int)((so[2] + z) * w * h +
+				    (so[1] + y) * w + so[0] / sizeof(int) + x);
+	/* The whole of b, as a rectangle, on A. */
+	{
+		const size_t	all[3] = { row, h, d };
+
+		if (OK(clEnqueueReadBufferRect(e->q[0], b, CL_TRUE, zero, zero,
+		    all, 0, 0, 0, 0, got, 0, NULL, NULL)))
+			for (x = 0; x < n; x++)
+				if (got[x] != want[x] && bad++ < 3)
+					CHECK(0, "rect copy on B, read on A: "
+					    "element %zu is %d, want %d", x,
+					    got[x], want[x]);
+	}
+	/* A rect write on B (7 rows of 20 ints), read back on A. */
+	for (y = 0; y < 7; y++)
+		for (x = 0; x < 20; x++)
+			host[y][x] = -(int)(y * 100 + x);
+	{
+		const size_t	r2[3] = { 20 * sizeof(int), 7, 1 };
+		const size_t	bo[3] = { 0, 50, 3 };
+
+		if (OK(clEnqueueWriteBufferRect(e->q[1], b, CL_FALSE, bo, zero,
+		    r2, row, slice, 0, 0, host, 0, NULL, NULL)) &&
+		    OK(clEnqueueReadBuffer(e->q[0], b, CL_TRUE, 0,
+		    n * sizeof(int), got, 0, NULL, NULL)))
+			for (y = 0; y < 7; y++)
+				for (x = 0; x < 20; x++)
+					want[3 * w * h + (50 + y) * w + x] =
+					    host[y][x];
+		for (x = 0; x < n; x++)
+			if (got[x] != want[x] && bad++ < 3)
+				CHECK(0, "rect write on B, read on A: element "
+				    "%zu is %d, want %d", x, got[x], want[x]);
+	}
+out:
+	release_mem(&a);
+	release_mem(&b);
+	free(got);
+	free(want);
+}
+
+static int
+want_iota5_2_plus1(size_t i, const void *arg)
+{
+	(void)arg;
+	return (5 + (int)i * 2 + 1);
+}
+
+/*
+ * clEnqueueMigrateMemObjects moves the bytes ahead of use: a buffer
+ * written on A, migrated to B (one migration in the client's debug log),
+ * then a kernel on B: no further migration. With CONTENT_UNDEFINED no
+ * migration at all, and B holds the newest bytes after.
+ */
+static void
+test_migrate_objects(struct env *e)
+{
+	const char	*mig = "migrate: buffer ";
+	size_t		 n = 1 << 18;
+	cl_mem		 m = NULL, u = NULL;
+	cl_event	 ev = NULL;
+	cl_command_type	 type = 0;
+	int		 l0, l1, l2, one = 0;
+
+	if (!CHECK(log_fd >= 0 && log_count(mig) >= 0, "no debug log"))
+		return;
+	if ((m = mk_buf(e, n * sizeof(int), CL_MEM_READ_WRITE, NULL)) ==
+	    NULL || (u = mk_buf(e, n * sizeof(int), CL_MEM_READ_WRITE,
+	    NULL)) == NULL)
+		goto out;
+	if (!OK(run_iota(e, 0, m, n, 5, 2, 0, NULL, NULL)) ||
+	    !OK(run_iota(e, 0, u, n, 5, 2, 0, NULL, NULL)) ||
+	    !OK(clFinish(e->q[0])))
+		goto out;
+	l0 = log_count(mig);
+	if (!OK(clEnqueueMigrateMemObjects(e->q[1], 1, &m, 0, 0, NULL, &ev)))
+		goto out;
+	STEP("wait for the migration");
+	OK(clWaitForEvents(1, &ev));
+	OK(clGetEventInfo(ev, CL_EVENT_COMMAND_TYPE, sizeof type, &type,
+	    NULL));
+	CHECK(type == CL_COMMAND_MIGRATE_MEM_OBJECTS, "event type %#x", type);
+	l1 = log_count(mig);
+	CHECK(l1 == l0 + 1, "clEnqueueMigrateMemObjects: %d migrations in "
+	    "the log, want 1", l1 - l0);
+	if (OK(run1(e, e->add1, 1, m, n, 0, NULL, NULL)) &&
+	    OK(clFinish(e->q[1]))) {
+		l2 = log_count(mig);
+		CHECK(l2 == l1, "the kernel on B after the migration migrated "
+		    "%d more times, want 0", l2 - l1);
+	}
+	if (OK(clEnqueueReadBuffer(e->q[1], m, CL_TRUE, 4 * 1000,
+	    sizeof one, &one, 0, NULL, NULL)))
+		CHECK(one == want_iota5_2_plus1(1000, NULL), "m[1000] on B is "
+		    "%d, want %d", one, want_iota5_2_plus1(1000, NULL));
+
+	/* CONTENT_UNDEFINED: nothing moves; B is the newest after. */
+	l0 = log_count(mig);
+	if (OK(clEnqueueMigrateMemObjects(e->q[1], 1, &u,
+	    CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED, 0, NULL, NULL)) &&
+	    OK(run_iota(e, 1, u, n, 9, 1, 0, NULL, NULL)) &&
+	    OK(clFinish(e->q[1]))) {
+		l1 = log_count(mig);
+		CHECK(l1 == l0, "CONTENT_UNDEFINED migrated %d times, want 0",
+		    l1 - l0);
+		if (OK(clEnqueueReadBuffer(e->q[0], u, CL_TRUE, 4 * 77,
+		    sizeof one, &one, 0, NULL, NULL)))
+			CHECK(one == 9 + 77, "u[77] on A is %d, want %d", one,
+			    9 + 77);
+		CHECK(log_count(mig) == l1 + 1, "the read on A of u written "
+		    "on B: %d migrations, want 1", log_count(mig) - l1);
+	}
+out:
+	release_ev(&ev);
+	release_mem(&m);
+	release_mem(&u);
+}
+
 static const struct test tests[] = {
 	{ "migrate", 2, test_migrate, 0 },
 	{ "no_client_bytes", 2, test_no_client_bytes, 0 },
 	{ "copy_across", 2, test_copy_across, 0 },
 	{ "wait_across", 2, test_wait_across, 0 },
 	{ "fill_and_map", 2, test_fill_and_map, 0 },
+	{ "sub_buffer_across", 2, test_sub_buffer_across, 0 },
+	{ "rect_across", 2, test_rect_across, 0 },
+	{ "migrate_objects", 2, test_migrate_objects, 0 },
 	{ "node_death", 3, test_node_death, 0 },	/* last: kills C */
 };
 
@@ -1458,6 +1722,16 @@ child(const struct test *t, unsigned timeout)
 			    "(VCL_NETNS_PIDS has %u pids)\n", t->name, count);
 			fflush(stdout);
 			_exit(SKIP_EXIT);
+		}
+	}
+	if (t->fn == test_migrate_objects) {
+		/* The client's debug log (stderr) says where bytes went. */
+		char	path[] = "/tmp/vcl_mn_log.XXXXXX";
+
+		if ((log_fd = mkstemp(path)) >= 0) {
+			unlink(path);
+			setenv("VCL_LOG", "debug", 1);
+			dup2(log_fd, STDERR_FILENO);
 		}
 	}
 	if (env_open(&e, t->nodes))

@@ -117,6 +117,62 @@ test_dispatch_flags(void **state)
 	    VCL_OP_BULK);
 }
 
+/*
+ * VCL_OP_ENQUEUE is set exactly on the calls whose message starts with
+ * "Enqueue q = 1", and vcl_dispatch_enqueue finds that q for each: the
+ * hold logic knows every command's wait list from this flag alone.
+ */
+static void
+test_dispatch_enqueue_flag(void **state)
+{
+	const ProtobufCMessageDescriptor	*d = &vcl__request__descriptor;
+	const ProtobufCMessageDescriptor	*md;
+	const ProtobufCFieldDescriptor		*f, *q;
+	const struct vcl_op			*op;
+	ProtobufCMessage			*call;
+	Vcl__Request				 req = VCL__REQUEST__INIT;
+	Vcl__Enqueue				 e = VCL__ENQUEUE__INIT;
+	unsigned				 i, n = 0;
+	int					 is_enq;
+
+	for (i = 0; i < d->n_fields; i++) {
+		f = &d->fields[i];
+		if (!is_call(f) || (op = vcl_dispatch_lookup(f->id)) == NULL)
+			continue;
+		md = f->descriptor;
+		q = protobuf_c_message_descriptor_get_field(md, 1);
+		is_enq = q != NULL && q->type == PROTOBUF_C_TYPE_MESSAGE &&
+		    q->descriptor == &vcl__enqueue__descriptor;
+		if (is_enq != ((op->flags & VCL_OP_ENQUEUE) != 0))
+			print_error("case %s: VCL_OP_ENQUEUE %s\n", f->name,
+			    is_enq ? "missing" : "set on a non-command");
+		assert_int_equal(is_enq, (op->flags & VCL_OP_ENQUEUE) != 0);
+		/* No Enqueue anywhere else in a call's message. */
+		if (!is_enq) {
+			unsigned	j;
+
+			for (j = 0; j < md->n_fields; j++)
+				assert_ptr_not_equal(md->fields[j].descriptor,
+				    &vcl__enqueue__descriptor);
+		}
+		call = test_calloc(1, md->sizeof_message);
+		protobuf_c_message_init(md, call);
+		req.call_case = f->id;
+		*(ProtobufCMessage **)((char *)&req + f->offset) = call;
+		if (is_enq) {
+			*(Vcl__Enqueue **)((char *)call + q->offset) = &e;
+			assert_ptr_equal(vcl_dispatch_enqueue(&req), &e);
+			n++;
+		} else
+			assert_null(vcl_dispatch_enqueue(&req));
+		test_free(call);
+	}
+	/* The commands: buffers (plain and rect), kernels, markers, arrivals. */
+	assert_true(n >= 10);
+	req.call_case = VCL__REQUEST__CALL__NOT_SET;
+	assert_null(vcl_dispatch_enqueue(&req));
+}
+
 int
 main(void)
 {
@@ -125,6 +181,7 @@ main(void)
 		cmocka_unit_test(test_dispatch_every_case),
 		cmocka_unit_test(test_dispatch_no_stray),
 		cmocka_unit_test(test_dispatch_flags),
+		cmocka_unit_test(test_dispatch_enqueue_flag),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

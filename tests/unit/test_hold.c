@@ -60,6 +60,27 @@ vcl_session_settled(struct vcl_session *s, struct vcl_hobj *o)
 	nsettled++;
 }
 
+/*
+ * The dispatch table's VCL_OP_ENQUEUE lookup, from the schema: a call whose
+ * message starts with "Enqueue q = 1" is a command (unit_dispatch checks
+ * that the real table's flag says the same).
+ */
+const Vcl__Enqueue *
+vcl_dispatch_enqueue(const Vcl__Request *req)
+{
+	const ProtobufCFieldDescriptor	*f;
+	const ProtobufCMessage		*call;
+
+	if ((f = protobuf_c_message_descriptor_get_field(
+	    &vcl__request__descriptor, req->call_case)) == NULL ||
+	    (call = *(ProtobufCMessage * const *)((const char *)req +
+	    f->offset)) == NULL ||
+	    (f = protobuf_c_message_descriptor_get_field(call->descriptor,
+	    1)) == NULL || f->descriptor != &vcl__enqueue__descriptor)
+		return (NULL);
+	return (*(Vcl__Enqueue * const *)((const char *)call + f->offset));
+}
+
 /* --- helpers ------------------------------------------------------------- */
 
 static struct vcl_session *
