@@ -30,9 +30,13 @@ vcl_op_create_program(struct vcl_session *s, const Vcl__Request *req,
 		err = ctx->error;
 	else if (len == 0)
 		err = CL_INVALID_VALUE;
-	else
+	else if (vcl_session_charge(s, len) != 0)
+		err = CL_OUT_OF_HOST_MEMORY;	/* the runtime keeps a copy */
+	else {
+		o->bytes = len;		/* freed with the program */
 		o->u.prog = clCreateProgramWithSource(ctx->u.ctx, 1, &src, &len,
 		    &err);
+	}
 	o->error = err;
 }
 
@@ -134,8 +138,16 @@ vcl_build_done(struct vcl_done *d)
 	if (s->dead)
 		goto out;
 	if ((o = vcl_handle_get(&s->handles, b->prog_id, VCL_KIND_PROGRAM)) !=
-	    NULL)
+	    NULL) {
 		o->building = 0;
+		/* The runtime keeps the logs with the program: they count. */
+		for (i = 0; b->logs != NULL && i < b->ndevs; i++) {
+			if (b->logs[i] != NULL) {
+				o->bytes += strlen(b->logs[i]);
+				vcl_session_charge_over(s, strlen(b->logs[i]));
+			}
+		}
+	}
 	r.seq = b->seq;
 	r.status = b->err;
 	if (b->logs != NULL && b->status != NULL &&

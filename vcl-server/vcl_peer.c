@@ -66,7 +66,7 @@ vcl_peer_flush(struct vcl_peer *p)
 
 	if (p->state != VCL_PEER_READY)
 		return (0);
-	if ((n = vcl_outq_write(&p->outq, p->fd, &empty)) < 0) {
+	if ((n = vcl_outq_write(&p->outq, p->fd, &empty, NULL)) < 0) {
 		vcl_peer_close(p, strerror(errno));
 		return (-1);
 	}

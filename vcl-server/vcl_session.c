@@ -50,6 +50,7 @@ vcl_session_new(struct vcl_server *srv, int fd, const char *peer)
 	TAILQ_INIT(&s->outq);
 	LIST_INIT(&s->inflight);
 	if (vcl_handle_init(&s->handles, srv->limits.objects + 1024) != 0 ||
+	    vcl_handle_init(&s->early, srv->limits.objects + 1024) != 0 ||
 	    vcl_hold_init(s) != 0 ||
 	    vcl_auth_nonce(s->nonce, sizeof s->nonce) != 0 ||
 	    vcl_auth_nonce((uint8_t *)&s->key, sizeof s->key) != 0)
@@ -81,6 +82,7 @@ fail:
 	if (s->ev_write != NULL)
 		event_free(s->ev_write);
 	vcl_handle_free(&s->handles);
+	vcl_handle_free(&s->early);
 	vcl_handle_free(&s->pending);
 	free(s->in.data);
 	free(s);
@@ -102,6 +104,7 @@ vcl_session_unref(struct vcl_session *s)
 		return;
 	s->srv->session_structs--;
 	vcl_handle_free(&s->handles);
+	vcl_handle_free(&s->early);
 	vcl_handle_free(&s->pending);
 	free(s);
 }
@@ -130,7 +133,11 @@ vcl_session_release(struct vcl_session *s, struct vcl_hobj *o)
 			clReleaseCommandQueue(o->u.queue);
 		break;
 	case VCL_KIND_XFER:
-		/* A peer still streaming into it drops the rest. */
+		/*
+		 * A peer still streaming into it drops the rest (read into
+		 * the link's own buffer and discarded) before the staging
+		 * goes: arrived or not, it is freed and its charge returned.
+		 */
 		if (o->receiving != NULL) {
 			struct vcl_session	*ps = o->receiving;
 
@@ -139,11 +146,16 @@ vcl_session_release(struct vcl_session *s, struct vcl_hobj *o)
 				ps->in_bulk_borrowed = 0;
 				ps->in_xfer = NULL;
 			}
+			o->receiving = NULL;
 		}
-		if (o->arrived) {
+		if (o->xevent != 0)
+			s->nxfer--;	/* a MigrateIn's, waiting */
+		if (o->data != NULL)
 			vcl_pool_put(o->data, o->bytes);
-			vcl_session_uncharge(s, o->bytes);
-		} else if (o->u.event != NULL && !o->user_set)
+		vcl_session_uncharge(s, o->bytes);
+		o->data = NULL;
+		o->bytes = 0;
+		if (!o->arrived && o->u.event != NULL && !o->user_set)
 			clSetUserEventStatus(o->u.event,
 			    CL_DEVICE_NOT_AVAILABLE);
 		if (o->u.event != NULL)
@@ -157,6 +169,7 @@ vcl_session_release(struct vcl_session *s, struct vcl_hobj *o)
 	case VCL_KIND_PROGRAM:
 		if (o->u.prog != NULL)
 			clReleaseProgram(o->u.prog);
+		vcl_session_uncharge(s, o->bytes);	/* source, build logs */
 		break;
 	case VCL_KIND_KERNEL:
 		if (o->u.kernel != NULL)
@@ -248,6 +261,10 @@ vcl_session_close(struct vcl_session *s, const char *why)
 	s->fd = -1;
 	vcl_outq_clear(&s->outq);
 	s->out_bytes = 0;
+	vcl_session_uncharge(s, s->out_charged);
+	s->out_charged = 0;
+	if (s->is_peer)
+		vcl_peer_link_lost(s);	/* a push it was carrying fails */
 	if (s->in_req != NULL)
 		protobuf_c_message_free_unpacked(&s->in_req->base, NULL);
 	s->in_req = NULL;
@@ -261,6 +278,8 @@ vcl_session_close(struct vcl_session *s, const char *why)
 	s->in_bulk = NULL;
 	free(s->in.data);
 	s->in.data = NULL;
+	vcl_session_uncharge(s, s->in_charged);
+	s->in_charged = 0;
 	vcl_hold_drop(s);
 	/*
 	 * Fail every unset user event before releasing anything: releasing
@@ -276,6 +295,10 @@ vcl_session_close(struct vcl_session *s, const char *why)
 				    CL_DEVICE_NOT_AVAILABLE);
 			}
 	vcl_handle_clear(&s->handles, vcl_session_release_cb, s);
+	vcl_handle_clear(&s->early, vcl_session_release_cb, s);
+	for (i = 0; i < (size_t)s->nlost; i++)
+		free(s->lost[i]);
+	s->nlost = 0;
 	s->ndirty = 0;
 	vcl_cmd_reap(s);	/* commands failed by the teardown */
 	LIST_REMOVE(s, entry);
@@ -305,6 +328,17 @@ vcl_session_charge(struct vcl_session *s, uint64_t n)
 	s->bytes += n;
 	s->srv->bytes += n;
 	return (0);
+}
+
+/*
+ * Charge bytes the session holds already (queued replies, a build's logs):
+ * they count, so what it asks for next fails, but cannot be refused.
+ */
+void
+vcl_session_charge_over(struct vcl_session *s, uint64_t n)
+{
+	s->bytes += n;
+	s->srv->bytes += n;
 }
 
 /* Give charged bytes back. */
@@ -373,6 +407,8 @@ vcl_session_send(struct vcl_session *s, const Vcl__ToClient *m,
 		return (-1);
 	}
 	s->out_bytes += n;
+	s->out_charged += n - bulk_len;	/* the bulk is charged staging */
+	vcl_session_charge_over(s, n - bulk_len);
 	s->srv->bytes_out += bulk_len;
 	if (!s->srv->corked)
 		vcl_session_flush_out(s);
@@ -457,16 +493,19 @@ vcl_session_set_reading(struct vcl_session *s, int on)
 static void
 vcl_session_flush_out(struct vcl_session *s)
 {
-	ssize_t	n;
-	int	empty;
+	uint64_t	heads;
+	ssize_t		n;
+	int		empty;
 
 	if (s->dead)
 		return;
-	if ((n = vcl_outq_write(&s->outq, s->fd, &empty)) < 0) {
+	if ((n = vcl_outq_write(&s->outq, s->fd, &empty, &heads)) < 0) {
 		vcl_session_close(s, strerror(errno));
 		return;
 	}
 	s->out_bytes -= (uint64_t)n;
+	s->out_charged -= heads;
+	vcl_session_uncharge(s, heads);
 	if (empty) {
 		event_del(s->ev_write);
 		/* Draining: close once nothing more is owed to the client. */
@@ -532,6 +571,8 @@ vcl_session_needed(const struct vcl_hobj *o)
 void
 vcl_session_let_go(struct vcl_session *s, struct vcl_hobj *o)
 {
+	if (s->nxfer > 0)
+		vcl_peer_let_go(s, o);	/* transfers into it end */
 	o->released = 1;
 	vcl_session_settled(s, o);
 }
@@ -632,6 +673,8 @@ vcl_session_shrink_input(struct vcl_session *s)
 	if ((p = realloc(s->in.data, VCL_IN_CHUNK)) != NULL) {
 		s->in.data = p;
 		s->in.cap = VCL_IN_CHUNK;
+		vcl_session_uncharge(s, s->in_charged);
+		s->in_charged = 0;
 	}
 }
 
@@ -731,10 +774,18 @@ vcl_session_read(struct vcl_session *s, int *done)
 	if (need > ib->cap) {
 		uint8_t	*p;
 
+		/* Above its chunk, the buffer counts against the limit. */
+		if (vcl_session_charge(s, need - ib->cap) != 0) {
+			vcl_session_close(s, "frame over the session's memory "
+			    "limit");
+			return (-1);
+		}
 		if ((p = realloc(ib->data, need)) == NULL) {
+			vcl_session_uncharge(s, need - ib->cap);
 			vcl_session_close(s, "out of memory for a frame");
 			return (-1);
 		}
+		s->in_charged += need - ib->cap;
 		ib->data = p;
 		ib->cap = need;
 	}
