@@ -26,3 +26,4 @@ function(vcl_rawtest name)
 		LABELS integration ENVIRONMENT
 		"VCL_TEST_ICD_DIR=${PROJECT_BINARY_DIR}/vcl-client")
 endfunction()
+vcl_rawtest(peer)
