@@ -300,6 +300,95 @@ out:
 }
 
 /*
+ * A push larger than its transfer fails that transfer (and only it); a
+ * second link pushing into a transfer another push is filling is refused
+ * and the first push completes; a transfer into a released context ends
+ * at the release, and its late push is dropped. Nothing is left held.
+ */
+static void
+test_attacks(void)
+{
+	enum { SIZE = 1 * MIB };
+	struct srv		 sv;
+	struct conn		 c, p, p2;
+	struct reply		 rp;
+	Vcl__StatsResult	 st;
+	uint64_t		 sid = 0, key = 0, in0;
+	uint8_t			*data;
+	cl_int			 evst = 0;
+	int			 rc, ls;
+
+	c.fd = p.fd = p2.fd = -1;
+	if ((data = malloc(2 * SIZE)) == NULL)
+		return;
+	memset(data, 0x33, 2 * SIZE);
+	if (!srv_start(&sv, "attacks_server_start", "127.0.0.1:0", NULL)) {
+		free(data);
+		return;
+	}
+	if (!check("attacks_sessions", client_open(&c, &sv, &sid, &key) == 0 &&
+	    peer_open(&p, &sv) == 0 && peer_open(&p2, &sv) == 0,
+	    "no sessions"))
+		goto out;
+
+	/* Larger than the transfer. */
+	rc = create_buffer(&c, 3, 1, SIZE, NULL, 0);
+	rc |= migrate_in(&c, 10, 3, SIZE, 77, NULL);
+	rc |= stats(&c, &st);
+	rc |= push(&p, sid, key, 77, data, 2 * SIZE);
+	rc |= wait_notify(&c, 10, &evst);
+	check("attacks_push_too_large", rc == 0 && evst == CL_INVALID_VALUE,
+	    "push of twice the transfer: event %d, want CL_INVALID_VALUE "
+	    "(rc %d)", evst, rc);
+
+	/* A second link pushing into a transfer the first one fills. */
+	rc = stats(&c, &st);
+	in0 = st.bytes_in;
+	rc |= migrate_in(&c, 11, 3, SIZE, 78, NULL);
+	rc |= stats(&c, &st);
+	rc |= push_start(&p, sid, key, 78, data, SIZE, SIZE / 2);
+	rc |= wait_bytes_in(&c, in0 + SIZE);
+	rc |= push(&p2, sid, key, 78, data + SIZE, SIZE);
+	ls = link_reply(&p2);
+	rc |= send_raw(&p, data + SIZE / 2, SIZE - SIZE / 2);
+	rc |= wait_notify(&c, 11, &evst);
+	check("attacks_second_push_refused", rc == 0 && ls == CL_INVALID_VALUE &&
+	    evst == CL_COMPLETE, "second link: reply %d (want "
+	    "CL_INVALID_VALUE); the first push's event %d (rc %d)", ls, evst,
+	    rc);
+	rc = read_buffer(&c, 2, 3, SIZE, &rp);
+	check("attacks_first_push_landed", rc == 0 && rp.r->status ==
+	    CL_SUCCESS && rp.bulk_len == SIZE && memcmp(rp.bulk, data, SIZE) ==
+	    0, "buffer read after the first push: rc %d", rc);
+	reply_free(&rp);
+
+	/* Into a context released before its push came. */
+	rc = create_context(&c, 5);
+	rc |= create_queue(&c, 6, 5);
+	rc |= create_buffer(&c, 7, 5, SIZE, NULL, 0);
+	rc |= migrate_in(&c, 12, 3, SIZE, 79, NULL);
+	rc |= release(&c, VCL__KIND__KIND_MEM, 3);
+	rc |= release(&c, VCL__KIND__KIND_QUEUE, 2);
+	rc |= release(&c, VCL__KIND__KIND_CONTEXT, 1);
+	rc |= wait_notify(&c, 12, &evst);
+	rc |= push(&p, sid, key, 79, data, SIZE);
+	check("attacks_released_context", rc == 0 && evst < 0 &&
+	    wait_session_bytes(&c, SIZE, &st) == 0, "transfer into a released "
+	    "context: event %d, session holds %llu bytes (want the one "
+	    "buffer left) (rc %d)", evst,
+	    (unsigned long long)st.session_bytes, rc);
+	rc = release(&c, VCL__KIND__KIND_MEM, 7);
+	check("attacks_all_freed", rc == 0 && wait_session_bytes(&c, 0, &st) ==
+	    0, "session holds %llu bytes", (unsigned long long)st.session_bytes);
+out:
+	conn_close(&c);
+	conn_close(&p);
+	conn_close(&p2);
+	free(data);
+	srv_stop(&sv, "attacks_server_exit");
+}
+
+/*
  * Transfers never (or half) pushed: the client leaving, or releasing the
  * buffer they go to, frees their staging and its charge, also while a push
  * streams into it (the rest is dropped, nothing written into freed memory).
@@ -631,6 +720,7 @@ out:
 
 static const struct test tests[] = {
 	{ "collide", test_collide, 60 },
+	{ "attacks", test_attacks, 60 },
 	{ "unarrived", test_unarrived, 90 },
 	{ "lost", test_lost, 60 },
 	{ "charge", test_charge, 120 },
