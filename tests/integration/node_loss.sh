@@ -5,6 +5,8 @@
 #
 #   node_loss.sh VCLSERVER ADVECTION ICD_DIR [RUNS]
 #
+# ADV_ARGS overrides advection's arguments (default -n 256 -s 8000 -C).
+#
 # "Mid-run" is seen, not guessed: the servers log at debug level and the
 # kill comes once the first server has the client's second clFinish (after
 # every step is enqueued; the first comes after the set-up): the client
@@ -64,7 +66,7 @@ while [ $run -le "$runs" ]; do
 		exit 1
 	fi
 	VCL_NODES="127.0.0.1:$(cat "$dir/port1"),127.0.0.1:$(cat "$dir/port2")" \
-	    OCL_ICD_VENDORS=$icd "$adv" ${ADV_ARGS:--n 256 -s 20000 -C} >"$dir/out" 2>&1 &
+	    OCL_ICD_VENDORS=$icd "$adv" ${ADV_ARGS:--n 256 -s 8000 -C} >"$dir/out" 2>&1 &
 	apid=$!
 	if ! wait_for finishing || exited "$apid"; then
 		echo "FAIL run $run: advection ended or never migrated before" \
@@ -116,5 +118,5 @@ while [ $run -le "$runs" ]; do
 	run=$((run + 1))
 done
 rm -rf "$dir"
-echo "$((runs * 1)) runs, $fails failures"
+echo "$runs runs, $fails failures"
 [ $fails -eq 0 ]
