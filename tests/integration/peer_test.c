@@ -718,12 +718,72 @@ out:
 	srv_stop(&sv, "charge_server_exit");
 }
 
+/*
+ * Replies a client does not read are charged to its session while they
+ * wait in the server's output queue, and given back once sent.
+ */
+static void
+test_outq(void)
+{
+	enum { N = 400000 };
+	struct srv		 sv;
+	struct conn		 c, w;
+	struct reply		 rp;
+	Vcl__StatsResult	 st;
+	Vcl__Request		 r = VCL__REQUEST__INIT;
+	Vcl__Stats		 m = VCL__STATS__INIT;
+	struct vcl_buf		 b = { NULL, 0, 0 };
+	uint8_t			*all = NULL;
+	uint64_t		 most = 0;
+	size_t			 i, got;
+	int			 rc = 0;
+
+	c.fd = w.fd = -1;
+	if (!srv_start(&sv, "outq_server_start", "127.0.0.1:0", NULL))
+		return;
+	if (!check("outq_sessions", conn_session(&c, &sv) == 0 &&
+	    conn_session(&w, &sv) == 0, "no sessions"))
+		goto out;
+	/* A small receive window: the replies stay on the server. */
+	(void)setsockopt(c.fd, SOL_SOCKET, SO_RCVBUF, &(int){ 65536 },
+	    sizeof(int));
+	r.call_case = VCL__REQUEST__CALL_STATS;
+	r.stats = &m;
+	r.seq = 1;
+	if (vcl_buf_pack(&b, &r.base, 0) != 0 ||
+	    (all = malloc(b.len * N)) == NULL)
+		goto out;
+	for (i = 0; i < N; i++)
+		memcpy(all + i * b.len, b.data, b.len);
+	rc = send_raw(&c, all, b.len * N);
+	for (i = 0; rc == 0 && i < STATS_POLLS && most < MIB; i++) {
+		if ((rc = stats(&w, &st)) == 0 && st.bytes > most)
+			most = st.bytes;
+		poll_wait();
+	}
+	check("outq_charged", rc == 0 && most >= MIB, "%d unread replies: "
+	    "the server holds %llu bytes for them", N,
+	    (unsigned long long)most);
+	for (got = 0; got < N && recv_msg(&c, &rp) == 0; got++)
+		reply_free(&rp);
+	check("outq_freed", got == N && wait_empty(&w, &st) == 0, "%zu of %d "
+	    "replies read; the server holds %llu bytes", got, N,
+	    (unsigned long long)st.bytes);
+out:
+	vcl_buf_free(&b);
+	free(all);
+	conn_close(&c);
+	conn_close(&w);
+	srv_stop(&sv, "outq_server_exit");
+}
+
 static const struct test tests[] = {
 	{ "collide", test_collide, 60 },
 	{ "attacks", test_attacks, 60 },
 	{ "unarrived", test_unarrived, 90 },
 	{ "lost", test_lost, 60 },
 	{ "charge", test_charge, 120 },
+	{ "outq", test_outq, 60 },
 };
 
 int
