@@ -220,6 +220,7 @@ vcl_hold_free_one(struct vcl_session *s, struct vcl_held *h)
 		vcl_pool_put(h->bulk.data, h->bulk.len);
 		vcl_session_uncharge(s, h->bulk.len);
 	}
+	vcl_session_uncharge(s, h->charged);
 	protobuf_c_message_free_unpacked(&h->req->base, NULL);
 	free(h);
 }
@@ -239,6 +240,8 @@ vcl_hold_run_ready(struct vcl_session *s, struct vcl_helds *ready)
 		TAILQ_REMOVE(ready, h, wentry);
 		TAILQ_REMOVE(&s->held, h, entry);
 		s->nheld--;
+		vcl_session_uncharge(s, h->charged);
+		h->charged = 0;
 		if (h->qid != 0 && (o = vcl_handle_get(&s->handles, h->qid,
 		    VCL_KIND_QUEUE)) != NULL && o->held_tail == h)
 			o->held_tail = NULL;
@@ -278,6 +281,9 @@ vcl_hold_init(struct vcl_session *s)
 
 /*
  * A complete request: run it now, or hold it. Takes req and the bulk.
+ * A held request's message (its bulk is charged already) is charged to
+ * the session while it is held: one that would go over the session's
+ * limit closes it, as a frame too large for its input buffer does.
  */
 void
 vcl_hold_submit(struct vcl_session *s, Vcl__Request *req,
@@ -285,7 +291,8 @@ vcl_hold_submit(struct vcl_session *s, Vcl__Request *req,
 {
 	struct vcl_held	*h, *w = NULL, *prev = TAILQ_LAST(&s->held, vcl_helds);
 	struct vcl_hobj	*q = NULL, *p;
-	uint64_t	 qid = vcl_hold_queue_of(req);
+	uint64_t	 qid = vcl_hold_queue_of(req), charge;
+	const char	*why;
 	int		 user = 0;
 	cl_int		 err;
 
@@ -298,15 +305,17 @@ vcl_hold_submit(struct vcl_session *s, Vcl__Request *req,
 		vcl_session_run(s, req, bulk, 1);
 		return;
 	}
-	if ((h = calloc(1, sizeof *h)) == NULL) {
-		if (bulk->data != NULL) {
-			vcl_pool_put(bulk->data, bulk->len);
-			vcl_session_uncharge(s, bulk->len);
-		}
-		protobuf_c_message_free_unpacked(&req->base, NULL);
-		vcl_session_close(s, "out of memory holding a request");
-		return;
+	charge = sizeof *h + vcl__request__get_packed_size(req);
+	if (vcl_session_charge(s, charge) != 0) {
+		why = "held requests over the session's memory limit";
+		goto drop;
 	}
+	if ((h = calloc(1, sizeof *h)) == NULL) {
+		vcl_session_uncharge(s, charge);
+		why = "out of memory holding a request";
+		goto drop;
+	}
+	h->charged = charge;
 	h->req = req;
 	h->bulk = *bulk;
 	h->qid = q != NULL ? qid : 0;
@@ -323,6 +332,14 @@ vcl_hold_submit(struct vcl_session *s, Vcl__Request *req,
 		p->u.ptr = h;
 	vcl_hold_refs(s, req, 1);
 	vcl_hold_park(s, h, w);
+	return;
+drop:
+	if (bulk->data != NULL) {
+		vcl_pool_put(bulk->data, bulk->len);
+		vcl_session_uncharge(s, bulk->len);
+	}
+	protobuf_c_message_free_unpacked(&req->base, NULL);
+	vcl_session_close(s, why);
 }
 
 /*

@@ -4,6 +4,18 @@
  * completing events across servers (ForwardEvent/CreateProxyEvent,
  * PeerEvent). Either half of a pair may arrive first; what comes early is
  * kept as an XFER entry (bytes or a status) until its partner arrives.
+ *
+ * NOTE: a peer names ids of a session it holds the key of, ids it cannot
+ * be trusted with. What it sends early goes to the session's early table,
+ * never to the handle table whose ids the client owns: a peer's id can
+ * neither collide with nor later block an id of the client. A peer may
+ * only fill a transfer that waits for it (a MigrateIn's) or complete a
+ * proxy event; a push or event naming anything else is refused with an
+ * error reply on the link, and the session is not touched.
+ *
+ * Lost peers: a PeerFail naming a source is remembered for the session's
+ * life, so a MigrateIn or proxy naming that source later (held until then,
+ * or simply sent after) fails at once instead of waiting forever.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +37,73 @@ vcl_peer_target(struct vcl_server *srv, uint64_t id, uint64_t key)
 			return (CRYPTO_memcmp(&t->key, &key, sizeof key) == 0 ?
 			    t : NULL);
 	return (NULL);
+}
+
+/* Refuse a peer's request on its link: an error reply, nothing done. */
+static void
+vcl_peer_refuse(struct vcl_session *ps, const Vcl__Request *req,
+    const char *why)
+{
+	vcl_log_warn("peer link %llu (%s): %s", (unsigned long long)ps->id,
+	    ps->peer, why);
+	vcl_session_reply(ps, req->seq, CL_INVALID_VALUE, why);
+}
+
+/* Did the session's client report source lost? */
+static int
+vcl_peer_lost(const struct vcl_session *s, const char *source)
+{
+	int	i;
+
+	for (i = 0; source != NULL && i < s->nlost; i++)
+		if (strcmp(s->lost[i], source) == 0)
+			return (1);
+	return (0);
+}
+
+/* Remember a lost source for the session's life (the oldest goes first). */
+static void
+vcl_peer_lose(struct vcl_session *s, const char *source)
+{
+	char	*p;
+
+	if (vcl_peer_lost(s, source) || (p = strdup(source)) == NULL)
+		return;
+	if (s->nlost == VCL_LOST_MAX) {
+		free(s->lost[0]);
+		memmove(s->lost, s->lost + 1, (VCL_LOST_MAX - 1) *
+		    sizeof s->lost[0]);
+		s->nlost--;
+	}
+	s->lost[s->nlost++] = p;
+}
+
+/*
+ * Keep what came early for id (a push, a peer's event, a failure) in the
+ * session's early table. NULL when it is full or holds id: dropped.
+ */
+static struct vcl_hobj *
+vcl_early_add(struct vcl_session *s, uint64_t id)
+{
+	struct vcl_hobj	*o;
+	cl_int		 err;
+
+	if ((o = vcl_handle_add(&s->early, id, VCL_KIND_XFER, &err)) == NULL) {
+		vcl_log_warn("session %llu: early entry %llu dropped (%d)",
+		    (unsigned long long)s->id, (unsigned long long)id, err);
+		return (NULL);
+	}
+	o->arrived = 1;
+	s->srv->objects++;	/* vcl_session_release counts it back */
+	return (o);
+}
+
+/* Free an entry of the early table (its bytes and charge too). */
+static void
+vcl_early_drop(struct vcl_session *s, struct vcl_hobj *o)
+{
+	vcl_session_release(s, o);
+	vcl_handle_del(&s->early, o);
 }
 
 /*
@@ -76,7 +155,11 @@ vcl_context_queue(struct vcl_hobj *ctx, cl_int *err)
 	return (ctx->mq = q);
 }
 
-/* A waiting transfer failed at its source: fail the client's event. */
+/*
+ * A waiting transfer failed at its source: fail the client's event. The
+ * caller frees the transfer (vcl_session_release: its staging too, after
+ * stopping a push still streaming into it).
+ */
 static void
 vcl_xfer_fail(struct vcl_session *s, struct vcl_hobj *x, cl_int status)
 {
@@ -87,7 +170,65 @@ vcl_xfer_fail(struct vcl_session *s, struct vcl_hobj *x, cl_int status)
 		vcl_peer_settle(s, ev, status);
 		vcl_session_notify(s, x->xevent, status, NULL, 0);
 	}
-	x->arrived = 1;		/* settled; staging freed with it */
+	x->arrived = 1;		/* settled */
+	x->error = status;
+}
+
+/*
+ * Free a failed transfer (vcl_xfer_fail): its staging goes (a push still
+ * streaming into it drops the rest) and a tombstone stays in the early
+ * table, so that a push still on its way is dropped instead of kept until
+ * the session ends.
+ */
+static void
+vcl_xfer_end(struct vcl_session *s, struct vcl_hobj *x)
+{
+	struct vcl_hobj	*tomb;
+	uint64_t	 id = x->id;
+	cl_int		 status = x->error;
+
+	vcl_session_release(s, x);
+	vcl_handle_del(&s->handles, x);
+	if ((tomb = vcl_early_add(s, id)) != NULL) {
+		tomb->error = status;
+		tomb->released = 1;
+	}
+}
+
+/* Free every transfer that failed (vcl_xfer_fail) while walking. */
+static void
+vcl_xfer_sweep(struct vcl_session *s)
+{
+	struct vcl_hobj	*x, *next;
+	size_t		 i;
+
+	for (i = 0; i < s->handles.nslots; i++)
+		for (x = s->handles.slots[i]; x != NULL; x = next) {
+			next = x->next;
+			if (x->kind == VCL_KIND_XFER && x->arrived)
+				vcl_xfer_end(s, x);
+		}
+}
+
+/*
+ * The client released a buffer or a context: the transfers waiting to be
+ * written into it end now (their bytes would have nowhere to go).
+ */
+void
+vcl_peer_let_go(struct vcl_session *s, struct vcl_hobj *o)
+{
+	struct vcl_hobj	*x;
+	size_t		 i;
+
+	if (o->kind != VCL_KIND_MEM && o->kind != VCL_KIND_CONTEXT)
+		return;
+	for (i = 0; i < s->handles.nslots; i++)
+		for (x = s->handles.slots[i]; x != NULL; x = x->next)
+			if (x->kind == VCL_KIND_XFER && !x->arrived &&
+			    (o->kind == VCL_KIND_MEM ? x->xmem : x->xctx) ==
+			    o->id)
+				vcl_xfer_fail(s, x, CL_INVALID_MEM_OBJECT);
+	vcl_xfer_sweep(s);
 }
 
 /*
@@ -178,12 +319,12 @@ vcl_op_migrate_in(struct vcl_session *s, const Vcl__Request *req,
 	uint8_t			*data;
 	cl_int			 err = CL_SUCCESS;
 
-	x = vcl_handle_get(&s->handles, m->transfer, VCL_KIND_XFER);
-	if ((x != NULL && !x->arrived) || !m->q->has_event ||
-	    m->q->event == 0 || vcl_handle_find(&s->handles, m->q->event)) {
+	if (!m->q->has_event || m->q->event == 0 ||
+	    vcl_handle_find(&s->handles, m->q->event)) {
 		vcl_session_close(s, "bad migration request");
 		return;
 	}
+	x = vcl_handle_find(&s->early, m->transfer);	/* came first */
 	if ((ev = vcl_session_add(s, m->q->event, VCL_KIND_EVENT)) == NULL)
 		return;
 	ev->user = 1;
@@ -206,6 +347,9 @@ vcl_op_migrate_in(struct vcl_session *s, const Vcl__Request *req,
 	}
 	if (err == CL_SUCCESS && ev->error != CL_SUCCESS)
 		err = ev->error;
+	/* Its source is known lost: nobody will push (see PeerFail). */
+	if (err == CL_SUCCESS && x == NULL && vcl_peer_lost(s, m->source))
+		err = CL_DEVICE_NOT_AVAILABLE;
 	if (err == CL_SUCCESS && x != NULL) {
 		/* The bytes (or the failure) came first. */
 		if ((err = x->error) == CL_SUCCESS && x->bytes != m->size)
@@ -217,6 +361,8 @@ vcl_op_migrate_in(struct vcl_session *s, const Vcl__Request *req,
 			vcl_arrive(s, ctx_id, m->mem, m->offset, m->size, data,
 			    m->q->event);
 		}
+		vcl_early_drop(s, x);
+		x = NULL;
 	} else if (err == CL_SUCCESS) {
 		/* Stage the bytes here when they come. */
 		if ((data = vcl_stage_alloc(s, cx, m->size,
@@ -232,6 +378,8 @@ vcl_op_migrate_in(struct vcl_session *s, const Vcl__Request *req,
 				vcl_handle_del(&s->handles, x);
 			}
 			x = NULL;
+			if (s->dead)
+				return;
 		} else {
 			x->data = data;
 			x->bytes = m->size;	/* charged to the session */
@@ -239,15 +387,14 @@ vcl_op_migrate_in(struct vcl_session *s, const Vcl__Request *req,
 			x->xmem = m->mem;
 			x->xoff = m->offset;
 			x->xevent = m->q->event;
+			s->nxfer++;
 			if (m->source != NULL)
 				x->source = strdup(m->source);
 			return;
 		}
 	}
-	if (x != NULL && x->arrived) {
-		vcl_session_release(s, x);
-		vcl_handle_del(&s->handles, x);
-	}
+	if (x != NULL)		/* an early arrival, not used */
+		vcl_early_drop(s, x);
 	if (err != CL_SUCCESS) {
 		ev->error = err;
 		vcl_peer_settle(s, ev, err);
@@ -315,6 +462,9 @@ vcl_xfer_take(struct vcl_session *ps, struct vcl_session *t,
 /*
  * PeerPush, on a peer link: a transfer's bytes (or its failure) for one of
  * our client sessions. Releases the gated write, or keeps what came early.
+ * A push may fill only a transfer that waits for bytes and is not being
+ * filled by another push; anything else of the session it names is
+ * refused (an error reply on the link) and left alone.
  */
 void
 vcl_op_peer_push(struct vcl_session *ps, const Vcl__Request *req,
@@ -335,8 +485,15 @@ vcl_op_peer_push(struct vcl_session *ps, const Vcl__Request *req,
 	}
 	if (status >= 0 && bulk->err != CL_SUCCESS)
 		status = bulk->err;
-	x = vcl_handle_get(&t->handles, m->transfer, VCL_KIND_XFER);
-	if (x != NULL && !x->arrived) {
+	x = vcl_handle_find(&t->handles, m->transfer);
+	if (x != NULL && (x->kind != VCL_KIND_XFER || x->arrived ||
+	    (x->receiving != NULL && (x->receiving != ps || !bulk->borrowed)))) {
+		vcl_peer_refuse(ps, req, x->kind != VCL_KIND_XFER ?
+		    "push names an object that is not a transfer" :
+		    "push for a transfer another push fills");
+		return;
+	}
+	if (x != NULL) {
 		/*
 		 * Waiting: the bytes landed in its staging (or failed). If
 		 * the MigrateIn ran while they were on their way, they are in
@@ -359,13 +516,25 @@ vcl_op_peer_push(struct vcl_session *ps, const Vcl__Request *req,
 		vcl_handle_del(&t->handles, x);
 		return;
 	}
-	if (x != NULL)
-		return;		/* a second push for one transfer: ignore */
-	/* Early: keep bytes or status until the MigrateIn comes. */
-	if ((x = vcl_session_add(t, m->transfer, VCL_KIND_XFER)) == NULL)
+	if ((x = vcl_handle_find(&t->early, m->transfer)) != NULL) {
+		if (x->released)	/* it ended here: drop what came */
+			vcl_early_drop(t, x);
+		else
+			vcl_peer_refuse(ps, req, "a second push for one "
+			    "transfer");
 		return;
-	x->arrived = 1;
-	x->error = status < 0 ? status : x->error;
+	}
+	/*
+	 * Its transfer was released while the bytes streamed into it (they
+	 * were read and dropped): nothing is left to keep.
+	 */
+	if (status >= 0 && bulk->len > 0 && bulk->data == NULL &&
+	    !bulk->borrowed)
+		return;
+	/* Early: keep bytes or status until the MigrateIn comes. */
+	if ((x = vcl_early_add(t, m->transfer)) == NULL)
+		return;
+	x->error = status < 0 ? status : CL_SUCCESS;
 	if (x->error == CL_SUCCESS && bulk->data != NULL) {
 		if (vcl_charge_move(ps, t, bulk->len) != 0) {
 			x->error = CL_MEM_OBJECT_ALLOCATION_FAILURE;
@@ -375,6 +544,37 @@ vcl_op_peer_push(struct vcl_session *ps, const Vcl__Request *req,
 		x->bytes = bulk->len;
 		bulk->data = NULL;
 	}
+}
+
+/*
+ * A peer link closes in the middle of a push (its source died, or the
+ * link broke): the transfer it names fails, whether it waits here already
+ * or its MigrateIn is still to come (kept as an early failure).
+ */
+void
+vcl_peer_link_lost(struct vcl_session *ps)
+{
+	const Vcl__PeerPush	*m;
+	struct vcl_session	*t;
+	struct vcl_hobj		*x;
+
+	if (ps->in_req == NULL ||
+	    ps->in_req->call_case != VCL__REQUEST__CALL_PEER_PUSH)
+		return;
+	m = ps->in_req->peer_push;
+	if ((t = vcl_peer_target(ps->srv, m->session, m->key)) == NULL)
+		return;
+	x = vcl_handle_find(&t->handles, m->transfer);
+	if (x != NULL && x->kind == VCL_KIND_XFER && !x->arrived &&
+	    (x->receiving == NULL || x->receiving == ps)) {
+		vcl_log_info("session %llu: transfer %llu lost with its link",
+		    (unsigned long long)t->id, (unsigned long long)m->transfer);
+		vcl_xfer_fail(t, x, CL_DEVICE_NOT_AVAILABLE);
+		vcl_xfer_end(t, x);	/* detaches ps's input from it */
+		vcl_session_flush(t);
+	} else if (x == NULL && vcl_handle_find(&t->early, m->transfer) ==
+	    NULL && (x = vcl_early_add(t, m->transfer)) != NULL)
+		x->error = CL_DEVICE_NOT_AVAILABLE;
 }
 
 /* A MigrateOut's read finished: push the bytes, or the failure. */
@@ -568,13 +768,12 @@ vcl_op_create_proxy_event(struct vcl_session *s, const Vcl__Request *req,
 	struct vcl_hobj			*o, *ctx, *early;
 	cl_int				 err = CL_SUCCESS, status = 1;
 
-	/* The completion may have come first, kept under the same id. */
-	if ((early = vcl_handle_get(&s->handles, m->id, VCL_KIND_XFER)) !=
-	    NULL && early->arrived) {
+	/* The completion (or a failure) may have come first. */
+	if ((early = vcl_handle_find(&s->early, m->id)) != NULL) {
 		status = early->error < 0 ? early->error : CL_COMPLETE;
-		vcl_session_release(s, early);
-		vcl_handle_del(&s->handles, early);
-	}
+		vcl_early_drop(s, early);
+	} else if (vcl_peer_lost(s, m->source))
+		status = CL_DEVICE_NOT_AVAILABLE;	/* nobody will */
 	if ((o = vcl_session_add(s, m->id, VCL_KIND_EVENT)) == NULL)
 		return;
 	if (o->error != CL_SUCCESS)
@@ -593,7 +792,10 @@ vcl_op_create_proxy_event(struct vcl_session *s, const Vcl__Request *req,
 		vcl_peer_settle(s, o, status);
 }
 
-/* PeerEvent, on a peer link: complete a proxy event (or keep it early). */
+/*
+ * PeerEvent, on a peer link: complete a proxy event (or keep it early).
+ * Any other object of the session it names is refused and left alone.
+ */
 void
 vcl_op_peer_event(struct vcl_session *ps, const Vcl__Request *req,
     struct vcl_bulk *bulk)
@@ -608,18 +810,25 @@ vcl_op_peer_event(struct vcl_session *ps, const Vcl__Request *req,
 		if (o->kind == VCL_KIND_EVENT && o->user && o->source != NULL) {
 			vcl_peer_settle(t, o, m->status);
 			vcl_session_settled(t, o);
-		}
+		} else
+			vcl_peer_refuse(ps, req, "event names an object that "
+			    "is not a proxy event");
 		return;
 	}
-	if ((o = vcl_session_add(t, m->proxy, VCL_KIND_XFER)) == NULL)
+	if (vcl_handle_find(&t->early, m->proxy) != NULL) {
+		vcl_peer_refuse(ps, req, "a second event for one proxy");
 		return;
-	o->arrived = 1;
+	}
+	if ((o = vcl_early_add(t, m->proxy)) == NULL)
+		return;
 	o->error = m->status < 0 ? m->status : CL_SUCCESS;
 }
 
 /*
  * PeerFail: the client saw a transfer fail at its source, or lost a node:
- * fail what waits here for it, so nothing waits forever.
+ * fail what waits here for it, so nothing waits forever. An id that is not
+ * here yet (its MigrateIn or proxy still held, or on its way) is kept as a
+ * failure in the early table; a lost source is remembered (vcl_peer_lose).
  */
 void
 vcl_op_peer_fail(struct vcl_session *s, const Vcl__Request *req,
@@ -633,15 +842,20 @@ vcl_op_peer_fail(struct vcl_session *s, const Vcl__Request *req,
 
 	for (i = 0; i < m->n_ids; i++) {
 		o = vcl_handle_find(&s->handles, m->ids[i]);
-		if (o != NULL && o->kind == VCL_KIND_XFER && !o->arrived)
+		if (o != NULL && o->kind == VCL_KIND_XFER && !o->arrived) {
 			vcl_xfer_fail(s, o, st);
-		else if (o != NULL && o->kind == VCL_KIND_EVENT && o->user) {
+			vcl_xfer_end(s, o);
+		} else if (o != NULL && o->kind == VCL_KIND_EVENT && o->user) {
 			vcl_peer_settle(s, o, st);
 			vcl_session_settled(s, o);
-		}
+		} else if (o == NULL && vcl_handle_find(&s->early,
+		    m->ids[i]) == NULL && (o = vcl_early_add(s,
+		    m->ids[i])) != NULL)
+			o->error = st;
 	}
 	if (m->source == NULL)
 		return;
+	vcl_peer_lose(s, m->source);
 	for (i = 0; i < s->handles.nslots; i++)
 		for (o = s->handles.slots[i]; o != NULL; o = o->next)
 			if (o->source != NULL && !o->arrived &&
@@ -651,4 +865,5 @@ vcl_op_peer_fail(struct vcl_session *s, const Vcl__Request *req,
 				else
 					vcl_peer_settle(s, o, st);
 			}
+	vcl_xfer_sweep(s);	/* the transfers failed above */
 }

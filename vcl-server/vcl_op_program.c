@@ -36,9 +36,13 @@ vcl_op_create_program(struct vcl_session *s, const Vcl__Request *req,
 		err = ctx->error;
 	else if (len == 0)
 		err = CL_INVALID_VALUE;
-	else
+	else if (vcl_session_charge(s, len) != 0)
+		err = CL_OUT_OF_HOST_MEMORY;	/* the runtime keeps a copy */
+	else {
+		o->bytes = len;		/* freed with the program */
 		o->u.prog = clCreateProgramWithSource(ctx->u.ctx, 1, &src, &len,
 		    &err);
+	}
 	o->error = err;
 }
 
@@ -234,6 +238,13 @@ vcl_build_done(struct vcl_done *d)
 			free(o->tsizes);
 			o->tsizes = b->tsizes;
 			b->tsizes = NULL;
+		}
+		/* The runtime keeps the logs with the program: they count. */
+		for (i = 0; b->logs != NULL && i < b->ndevs; i++) {
+			if (b->logs[i] != NULL) {
+				o->bytes += strlen(b->logs[i]);
+				vcl_session_charge_over(s, strlen(b->logs[i]));
+			}
 		}
 	}
 	r.seq = b->seq;

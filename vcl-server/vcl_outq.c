@@ -65,10 +65,13 @@ oom:
 
 /*
  * Write as much as the link takes. Returns the bytes written, or -1 on
- * a socket error (errno set); *empty tells whether the queue drained.
+ * a socket error (errno set); *empty tells whether the queue drained and
+ * *heads (when not NULL) gets the frame-head bytes of the items sent and
+ * freed, which a session charges while they are queued.
  */
 ssize_t
-vcl_outq_write(struct vcl_outq *q, struct vcl_link *l, int *empty)
+vcl_outq_write(struct vcl_outq *q, struct vcl_link *l, int *empty,
+    uint64_t *heads)
 {
 	struct iovec	 iov[64];
 	struct vcl_out	*o;
@@ -76,6 +79,8 @@ vcl_outq_write(struct vcl_outq *q, struct vcl_link *l, int *empty)
 	uint64_t	 left;
 	int		 cnt;
 
+	if (heads != NULL)
+		*heads = 0;
 	while ((o = TAILQ_FIRST(q)) != NULL) {
 		cnt = 0;
 		TAILQ_FOREACH(o, q, entry) {
@@ -110,6 +115,8 @@ vcl_outq_write(struct vcl_outq *q, struct vcl_link *l, int *empty)
 				break;
 			}
 			n -= (ssize_t)left;
+			if (heads != NULL)
+				*heads += o->head.len;
 			TAILQ_REMOVE(q, o, entry);
 			vcl_out_free(o, 1);
 		}

@@ -74,6 +74,8 @@ struct vcl_out {
 };
 TAILQ_HEAD(vcl_outq, vcl_out);
 
+#define VCL_LOST_MAX	64	/* lost peers remembered per session */
+
 enum vcl_in_state {
 	VCL_IN_HDR,
 	VCL_IN_MSG,
@@ -129,6 +131,7 @@ struct vcl_session {
 
 	struct vcl_outq		 outq;
 	uint64_t		 out_bytes;
+	uint64_t		 out_charged;	/* frame heads queued, charged */
 
 	struct vcl_htab		 handles;
 	uint64_t		 refused;	/* ids over the object limit */
@@ -141,6 +144,13 @@ struct vcl_session {
 	int			 kicking;
 	int			 want_kick;	/* a user event was set */
 	uint64_t		 bytes;		/* charged to this session */
+	struct vcl_htab		 early;		/* peers' pushes, events, failures
+						   before their MigrateIn or
+						   proxy: apart from the ids
+						   the client owns */
+	char			*lost[VCL_LOST_MAX]; /* peers the client lost */
+	int			 nlost;
+	uint64_t		 nxfer;		/* transfers waiting for bytes */
 	struct vcl_hobj		*dirty[16];	/* queues to flush */
 	int			 ndirty;
 	int			 flush_all;
@@ -215,6 +225,7 @@ struct vcl_held {
 	Vcl__Request		*req;
 	struct vcl_bulk		 bulk;
 	uint64_t		 order;		/* arrival order */
+	uint64_t		 charged;	/* its message, charged */
 	uint64_t		 qid;		/* its queue, if that exists */
 	uint64_t		 produces;	/* the event it creates */
 	struct vcl_held		*blocker;	/* NULL: a user event */
@@ -243,7 +254,8 @@ struct vcl_op {
 uint64_t vcl_outq_push(struct vcl_outq *, const ProtobufCMessage *,
 	    const uint8_t *, uint64_t, void (*)(void *), void (*)(void *),
 	    void *);
-ssize_t	vcl_outq_write(struct vcl_outq *, struct vcl_link *, int *);
+ssize_t	vcl_outq_write(struct vcl_outq *, struct vcl_link *, int *,
+	    uint64_t *);
 void	vcl_outq_clear(struct vcl_outq *);
 
 /* vcl_peer.c */
@@ -302,6 +314,7 @@ void	vcl_session_reply_msg(struct vcl_session *, Vcl__Reply *);
 void	vcl_session_notify(struct vcl_session *, uint64_t, cl_int, cl_event,
 	    int);
 int	vcl_session_charge(struct vcl_session *, uint64_t);
+void	vcl_session_charge_over(struct vcl_session *, uint64_t);
 void	vcl_session_uncharge(struct vcl_session *, uint64_t);
 void	vcl_session_mark_dirty(struct vcl_session *, struct vcl_hobj *);
 struct vcl_hobj *vcl_session_add(struct vcl_session *, uint64_t,
@@ -389,6 +402,8 @@ struct vcl_hobj *vcl_op_peer_push_dst(struct vcl_session *,
 	    const Vcl__Request *, uint64_t);
 void	vcl_peer_forward(struct vcl_cmd *);
 void	vcl_peer_settle(struct vcl_session *, struct vcl_hobj *, cl_int);
+void	vcl_peer_let_go(struct vcl_session *, struct vcl_hobj *);
+void	vcl_peer_link_lost(struct vcl_session *);
 
 /* vcl_op_mem.c */
 struct vcl_hobj *vcl_mem_range_get(struct vcl_session *, uint64_t, uint64_t,

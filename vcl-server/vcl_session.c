@@ -54,6 +54,7 @@ vcl_session_new(struct vcl_server *srv, int fd, const char *peer)
 	TAILQ_INIT(&s->outq);
 	LIST_INIT(&s->inflight);
 	if (vcl_handle_init(&s->handles, srv->limits.objects + 1024) != 0 ||
+	    vcl_handle_init(&s->early, srv->limits.objects + 1024) != 0 ||
 	    vcl_hold_init(s) != 0 ||
 	    vcl_auth_nonce(s->nonce, sizeof s->nonce) != 0 ||
 	    vcl_auth_nonce((uint8_t *)&s->key, sizeof s->key) != 0)
@@ -93,6 +94,7 @@ fail:
 	if (s->ev_write != NULL)
 		event_free(s->ev_write);
 	vcl_handle_free(&s->handles);
+	vcl_handle_free(&s->early);
 	vcl_handle_free(&s->pending);
 	s->link.fd = -1;		/* the caller closes fd */
 	vcl_link_close(&s->link);
@@ -116,6 +118,7 @@ vcl_session_unref(struct vcl_session *s)
 		return;
 	s->srv->session_structs--;
 	vcl_handle_free(&s->handles);
+	vcl_handle_free(&s->early);
 	vcl_handle_free(&s->pending);
 	free(s);
 }
@@ -144,7 +147,11 @@ vcl_session_release(struct vcl_session *s, struct vcl_hobj *o)
 			clReleaseCommandQueue(o->u.queue);
 		break;
 	case VCL_KIND_XFER:
-		/* A peer still streaming into it drops the rest. */
+		/*
+		 * A peer still streaming into it drops the rest (read into
+		 * the link's own buffer and discarded) before the staging
+		 * goes: arrived or not, it is freed and its charge returned.
+		 */
 		if (o->receiving != NULL) {
 			struct vcl_session	*ps = o->receiving;
 
@@ -153,11 +160,16 @@ vcl_session_release(struct vcl_session *s, struct vcl_hobj *o)
 				ps->in_bulk_borrowed = 0;
 				ps->in_xfer = NULL;
 			}
+			o->receiving = NULL;
 		}
-		if (o->arrived) {
+		if (o->xevent != 0)
+			s->nxfer--;	/* a MigrateIn's, waiting */
+		if (o->data != NULL)
 			vcl_pool_put(o->data, o->bytes);
-			vcl_session_uncharge(s, o->bytes);
-		} else if (o->u.event != NULL && !o->user_set)
+		vcl_session_uncharge(s, o->bytes);
+		o->data = NULL;
+		o->bytes = 0;
+		if (!o->arrived && o->u.event != NULL && !o->user_set)
 			clSetUserEventStatus(o->u.event,
 			    CL_DEVICE_NOT_AVAILABLE);
 		if (o->u.event != NULL)
@@ -170,6 +182,7 @@ vcl_session_release(struct vcl_session *s, struct vcl_hobj *o)
 	case VCL_KIND_PROGRAM:
 		if (o->u.prog != NULL)
 			clReleaseProgram(o->u.prog);
+		vcl_session_uncharge(s, o->bytes);	/* source, build logs */
 		break;
 	case VCL_KIND_KERNEL:
 		vcl_exec_kernel_drop(s, o);
@@ -268,6 +281,10 @@ vcl_session_close(struct vcl_session *s, const char *why)
 	s->fd = -1;
 	vcl_outq_clear(&s->outq);
 	s->out_bytes = 0;
+	vcl_session_uncharge(s, s->out_charged);
+	s->out_charged = 0;
+	if (s->is_peer)
+		vcl_peer_link_lost(s);	/* a push it was carrying fails */
 	if (s->in_req != NULL)
 		protobuf_c_message_free_unpacked(&s->in_req->base, NULL);
 	s->in_req = NULL;
@@ -299,6 +316,10 @@ vcl_session_close(struct vcl_session *s, const char *why)
 				    CL_DEVICE_NOT_AVAILABLE);
 			}
 	vcl_handle_clear(&s->handles, vcl_session_release_cb, s);
+	vcl_handle_clear(&s->early, vcl_session_release_cb, s);
+	for (i = 0; i < (size_t)s->nlost; i++)
+		free(s->lost[i]);
+	s->nlost = 0;
 	s->ndirty = 0;
 	vcl_cmd_reap(s);	/* commands failed by the teardown */
 	LIST_REMOVE(s, entry);
@@ -370,6 +391,17 @@ vcl_session_charge(struct vcl_session *s, uint64_t n)
 	return (0);
 }
 
+/*
+ * Charge bytes the session holds already (queued replies, a build's logs):
+ * they count, so what it asks for next fails, but cannot be refused.
+ */
+void
+vcl_session_charge_over(struct vcl_session *s, uint64_t n)
+{
+	s->bytes += n;
+	s->srv->bytes += n;
+}
+
 /* Give charged bytes back. */
 void
 vcl_session_uncharge(struct vcl_session *s, uint64_t n)
@@ -438,6 +470,8 @@ vcl_session_send(struct vcl_session *s, const Vcl__ToClient *m,
 		return (-1);
 	}
 	s->out_bytes += n;
+	s->out_charged += n - bulk_len;	/* the bulk is charged staging */
+	vcl_session_charge_over(s, n - bulk_len);
 	s->srv->bytes_out += bulk_len;
 	if (!s->srv->corked)
 		vcl_session_flush_out(s);
@@ -524,18 +558,21 @@ vcl_session_set_reading(struct vcl_session *s, int on)
 static void
 vcl_session_flush_out(struct vcl_session *s)
 {
-	ssize_t	n;
-	int	empty;
+	uint64_t	heads;
+	ssize_t		n;
+	int		empty;
 
 	if (s->dead || s->link.handshaking)
 		return;
-	if ((n = vcl_outq_write(&s->outq, &s->link, &empty)) < 0) {
+	if ((n = vcl_outq_write(&s->outq, &s->link, &empty, &heads)) < 0) {
 		vcl_session_close(s, strerror(errno));
 		return;
 	}
 	s->out_bytes -= (uint64_t)n;
 	if (n > 0 || empty)
 		s->last_out = vcl_server_now();
+	s->out_charged -= heads;
+	vcl_session_uncharge(s, heads);
 	if (empty) {
 		event_del(s->ev_write);
 		/* Draining: close once nothing more is owed to the client. */
@@ -662,6 +699,8 @@ vcl_session_needed(const struct vcl_hobj *o)
 void
 vcl_session_let_go(struct vcl_session *s, struct vcl_hobj *o)
 {
+	if (s->nxfer > 0)
+		vcl_peer_let_go(s, o);	/* transfers into it end */
 	o->released = 1;
 	vcl_session_settled(s, o);
 }

@@ -49,5 +49,5 @@ set_tests_properties(it_raw_client_faults PROPERTIES TIMEOUT 300
 	"VCL_TEST_ICD_DIR=${PROJECT_BINARY_DIR}/vcl-client")
 vcl_rawtest(fuzzfix)
 vcl_rawtest(conn)
-	"VCL_TEST_ADVECTION=$<TARGET_FILE:advection>")
 vcl_rawtest(rect)
+vcl_rawtest(peer)

@@ -43,6 +43,12 @@ vcl_session_close(struct vcl_session *s, const char *why)
 	s->dead = 1;
 }
 
+int
+vcl_session_charge(struct vcl_session *s, uint64_t n)
+{
+	return (0);
+}
+
 void
 vcl_session_uncharge(struct vcl_session *s, uint64_t n)
 {
