@@ -84,6 +84,7 @@ while [ $run -le "$runs" ]; do
 		done
 		t=$(awk "BEGIN { printf \"%.1f\", $(date +%s.%N) - $t0 }")
 		if running "$apid"; then
+			cp -r "$dir" "${TMPDIR:-/tmp}/node-loss-hang.$$.$run" 2>/dev/null
 			echo "FAIL run $run: advection still running ${bound} s" \
 			    "after the second node was killed"
 			kill -KILL "$apid"

@@ -51,3 +51,16 @@ vcl_rawtest(fuzzfix)
 vcl_rawtest(conn)
 vcl_rawtest(rect)
 vcl_rawtest(peer)
+
+# The soak: 64 libvcl clients at once, random kills, a server lost and
+# restarted (soak_test.c drives soak_client.c; SOAK_SECONDS for longer runs).
+add_executable(soak_client soak_client.c)
+target_link_libraries(soak_client PRIVATE PkgConfig::OPENCL)
+target_compile_options(soak_client PRIVATE ${VCL_WARNINGS})
+add_executable(soak_test soak_test.c)
+target_link_libraries(soak_test PRIVATE rawproto)
+target_compile_options(soak_test PRIVATE ${VCL_WARNINGS})
+add_test(NAME it_soak COMMAND soak_test $<TARGET_FILE:vclserver>
+	$<TARGET_FILE:soak_client>)
+set_tests_properties(it_soak PROPERTIES TIMEOUT 300 LABELS integration
+	ENVIRONMENT "VCL_TEST_ICD_DIR=${PROJECT_BINARY_DIR}/vcl-client")
