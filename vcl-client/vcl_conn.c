@@ -517,6 +517,15 @@ vcl_node_submit_locked(struct vcl_node *n, Vcl__Request *req,
 		pthread_mutex_unlock(&n->lock);
 		vcl_node_pack_releases(n);
 		pthread_mutex_lock(&n->lock);
+		/*
+		 * The node may have failed while the lock was down: its
+		 * pending list is drained, so a record added now would wait
+		 * for a wake-up that never comes.
+		 */
+		if (n->dead) {
+			pthread_mutex_unlock(&n->lock);
+			return (CL_DEVICE_NOT_AVAILABLE);
+		}
 	}
 	req->seq = ++n->seq;
 	if (p != NULL) {
