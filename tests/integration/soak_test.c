@@ -227,6 +227,35 @@ soak_empty(const char *name, struct conn *c, const char *which)
 	    (unsigned long long)st.bytes, SOAK_SETTLE_S);
 }
 
+/*
+ * The longest the server's loop was held, from its "took N ms" lines (it
+ * logs anything that holds the loop 5 ms or more), and the line.
+ */
+static double
+soak_longest_hold(const struct srv *sv, char *line, size_t len)
+{
+	char	 path[PATH_MAX + 16], buf[512];
+	FILE	*f;
+	double	 ms, max = 0;
+	char	*p;
+
+	snprintf(path, sizeof path, "%s/stderr", sv->dir);
+	if ((f = fopen(path, "r")) == NULL)
+		return (0);
+	while (fgets(buf, sizeof buf, f) != NULL) {
+		if ((p = strstr(buf, " took ")) == NULL)
+			continue;
+		ms = strtod(p + 6, NULL);
+		if (ms > max) {
+			max = ms;
+			snprintf(line, len, "%.*s", (int)strcspn(buf, "\n"),
+			    buf);
+		}
+	}
+	fclose(f);
+	return (max);
+}
+
 /* The whole soak, as one group. */
 static void
 test_soak(void)
@@ -335,6 +364,10 @@ test_soak(void)
 	if (soak_file_has(path, "lat ", line, sizeof line))
 		note("well-behaved client: %.*s", (int)strcspn(line, "\n"),
 		    line);
+
+	line[0] = '\0';
+	note("A's loop held at most %.1f ms: %s",
+	    soak_longest_hold(&a, line, sizeof line), line);
 
 	/* Nothing left behind on either server. */
 	ca.fd = cb.fd = -1;
