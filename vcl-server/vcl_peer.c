@@ -41,6 +41,8 @@ struct vcl_peer {
 	struct vcl_outq		 outq;		/* requests, sent once READY */
 	uint8_t			*in;		/* handshake frames */
 	size_t			 in_len, in_cap;
+	time_t			 born;		/* for the handshake deadline */
+	time_t			 last_out;	/* output last moved, or idle */
 	LIST_ENTRY(vcl_peer)	 entry;
 };
 
@@ -75,6 +77,8 @@ vcl_peer_flush(struct vcl_peer *p)
 		return (-1);
 	}
 	p->srv->peer_bytes_out += (uint64_t)n;
+	if (n > 0 || empty)
+		p->last_out = vcl_server_now();
 	if (empty)
 		event_del(p->ev_write);
 	else
@@ -275,6 +279,7 @@ vcl_peer_open(struct vcl_server *srv, const char *addr)
 		return (NULL);
 	p->srv = srv;
 	p->fd = -1;
+	p->born = p->last_out = vcl_server_now();
 	snprintf(p->addr, sizeof p->addr, "%s", addr);
 	TAILQ_INIT(&p->outq);
 	memset(&hints, 0, sizeof hints);
@@ -361,4 +366,35 @@ vcl_peer_close_all(struct vcl_server *srv)
 
 	while ((p = LIST_FIRST(&srv->peers)) != NULL)
 		vcl_peer_close(p, "server exiting");
+}
+
+/*
+ * Every tick: a link must be authenticated within the handshake deadline,
+ * and once ready its queued requests must move: the first one within the
+ * frame deadline plus its size at the minimum rate, as the server asks of
+ * the frames it receives. A link that breaks either is closed, failing what
+ * it carried (the migrations it pushed fail, so nothing waits on it).
+ */
+void
+vcl_peer_check_all(struct vcl_server *srv, time_t now)
+{
+	const struct vcl_limits	*lim = &srv->limits;
+	struct vcl_peer		*p, *next;
+	struct vcl_out		*o;
+	uint64_t		 allowed;
+
+	for (p = LIST_FIRST(&srv->peers); p != NULL; p = next) {
+		next = LIST_NEXT(p, entry);
+		if (p->state != VCL_PEER_READY) {
+			if ((uint64_t)(now - p->born) > lim->handshake_s)
+				vcl_peer_close(p, "no handshake in time");
+			continue;
+		}
+		if (lim->frame_s == 0 || (o = TAILQ_FIRST(&p->outq)) == NULL)
+			continue;
+		allowed = lim->frame_s + (o->head.len + o->bulk_len -
+		    o->sent) / (lim->frame_rate ? lim->frame_rate : 1);
+		if ((uint64_t)(now - p->last_out) > allowed)
+			vcl_peer_close(p, "the peer does not take what is sent");
+	}
 }

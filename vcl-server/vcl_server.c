@@ -598,6 +598,7 @@ vcl_server_check_cb(evutil_socket_t fd, short what, void *arg)
 		next = LIST_NEXT(s, entry);
 		vcl_server_check_session(srv, s, now);
 	}
+	vcl_peer_check_all(srv, now);
 	if (srv->conn_log.suppressed > 0 &&
 	    now - srv->conn_log.start >= VCL_RATELOG_SECONDS)
 		vcl_server_ratelog_flush(&srv->conn_log, "connections");

@@ -263,6 +263,7 @@ void	vcl_peer_send(struct vcl_server *, const char *, Vcl__Request *,
 	    const uint8_t *, uint64_t, void (*)(void *), void (*)(void *),
 	    void *);
 void	vcl_peer_close_all(struct vcl_server *);
+void	vcl_peer_check_all(struct vcl_server *, time_t);
 
 /* vcl_dispatch.c */
 const struct vcl_op	*vcl_dispatch_lookup(unsigned);

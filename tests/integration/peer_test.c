@@ -777,6 +777,70 @@ out:
 	srv_stop(&sv, "outq_server_exit");
 }
 
+/*
+ * A link this server opens to a "peer" that accepts and never greets (an
+ * address any client may name in a MigrateOut): it is closed at the
+ * handshake deadline and the migration's event fails; nothing waits on it
+ * for ever.
+ */
+static void
+test_stall(void)
+{
+	const char *const	 extra[] = { "--handshake-timeout", "1", NULL };
+	Vcl__Request		 r = VCL__REQUEST__INIT;
+	Vcl__MigrateOut		 mo = VCL__MIGRATE_OUT__INIT;
+	Vcl__PeerDest		 d = VCL__PEER_DEST__INIT;
+	struct sockaddr_in	 sa;
+	socklen_t		 sl = sizeof sa;
+	struct srv		 sv;
+	struct conn		 c;
+	char			 addr[64];
+	cl_int			 st = 0;
+	uint64_t		 sid, key;
+	int			 lfd, rc;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if ((lfd = socket(AF_INET, SOCK_STREAM, 0)) == -1 ||
+	    bind(lfd, (struct sockaddr *)&sa, sizeof sa) != 0 ||
+	    listen(lfd, 8) != 0 ||
+	    getsockname(lfd, (struct sockaddr *)&sa, &sl) != 0) {
+		check("stall_listener", 0, "%s", strerror(errno));
+		return;
+	}
+	snprintf(addr, sizeof addr, "127.0.0.1:%u", ntohs(sa.sin_port));
+	if (!srv_start(&sv, "stall_server_start", "127.0.0.1:0", extra))
+		goto out;
+	c.fd = -1;
+	if (!check("stall_client", client_open(&c, &sv, &sid, &key) == 0 &&
+	    create_buffer(&c, 3, 1, 4096, NULL, 0) == 0, "no session"))
+		goto stop;
+	d.addr = addr;
+	d.session = 1;
+	d.key = 1;
+	mo.context = 1;
+	mo.mem = 3;
+	mo.size = 4096;
+	mo.dest = &d;
+	mo.transfer = 100;
+	mo.has_event = 1;
+	mo.event = 101;
+	r.seq = ++c.seq;
+	r.call_case = VCL__REQUEST__CALL_MIGRATE_OUT;
+	r.migrate_out = &mo;
+	rc = send_req(&c, &r, NULL, 0) == 0 ? wait_notify(&c, 101, &st) : -1;
+	check("stall_migration_fails", rc == 0 && st < 0, "%s (status %d): "
+	    "the push to a peer that never greets still waits", rc != 0 ?
+	    "no notification" : "not failed", st);
+	check("stall_server_alive", srv_alive(&sv), "server %s", srv_how(&sv));
+	conn_close(&c);
+stop:
+	srv_stop(&sv, "stall_server_exit");
+out:
+	close(lfd);
+}
+
 static const struct test tests[] = {
 	{ "collide", test_collide, 60 },
 	{ "attacks", test_attacks, 60 },
@@ -784,6 +848,7 @@ static const struct test tests[] = {
 	{ "lost", test_lost, 60 },
 	{ "charge", test_charge, 120 },
 	{ "outq", test_outq, 60 },
+	{ "stall", test_stall, 60 },
 };
 
 int
