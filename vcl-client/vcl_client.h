@@ -304,6 +304,7 @@ int		 vcl_nnodes(void);
 
 /* vcl_info.c */
 cl_int		 vcl_info_ret(const void *, size_t, size_t, void *, size_t *);
+int		 vcl_info_value_ok(cl_uint, const uint8_t *, size_t);
 cl_int		 vcl_info_remote(struct vcl_node *, Vcl__GetInfo__What,
 		     uint64_t, cl_uint, uint32_t, uint32_t, Vcl__KernelArg **,
 		     size_t, size_t, void *, size_t *);

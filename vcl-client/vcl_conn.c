@@ -855,6 +855,25 @@ vcl_conn_start_tls(struct vcl_node *n, const char *host)
 	return (0);
 }
 
+
+/* Every device info value of a Welcome well formed? 0 or -1. */
+static int
+vcl_conn_welcome_ok(const Vcl__Welcome *w)
+{
+	const Vcl__InfoValue	*iv;
+	size_t			 d, k;
+
+	for (d = 0; d < w->n_devices; d++)
+		for (k = 0; w->devices[d] != NULL && k <
+		    w->devices[d]->n_info; k++) {
+			iv = w->devices[d]->info[k];
+			if (iv->has_value && !vcl_info_value_ok(iv->param,
+			    iv->value.data, iv->value.len))
+				return (-1);
+		}
+	return (0);
+}
+
 /*
  * Connect and shake hands: check the server's protocol version, prove the
  * token if it asks, keep its Welcome snapshot, start the receiver. Returns
@@ -973,6 +992,11 @@ vcl_node_connect(struct vcl_node *n, const char *addr)
 		vcl_log_error("node %s announces %zu devices, more than %d: "
 		    "left out", addr, tc->reply->welcome->n_devices,
 		    VCL_NODE_MAX_DEVICES);
+		goto fail;
+	}
+	if (vcl_conn_welcome_ok(tc->reply->welcome) != 0) {
+		vcl_log_error("node %s sent a malformed Welcome (a string "
+		    "value without its NUL): left out", addr);
 		goto fail;
 	}
 	n->hello = tc;

@@ -23,6 +23,36 @@ vcl_info_ret(const void *value, size_t size, size_t param_value_size,
 }
 
 /*
+ * Params whose values are strings, of every object kind (their numbers do
+ * not overlap). A server's value for one must be NUL-terminated: the
+ * application will strlen() it.
+ */
+static const cl_uint vcl_info_strings[] = {
+	CL_PLATFORM_PROFILE, CL_PLATFORM_VERSION, CL_PLATFORM_NAME,
+	CL_PLATFORM_VENDOR, CL_PLATFORM_EXTENSIONS,
+	CL_DEVICE_NAME, CL_DEVICE_VENDOR, CL_DRIVER_VERSION,
+	CL_DEVICE_PROFILE, CL_DEVICE_VERSION, CL_DEVICE_EXTENSIONS,
+	CL_DEVICE_OPENCL_C_VERSION, CL_DEVICE_BUILT_IN_KERNELS,
+	CL_DEVICE_IL_VERSION, CL_DEVICE_LATEST_CONFORMANCE_VERSION_PASSED,
+	CL_PROGRAM_SOURCE, CL_PROGRAM_KERNEL_NAMES, CL_PROGRAM_BUILD_OPTIONS,
+	CL_PROGRAM_BUILD_LOG, CL_KERNEL_FUNCTION_NAME, CL_KERNEL_ATTRIBUTES,
+	CL_KERNEL_ARG_TYPE_NAME, CL_KERNEL_ARG_NAME,
+};
+
+/* Is a server's value for param well formed (a string param: NUL-ended)? */
+int
+vcl_info_value_ok(cl_uint param, const uint8_t *data, size_t len)
+{
+	size_t	i;
+
+	for (i = 0; i < sizeof vcl_info_strings / sizeof vcl_info_strings[0];
+	    i++)
+		if (vcl_info_strings[i] == param)
+			return (len > 0 && data[len - 1] == '\0');
+	return (1);
+}
+
+/*
  * Ask a node for an info value the client does not hold (GetInfo), and
  * return it as vcl_info_ret does. args: a kernel's __local sizes, which
  * its CL_KERNEL_LOCAL_MEM_SIZE depends on.
@@ -52,7 +82,8 @@ vcl_info_remote(struct vcl_node *n, Vcl__GetInfo__What what, uint64_t id,
 	err = vcl_node_call(n, &req, NULL, 0, NULL, 0, &tc);
 	if (err != CL_SUCCESS)
 		;
-	else if (tc->reply->info == NULL)
+	else if (tc->reply->info == NULL || !vcl_info_value_ok(param,
+	    tc->reply->info->value.data, tc->reply->info->value.len))
 		err = CL_INVALID_VALUE;
 	else
 		err = vcl_info_ret(tc->reply->info->value.data,

@@ -306,6 +306,7 @@ enum fake_mode {
 	FAKE_LONG_BULK,		/* read reply: more bytes than asked */
 	FAKE_BAD_SEQ,		/* read reply: a seq nobody sent */
 	FAKE_MANY_DEVICES,	/* Welcome with 100000 devices */
+	FAKE_BAD_STRING,	/* Welcome: a device name without its NUL */
 };
 
 /* Listen on 127.0.0.1, port 0. Returns the fd (port in port) or -1. */
@@ -410,14 +411,15 @@ fake_skip(int fd, uint64_t n)
 
 /* Greet, take the Hello, send a Welcome with ndev devices. */
 static int
-fake_handshake(int fd, size_t ndev)
+fake_handshake(int fd, size_t ndev, int bad_string)
 {
 	Vcl__ToClient		  tc = VCL__TO_CLIENT__INIT;
 	Vcl__Greeting		  g = VCL__GREETING__INIT;
 	Vcl__Reply		  r = VCL__REPLY__INIT;
 	Vcl__Welcome		  w = VCL__WELCOME__INIT;
 	Vcl__DeviceInfo		  di = VCL__DEVICE_INFO__INIT, **devs;
-	Vcl__InfoValue		  iv[3], *ivp[3];
+	Vcl__InfoValue		  iv[4], *ivp[4];
+	static char		  name[8] = "AAAAAAAA";	/* no NUL */
 	Vcl__Request		 *req;
 	cl_device_type		  type = CL_DEVICE_TYPE_CPU;
 	cl_command_queue_properties qp = 0;
@@ -439,7 +441,7 @@ fake_handshake(int fd, size_t ndev)
 		note("fake server: no Hello");
 		goto out;
 	}
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < 4; i++) {
 		vcl__info_value__init(&iv[i]);
 		iv[i].has_value = 1;
 		ivp[i] = &iv[i];
@@ -453,8 +455,11 @@ fake_handshake(int fd, size_t ndev)
 	iv[2].param = CL_DEVICE_MAX_MEM_ALLOC_SIZE;
 	iv[2].value.data = (uint8_t *)&maxalloc;
 	iv[2].value.len = sizeof maxalloc;
+	iv[3].param = CL_DEVICE_NAME;
+	iv[3].value.data = (uint8_t *)name;
+	iv[3].value.len = sizeof name;
 	di.info = ivp;
-	di.n_info = 3;
+	di.n_info = bad_string ? 4 : 3;
 	if ((devs = calloc(ndev, sizeof *devs)) == NULL)
 		goto out;
 	for (i = 0; i < ndev; i++)
@@ -500,8 +505,9 @@ fake_serve(int lfd, enum fake_mode mode)
 		return (-1);
 	}
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-	if (fake_handshake(fd, mode == FAKE_MANY_DEVICES ? 100000 : 1) != 0 ||
-	    mode == FAKE_MANY_DEVICES)
+	if (fake_handshake(fd, mode == FAKE_MANY_DEVICES ? 100000 : 1,
+	    mode == FAKE_BAD_STRING) != 0 || mode == FAKE_MANY_DEVICES ||
+	    mode == FAKE_BAD_STRING)
 		goto out;
 	while ((req = fake_read(fd, &bulk)) != NULL) {
 		if (bulk > 0 && mode == FAKE_CLOSE_IN_WRITE) {
@@ -628,10 +634,28 @@ test_many_devices(void)
 	    ms < 0 ? "hung" : client_how(&c), c.buf);
 }
 
+/*
+ * A Welcome whose device name lacks its NUL (an application would read
+ * past it with strlen): the node is left out.
+ */
+static void
+test_bad_string(void)
+{
+	struct client	c;
+	long		ms;
+
+	ms = fake_run(&c, FAKE_BAD_STRING, "1");
+	check("welcome_bad_string", ms >= 0 && client_exited(&c, 2) &&
+	    strstr(c.buf, "error clGetDeviceIDs") != NULL,
+	    "client %s; want the node left out (no device); it printed: %s",
+	    ms < 0 ? "hung" : client_how(&c), c.buf);
+}
+
 static const struct test tests[] = {
 	{ "close_in_write", test_close_in_write, 60 },
 	{ "bad_replies", test_bad_replies, 120 },
 	{ "many_devices", test_many_devices, 60 },
+	{ "bad_string", test_bad_string, 60 },
 	{ "stopped_server", test_stopped_server, 120 },
 	{ "long_kernel", test_long_kernel, 180 },
 	{ "kill_transfers", test_kill_transfers, 280 },
