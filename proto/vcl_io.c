@@ -37,6 +37,26 @@ vcl_io_read_full(int fd, void *buf, size_t n)
 	return (0);
 }
 
+/* Consume n written bytes from the front of an iovec array. */
+void
+vcl_io_advance(struct iovec **iovp, int *cntp, size_t n)
+{
+	struct iovec	*iov = *iovp;
+	int		 cnt = *cntp;
+
+	while (cnt > 0 && n >= iov->iov_len) {
+		n -= iov->iov_len;
+		iov++;
+		cnt--;
+	}
+	if (cnt > 0) {
+		iov->iov_base = (char *)iov->iov_base + n;
+		iov->iov_len -= n;
+	}
+	*iovp = iov;
+	*cntp = cnt;
+}
+
 /*
  * Write every byte of the iovecs (which it consumes). Returns 0 or -1.
  * MSG_NOSIGNAL: a peer that closed is an error (EPIPE), never SIGPIPE in
@@ -64,15 +84,7 @@ vcl_io_writev_full(int fd, struct iovec *iov, int cnt)
 			continue;
 		if (r < 0)
 			return (-1);
-		while (cnt > 0 && (size_t)r >= iov->iov_len) {
-			r -= (ssize_t)iov->iov_len;
-			iov++;
-			cnt--;
-		}
-		if (cnt > 0) {
-			iov->iov_base = (char *)iov->iov_base + r;
-			iov->iov_len -= (size_t)r;
-		}
+		vcl_io_advance(&iov, &cnt, (size_t)r);
 	}
 	return (0);
 }

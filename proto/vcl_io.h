@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 int	vcl_io_read_full(int, void *, size_t);
+void	vcl_io_advance(struct iovec **, int *, size_t);
 int	vcl_io_writev_full(int, struct iovec *, int);
 int	vcl_io_split_hostport(const char *, char *, size_t, char *, size_t);
 int	vcl_io_connect(const char *, const char *, int, char *, size_t);

@@ -526,15 +526,7 @@ vcl_link_writev_full(struct vcl_link *l, struct iovec *iov, int cnt)
 		}
 		if (r < 0)
 			return (-1);
-		while (cnt > 0 && (size_t)r >= iov->iov_len) {
-			r -= (ssize_t)iov->iov_len;
-			iov++;
-			cnt--;
-		}
-		if (cnt > 0) {
-			iov->iov_base = (char *)iov->iov_base + r;
-			iov->iov_len -= (size_t)r;
-		}
+		vcl_io_advance(&iov, &cnt, (size_t)r);
 	}
 	return (0);
 }

@@ -160,15 +160,7 @@ vcl_conn_send(struct vcl_node *n, struct iovec *iov, int cnt)
 			break;
 		}
 		atomic_store(&n->last_io, vcl_conn_now());
-		while (cnt > 0 && (size_t)r >= iov->iov_len) {
-			r -= (ssize_t)iov->iov_len;
-			iov++;
-			cnt--;
-		}
-		if (cnt > 0) {
-			iov->iov_base = (char *)iov->iov_base + r;
-			iov->iov_len -= (size_t)r;
-		}
+		vcl_io_advance(&iov, &cnt, (size_t)r);
 	}
 	atomic_fetch_sub(&n->sending, 1);
 	return (rc);

@@ -9,28 +9,6 @@
 #define MIB		(1u << 20)
 #define NOTIFY_MSGS	2000	/* messages read while waiting for one */
 
-/*
- * Handshake as a client (filling *sid and *key, when given: the session's
- * id and key) or as a server's peer link (peer set). Returns 0.
- */
-static int
-hello_as(struct conn *c, int peer, uint64_t *sid, uint64_t *key)
-{
-	struct reply	rp;
-	int		rc;
-
-	c->peer = peer;
-	if (hello_raw(c, VCL_PROTOCOL_VERSION, NULL, 0, &rp) != 0)
-		return (-1);
-	rc = rp.r->status == CL_SUCCESS && rp.r->welcome != NULL ? 0 : -1;
-	if (rc == 0 && sid != NULL) {
-		*sid = rp.r->welcome->session_id;
-		*key = rp.r->welcome->session_key;
-	}
-	reply_free(&rp);
-	return (rc);
-}
-
 /* A client session (with its id and key) and a context 1, queue 2. */
 static int
 client_open(struct conn *c, const struct srv *sv, uint64_t *sid,

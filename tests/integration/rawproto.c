@@ -496,6 +496,28 @@ hello(struct conn *c, const struct vcl_token *tok)
 	return (rc);
 }
 
+/*
+ * Handshake as a client and learn where peers reach the session (Welcome's
+ * session id and key), or as a server's peer link (peer set). Returns 0.
+ */
+int
+hello_as(struct conn *c, int peer, uint64_t *sid, uint64_t *key)
+{
+	struct reply	rp;
+	int		rc;
+
+	c->peer = peer;
+	if (hello_raw(c, VCL_PROTOCOL_VERSION, NULL, 0, &rp) != 0)
+		return (-1);
+	rc = rp.r->status == CL_SUCCESS && rp.r->welcome != NULL ? 0 : -1;
+	if (rc == 0 && sid != NULL) {
+		*sid = rp.r->welcome->session_id;
+		*key = rp.r->welcome->session_key;
+	}
+	reply_free(&rp);
+	return (rc);
+}
+
 /* Connect and handshake. Returns 0 or -1. */
 int
 conn_session(struct conn *c, const struct srv *sv)

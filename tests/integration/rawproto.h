@@ -105,6 +105,7 @@ void conn_close(struct conn *c);
 int hello_raw(struct conn *c, uint32_t version, const uint8_t *proof,
     size_t proof_len, struct reply *rp);
 int hello(struct conn *c, const struct vcl_token *tok);
+int hello_as(struct conn *c, int peer, uint64_t *sid, uint64_t *key);
 int conn_session(struct conn *c, const struct srv *sv);
 int stats(struct conn *c, Vcl__StatsResult *st);
 int wait_empty(struct conn *c, Vcl__StatsResult *st);

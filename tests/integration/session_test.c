@@ -502,28 +502,6 @@ out:
 }
 
 /*
- * Handshake as a client and learn where peers reach the session (Welcome's
- * session id and key), or as a server's peer link (peer set). Returns 0.
- */
-static int
-hello_as(struct conn *c, int peer, uint64_t *sid, uint64_t *key)
-{
-	struct reply	rp;
-	int		rc;
-
-	c->peer = peer;
-	if (hello_raw(c, VCL_PROTOCOL_VERSION, NULL, 0, &rp) != 0)
-		return (-1);
-	rc = rp.r->status == CL_SUCCESS && rp.r->welcome != NULL ? 0 : -1;
-	if (rc == 0 && sid != NULL) {
-		*sid = rp.r->welcome->session_id;
-		*key = rp.r->welcome->session_key;
-	}
-	reply_free(&rp);
-	return (rc);
-}
-
-/*
  * A migration's bytes that start coming over a peer link before the
  * client's MigrateIn and finish after it: the server stages them in the
  * link's memory (no transfer is waiting yet) and must hand them to the
