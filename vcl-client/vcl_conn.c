@@ -42,6 +42,16 @@ vcl_conn_now(void)
 	return ((long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
 }
 
+/* Sleep ms milliseconds (a connect's back-off). */
+static void
+vcl_conn_sleep_ms(long long ms)
+{
+	struct timespec	ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
 static void	vcl_node_ping(struct vcl_node *);
 
 /* How often socket waits wake to check a node's silence. */
@@ -884,6 +894,8 @@ vcl_node_connect(struct vcl_node *n, const char *addr)
 	const char		*why, *tf, *to;
 	struct vcl_buf		 b = { NULL, 0, 0 };
 	int			 timeout = VCL_CONNECT_TIMEOUT;
+	long long		 deadline, backoff = 10;	/* ms */
+	unsigned		 seed = (unsigned)getpid();
 
 	snprintf(n->addr, sizeof n->addr, "%s", addr);
 	n->fd = -1;
@@ -903,6 +915,8 @@ vcl_node_connect(struct vcl_node *n, const char *addr)
 	}
 	if (port[0] == '\0')
 		snprintf(port, sizeof port, "%d", VCL_DEFAULT_PORT);
+	deadline = vcl_conn_now() + timeout;
+again:
 	if ((n->fd = vcl_io_connect(host, port, timeout, err,
 	    sizeof err)) == -1) {
 		vcl_log_error("node %s unreachable: %s; left out", addr, err);
@@ -918,8 +932,21 @@ vcl_node_connect(struct vcl_node *n, const char *addr)
 	vcl_io_timeout(n->fd, timeout);
 	if (vcl_conn_start_tls(n, host) != 0)
 		goto fail;
-	if ((tc = vcl_conn_read_msg(n, &hdr, &why)) == NULL ||
-	    tc->greeting == NULL) {
+	tc = vcl_conn_read_msg(n, &hdr, &why);
+	if (tc == NULL && n->link.ssl == NULL && strcmp(why,
+	    "connection closed") == 0 && vcl_conn_now() + backoff < deadline) {
+		/*
+		 * Closed before its greeting: a server that sheds load (too
+		 * many connections still authenticating, from this address
+		 * or all). Try again, backing off, within the connect timeout.
+		 */
+		vcl_link_close(&n->link);
+		n->fd = -1;
+		vcl_conn_sleep_ms(backoff + rand_r(&seed) % backoff);
+		backoff = backoff * 2 > 500 ? 500 : backoff * 2;
+		goto again;
+	}
+	if (tc == NULL || tc->greeting == NULL) {
 		vcl_log_error("node %s: no greeting: %s%s", addr,
 		    tc == NULL ? why : "unexpected message",
 		    n->link.ssl == NULL ? " (if the server uses TLS, set "

@@ -651,11 +651,48 @@ test_bad_string(void)
 	    ms < 0 ? "hung" : client_how(&c), c.buf);
 }
 
+/*
+ * A server shedding connections that are still authenticating (here: one
+ * per address, held by an idle socket until its handshake deadline):
+ * libvcl backs off and tries again within its connect timeout instead of
+ * leaving the node out at the first refusal.
+ */
+static void
+test_preauth_retry(void)
+{
+	const char *const	 extra[] = { "--max-preauth-per-addr", "1",
+	    "--handshake-timeout", "2", NULL };
+	struct client		 c;
+	struct srv		 sv;
+	struct conn		 idle;
+	long			 ms;
+
+	if (!srv_start(&sv, "retry_server_start", "127.0.0.1:0", extra))
+		return;
+	if (!check("retry_idle_socket", conn_open(&idle, &sv) == 0,
+	    "no greeting for the idle socket"))
+		goto out;
+	if (client_spawn(&c, sv.port, "kernel", "10", NULL) != 0) {
+		check("retry_client_start", 0, "cannot start %s", client_path);
+		goto out;
+	}
+	ms = client_wait_exit(&c, CLIENT_EXIT_POLLS);
+	check("retry_client_gets_in", ms >= 0 && client_exited(&c, 0) &&
+	    strstr(c.buf, "ok ") != NULL, "client %s; want it to get in once "
+	    "the idle socket's deadline passed; it printed: %s", ms < 0 ?
+	    "hung" : client_how(&c), c.buf);
+	client_end(&c);
+out:
+	conn_close(&idle);
+	srv_stop(&sv, "retry_server_stop");
+}
+
 static const struct test tests[] = {
 	{ "close_in_write", test_close_in_write, 60 },
 	{ "bad_replies", test_bad_replies, 120 },
 	{ "many_devices", test_many_devices, 60 },
 	{ "bad_string", test_bad_string, 60 },
+	{ "preauth_retry", test_preauth_retry, 60 },
 	{ "stopped_server", test_stopped_server, 120 },
 	{ "long_kernel", test_long_kernel, 180 },
 	{ "kill_transfers", test_kill_transfers, 280 },
