@@ -33,16 +33,7 @@
 static const Vcl__Enqueue *
 vcl_hold_enqueue_of(const Vcl__Request *req)
 {
-	switch (req->call_case) {
-	case VCL__REQUEST__CALL_WRITE_BUFFER:	return (req->write_buffer->q);
-	case VCL__REQUEST__CALL_READ_BUFFER:	return (req->read_buffer->q);
-	case VCL__REQUEST__CALL_COPY_BUFFER:	return (req->copy_buffer->q);
-	case VCL__REQUEST__CALL_FILL_BUFFER:	return (req->fill_buffer->q);
-	case VCL__REQUEST__CALL_NDRANGE:	return (req->ndrange->q);
-	case VCL__REQUEST__CALL_MARKER:		return (req->marker->q);
-	case VCL__REQUEST__CALL_MIGRATE_IN:	return (req->migrate_in->q);
-	default:				return (NULL);
-	}
+	return (vcl_dispatch_enqueue(req));
 }
 
 /* The queue a request is ordered on, or 0. */

@@ -203,6 +203,8 @@ typedef void (*vcl_op_fn)(struct vcl_session *, const Vcl__Request *,
 #define VCL_OP_BULK	0x1	/* the call may carry bulk bytes */
 #define VCL_OP_PREAUTH	0x2	/* allowed before the handshake */
 #define VCL_OP_PEER	0x4	/* only on peer links (server to server) */
+#define VCL_OP_ENQUEUE	0x8	/* an enqueue: its message's field 1 is
+				   "Enqueue q" (queue, event, wait list) */
 
 struct vcl_op {
 	vcl_op_fn	 fn;
@@ -225,6 +227,7 @@ void	vcl_peer_close_all(struct vcl_server *);
 
 /* vcl_dispatch.c */
 const struct vcl_op	*vcl_dispatch_lookup(unsigned);
+const Vcl__Enqueue	*vcl_dispatch_enqueue(const Vcl__Request *);
 unsigned		 vcl_dispatch_max(void);
 
 /* vcl_server.c */
@@ -344,6 +347,28 @@ void	vcl_peer_settle(struct vcl_session *, struct vcl_hobj *, cl_int);
 /* vcl_op_mem.c */
 struct vcl_hobj *vcl_mem_range_get(struct vcl_session *, uint64_t, uint64_t,
 	    uint64_t, cl_int *);
+
+/* vcl_op_image.c */
+void	vcl_op_create_sampler(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_create_image(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_image_formats(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_read_image(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_write_image(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_copy_image(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_fill_image(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_copy_image_buffer(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+int	vcl_image_type_ok(uint32_t);
+uint32_t vcl_image_mem_type(cl_mem);
+cl_int	vcl_image_xfer(cl_command_queue, const struct vcl_hobj *, int,
+	    uint64_t, uint64_t, void *, cl_uint, const cl_event *, cl_event *);
 
 /* vcl_op_exec.c */
 cl_int	vcl_exec_arg(struct vcl_session *, struct vcl_hobj *,
