@@ -1,6 +1,5 @@
 /* vcl_dispatch.c - the dispatch table, indexed by the Request oneof case. */
 #include <stddef.h>
-#include <string.h>
 
 #include "vcl_server.h"
 
@@ -14,22 +13,22 @@ static const struct vcl_op vcl_ops[] = {
 	OP(FLUSH,		vcl_op_flush,		0),
 	OP(FINISH,		vcl_op_finish,		0),
 	OP(CREATE_BUFFER,	vcl_op_create_buffer,	VCL_OP_BULK),
-	OP(WRITE_BUFFER,	vcl_op_write_buffer,	VCL_OP_BULK | VCL_OP_ENQUEUE),
-	OP(READ_BUFFER,		vcl_op_read_buffer,	VCL_OP_ENQUEUE),
-	OP(COPY_BUFFER,		vcl_op_copy_buffer,	VCL_OP_ENQUEUE),
-	OP(FILL_BUFFER,		vcl_op_fill_buffer,	VCL_OP_ENQUEUE),
+	OP(WRITE_BUFFER,	vcl_op_write_buffer,	VCL_OP_BULK),
+	OP(READ_BUFFER,		vcl_op_read_buffer,	0),
+	OP(COPY_BUFFER,		vcl_op_copy_buffer,	0),
+	OP(FILL_BUFFER,		vcl_op_fill_buffer,	0),
 	OP(CREATE_PROGRAM,	vcl_op_create_program,	0),
 	OP(BUILD_PROGRAM,	vcl_op_build_program,	0),
 	OP(CREATE_KERNEL,	vcl_op_create_kernel,	0),
 	OP(CREATE_KERNELS,	vcl_op_create_kernels,	0),
-	OP(NDRANGE,		vcl_op_ndrange,		VCL_OP_ENQUEUE),
-	OP(MARKER,		vcl_op_marker,		VCL_OP_ENQUEUE),
+	OP(NDRANGE,		vcl_op_ndrange,		0),
+	OP(MARKER,		vcl_op_marker,		0),
 	OP(CREATE_USER_EVENT,	vcl_op_create_user_event, 0),
 	OP(SET_USER_EVENT_STATUS, vcl_op_set_user_event_status, 0),
 	OP(GET_INFO,		vcl_op_get_info,	0),
 	OP(STATS,		vcl_op_stats,		0),
 	OP(MIGRATE_OUT,		vcl_op_migrate_out,	0),
-	OP(MIGRATE_IN,		vcl_op_migrate_in,	VCL_OP_ENQUEUE),
+	OP(MIGRATE_IN,		vcl_op_migrate_in,	0),
 	OP(FORWARD_EVENT,	vcl_op_forward_event,	0),
 	OP(CREATE_PROXY_EVENT,	vcl_op_create_proxy_event, 0),
 	OP(PEER_PUSH,		vcl_op_peer_push,	VCL_OP_PEER | VCL_OP_BULK),
@@ -38,11 +37,11 @@ static const struct vcl_op vcl_ops[] = {
 	OP(CREATE_SAMPLER,	vcl_op_create_sampler,	0),
 	OP(CREATE_IMAGE,	vcl_op_create_image,	VCL_OP_BULK),
 	OP(IMAGE_FORMATS,	vcl_op_image_formats,	0),
-	OP(READ_IMAGE,		vcl_op_read_image,	VCL_OP_ENQUEUE),
-	OP(WRITE_IMAGE,		vcl_op_write_image,	VCL_OP_BULK | VCL_OP_ENQUEUE),
-	OP(COPY_IMAGE,		vcl_op_copy_image,	VCL_OP_ENQUEUE),
-	OP(FILL_IMAGE,		vcl_op_fill_image,	VCL_OP_ENQUEUE),
-	OP(COPY_IMAGE_BUFFER,	vcl_op_copy_image_buffer, VCL_OP_ENQUEUE),
+	OP(READ_IMAGE,		vcl_op_read_image,	0),
+	OP(WRITE_IMAGE,		vcl_op_write_image,	VCL_OP_BULK),
+	OP(COPY_IMAGE,		vcl_op_copy_image,	0),
+	OP(FILL_IMAGE,		vcl_op_fill_image,	0),
+	OP(COPY_IMAGE_BUFFER,	vcl_op_copy_image_buffer, 0),
 };
 
 /* The handler of a oneof case; NULL for an unknown or empty case. */
@@ -52,33 +51,6 @@ vcl_dispatch_lookup(unsigned c)
 	if (c >= sizeof vcl_ops / sizeof vcl_ops[0] || vcl_ops[c].fn == NULL)
 		return (NULL);
 	return (&vcl_ops[c]);
-}
-
-/*
- * The Enqueue (queue, event, wait list) of a request whose op is flagged
- * VCL_OP_ENQUEUE, else NULL: field 1 of its message, found through the
- * protobuf descriptor, so that no second list of enqueue calls exists.
- */
-const Vcl__Enqueue *
-vcl_dispatch_enqueue(const Vcl__Request *req)
-{
-	const struct vcl_op			*op;
-	const ProtobufCFieldDescriptor		*f;
-	const ProtobufCMessage			*m;
-
-	if ((op = vcl_dispatch_lookup(req->call_case)) == NULL ||
-	    !(op->flags & VCL_OP_ENQUEUE) ||
-	    (f = protobuf_c_message_descriptor_get_field(
-	    &vcl__request__descriptor, req->call_case)) == NULL ||
-	    f->type != PROTOBUF_C_TYPE_MESSAGE)
-		return (NULL);
-	memcpy(&m, (const char *)req + f->offset, sizeof m);
-	if (m == NULL || (f = protobuf_c_message_descriptor_get_field(
-	    m->descriptor, 1)) == NULL || f->type != PROTOBUF_C_TYPE_MESSAGE ||
-	    f->descriptor != &vcl__enqueue__descriptor)
-		return (NULL);
-	return (*(Vcl__Enqueue *const *)(const void *)((const char *)m +
-	    f->offset));
 }
 
 /* One past the largest case of the table, for the completeness test. */

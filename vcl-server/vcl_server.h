@@ -203,8 +203,6 @@ typedef void (*vcl_op_fn)(struct vcl_session *, const Vcl__Request *,
 #define VCL_OP_BULK	0x1	/* the call may carry bulk bytes */
 #define VCL_OP_PREAUTH	0x2	/* allowed before the handshake */
 #define VCL_OP_PEER	0x4	/* only on peer links (server to server) */
-#define VCL_OP_ENQUEUE	0x8	/* an enqueue: its message's field 1 is
-				   "Enqueue q" (queue, event, wait list) */
 
 struct vcl_op {
 	vcl_op_fn	 fn;
@@ -227,7 +225,6 @@ void	vcl_peer_close_all(struct vcl_server *);
 
 /* vcl_dispatch.c */
 const struct vcl_op	*vcl_dispatch_lookup(unsigned);
-const Vcl__Enqueue	*vcl_dispatch_enqueue(const Vcl__Request *);
 unsigned		 vcl_dispatch_max(void);
 
 /* vcl_server.c */
@@ -251,6 +248,7 @@ void	vcl_session_let_go(struct vcl_session *, struct vcl_hobj *);
 void	vcl_session_settled(struct vcl_session *, struct vcl_hobj *);
 
 /* vcl_hold.c */
+const Vcl__Enqueue *vcl_hold_enqueue_of(const Vcl__Request *);
 int	vcl_hold_init(struct vcl_session *);
 void	vcl_hold_submit(struct vcl_session *, Vcl__Request *,
 	    struct vcl_bulk *);
