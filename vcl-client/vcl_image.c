@@ -452,8 +452,10 @@ vcl_image_fits(cl_context ctx, cl_mem_object_type t, const cl_image_desc *d,
 
 	switch (t) {
 	case CL_MEM_OBJECT_IMAGE1D_BUFFER:
-		if (w > vcl_image_limit(ctx, CL_DEVICE_IMAGE_MAX_BUFFER_SIZE) ||
-		    (d->buffer != NULL && w > d->buffer->size / elem))
+		/* Past its buffer: a descriptor no image can have. */
+		if (d->buffer != NULL && w > d->buffer->size / elem)
+			return (CL_INVALID_IMAGE_DESCRIPTOR);
+		if (w > vcl_image_limit(ctx, CL_DEVICE_IMAGE_MAX_BUFFER_SIZE))
 			return (CL_INVALID_IMAGE_SIZE);
 		break;
 	case CL_MEM_OBJECT_IMAGE1D_ARRAY:
@@ -509,7 +511,7 @@ vcl_image_check_desc(cl_context ctx, cl_mem img, const cl_image_desc *d,
 	vcl_image_dims(img, dims);
 	for (i = 0; i < 3; i++)
 		if (dims[i] == 0)
-			return (CL_INVALID_IMAGE_SIZE);
+			return (CL_INVALID_IMAGE_DESCRIPTOR);
 	if (d->num_mip_levels != 0 || d->num_samples != 0)
 		return (CL_INVALID_IMAGE_DESCRIPTOR);
 	if ((t == CL_MEM_OBJECT_IMAGE1D_BUFFER) != (d->buffer != NULL))
