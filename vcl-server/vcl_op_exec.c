@@ -125,10 +125,12 @@ vcl_exec_arg_sampler(struct vcl_session *s, struct vcl_hobj *ko,
 
 	if (a->type != VCL__KERNEL_ARG__TYPE__SAMPLER || !a->has_mem ||
 	    (o = vcl_handle_get(&s->handles, a->mem, VCL_KIND_SAMPLER)) ==
-	    NULL || o->u.sampler == NULL)
+	    NULL)
 		return (CL_INVALID_SAMPLER);
 	if (o->error != CL_SUCCESS)
 		return (o->error);
+	if (o->u.sampler == NULL)
+		return (CL_INVALID_SAMPLER);
 	if (clGetKernelInfo(ko->u.kernel, CL_KERNEL_CONTEXT, sizeof kctx,
 	    &kctx, NULL) != CL_SUCCESS || clGetSamplerInfo(o->u.sampler,
 	    CL_SAMPLER_CONTEXT, sizeof sctx, &sctx, NULL) != CL_SUCCESS ||

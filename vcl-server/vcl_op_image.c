@@ -109,8 +109,8 @@ vcl_image_get(struct vcl_session *s, uint64_t id, struct vcl_img *img,
 }
 
 /*
- * Check an origin (NULL: all zeros) and region from the wire against an
- * image: three of each, no zero extent, nothing past the image, no wrap.
+ * Check an origin and region from the wire against an image: three of
+ * each, no zero extent, nothing past the image, no wrap.
  * Fills the runtime's arrays and *bytes, the region's packed size.
  */
 static cl_int
@@ -120,13 +120,13 @@ vcl_image_region(const struct vcl_img *img, const uint64_t *org, size_t norg,
 	uint64_t	n = img->elem;
 	int		i;
 
-	if ((org != NULL && norg != 3) || nreg != 3)
+	if (org == NULL || reg == NULL || norg != 3 || nreg != 3)
 		return (CL_INVALID_VALUE);
 	for (i = 0; i < 3; i++) {
-		o[i] = org != NULL ? org[i] : 0;
+		o[i] = org[i];
 		r[i] = reg[i];
-		if (reg[i] == 0 || (org != NULL && org[i] > img->dim[i]) ||
-		    reg[i] > img->dim[i] - o[i])
+		if (reg[i] == 0 || org[i] > img->dim[i] ||
+		    reg[i] > img->dim[i] - org[i])
 			return (CL_INVALID_VALUE);
 		if (reg[i] > UINT64_MAX / n)
 			return (CL_INVALID_VALUE);
@@ -551,8 +551,9 @@ vcl_image_xfer(cl_command_queue q, const struct vcl_hobj *mem, int write,
     uint64_t off, uint64_t size, void *data, cl_uint nwait,
     const cl_event *wait, cl_event *ev)
 {
+	static const uint64_t zero[3] = { 0, 0, 0 };
 	struct vcl_img	img;
-	size_t		o[3] = { 0, 0, 0 }, r[3];
+	size_t		o[3], r[3];
 	uint64_t	n;
 
 	if (vcl_image_of(mem->u.mem, &img) != 0) {
@@ -562,7 +563,7 @@ vcl_image_xfer(cl_command_queue q, const struct vcl_hobj *mem, int write,
 		return (clEnqueueReadBuffer(q, mem->u.mem, CL_FALSE, off, size,
 		    data, nwait, wait, ev));
 	}
-	if (vcl_image_region(&img, NULL, 0, img.dim, 3, o, r, &n) !=
+	if (vcl_image_region(&img, zero, 3, img.dim, 3, o, r, &n) !=
 	    CL_SUCCESS || off != 0 || size != n)
 		return (CL_INVALID_VALUE);
 	if (write)
