@@ -33,6 +33,7 @@ enum vcl_kind {
 	VCL_KIND_PROGRAM,
 	VCL_KIND_KERNEL,
 	VCL_KIND_EVENT,
+	VCL_KIND_SAMPLER,
 };
 
 /* Common header of every object, right after the dispatch pointer. */
@@ -157,6 +158,9 @@ struct vcl_map {
 	size_t			 offset, size;
 	cl_map_flags		 flags;
 	int			 owned;		/* ptr is ours to free */
+	size_t			 origin[3];	/* image: the region mapped, */
+	size_t			 region[3];	/* and ptr's strides of its */
+	size_t			 s1, s2;	/* 2nd and 3rd coordinates */
 	struct vcl_map		*next;
 };
 
@@ -197,6 +201,27 @@ struct _cl_mem {
 	struct vcl_map			*maps;
 	cl_uint				 nmaps;
 	struct vcl_mem_cb		*dtors;
+	/*
+	 * Images (vcl_image.c); type 0 is a buffer. size is the image's
+	 * packed size, what travels between nodes; init its packed initial
+	 * bytes; desc keeps the application's pitches (CL_IMAGE_*_PITCH).
+	 */
+	cl_mem_object_type		 type;
+	cl_image_format			 format;
+	cl_image_desc			 desc;
+	size_t				 elem;		/* bytes per pixel */
+	cl_mem				 buffer;	/* 1D buffer: retained */
+};
+
+struct _cl_sampler {
+	const struct _cl_icd_dispatch	*dispatch;	/* must stay first */
+	struct vcl_object		 obj;
+	cl_context			 ctx;
+	cl_bool				 normalized;
+	cl_addressing_mode		 addressing;
+	cl_filter_mode			 filter;
+	cl_sampler_properties		 props[7];	/* as given, with 0 */
+	size_t				 nprops;	/* 0: none given */
 };
 
 struct vcl_build_dev {
@@ -225,6 +250,8 @@ struct vcl_arg {
 	size_t			 size;
 	uint8_t			*value;		/* VALUE bytes */
 	cl_mem			 mem;
+	cl_sampler		 sampler;	/* SAMPLER */
+	int			 ro;		/* IMAGE: read_only access */
 };
 
 struct _cl_kernel {
@@ -237,6 +264,8 @@ struct _cl_kernel {
 	cl_kernel_arg_type_qualifier	*arg_type_qual;
 	uint32_t			*arg_size;	/* by value, 0: ? */
 	uint32_t			*arg_kind;	/* ArgKind; NULL: old server */
+	uint32_t			*arg_image;	/* image type; NULL: ? */
+	uint32_t			*arg_access;	/* access qualifier */
 	size_t				*wg_size;	/* per context device */
 	size_t				*compile_wg;	/* 3 per ctx device */
 	struct vcl_arg			*args;
@@ -344,6 +373,16 @@ void		 vcl_queue_unref(cl_command_queue);
 /* vcl_mem.c */
 void		 vcl_mem_unref(cl_mem);
 cl_int		 vcl_mem_on(cl_mem, struct vcl_node *);
+
+/* vcl_image.c */
+int		 vcl_mem_is_image(cl_mem);
+cl_int		 vcl_image_on(cl_mem, struct vcl_node *);
+cl_int		 vcl_image_unmap(cl_command_queue, cl_mem, struct vcl_map *,
+		     cl_uint, const cl_event *, cl_event *);
+void		 vcl_image_free(cl_mem);
+
+/* vcl_sampler.c */
+int		 vcl_sampler_live(const void *);
 
 /* vcl_program.c */
 void		 vcl_program_unref(cl_program);

@@ -61,6 +61,7 @@ vcl_mem_unref(cl_mem mem)
 	if (mem->last_write != NULL)
 		vcl_event_unref(mem->last_write);
 	free(mem->init);
+	vcl_image_free(mem);
 	pthread_mutex_destroy(&mem->lock);
 	vcl_context_unref(mem->ctx);
 	if (mem->parent != NULL)
@@ -116,6 +117,8 @@ vcl_mem_on(cl_mem mem, struct vcl_node *n)
 		return (CL_SUCCESS);
 	if (mem->parent != NULL)
 		return (vcl_mem_sub_on(mem, n));
+	if (vcl_mem_is_image(mem))
+		return (vcl_image_on(mem, n));
 	if (mem->pristine)
 		data = mem->host_ptr != NULL ? mem->host_ptr : mem->init;
 	m.id = mem->obj.id;
@@ -543,11 +546,14 @@ vcl_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name,
 	cl_mem_object_type	 type = CL_MEM_OBJECT_BUFFER;
 	cl_bool			 no = CL_FALSE;
 	cl_uint			 u;
+	cl_mem			 none = NULL;
 	cl_int			 err = CL_SUCCESS;
 
 	VCL_GOTO_IF(!vcl_is(memobj, VCL_KIND_MEM), CL_INVALID_MEM_OBJECT);
 	switch (param_name) {
 	case CL_MEM_TYPE:
+		if (vcl_mem_is_image(memobj))
+			type = memobj->type;
 		err = vcl_info_ret(&type, sizeof type, param_value_size,
 		    param_value, param_value_size_ret);
 		break;
@@ -580,8 +586,12 @@ vcl_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name,
 		    param_value_size, param_value, param_value_size_ret);
 		break;
 	case CL_MEM_ASSOCIATED_MEMOBJECT:
-		err = vcl_info_ret(&memobj->parent, sizeof memobj->parent,
-		    param_value_size, param_value, param_value_size_ret);
+		if (memobj->parent != NULL)
+			none = memobj->parent;
+		else if (vcl_mem_is_image(memobj))
+			none = memobj->buffer;
+		err = vcl_info_ret(&none, sizeof none, param_value_size,
+		    param_value, param_value_size_ret);
 		break;
 	case CL_MEM_OFFSET:
 		err = vcl_info_ret(&memobj->origin, sizeof memobj->origin,
@@ -609,7 +619,7 @@ vcl_mem_check(cl_command_queue q, cl_mem mem, size_t offset, size_t size)
 {
 	if (!vcl_is(q, VCL_KIND_QUEUE))
 		return (CL_INVALID_COMMAND_QUEUE);
-	if (!vcl_is(mem, VCL_KIND_MEM))
+	if (!vcl_is(mem, VCL_KIND_MEM) || vcl_mem_is_image(mem))
 		return (CL_INVALID_MEM_OBJECT);
 	if (mem->ctx != q->ctx)
 		return (CL_INVALID_CONTEXT);
@@ -946,7 +956,10 @@ vcl_clEnqueueUnmapMemObject(cl_command_queue command_queue, cl_mem memobj,
 	}
 	pthread_mutex_unlock(&memobj->lock);
 	VCL_GOTO_IF(m == NULL, CL_INVALID_VALUE);
-	if (m->flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION))
+	if (vcl_mem_is_image(memobj))
+		err = vcl_image_unmap(command_queue, memobj, m,
+		    num_events_in_wait_list, event_wait_list, event);
+	else if (m->flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION))
 		err = vcl_write(command_queue, memobj, m->offset, m->size,
 		    m->ptr, num_events_in_wait_list, event_wait_list, event,
 		    CL_COMMAND_UNMAP_MEM_OBJECT);

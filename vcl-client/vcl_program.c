@@ -588,6 +588,8 @@ vcl_kernel_unref(cl_kernel k)
 	free(k->arg_size);
 	free(k->arg_type_qual);
 	free(k->arg_kind);
+	free(k->arg_image);
+	free(k->arg_access);
 	free(k->wg_size);
 	free(k->compile_wg);
 	free(k->name);
@@ -660,6 +662,19 @@ vcl_kernel_from(cl_program p, uint64_t id, struct vcl_node *n,
 		}
 		for (i = 0; i < k->nargs; i++)
 			k->arg_kind[i] = kd->arg_kind[i];
+	}
+	if (k->nargs > 0 && kd->n_arg_image == k->nargs &&
+	    kd->n_arg_access == k->nargs) {
+		if ((k->arg_image = calloc(k->nargs, sizeof *k->arg_image)) ==
+		    NULL || (k->arg_access = calloc(k->nargs,
+		    sizeof *k->arg_access)) == NULL) {
+			vcl_kernel_unref(k);
+			return (NULL);
+		}
+		memcpy(k->arg_image, kd->arg_image, k->nargs *
+		    sizeof *k->arg_image);
+		memcpy(k->arg_access, kd->arg_access, k->nargs *
+		    sizeof *k->arg_access);
 	}
 	vcl_kernel_limits(k, n, kd);
 	return (k);
@@ -830,10 +845,52 @@ vcl_kernel_local_max(cl_context ctx)
 }
 
 /*
+ * An image or sampler argument: a handle of that kind, checked here as a
+ * local runtime would (a sampler of the wrong size or a non-sampler, a
+ * non-image or an image of another type), kept as the object. Across
+ * nodes, a read_only image is not marked written by the launch.
+ */
+static cl_int
+vcl_arg_object(cl_kernel k, cl_uint i, uint32_t kind, size_t size,
+    const void *value, struct vcl_arg *a)
+{
+	cl_sampler			 smp = NULL;
+	cl_mem				 mem = NULL;
+
+	if (kind == VCL__KERNEL_DESC__ARG_KIND__SAMPLER) {
+		if (size != sizeof(cl_sampler))
+			return (CL_INVALID_ARG_SIZE);
+		if (value != NULL)
+			memcpy(&smp, value, sizeof smp);
+		if (!vcl_sampler_live(smp) || smp->ctx != k->prog->ctx)
+			return (CL_INVALID_SAMPLER);
+		a->type = VCL__KERNEL_ARG__TYPE__SAMPLER;
+		a->sampler = smp;
+		return (CL_SUCCESS);
+	}
+	if (size != sizeof(cl_mem))
+		return (CL_INVALID_ARG_SIZE);
+	if (value != NULL)
+		memcpy(&mem, value, sizeof mem);
+	if (!vcl_is(mem, VCL_KIND_MEM) || !vcl_mem_is_image(mem) ||
+	    mem->ctx != k->prog->ctx)
+		return (CL_INVALID_MEM_OBJECT);
+	/* image2d_t takes a 2D image, image1d_buffer_t a 1D buffer one... */
+	if (k->arg_image != NULL && k->arg_image[i] != mem->type)
+		return (CL_INVALID_MEM_OBJECT);
+	a->type = VCL__KERNEL_ARG__TYPE__IMAGE;
+	a->mem = mem;
+	a->ro = k->arg_access != NULL &&
+	    k->arg_access[i] == CL_KERNEL_ARG_ACCESS_READ_ONLY;
+	return (CL_SUCCESS);
+}
+
+/*
  * Keep an argument here; it travels with each launch. The address
  * qualifier and the kind the server reported decide what the value is;
  * what the server would refuse at the launch is refused here, with the
- * error a local runtime gives (VCL has no images, samplers nor pipes yet).
+ * error a local runtime gives (VCL has no pipes yet). Images and samplers
+ * are kept as objects and travel as handles (vcl_arg_object).
  */
 cl_int CL_API_CALL
 vcl_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size,
@@ -851,15 +908,18 @@ vcl_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size,
 	aq = kernel->arg_address[arg_index];
 	kind = kernel->arg_kind != NULL ? kernel->arg_kind[arg_index] :
 	    VCL__KERNEL_DESC__ARG_KIND__VALUE;
-	VCL_GOTO_IF(kind == VCL__KERNEL_DESC__ARG_KIND__SAMPLER,
-	    CL_INVALID_SAMPLER);
-	VCL_GOTO_IF(kind == VCL__KERNEL_DESC__ARG_KIND__IMAGE ||
-	    kind == VCL__KERNEL_DESC__ARG_KIND__PIPE, CL_INVALID_MEM_OBJECT);
+	VCL_GOTO_IF(kind == VCL__KERNEL_DESC__ARG_KIND__PIPE,
+	    CL_INVALID_MEM_OBJECT);
 	VCL_GOTO_IF(kind == VCL__KERNEL_DESC__ARG_KIND__OPAQUE,
 	    CL_INVALID_ARG_VALUE);
 	a.set = 1;
 	a.size = arg_size;
-	if (aq == CL_KERNEL_ARG_ADDRESS_LOCAL) {
+	if (kind == VCL__KERNEL_DESC__ARG_KIND__IMAGE ||
+	    kind == VCL__KERNEL_DESC__ARG_KIND__SAMPLER) {
+		if ((err = vcl_arg_object(kernel, arg_index, kind, arg_size,
+		    arg_value, &a)) != CL_SUCCESS)
+			goto out;
+	} else if (aq == CL_KERNEL_ARG_ADDRESS_LOCAL) {
 		VCL_GOTO_IF(arg_value != NULL, CL_INVALID_ARG_VALUE);
 		VCL_GOTO_IF(arg_size == 0 || arg_size >
 		    vcl_kernel_local_max(kernel->prog->ctx), CL_INVALID_ARG_SIZE);
@@ -872,8 +932,8 @@ vcl_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size,
 		if (mem == NULL)
 			a.type = VCL__KERNEL_ARG__TYPE__NULLMEM;
 		else {
-			VCL_GOTO_IF(!vcl_is(mem, VCL_KIND_MEM),
-			    CL_INVALID_MEM_OBJECT);
+			VCL_GOTO_IF(!vcl_is(mem, VCL_KIND_MEM) ||
+			    vcl_mem_is_image(mem), CL_INVALID_MEM_OBJECT);
 			a.type = VCL__KERNEL_ARG__TYPE__MEM;
 			a.mem = mem;
 		}
@@ -1004,6 +1064,9 @@ out:
 static int
 vcl_arg_writes(cl_kernel k, cl_uint i)
 {
+	if (k->args[i].type == VCL__KERNEL_ARG__TYPE__IMAGE)
+		return (!k->args[i].ro &&
+		    !(k->args[i].mem->flags & CL_MEM_READ_ONLY));
 	return (k->arg_address[i] != CL_KERNEL_ARG_ADDRESS_CONSTANT &&
 	    !(k->arg_type_qual[i] & CL_KERNEL_ARG_TYPE_CONST) &&
 	    !(k->args[i].mem->flags & CL_MEM_READ_ONLY));
@@ -1134,6 +1197,22 @@ vcl_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel,
 				args[i].mem = a->mem->obj.id;
 			}
 			break;
+		case VCL__KERNEL_ARG__TYPE__IMAGE:
+			if (!vcl_is(a->mem, VCL_KIND_MEM))
+				err = CL_INVALID_MEM_OBJECT;
+			else {
+				args[i].has_mem = 1;
+				args[i].mem = a->mem->obj.id;
+			}
+			break;
+		case VCL__KERNEL_ARG__TYPE__SAMPLER:
+			if (!vcl_sampler_live(a->sampler))
+				err = CL_INVALID_SAMPLER;
+			else {
+				args[i].has_mem = 1;
+				args[i].mem = a->sampler->obj.id;
+			}
+			break;
 		case VCL__KERNEL_ARG__TYPE__LOCAL:
 			args[i].has_size = 1;
 			args[i].size = a->size;
@@ -1148,7 +1227,8 @@ vcl_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel,
 		prepared = 1;
 	/* Buffers it uses come to its node first, if stale there. */
 	for (i = 0; i < kernel->nargs && err == CL_SUCCESS; i++)
-		if (kernel->args[i].type == VCL__KERNEL_ARG__TYPE__MEM)
+		if (kernel->args[i].type == VCL__KERNEL_ARG__TYPE__MEM ||
+		    kernel->args[i].type == VCL__KERNEL_ARG__TYPE__IMAGE)
 			err = vcl_mem_use(&enq, q, kernel->args[i].mem,
 			    vcl_arg_writes(kernel, i), 0);
 	if (err == CL_SUCCESS) {
@@ -1173,7 +1253,8 @@ vcl_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel,
 		err = vcl_node_send(node, &req, NULL, 0, 0);
 	}
 	for (i = 0; i < kernel->nargs && err == CL_SUCCESS; i++)
-		if (kernel->args[i].type == VCL__KERNEL_ARG__TYPE__MEM &&
+		if ((kernel->args[i].type == VCL__KERNEL_ARG__TYPE__MEM ||
+		    kernel->args[i].type == VCL__KERNEL_ARG__TYPE__IMAGE) &&
 		    vcl_arg_writes(kernel, i))
 			vcl_mem_written(kernel->args[i].mem, node, enq.ev);
 	pthread_mutex_unlock(&kernel->lock);

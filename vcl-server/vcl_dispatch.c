@@ -40,6 +40,16 @@ static const struct vcl_op vcl_ops[] = {
 	    VCL_OP_BULK | VCL_OP_ENQUEUE),
 	OP(READ_BUFFER_RECT,	vcl_op_read_buffer_rect, VCL_OP_ENQUEUE),
 	OP(COPY_BUFFER_RECT,	vcl_op_copy_buffer_rect, VCL_OP_ENQUEUE),
+	OP(CREATE_SAMPLER,	vcl_op_create_sampler,	0),
+	OP(CREATE_IMAGE,	vcl_op_create_image,	VCL_OP_BULK),
+	OP(IMAGE_FORMATS,	vcl_op_image_formats,	0),
+	OP(READ_IMAGE,		vcl_op_read_image,	VCL_OP_ENQUEUE),
+	OP(WRITE_IMAGE,		vcl_op_write_image,
+	    VCL_OP_BULK | VCL_OP_ENQUEUE),
+	OP(COPY_IMAGE,		vcl_op_copy_image,	VCL_OP_ENQUEUE),
+	OP(FILL_IMAGE,		vcl_op_fill_image,	VCL_OP_ENQUEUE),
+	OP(COPY_IMAGE_BUFFER,	vcl_op_copy_image_buffer,
+	    VCL_OP_ENQUEUE),
 };
 
 /* The handler of a oneof case; NULL for an unknown or empty case. */

@@ -17,8 +17,8 @@ enum vcl_karg_kind {
 	VCL_KARG_VALUE = 0,	/* bytes of a type of size bytes (0: unknown) */
 	VCL_KARG_BUFFER,	/* __global or __constant pointer: a buffer id */
 	VCL_KARG_LOCAL,		/* __local pointer: a size */
-	VCL_KARG_IMAGE,		/* image*_t: an image id (not on the wire yet) */
-	VCL_KARG_SAMPLER,	/* sampler_t: a sampler id (not on the wire yet) */
+	VCL_KARG_IMAGE,		/* image*_t: an image id of that image type */
+	VCL_KARG_SAMPLER,	/* sampler_t: a sampler id */
 	VCL_KARG_PIPE,		/* pipe: a pipe id (not on the wire yet) */
 	VCL_KARG_OPAQUE,	/* queue_t, clk_event_t, private pointers...: never */
 };
@@ -30,6 +30,7 @@ struct vcl_karg {
 	uint64_t		 size;		/* value: type size; local: set */
 	cl_mem			 mem;		/* buffer: retained while set */
 	uint64_t		 mem_id;	/* ... the session's id of it */
+	cl_sampler		 sampler;	/* sampler: retained while set */
 };
 
 /* Sizes of a program's by-value argument types the kernel told us. */
@@ -72,6 +73,7 @@ struct vcl_hobj {
 		cl_program	 prog;
 		cl_kernel	 kernel;
 		cl_event	 event;
+		cl_sampler	 sampler;
 		void		*ptr;
 	} u;
 	uint64_t		 bytes;		/* mem: bytes charged */

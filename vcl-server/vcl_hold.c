@@ -25,12 +25,13 @@
  */
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "vcl_pool.h"
 #include "vcl_server.h"
 
 /* The wait list of a request that has one (a command), else NULL. */
-static const Vcl__Enqueue *
+const Vcl__Enqueue *
 vcl_hold_enqueue_of(const Vcl__Request *req)
 {
 	return (vcl_dispatch_enqueue(req));

@@ -36,6 +36,10 @@ vcl_exec_unhold(struct vcl_session *s, struct vcl_hobj *ko, uint32_t i)
 	struct vcl_karg	*ka = &ko->kargs[i];
 	struct vcl_hobj	*o;
 
+	if (ka->sampler != NULL) {
+		clReleaseSampler(ka->sampler);
+		ka->sampler = NULL;
+	}
 	if (ka->mem == NULL)
 		return;
 	clReleaseMemObject(ka->mem);
@@ -58,7 +62,11 @@ vcl_exec_kernel_drop(struct vcl_session *s, struct vcl_hobj *ko)
 		vcl_exec_unhold(s, ko, i);
 }
 
-/* Set a buffer (or NULL) argument; the kernel holds the buffer while set. */
+/*
+ * Set a buffer (or NULL) or image argument; the kernel holds the object
+ * while set. An image argument takes an image of its image type only, a
+ * buffer argument a buffer only: the runtime would take one for the other.
+ */
 static cl_int
 vcl_exec_arg_mem(struct vcl_session *s, struct vcl_hobj *ko,
     const Vcl__KernelArg *a)
@@ -67,9 +75,11 @@ vcl_exec_arg_mem(struct vcl_session *s, struct vcl_hobj *ko,
 	struct vcl_hobj	*o = NULL;
 	cl_context	 kctx = NULL, mctx = NULL;
 	cl_mem		 m = NULL;
+	uint32_t	 want;
 	cl_int		 err;
 
-	if (a->type == VCL__KERNEL_ARG__TYPE__MEM) {
+	if (a->type == VCL__KERNEL_ARG__TYPE__MEM ||
+	    a->type == VCL__KERNEL_ARG__TYPE__IMAGE) {
 		o = vcl_handle_get(&s->handles, a->mem, VCL_KIND_MEM);
 		if (o == NULL)
 			return (CL_INVALID_MEM_OBJECT);
@@ -82,6 +92,10 @@ vcl_exec_arg_mem(struct vcl_session *s, struct vcl_hobj *ko,
 		    sizeof kctx, &kctx, NULL) != CL_SUCCESS ||
 		    clGetMemObjectInfo(o->u.mem, CL_MEM_CONTEXT, sizeof mctx,
 		    &mctx, NULL) != CL_SUCCESS || kctx != mctx)
+			return (CL_INVALID_MEM_OBJECT);
+		want = ka->kind == VCL_KARG_IMAGE ? ka->image :
+		    CL_MEM_OBJECT_BUFFER;
+		if (vcl_image_mem_type(o->u.mem) != want)
 			return (CL_INVALID_MEM_OBJECT);
 		m = o->u.mem;
 	}
@@ -98,14 +112,49 @@ vcl_exec_arg_mem(struct vcl_session *s, struct vcl_hobj *ko,
 	return (CL_SUCCESS);
 }
 
+/* Set a sampler argument from a sampler id of the kernel's context. */
+static cl_int
+vcl_exec_arg_sampler(struct vcl_session *s, struct vcl_hobj *ko,
+    const Vcl__KernelArg *a)
+{
+	struct vcl_karg	*ka = &ko->kargs[a->index];
+	struct vcl_hobj	*o;
+	cl_context	 kctx = NULL, sctx = NULL;
+	cl_sampler	 smp;
+	cl_int		 err;
+
+	if (a->type != VCL__KERNEL_ARG__TYPE__SAMPLER || !a->has_mem ||
+	    (o = vcl_handle_get(&s->handles, a->mem, VCL_KIND_SAMPLER)) ==
+	    NULL)
+		return (CL_INVALID_SAMPLER);
+	if (o->error != CL_SUCCESS)
+		return (o->error);
+	if (o->u.sampler == NULL)
+		return (CL_INVALID_SAMPLER);
+	if (clGetKernelInfo(ko->u.kernel, CL_KERNEL_CONTEXT, sizeof kctx,
+	    &kctx, NULL) != CL_SUCCESS || clGetSamplerInfo(o->u.sampler,
+	    CL_SAMPLER_CONTEXT, sizeof sctx, &sctx, NULL) != CL_SUCCESS ||
+	    kctx != sctx)
+		return (CL_INVALID_SAMPLER);
+	smp = o->u.sampler;
+	if ((err = clSetKernelArg(ko->u.kernel, a->index, sizeof smp, &smp)) !=
+	    CL_SUCCESS)
+		return (err);
+	clRetainSampler(smp);
+	vcl_exec_unhold(s, ko, a->index);
+	ka->sampler = smp;
+	return (CL_SUCCESS);
+}
+
 /*
  * Set one kernel argument from the wire. The argument's kind, found from
  * its qualifiers and type when the kernel was created, decides what the
  * client may send: a buffer id (or NULL) for global and constant pointers,
  * a size for local memory, and for by-value arguments exactly as many
  * bytes as the type has, so the runtime never copies fewer than the kernel
- * reads. Images, samplers and pipes are handles the wire cannot name yet:
- * bytes or a buffer there would be taken for a runtime object.
+ * reads. An image takes an image id of its image type, a sampler a sampler
+ * id; pipes are handles the wire cannot name yet: bytes or a buffer there
+ * would be taken for a runtime object.
  */
 cl_int
 vcl_exec_arg(struct vcl_session *s, struct vcl_hobj *ko,
@@ -119,8 +168,11 @@ vcl_exec_arg(struct vcl_session *s, struct vcl_hobj *ko,
 	ka = &ko->kargs[a->index];
 	switch (ka->kind) {
 	case VCL_KARG_SAMPLER:
-		return (CL_INVALID_SAMPLER);
+		return (vcl_exec_arg_sampler(s, ko, a));
 	case VCL_KARG_IMAGE:
+		if (a->type != VCL__KERNEL_ARG__TYPE__IMAGE)
+			return (CL_INVALID_MEM_OBJECT);
+		return (vcl_exec_arg_mem(s, ko, a));
 	case VCL_KARG_PIPE:
 		return (CL_INVALID_MEM_OBJECT);
 	case VCL_KARG_BUFFER:

@@ -286,8 +286,8 @@ vcl_arrive(struct vcl_session *s, uint64_t ctx_id, uint64_t mem_id,
 	    ctx->error != CL_SUCCESS)
 		err = CL_INVALID_MEM_OBJECT;	/* released meanwhile */
 	else if ((mq = vcl_context_queue(ctx, &err)) != NULL) {
-		err = clEnqueueWriteBuffer(mq->u.queue, mem->u.mem, CL_FALSE,
-		    off, size, data, 0, NULL, &c->ev);
+		err = vcl_image_xfer(mq->u.queue, mem, 1, off, size, data, 0,
+		    NULL, &c->ev);
 		if (err == CL_SUCCESS) {
 			/*
 			 * Submit now, not at the batch's end: commands on
@@ -691,9 +691,9 @@ vcl_migrate_out_run(struct vcl_session *s, const Vcl__MigrateOut *m,
 			 * a read into pageable memory (NVIDIA's does).
 			 */
 			vcl_session_flush_queues(s);
-			err = clEnqueueReadBuffer(mq->u.queue, mem->u.mem,
-			    CL_FALSE, m->offset, m->size, c->stage->data,
-			    enq.nwait, enq.wait, &enq.ev);
+			err = vcl_image_xfer(mq->u.queue, mem, 0, m->offset,
+			    m->size, c->stage->data, enq.nwait, enq.wait,
+			    &enq.ev);
 			if (err == CL_SUCCESS)
 				clFlush(mq->u.queue);	/* as in vcl_arrive */
 		}

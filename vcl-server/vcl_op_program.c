@@ -660,6 +660,12 @@ vcl_kernel_desc(struct vcl_session *s, const struct vcl_hobj *p,
 	    (ki->kargs = calloc(kd->num_args, sizeof *ki->kargs)) == NULL))
 		return (-1);
 	kd->n_arg_kind = kd->num_args;
+	if (kd->num_args > 0 &&
+	    ((kd->arg_image = calloc(kd->num_args, sizeof *kd->arg_image)) ==
+	    NULL || (kd->arg_access = calloc(kd->num_args,
+	    sizeof *kd->arg_access)) == NULL))
+		return (-1);
+	kd->n_arg_image = kd->n_arg_access = kd->num_args;
 	kd->n_arg_address = kd->num_args;
 	kd->n_arg_size = kd->num_args;
 	kd->n_arg_type_qual = kd->num_args;
@@ -684,6 +690,9 @@ vcl_kernel_desc(struct vcl_session *s, const struct vcl_hobj *p,
 		if (ka->kind == VCL_KARG_VALUE && size == 0)
 			size = vcl_tsizes_find(p->tsizes, tname);
 		kd->arg_kind[i] = (Vcl__KernelDesc__ArgKind)ka->kind;
+		kd->arg_image[i] = ka->image;
+		clGetKernelArgInfo(k, i, CL_KERNEL_ARG_ACCESS_QUALIFIER,
+		    sizeof kd->arg_access[i], &kd->arg_access[i], NULL);
 		if (ka->kind == VCL_KARG_VALUE) {
 			ka->size = size;
 			kd->arg_size[i] = size <= UINT32_MAX ? (uint32_t)size :
@@ -739,6 +748,8 @@ vcl_kernel_desc_free(Vcl__KernelDesc *kd, struct vcl_kinfo *ki)
 	free(kd->arg_size);
 	free(kd->arg_type_qual);
 	free(kd->arg_kind);
+	free(kd->arg_image);
+	free(kd->arg_access);
 	free(kd->wg_size);
 	free(kd->compile_wg);
 	free(ki->kargs);

@@ -302,6 +302,7 @@ void	vcl_session_let_go(struct vcl_session *, struct vcl_hobj *);
 void	vcl_session_settled(struct vcl_session *, struct vcl_hobj *);
 
 /* vcl_hold.c */
+const Vcl__Enqueue *vcl_hold_enqueue_of(const Vcl__Request *);
 int	vcl_hold_init(struct vcl_session *);
 void	vcl_hold_submit(struct vcl_session *, Vcl__Request *,
 	    struct vcl_bulk *);
@@ -410,6 +411,28 @@ void	vcl_peer_link_lost(struct vcl_session *);
 struct vcl_hobj *vcl_mem_range_get(struct vcl_session *, uint64_t, uint64_t,
 	    uint64_t, cl_int *);
 void	vcl_mem_release(struct vcl_session *, cl_mem, uint64_t);
+
+/* vcl_op_image.c */
+void	vcl_op_create_sampler(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_create_image(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_image_formats(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_read_image(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_write_image(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_copy_image(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_fill_image(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_copy_image_buffer(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+int	vcl_image_type_ok(uint32_t);
+uint32_t vcl_image_mem_type(cl_mem);
+cl_int	vcl_image_xfer(cl_command_queue, const struct vcl_hobj *, int,
+	    uint64_t, uint64_t, void *, cl_uint, const cl_event *, cl_event *);
 
 /* vcl_op_exec.c */
 cl_int	vcl_exec_arg(struct vcl_session *, struct vcl_hobj *,

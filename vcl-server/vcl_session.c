@@ -193,6 +193,10 @@ vcl_session_release(struct vcl_session *s, struct vcl_hobj *o)
 		if (o->u.event != NULL)
 			clReleaseEvent(o->u.event);
 		break;
+	case VCL_KIND_SAMPLER:
+		if (o->u.sampler != NULL)
+			clReleaseSampler(o->u.sampler);
+		break;
 	default:
 		break;
 	}

@@ -26,6 +26,10 @@
  *			 one enqueued before the failure and one after it
  *	fill_and_map	 fill on A, map for reading on B; map for writing on
  *			 B, read on A
+ *	image_across	 an image written by a kernel on A is read by a
+ *			 kernel (with a sampler) on B, its bytes never
+ *			 through the client; written from the host on B,
+ *			 read on A
  *	node_death	 (netns.sh with 3 nodes only, else SKIP) SIGKILL C's
  *			 server while C runs a long kernel and A waits on it:
  *			 C's events and commands fail, A's waiter fails, A
@@ -1667,6 +1671,131 @@ out:
 	release_mem(&u);
 }
 
+/* ---- image_across ---- */
+
+static const char image_source[] =
+	"__kernel void wimg(__write_only image2d_t o, uint base)\n"
+	"{\n"
+	"	int x = get_global_id(0), y = get_global_id(1);\n"
+	"	write_imageui(o, (int2)(x, y),\n"
+	"	    (uint4)(base + y * get_image_width(o) + x, 0, 0, 1));\n"
+	"}\n"
+	"__kernel void rimg(__read_only image2d_t i, sampler_t s,\n"
+	"    __global uint *out)\n"
+	"{\n"
+	"	int x = get_global_id(0), y = get_global_id(1);\n"
+	"	out[y * get_image_width(i) + x] =\n"
+	"	    read_imageui(i, s, (int2)(x, y)).x + 1;\n"
+	"}\n";
+
+static int
+want_img(size_t i, const void *arg)
+{
+	return (*(const int *)arg + (int)i + 1);
+}
+
+/*
+ * An image written by a kernel on A is read by a kernel on B (its bytes
+ * go A to B server to server, not through the client), read back on B;
+ * then written from the host on B and read on A.
+ */
+static void
+test_image_across(struct env *e)
+{
+	enum { W = 512, H = 256 };
+	const char		*src = image_source;
+	cl_image_format		 f = { CL_R, CL_UNSIGNED_INT32 };
+	cl_image_desc		 d;
+	size_t			 g[2] = { W, H }, o[3] = { 0, 0, 0 };
+	size_t			 r[3] = { W, H, 1 }, n = W * H, i;
+	cl_ulong		 b0 = 0, b1 = 0;
+	cl_program		 p = NULL;
+	cl_kernel		 kw = NULL, kr = NULL;
+	cl_sampler		 smp = NULL;
+	cl_mem			 im = NULL, out = NULL;
+	cl_uint			*host = NULL, base = 1000;
+	int			 want = 1000;
+	cl_int			 err;
+
+	memset(&d, 0, sizeof d);
+	d.image_type = CL_MEM_OBJECT_IMAGE2D;
+	d.image_width = W;
+	d.image_height = H;
+	if ((host = calloc(n, sizeof *host)) == NULL)
+		return;
+	p = clCreateProgramWithSource(e->ctx, 1, &src, NULL, &err);
+	if (!OK(err) || !OK(clBuildProgram(p, 0, NULL, NULL, NULL, NULL)))
+		goto out;
+	kw = clCreateKernel(p, "wimg", &err);
+	if (!OK(err))
+		goto out;
+	kr = clCreateKernel(p, "rimg", &err);
+	if (!OK(err))
+		goto out;
+	smp = clCreateSampler(e->ctx, CL_FALSE, CL_ADDRESS_NONE,
+	    CL_FILTER_NEAREST, &err);
+	if (!OK(err))
+		goto out;
+	im = clCreateImage(e->ctx, CL_MEM_READ_WRITE, &f, &d, NULL, &err);
+	if (!OK(err) || (out = mk_buf(e, n * sizeof *host, CL_MEM_READ_WRITE,
+	    NULL)) == NULL)
+		goto out;
+	for (i = 0; i < 2; i++)
+		b0 += node_bytes(e->dev[i], CL_DEVICE_VCL_NODE_BYTES_SENT) +
+		    node_bytes(e->dev[i], CL_DEVICE_VCL_NODE_BYTES_RECEIVED);
+	if (!OK(clSetKernelArg(kw, 0, sizeof im, &im)) ||
+	    !OK(clSetKernelArg(kw, 1, sizeof base, &base)) ||
+	    !OK(clEnqueueNDRangeKernel(e->q[0], kw, 2, NULL, g, NULL, 0, NULL,
+	    NULL)) || !OK(clSetKernelArg(kr, 0, sizeof im, &im)) ||
+	    !OK(clSetKernelArg(kr, 1, sizeof smp, &smp)) ||
+	    !OK(clSetKernelArg(kr, 2, sizeof out, &out)) ||
+	    !OK(clEnqueueNDRangeKernel(e->q[1], kr, 2, NULL, g, NULL, 0, NULL,
+	    NULL)) || !OK(clFinish(e->q[1])))
+		goto out;
+	for (i = 0; i < 2; i++)
+		b1 += node_bytes(e->dev[i], CL_DEVICE_VCL_NODE_BYTES_SENT) +
+		    node_bytes(e->dev[i], CL_DEVICE_VCL_NODE_BYTES_RECEIVED);
+	CHECK(b1 - b0 < n, "image: client bulk bytes grew by %llu (the "
+	    "image is %zu bytes)", (unsigned long long)(b1 - b0), n * 4);
+	if (OK(clEnqueueReadBuffer(e->q[1], out, CL_TRUE, 0, n * sizeof *host,
+	    host, 0, NULL, NULL)))
+		check_ints((int *)host, n, 0, want_img, &want,
+		    "image written on A, read by a kernel on B", __LINE__);
+	memset(host, 0, n * sizeof *host);
+	if (OK(clEnqueueReadImage(e->q[1], im, CL_TRUE, o, r, 0, 0, host, 0,
+	    NULL, NULL)))
+		for (i = 0; i < n; i++)
+			if (!CHECK(host[i] == 1000 + i, "image read on B: "
+			    "pixel %zu is %u", i, host[i]))
+				break;
+	/* Host write on B, read on A. */
+	for (i = 0; i < n; i++)
+		host[i] = (cl_uint)(7 * i);
+	if (OK(clEnqueueWriteImage(e->q[1], im, CL_FALSE, o, r, 0, 0, host, 0,
+	    NULL, NULL)) && OK(clFlush(e->q[1]))) {
+		memset(host, 0, n * sizeof *host);
+		if (OK(clEnqueueReadImage(e->q[0], im, CL_TRUE, o, r, 0, 0,
+		    host, 0, NULL, NULL)))
+			for (i = 0; i < n; i++)
+				if (!CHECK(host[i] == 7 * i, "image written on "
+				    "B, read on A: pixel %zu is %u", i,
+				    host[i]))
+					break;
+	}
+out:
+	release_mem(&out);
+	release_mem(&im);
+	if (smp != NULL)
+		clReleaseSampler(smp);
+	if (kw != NULL)
+		clReleaseKernel(kw);
+	if (kr != NULL)
+		clReleaseKernel(kr);
+	if (p != NULL)
+		clReleaseProgram(p);
+	free(host);
+}
+
 static const struct test tests[] = {
 	{ "migrate", 2, test_migrate, 0 },
 	{ "no_client_bytes", 2, test_no_client_bytes, 0 },
@@ -1676,6 +1805,7 @@ static const struct test tests[] = {
 	{ "sub_buffer_across", 2, test_sub_buffer_across, 0 },
 	{ "rect_across", 2, test_rect_across, 0 },
 	{ "migrate_objects", 2, test_migrate_objects, 0 },
+	{ "image_across", 2, test_image_across, 0 },
 	{ "node_death", 3, test_node_death, 0 },	/* last: kills C */
 };
 

@@ -64,3 +64,4 @@ add_test(NAME it_soak COMMAND soak_test $<TARGET_FILE:vclserver>
 	$<TARGET_FILE:soak_client>)
 set_tests_properties(it_soak PROPERTIES TIMEOUT 300 LABELS integration
 	ENVIRONMENT "VCL_TEST_ICD_DIR=${PROJECT_BINARY_DIR}/vcl-client")
+vcl_rawtest(image)

@@ -395,6 +395,54 @@ test_hold_drop(void **state)
 	session_free(s);
 }
 
+/*
+ * The hold finds every enqueue by its message's field 1 (vcl.proto): no
+ * request carries an Enqueue anywhere else, so a new enqueue call cannot
+ * be missed; and the image enqueues are found.
+ */
+static void
+test_hold_enqueue_rule(void **state)
+{
+	const ProtobufCMessageDescriptor	*d = &vcl__request__descriptor;
+	const ProtobufCMessageDescriptor	*md;
+	const ProtobufCFieldDescriptor		*f;
+	Vcl__Request				 req = VCL__REQUEST__INIT;
+	Vcl__ReadImage				 ri = VCL__READ_IMAGE__INIT;
+	Vcl__CopyImageBuffer			 cb = VCL__COPY_IMAGE_BUFFER__INIT;
+	Vcl__CreateImage			 ci = VCL__CREATE_IMAGE__INIT;
+	Vcl__Enqueue				 q = VCL__ENQUEUE__INIT;
+	unsigned				 i, j, enqueues = 0;
+
+	for (i = 0; i < d->n_fields; i++) {
+		if (d->fields[i].type != PROTOBUF_C_TYPE_MESSAGE)
+			continue;
+		md = d->fields[i].descriptor;
+		for (j = 0; j < md->n_fields; j++) {
+			f = &md->fields[j];
+			if (f->type != PROTOBUF_C_TYPE_MESSAGE ||
+			    f->descriptor != &vcl__enqueue__descriptor)
+				continue;
+			if (f->id != 1)
+				print_error("%s: Enqueue is field %u, not 1\n",
+				    d->fields[i].name, f->id);
+			assert_int_equal(f->id, 1);
+			enqueues++;
+		}
+	}
+	assert_true(enqueues >= 12);	/* 7 buffer, kernel, migration + 5 image */
+	req.call_case = VCL__REQUEST__CALL_READ_IMAGE;
+	req.read_image = &ri;
+	ri.q = &q;
+	assert_ptr_equal(vcl_hold_enqueue_of(&req), &q);
+	req.call_case = VCL__REQUEST__CALL_COPY_IMAGE_BUFFER;
+	req.copy_image_buffer = &cb;
+	cb.q = &q;
+	assert_ptr_equal(vcl_hold_enqueue_of(&req), &q);
+	req.call_case = VCL__REQUEST__CALL_CREATE_IMAGE;
+	req.create_image = &ci;
+	assert_null(vcl_hold_enqueue_of(&req));
+}
+
 int
 main(void)
 {
@@ -405,6 +453,7 @@ main(void)
 		cmocka_unit_test(test_hold_release),
 		cmocka_unit_test(test_hold_many),
 		cmocka_unit_test(test_hold_drop),
+		cmocka_unit_test(test_hold_enqueue_rule),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));
