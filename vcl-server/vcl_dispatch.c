@@ -34,6 +34,10 @@ static const struct vcl_op vcl_ops[] = {
 	OP(PEER_PUSH,		vcl_op_peer_push,	VCL_OP_PEER | VCL_OP_BULK),
 	OP(PEER_EVENT,		vcl_op_peer_event,	VCL_OP_PEER),
 	OP(PEER_FAIL,		vcl_op_peer_fail,	0),
+	OP(CREATE_PROGRAM_FROM,	vcl_op_create_program_from, 0),
+	OP(LINK_PROGRAM,	vcl_op_link_program,	0),
+	OP(GET_BINARY,		vcl_op_get_binary,	0),
+	OP(SET_SPEC_CONSTANT,	vcl_op_set_spec_constant, 0),
 };
 
 /* The handler of a oneof case; NULL for an unknown or empty case. */
