@@ -48,3 +48,4 @@ set_tests_properties(it_raw_client_faults PROPERTIES TIMEOUT 300
 	LABELS integration ENVIRONMENT
 	"VCL_TEST_ICD_DIR=${PROJECT_BINARY_DIR}/vcl-client")
 vcl_rawtest(fuzzfix)
+vcl_rawtest(progbin)
