@@ -41,11 +41,13 @@ vcl_op_create_program(struct vcl_session *s, const Vcl__Request *req,
 		err = CL_INVALID_CONTEXT;
 	else if (ctx->error != CL_SUCCESS)
 		err = ctx->error;
-	else if (len == 0)
-		err = CL_INVALID_VALUE;
-	else
-		o->u.prog = clCreateProgramWithSource(ctx->u.ctx, 1, &src, &len,
-		    &err);
+	else {
+		/* An empty source is a program too (it builds, to nothing). */
+		if (len == 0 || src == NULL)
+			src = "";
+		o->u.prog = clCreateProgramWithSource(ctx->u.ctx, 1, &src,
+		    len == 0 ? NULL : &len, &err);
+	}
 	o->error = err;
 }
 

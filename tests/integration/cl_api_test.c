@@ -3446,6 +3446,28 @@ out:
 	release_all(&m, 1, k, p);
 }
 
+/* An empty source is a program: it builds and compiles, to no kernel. */
+static void
+test_program_empty(struct env *e)
+{
+	const char	*s = "";
+	cl_program	 p;
+	size_t		 nk = 99;
+	cl_int		 err;
+
+	p = clCreateProgramWithSource(e->ctx, 1, &s, NULL, &err);
+	if (!CHECK_ERR(err, CL_SUCCESS))
+		return;
+	CHECK_ERR(clCompileProgram(p, 1, &e->device, NULL, 0, NULL, NULL, NULL,
+	    NULL), CL_SUCCESS);
+	CHECK_ERR(clBuildProgram(p, 1, &e->device, NULL, NULL, NULL),
+	    CL_SUCCESS);
+	CHECK_ERR(clGetProgramInfo(p, CL_PROGRAM_NUM_KERNELS, sizeof nk, &nk,
+	    NULL), CL_SUCCESS);
+	CHECK(nk == 0);
+	clReleaseProgram(p);
+}
+
 /* Built-in kernels, IL, release callbacks, timers, SVM and sub-group info. */
 static void
 test_program_misc(struct env *e)
@@ -3656,6 +3678,7 @@ static const struct test {
 	{ "compile_binary", test_compile_binary },
 	{ "clone_kernel", test_clone_kernel },
 	{ "program_misc", test_program_misc },
+	{ "program_empty", test_program_empty },
 };
 
 /* Reports a test that ran past its time and ends the run. */
