@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/sha.h>
+
 #include "vcl_incdir.h"
 #include "vcl_include.h"
 #include "vcl_log.h"
@@ -20,6 +22,88 @@ static struct vcl_tsizes *vcl_probe_types(cl_program, const cl_device_id *,
 static char	*vcl_probe_source(const char *, const struct vcl_tsizes *);
 static struct vcl_psrc *vcl_psrc_make(const struct vcl_build *);
 static int	vcl_build_executable(const struct vcl_build *);
+
+/*
+ * The binaries this server handed out (GetBinary), by SHA-256, with the
+ * by-value type sizes probed when their program was built from source. A
+ * program made again from such a binary (applications that cache binaries:
+ * pyopencl, hashcat, BLAS libraries) gets those sizes: the server made the
+ * binary itself, so the sizes are its own, never the client's word. A ring
+ * of VCL_BINREC_MAX entries; the server has one per process and uses it
+ * on the loop thread only.
+ */
+#define VCL_BINREC_MAX	256
+static struct vcl_binrec {
+	uint8_t			 sha[SHA256_DIGEST_LENGTH];
+	struct vcl_tsizes	*ts;		/* NULL: a free slot */
+}		 vcl_binrecs[VCL_BINREC_MAX];
+static unsigned	 vcl_binrec_next;
+
+/* A copy of a type-size list, or NULL. */
+static struct vcl_tsizes *
+vcl_tsizes_dup(const struct vcl_tsizes *ts)
+{
+	struct vcl_tsizes	*c;
+	size_t			 n = sizeof *ts + ts->n * sizeof ts->t[0];
+
+	if ((c = malloc(n)) != NULL)
+		memcpy(c, ts, n);
+	return (c);
+}
+
+/* The record of a binary, or NULL. */
+static struct vcl_binrec *
+vcl_binrec_find(const uint8_t *bin, size_t len)
+{
+	uint8_t		sha[SHA256_DIGEST_LENGTH];
+	unsigned	i;
+
+	SHA256(bin, len, sha);
+	for (i = 0; i < VCL_BINREC_MAX; i++)
+		if (vcl_binrecs[i].ts != NULL &&
+		    memcmp(vcl_binrecs[i].sha, sha, sizeof sha) == 0)
+			return (&vcl_binrecs[i]);
+	return (NULL);
+}
+
+/* Remember the type sizes of a binary handed out. */
+static void
+vcl_binrec_put(const uint8_t *bin, size_t len, const struct vcl_tsizes *ts)
+{
+	struct vcl_binrec	*r;
+	struct vcl_tsizes	*c;
+
+	if (ts == NULL || vcl_binrec_find(bin, len) != NULL ||
+	    (c = vcl_tsizes_dup(ts)) == NULL)
+		return;
+	r = &vcl_binrecs[vcl_binrec_next++ % VCL_BINREC_MAX];
+	free(r->ts);
+	r->ts = c;
+	SHA256(bin, len, r->sha);
+}
+
+/*
+ * The type sizes for a program from binaries: those recorded for its
+ * binaries, when every one of them was recorded with the same sizes (a
+ * mix of binaries of different programs gets none). NULL: none.
+ */
+static struct vcl_tsizes *
+vcl_binrec_sizes(const ProtobufCBinaryData *bins, size_t n)
+{
+	const struct vcl_binrec	*r, *first = NULL;
+	size_t			 i;
+
+	for (i = 0; i < n; i++) {
+		if ((r = vcl_binrec_find(bins[i].data, bins[i].len)) == NULL)
+			return (NULL);
+		if (first == NULL)
+			first = r;
+		else if (r->ts->n != first->ts->n || memcmp(r->ts, first->ts,
+		    sizeof *r->ts + r->ts->n * sizeof r->ts->t[0]) != 0)
+			return (NULL);
+	}
+	return (first != NULL ? vcl_tsizes_dup(first->ts) : NULL);
+}
 
 /* CreateProgram: a program from source, built later by BuildProgram. */
 void
@@ -71,6 +155,7 @@ struct vcl_build {
 	uint64_t		 charged;	/* their bytes, on the session */
 	uint32_t		 ndirs;		/* -I options */
 	int			 mode;		/* VCL_BUILD_* */
+	int			 nosrc;		/* from binaries: keeps its sizes */
 	struct vcl_psrc		*psrc;		/* compile: what a link probes */
 	cl_context		 ctx;		/* link: retained */
 	cl_program		*inputs;	/* link: retained */
@@ -189,6 +274,7 @@ vcl_build_prepare(struct vcl_build *b, struct vcl_incdir *d, char *why,
 	if ((src = vcl_build_string(b->prog, NULL, CL_PROGRAM_SOURCE)) ==
 	    NULL || *src == '\0') {
 		free(src);
+		b->nosrc = 1;
 		return (0);
 	}
 	if (vcl_include_scan(src, strlen(src), NULL, NULL, sub, sizeof sub) !=
@@ -278,8 +364,11 @@ vcl_build_run(void *arg)
 		b->names = vcl_build_string(b->prog, NULL,
 		    CL_PROGRAM_KERNEL_NAMES);
 		/* Still in the build's directory: the probe sees its headers. */
-		b->tsizes = b->mode == VCL_BUILD_LINK ? vcl_probe_link(b) :
-		    vcl_probe_sizes(b->prog, b->devs, b->ndevs, b->options);
+		if (b->mode == VCL_BUILD_LINK)
+			b->tsizes = vcl_probe_link(b);
+		else if (!b->nosrc)
+			b->tsizes = vcl_probe_sizes(b->prog, b->devs, b->ndevs,
+			    b->options);
 	}
 done:
 	vcl_incdir_remove(&d);
@@ -312,7 +401,8 @@ vcl_build_done(struct vcl_done *d)
 			if (o->u.prog == NULL)
 				o->error = b->err;
 		}
-		if (b->err == CL_SUCCESS) {
+		/* A program from binaries keeps the sizes it came with. */
+		if (b->err == CL_SUCCESS && !b->nosrc) {
 			free(o->tsizes);
 			o->tsizes = b->tsizes;
 			b->tsizes = NULL;
@@ -1387,9 +1477,14 @@ vcl_op_create_program_from(struct vcl_session *s, const Vcl__Request *req,
 				err = CL_INVALID_VALUE;
 		}
 	}
-	if (err == CL_SUCCESS && m->n_binaries > 0)
+	if (err == CL_SUCCESS && m->n_binaries > 0) {
 		o->u.prog = clCreateProgramWithBinary(ctx->u.ctx,
 		    (cl_uint)m->n_devices, devs, lens, bins, st, &err);
+		/* Binaries this server made: their struct sizes are known. */
+		if (o->u.prog != NULL)
+			o->tsizes = vcl_binrec_sizes(m->binaries,
+			    m->n_binaries);
+	}
 	else if (err == CL_SUCCESS && m->builtin_kernels != NULL)
 		o->u.prog = clCreateProgramWithBuiltInKernels(ctx->u.ctx,
 		    (cl_uint)m->n_devices, devs, m->builtin_kernels, &err);
@@ -1612,6 +1707,7 @@ vcl_op_get_binary(struct vcl_session *s, const Vcl__Request *req,
 	if (err == CL_SUCCESS && sizes[i] > 0 && (err =
 	    clGetProgramInfo(o->u.prog, CL_PROGRAM_BINARIES, n * sizeof *bins,
 	    bins, NULL)) == CL_SUCCESS) {
+		vcl_binrec_put(bins[i], sizes[i], o->tsizes);
 		pr.has_binary = 1;
 		pr.binary.data = bins[i];
 		pr.binary.len = sizes[i];

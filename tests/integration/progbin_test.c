@@ -184,10 +184,11 @@ settle(struct conn *c, const char *name)
 static void
 test_binaries(void)
 {
-	struct srv		 sv;
-	struct conn		 c;
+	struct srv		 sv, sv2;
+	struct conn		 c, c2;
 	struct reply		 rp;
 	ProtobufCBinaryData	 bin[2] = { { 0, NULL }, { 0, NULL } };
+	long			 size;
 	static uint8_t		 junk[4096];
 	uint32_t		 devs[70];
 	int32_t			 st = 1;
@@ -226,10 +227,27 @@ test_binaries(void)
 		    "status %d", rp.r->status);
 		reply_free(&rp);
 	}
-	/* No source there: the struct's size is unknown, so refused (0). */
-	check("binaries_struct_size_unknown", kernel_arg_size(&c, 102, 101,
-	    "pb_run", 1) == 0, "a by-value struct of a program from a "
-	    "binary has a size");
+	/* A binary this server made: its struct's size is its own record. */
+	size = kernel_arg_size(&c, 102, 101, "pb_run", 1);
+	check("binaries_struct_size_recorded", size == 20, "a by-value struct "
+	    "of a program from this server's binary: size %ld, want 20", size);
+	/* Another server never made it: no source, so unknown (refused). */
+	if (srv_start(&sv2, "binaries_server2_start", "127.0.0.1:0", NULL)) {
+		if (check("binaries_server2_session", conn_session(&c2, &sv2) ==
+		    0 && create_context(&c2, CTX) == 0, "no session")) {
+			rc = from_binaries(&c2, 101, CTX, devs, 1, bin, 1, &st);
+			check("binaries_server2_create", rc == CL_SUCCESS,
+			    "status %d", rc);
+			if (build(&c2, 101, 0, NULL, NULL, 0, &rp) == 0)
+				reply_free(&rp);
+			size = kernel_arg_size(&c2, 102, 101, "pb_run", 1);
+			check("binaries_struct_size_unknown", size == 0,
+			    "a struct of a program from a binary the server "
+			    "did not make: size %ld, want 0 (refused)", size);
+			conn_close(&c2);
+		}
+		srv_stop(&sv2, "binaries_server2_exit");
+	}
 
 	/* Garbage: CL_INVALID_BINARY, as status too. */
 	bin[1].data = junk;
