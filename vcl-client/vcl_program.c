@@ -228,7 +228,8 @@ vcl_hdr_join(const char *base, const char *name, size_t len)
 
 	if ((p = malloc(bl + len + 1)) == NULL)
 		return (NULL);
-	memcpy(p, base, bl);
+	if (bl > 0)
+		memcpy(p, base, bl);
 	memcpy(p + bl, name, len);
 	p[bl + len] = '\0';
 	/* Drop empty and "." components: the server takes neither. */

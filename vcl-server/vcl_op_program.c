@@ -1424,6 +1424,50 @@ vcl_op_create_kernels(struct vcl_session *s, const Vcl__Request *req,
 }
 
 /*
+ * Does every ';'-separated name of names appear among the built-in
+ * kernels of each device? Checked here, before the runtime: PoCL 3.1
+ * leaks its copy of the names when it refuses one, so a client could
+ * grow the server without end.
+ */
+static int
+vcl_builtin_ok(const cl_device_id *devs, size_t n, const char *names)
+{
+	const char	*p, *e, *h;
+	char		*have = NULL;
+	size_t		 i, len, hl;
+	int		 ok = 1;
+
+	if (strlen(names) > 65536)
+		return (0);
+	for (i = 0; i < n && ok; i++) {
+		free(have);
+		have = NULL;
+		if (clGetDeviceInfo(devs[i], CL_DEVICE_BUILT_IN_KERNELS, 0, NULL,
+		    &hl) != CL_SUCCESS || (have = calloc(1, hl + 1)) == NULL ||
+		    clGetDeviceInfo(devs[i], CL_DEVICE_BUILT_IN_KERNELS, hl,
+		    have, NULL) != CL_SUCCESS) {
+			ok = 0;
+			break;
+		}
+		for (p = names; ok && *p != '\0'; p = *e == ';' ? e + 1 : e) {
+			e = p + strcspn(p, ";");
+			len = (size_t)(e - p);
+			ok = 0;
+			for (h = have; *h != '\0'; h += strcspn(h, ";"),
+			    h += *h == ';') {
+				if (strncmp(h, p, len) == 0 &&
+				    (h[len] == ';' || h[len] == '\0')) {
+					ok = 1;
+					break;
+				}
+			}
+		}
+	}
+	free(have);
+	return (ok);
+}
+
+/*
  * CreateProgramFrom: a program from binaries (one per listed device), of
  * built-in kernels, or from IL. Synchronous: the runtime's error and each
  * device's binary status are the answer.
@@ -1485,9 +1529,14 @@ vcl_op_create_program_from(struct vcl_session *s, const Vcl__Request *req,
 			o->tsizes = vcl_binrec_sizes(m->binaries,
 			    m->n_binaries);
 	}
-	else if (err == CL_SUCCESS && m->builtin_kernels != NULL)
-		o->u.prog = clCreateProgramWithBuiltInKernels(ctx->u.ctx,
-		    (cl_uint)m->n_devices, devs, m->builtin_kernels, &err);
+	else if (err == CL_SUCCESS && m->builtin_kernels != NULL) {
+		if (!vcl_builtin_ok(devs, m->n_devices, m->builtin_kernels))
+			err = CL_INVALID_VALUE;
+		else
+			o->u.prog = clCreateProgramWithBuiltInKernels(
+			    ctx->u.ctx, (cl_uint)m->n_devices, devs,
+			    m->builtin_kernels, &err);
+	}
 	else if (err == CL_SUCCESS)
 		o->u.prog = clCreateProgramWithIL(ctx->u.ctx, m->il.data,
 		    m->il.len, &err);

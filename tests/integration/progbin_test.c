@@ -478,10 +478,86 @@ test_spec_constant(void)
 	srv_stop(&sv, "spec_server_exit");
 }
 
+/* The server's resident memory in KiB (VmRSS), or -1. */
+static long
+rss_kib(pid_t pid)
+{
+	char	 path[64], line[256];
+	FILE	*f;
+	long	 v = -1;
+
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return (-1);
+	while (fgets(line, sizeof line, f) != NULL)
+		if (sscanf(line, "VmRSS: %ld", &v) == 1)
+			break;
+	fclose(f);
+	return (v);
+}
+
+/*
+ * Built-in kernel names the devices lack: CL_INVALID_VALUE, and nothing
+ * kept (PoCL 3.1 leaked its copy of refused names: 400 requests of 60 KiB
+ * names grew the server by 24 MiB).
+ */
+static void
+test_builtin_names(void)
+{
+	struct srv		 sv;
+	struct conn		 c;
+	struct reply		 rp;
+	Vcl__Request		 r = VCL__REQUEST__INIT;
+	Vcl__CreateProgramFrom	 m = VCL__CREATE_PROGRAM_FROM__INIT;
+	uint32_t		 dev = 0;
+	char			*names;
+	long			 before, after;
+	int			 i, bad = 0;
+
+	if ((names = malloc(60001)) == NULL)
+		return;
+	memset(names, 'x', 60000);
+	names[60000] = '\0';
+	if (!start(&sv, &c, "builtin_server_start")) {
+		free(names);
+		return;
+	}
+	m.context = CTX;
+	m.devices = &dev;
+	m.n_devices = 1;
+	m.builtin_kernels = names;
+	r.call_case = VCL__REQUEST__CALL_CREATE_PROGRAM_FROM;
+	r.create_program_from = &m;
+	before = rss_kib(sv.pid);
+	for (i = 0; i < 400; i++) {
+		m.id = 500 + (uint64_t)i;
+		if (call(&c, &r, NULL, 0, &rp) != 0) {
+			bad = -1000;
+			break;
+		}
+		if (rp.r->status != CL_INVALID_VALUE)
+			bad = rp.r->status;
+		reply_free(&rp);
+		release(&c, VCL__KIND__KIND_PROGRAM, m.id);
+	}
+	after = rss_kib(sv.pid);
+	check("builtin_unknown_refused", bad == 0, "status %d, want "
+	    "CL_INVALID_VALUE", bad);
+	check("builtin_unknown_not_kept", before > 0 && after > 0 &&
+	    after - before < 12 * 1024, "the server grew by %ld KiB over 400 "
+	    "refused names of 60 KB", after - before);
+	release(&c, VCL__KIND__KIND_CONTEXT, CTX);
+	settle(&c, "builtin_nothing_left");
+	conn_close(&c);
+	srv_stop(&sv, "builtin_server_exit");
+	free(names);
+}
+
 static const struct test tests[] = {
 	{ "binaries",		test_binaries,		120 },
 	{ "link",		test_link,		180 },
 	{ "spec_constant",	test_spec_constant,	60 },
+	{ "builtin_names",	test_builtin_names,	120 },
 };
 
 int
