@@ -1827,9 +1827,9 @@ out:
 }
 
 /*
- * Sub-group info: answered only for devices that have sub-groups
- * (CL_DEVICE_MAX_NUM_SUB_GROUPS > 0), which VCL does not forward yet;
- * for the others CL_INVALID_OPERATION, as the specification says.
+ * Sub-group info: not forwarded to the nodes yet, so CL_INVALID_OPERATION
+ * once the kernel and device are checked: what the specification names
+ * for a device without sub-groups, as PoCL 3.1's CPU device is.
  */
 cl_int CL_API_CALL
 vcl_clGetKernelSubGroupInfo(cl_kernel kernel, cl_device_id device,
@@ -1837,7 +1837,6 @@ vcl_clGetKernelSubGroupInfo(cl_kernel kernel, cl_device_id device,
     const void *input_value, size_t param_value_size, void *param_value,
     size_t *param_value_size_ret)
 {
-	cl_uint	nsg = 0;
 	cl_int	err = CL_SUCCESS;
 
 	(void)param_name;
@@ -1853,10 +1852,6 @@ vcl_clGetKernelSubGroupInfo(cl_kernel kernel, cl_device_id device,
 	}
 	VCL_GOTO_IF(!vcl_is(device, VCL_KIND_DEVICE) ||
 	    vcl_ctx_index(kernel->prog->ctx, device) < 0, CL_INVALID_DEVICE);
-	vcl_clGetDeviceInfo(device, CL_DEVICE_MAX_NUM_SUB_GROUPS, sizeof nsg,
-	    &nsg, NULL);
-	if (nsg == 0)
-		vcl_log_debug("clGetKernelSubGroupInfo: no sub-groups");
 	err = CL_INVALID_OPERATION;
 out:
 	return (err);
