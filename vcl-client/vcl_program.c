@@ -985,6 +985,11 @@ vcl_program_binaries_info(cl_program p, cl_program_info param,
 	nd = vcl_program_devs(p, &devs);
 	VCL_GOTO_IF(param_value != NULL && param_value_size <
 	    nd * sizeof(void *), CL_INVALID_VALUE);
+	if (param == CL_PROGRAM_BINARIES && param_value == NULL) {
+		if (param_value_size_ret != NULL)
+			*param_value_size_ret = nd * sizeof(unsigned char *);
+		goto out;	/* only the size: nothing to fetch */
+	}
 	VCL_GOTO_IF((sizes = calloc(nd, sizeof *sizes)) == NULL,
 	    CL_OUT_OF_HOST_MEMORY);
 	pthread_mutex_lock(&p->lock);
