@@ -1234,24 +1234,42 @@ out:
 	return (rc);
 }
 
+/* Take the sizes a probe found for some types into the program's list. */
+static void
+vcl_probe_merge(struct vcl_tsizes *ts, const struct vcl_tsizes *got)
+{
+	uint32_t	i, j;
+
+	for (i = 0; i < got->n; i++)
+		for (j = 0; j < ts->n; j++)
+			if (got->t[i].size != 0 &&
+			    strcmp(ts->t[j].name, got->t[i].name) == 0)
+				ts->t[j].size = got->t[i].size;
+}
+
 /*
  * Sizes of a linked program's by-value types that are not built in. The
  * program has no source; its compiled inputs had: each input that kept
  * its source and headers (vcl_psrc) is probed in turn, for the types
- * still unknown, until all are known. What stays unknown is refused.
+ * still unknown (all at once, else one by one: an input may lack the
+ * types of another's kernels), until all are known. What stays unknown
+ * is refused.
  */
 static struct vcl_tsizes *
 vcl_probe_link(struct vcl_build *b)
 {
-	struct vcl_tsizes	*ts, *u;
+	struct vcl_tsizes	*ts, *u, *one;
 	size_t			 in;
-	uint32_t		 i, j;
+	uint32_t		 i;
 
 	if ((ts = vcl_probe_types(b->prog, b->devs, b->ndevs)) == NULL)
 		return (NULL);
 	if ((u = calloc(1, sizeof *u + VCL_PROBE_TYPES * sizeof u->t[0])) ==
-	    NULL)
+	    NULL || (one = calloc(1, sizeof *one + sizeof one->t[0])) ==
+	    NULL) {
+		free(u);
 		return (ts);
+	}
 	for (in = 0; in < b->ninputs; in++) {
 		if (b->ipsrc[in] == NULL)
 			continue;
@@ -1260,13 +1278,19 @@ vcl_probe_link(struct vcl_build *b)
 				u->t[u->n++] = ts->t[i];
 		if (u->n == 0)
 			break;
-		if (vcl_probe_input(b, in, u) != 0)
+		if (vcl_probe_input(b, in, u) == 0) {
+			vcl_probe_merge(ts, u);
 			continue;
-		for (i = 0; i < u->n; i++)
-			for (j = 0; j < ts->n; j++)
-				if (strcmp(ts->t[j].name, u->t[i].name) == 0)
-					ts->t[j].size = u->t[i].size;
+		}
+		/* Some type is not this input's (another's kernel): alone. */
+		for (i = 0; u->n > 1 && i < u->n; i++) {
+			one->n = 1;
+			one->t[0] = u->t[i];
+			if (vcl_probe_input(b, in, one) == 0)
+				vcl_probe_merge(ts, one);
+		}
 	}
+	free(one);
 	free(u);
 	return (ts);
 }

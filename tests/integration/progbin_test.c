@@ -329,7 +329,7 @@ test_link(void)
 	struct conn		 c, o;
 	struct reply		 rp;
 	Vcl__StatsResult	 st = VCL__STATS_RESULT__INIT;
-	uint64_t		 in[2] = { 200, 201 }, *many;
+	uint64_t		 in[2] = { 200, 201 }, two[2], *many;
 	uint32_t		 dev = 999;
 	size_t			 i;
 	long			 size;
@@ -358,6 +358,26 @@ test_link(void)
 	size = kernel_arg_size(&c, 203, 202, "pb_run", 1);
 	check("link_struct_size", size == 20, "pb_pair of the linked program: "
 	    "size %ld, want 20", size);
+	/* Two inputs, each with its own struct and kernel. */
+	if (create_program(&c, 205, CTX, "typedef struct { int a; char c[5]; } "
+	    "px_t;\n__kernel void kx(__global int *o, px_t s) { o[0] = s.a; }"
+	    "\n") == 0 && build(&c, 205, 1, NULL, NULL, 0, &rp) == 0)
+		reply_free(&rp);
+	if (create_program(&c, 206, CTX, "typedef struct { long l; char c; } "
+	    "py_t;\n__kernel void ky(__global long *o, py_t s) { o[0] = s.l; }"
+	    "\n") == 0 && build(&c, 206, 1, NULL, NULL, 0, &rp) == 0)
+		reply_free(&rp);
+	two[0] = 205;
+	two[1] = 206;
+	if (check("link_two_structs", link_progs(&c, 207, CTX, two, 2, NULL,
+	    NULL, 0) == CL_SUCCESS, "the link failed")) {
+		size = kernel_arg_size(&c, 208, 207, "kx", 1);
+		check("link_two_structs_first", size == 12, "px_t: size %ld, "
+		    "want 12", size);
+		size = kernel_arg_size(&c, 209, 207, "ky", 1);
+		check("link_two_structs_second", size == 16, "py_t: size %ld, "
+		    "want 16", size);
+	}
 	check("link_library", link_progs(&c, 204, CTX, in, 1,
 	    "-create-library", NULL, 0) == CL_SUCCESS, "no library");
 
@@ -417,8 +437,10 @@ test_link(void)
 		}
 	}
 	release(&c, VCL__KIND__KIND_KERNEL, 203);
+	release(&c, VCL__KIND__KIND_KERNEL, 208);
+	release(&c, VCL__KIND__KIND_KERNEL, 209);
 	for (i = 200; i <= 220; i++)
-		if (i != 203)
+		if (i != 203 && i != 208 && i != 209)
 			release(&c, VCL__KIND__KIND_PROGRAM, i);
 	release(&c, VCL__KIND__KIND_CONTEXT, CTX);
 	if (o.fd != -1) {
