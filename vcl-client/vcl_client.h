@@ -242,6 +242,15 @@ struct _cl_program {
 	atomic_int			 kernels;	/* live kernels */
 	pthread_mutex_t			 lock;
 	int				 building;
+	uint64_t			 nodes;		/* nodes holding it */
+	cl_device_id			*devs;		/* its devices; NULL:
+							   the context's */
+	cl_uint				 ndevs;
+	uint8_t				**bins;		/* per context device,
+							   fetched binaries */
+	size_t				*binlens;
+	int				 notexec;	/* compiled, or a library */
+	int				 il;		/* from IL */
 };
 
 struct vcl_arg {

@@ -15,6 +15,8 @@
 #include "vcl_include.h"
 #include "vcl_log.h"
 
+static void	vcl_program_forget_binaries(cl_program);
+
 /* Drop a reference; the last one releases the program on its nodes. */
 void
 vcl_program_unref(cl_program p)
@@ -25,18 +27,63 @@ vcl_program_unref(cl_program p)
 	if (!vcl_unref(p))
 		return;
 	for (n = 0; n < vcl_nnodes(); n++)
-		if (p->ctx->nodes & (1ull << n))
+		if (p->nodes & (1ull << n))
 			vcl_node_release(vcl_node_get(n),
 			    VCL__KIND__KIND_PROGRAM, p->obj.id);
 	for (i = 0; p->build != NULL && i < p->ctx->ndevices; i++)
 		free(p->build[i].log);
 	free(p->build);
+	vcl_program_forget_binaries(p);
+	free(p->devs);
 	free(p->source);
 	free(p->options);
 	free(p->kernel_names);
 	pthread_mutex_destroy(&p->lock);
 	vcl_context_unref(p->ctx);
 	vcl_object_free(p);
+}
+
+/* Drop the binaries fetched from the nodes: the program changed. */
+static void
+vcl_program_forget_binaries(cl_program p)
+{
+	cl_uint	i;
+
+	for (i = 0; p->bins != NULL && i < p->ctx->ndevices; i++)
+		free(p->bins[i]);
+	free(p->bins);
+	free(p->binlens);
+	p->bins = NULL;
+	p->binlens = NULL;
+}
+
+/* The node answering a program's queries: that of its first device. */
+static struct vcl_node *
+vcl_program_node(cl_program p)
+{
+	return (p->devs != NULL ? p->devs[0]->node : p->ctx->devices[0]->node);
+}
+
+/* A new program of a context, with no build yet; NULL: no memory. */
+static cl_program
+vcl_program_new(cl_context context)
+{
+	cl_program	p;
+	cl_uint		i;
+
+	if ((p = vcl_object_new(sizeof *p, VCL_KIND_PROGRAM)) == NULL)
+		return (NULL);
+	pthread_mutex_init(&p->lock, NULL);
+	p->ctx = context;
+	vcl_retain(context);
+	p->nodes = context->nodes;
+	if ((p->build = calloc(context->ndevices, sizeof *p->build)) == NULL) {
+		vcl_program_unref(p);
+		return (NULL);
+	}
+	for (i = 0; i < context->ndevices; i++)
+		p->build[i].status = CL_BUILD_NONE;
+	return (p);
 }
 
 cl_program CL_API_CALL
@@ -58,18 +105,12 @@ vcl_clCreateProgramWithSource(cl_context context, cl_uint count,
 		len += lengths != NULL && lengths[i] != 0 ? lengths[i] :
 		    strlen(strings[i]);
 	}
-	VCL_GOTO_IF((p = vcl_object_new(sizeof *p, VCL_KIND_PROGRAM)) == NULL,
+	VCL_GOTO_IF((p = vcl_program_new(context)) == NULL,
 	    CL_OUT_OF_HOST_MEMORY);
-	pthread_mutex_init(&p->lock, NULL);
-	p->ctx = context;
-	vcl_retain(context);
-	if ((p->source = malloc(len + 1)) == NULL ||
-	    (p->build = calloc(context->ndevices, sizeof *p->build)) == NULL) {
+	if ((p->source = malloc(len + 1)) == NULL) {
 		err = CL_OUT_OF_HOST_MEMORY;
 		goto out;
 	}
-	for (i = 0; i < context->ndevices; i++)
-		p->build[i].status = CL_BUILD_NONE;
 	for (i = 0, len = 0; i < count; i++) {
 		l = lengths != NULL && lengths[i] != 0 ? lengths[i] :
 		    strlen(strings[i]);
@@ -367,10 +408,63 @@ vcl_hdrs_collect(struct vcl_hdrs *h, const char *source, size_t len)
 	return (h->oom ? CL_OUT_OF_HOST_MEMORY : CL_SUCCESS);
 }
 
-cl_int CL_API_CALL
-vcl_clBuildProgram(cl_program program, cl_uint num_devices,
-    const cl_device_id *device_list, const char *options,
-    void (CL_CALLBACK *pfn_notify)(cl_program, void *), void *user_data)
+/*
+ * Ship the in-memory headers of a clCompileProgram (input_headers, named
+ * header_include_names) as headers of the current directory: the
+ * server's build directory, where the compile runs. They go first, so a
+ * file of the same name is not looked up.
+ */
+static cl_int
+vcl_hdrs_inputs(struct vcl_hdrs *h, cl_uint n, const cl_program *ih,
+    const char **names)
+{
+	Vcl__Header	*hd;
+	char		*name;
+	cl_uint		 i;
+
+	if (n == 0)
+		return (CL_SUCCESS);
+	if (n > VCL_INCLUDE_MAX_HEADERS ||
+	    (h->v = calloc(n, sizeof *h->v)) == NULL)
+		return (n > VCL_INCLUDE_MAX_HEADERS ? CL_INVALID_VALUE :
+		    CL_OUT_OF_HOST_MEMORY);
+	for (i = 0; i < n; i++) {
+		if ((name = vcl_hdr_join(NULL, names[i], strlen(names[i]))) ==
+		    NULL)
+			return (CL_OUT_OF_HOST_MEMORY);
+		if (*name == '\0' || !vcl_include_name_ok(name, strlen(name))) {
+			vcl_log_error("clCompileProgram: header name '%s' "
+			    "refused: a relative path without '..' is needed",
+			    names[i]);
+			free(name);
+			return (CL_INVALID_VALUE);
+		}
+		if ((hd = malloc(sizeof *hd)) == NULL) {
+			free(name);
+			return (CL_OUT_OF_HOST_MEMORY);
+		}
+		vcl__header__init(hd);
+		hd->name = name;
+		h->v[h->n++] = hd;
+		if ((hd->data.data = malloc(ih[i]->source_len + 1)) == NULL)
+			return (CL_OUT_OF_HOST_MEMORY);
+		memcpy(hd->data.data, ih[i]->source, ih[i]->source_len);
+		hd->data.len = ih[i]->source_len;
+		h->bytes += hd->data.len;
+	}
+	return (h->bytes > VCL_INCLUDE_MAX_BYTES ? CL_INVALID_VALUE :
+	    CL_SUCCESS);
+}
+
+/*
+ * clBuildProgram and clCompileProgram: the sources' headers collected
+ * here, the build run on every node holding a listed device (each
+ * compiles for its own devices), the results recorded per device.
+ */
+static cl_int
+vcl_program_build(cl_program p, cl_uint num_devices,
+    const cl_device_id *device_list, const char *options, int compile,
+    cl_uint nih, const cl_program *ih, const char **ih_names)
 {
 	Vcl__Request		 req = VCL__REQUEST__INIT;
 	Vcl__BuildProgram	 m = VCL__BUILD_PROGRAM__INIT;
@@ -378,7 +472,6 @@ vcl_clBuildProgram(cl_program program, cl_uint num_devices,
 	struct vcl_include_opts	 io;
 	struct vcl_hdrs		 hdrs;
 	uint32_t		 idx[64];
-	cl_program		 p = program;
 	cl_uint			 i;
 	char			 why[256];
 	int			 n, busy;
@@ -386,25 +479,17 @@ vcl_clBuildProgram(cl_program program, cl_uint num_devices,
 
 	memset(&hdrs, 0, sizeof hdrs);
 	memset(&io, 0, sizeof io);
-
-	VCL_GOTO_IF(!vcl_is(p, VCL_KIND_PROGRAM), CL_INVALID_PROGRAM);
-	VCL_GOTO_IF((device_list == NULL) != (num_devices == 0),
-	    CL_INVALID_VALUE);
-	VCL_GOTO_IF(pfn_notify == NULL && user_data != NULL, CL_INVALID_VALUE);
-	for (i = 0; i < num_devices; i++)
-		VCL_GOTO_IF(!vcl_is(device_list[i], VCL_KIND_DEVICE) ||
-		    vcl_ctx_index(p->ctx, device_list[i]) < 0,
-		    CL_INVALID_DEVICE);
-	VCL_GOTO_IF(atomic_load(&p->kernels) > 0, CL_INVALID_OPERATION);
 	if (vcl_include_options(options, NULL, &io, why, sizeof why) != 0) {
 		vcl_log_error("%s", why);
 		err = strcmp(why, "out of memory") == 0 ?
-		    CL_OUT_OF_HOST_MEMORY : CL_INVALID_BUILD_OPTIONS;
+		    CL_OUT_OF_HOST_MEMORY : compile ?
+		    CL_INVALID_COMPILER_OPTIONS : CL_INVALID_BUILD_OPTIONS;
 		goto out;
 	}
 	hdrs.dirs = io.dirs;
 	hdrs.ndirs = io.ndirs;
-	if ((err = vcl_hdrs_collect(&hdrs, p->source, p->source_len)) !=
+	if ((err = vcl_hdrs_inputs(&hdrs, nih, ih, ih_names)) != CL_SUCCESS ||
+	    (err = vcl_hdrs_collect(&hdrs, p->source, p->source_len)) !=
 	    CL_SUCCESS)
 		goto out;
 	pthread_mutex_lock(&p->lock);
@@ -417,16 +502,20 @@ vcl_clBuildProgram(cl_program program, cl_uint num_devices,
 	free(p->kernel_names);
 	p->kernel_names = NULL;
 	p->nkernels = 0;
+	p->notexec = compile;
+	vcl_program_forget_binaries(p);
 
 	m.program = p->obj.id;
 	m.options = (char *)options;
 	m.devices = idx;
 	m.headers = hdrs.v;
 	m.n_headers = hdrs.n;
+	m.has_compile = compile;
+	m.compile = compile;
 	req.call_case = VCL__REQUEST__CALL_BUILD_PROGRAM;
 	req.build_program = &m;
 	for (n = 0; n < vcl_nnodes(); n++) {
-		if (!(p->ctx->nodes & (1ull << n)))
+		if (!(p->nodes & (1ull << n)))
 			continue;
 		m.n_devices = 0;
 		for (i = 0; i < num_devices && m.n_devices < 64; i++)
@@ -450,11 +539,484 @@ vcl_clBuildProgram(cl_program program, cl_uint num_devices,
 	pthread_mutex_lock(&p->lock);
 	p->building = 0;
 	pthread_mutex_unlock(&p->lock);
-	if (pfn_notify != NULL)
-		pfn_notify(p, user_data);
 out:
 	vcl_hdrs_free(&hdrs);
 	vcl_include_opts_free(&io);
+	return (err);
+}
+
+/* Are the devices of a build call valid for the program? */
+static cl_int
+vcl_program_devices_ok(cl_program p, cl_uint num_devices,
+    const cl_device_id *device_list)
+{
+	cl_uint	i, j;
+
+	if ((device_list == NULL) != (num_devices == 0))
+		return (CL_INVALID_VALUE);
+	for (i = 0; i < num_devices; i++) {
+		if (!vcl_is(device_list[i], VCL_KIND_DEVICE) ||
+		    vcl_ctx_index(p->ctx, device_list[i]) < 0)
+			return (CL_INVALID_DEVICE);
+		for (j = 0; p->devs != NULL && j < p->ndevs; j++)
+			if (p->devs[j] == device_list[i])
+				break;
+		if (p->devs != NULL && j == p->ndevs)
+			return (CL_INVALID_DEVICE);
+	}
+	return (CL_SUCCESS);
+}
+
+cl_int CL_API_CALL
+vcl_clBuildProgram(cl_program program, cl_uint num_devices,
+    const cl_device_id *device_list, const char *options,
+    void (CL_CALLBACK *pfn_notify)(cl_program, void *), void *user_data)
+{
+	cl_program	p = program;
+	cl_int		err = CL_SUCCESS;
+
+	VCL_GOTO_IF(!vcl_is(p, VCL_KIND_PROGRAM), CL_INVALID_PROGRAM);
+	if ((err = vcl_program_devices_ok(p, num_devices, device_list)) !=
+	    CL_SUCCESS)
+		goto out;
+	VCL_GOTO_IF(pfn_notify == NULL && user_data != NULL, CL_INVALID_VALUE);
+	VCL_GOTO_IF(atomic_load(&p->kernels) > 0, CL_INVALID_OPERATION);
+	err = vcl_program_build(p, num_devices, device_list, options, 0, 0,
+	    NULL, NULL);
+	/* A build that ran calls back, failed or not. */
+	if (pfn_notify != NULL && err != CL_INVALID_BUILD_OPTIONS &&
+	    err != CL_INVALID_OPERATION && err != CL_OUT_OF_HOST_MEMORY)
+		pfn_notify(p, user_data);
+out:
+	return (err);
+}
+
+cl_int CL_API_CALL
+vcl_clCompileProgram(cl_program program, cl_uint num_devices,
+    const cl_device_id *device_list, const char *options,
+    cl_uint num_input_headers, const cl_program *input_headers,
+    const char **header_include_names,
+    void (CL_CALLBACK *pfn_notify)(cl_program, void *), void *user_data)
+{
+	cl_program	p = program;
+	cl_uint		i;
+	cl_int		err = CL_SUCCESS;
+
+	VCL_GOTO_IF(!vcl_is(p, VCL_KIND_PROGRAM), CL_INVALID_PROGRAM);
+	if ((err = vcl_program_devices_ok(p, num_devices, device_list)) !=
+	    CL_SUCCESS)
+		goto out;
+	VCL_GOTO_IF(pfn_notify == NULL && user_data != NULL, CL_INVALID_VALUE);
+	VCL_GOTO_IF(num_input_headers == 0 ? (input_headers != NULL ||
+	    header_include_names != NULL) : (input_headers == NULL ||
+	    header_include_names == NULL), CL_INVALID_VALUE);
+	for (i = 0; i < num_input_headers; i++) {
+		VCL_GOTO_IF(!vcl_is(input_headers[i], VCL_KIND_PROGRAM) ||
+		    input_headers[i]->source == NULL, CL_INVALID_PROGRAM);
+		VCL_GOTO_IF(header_include_names[i] == NULL, CL_INVALID_VALUE);
+	}
+	/* Only a program from source (or IL) compiles. */
+	VCL_GOTO_IF(p->source == NULL && !p->il, CL_INVALID_OPERATION);
+	VCL_GOTO_IF(atomic_load(&p->kernels) > 0, CL_INVALID_OPERATION);
+	err = vcl_program_build(p, num_devices, device_list, options, 1,
+	    num_input_headers, input_headers, header_include_names);
+	if (pfn_notify != NULL && err != CL_INVALID_COMPILER_OPTIONS &&
+	    err != CL_INVALID_OPERATION && err != CL_OUT_OF_HOST_MEMORY &&
+	    err != CL_INVALID_VALUE)
+		pfn_notify(p, user_data);
+out:
+	return (err);
+}
+
+cl_program CL_API_CALL
+vcl_clLinkProgram(cl_context context, cl_uint num_devices,
+    const cl_device_id *device_list, const char *options,
+    cl_uint num_input_programs, const cl_program *input_programs,
+    void (CL_CALLBACK *pfn_notify)(cl_program, void *), void *user_data,
+    cl_int *errcode_ret)
+{
+	Vcl__Request		 req = VCL__REQUEST__INIT;
+	Vcl__LinkProgram	 m = VCL__LINK_PROGRAM__INIT;
+	Vcl__ToClient		*tc;
+	cl_program		 p = NULL;
+	uint64_t		*ids = NULL;
+	uint32_t		 idx[64];
+	cl_uint			 i;
+	int			 n;
+	cl_int			 err = CL_SUCCESS, e;
+
+	VCL_GOTO_IF(!vcl_is(context, VCL_KIND_CONTEXT), CL_INVALID_CONTEXT);
+	VCL_GOTO_IF((device_list == NULL) != (num_devices == 0),
+	    CL_INVALID_VALUE);
+	VCL_GOTO_IF(num_input_programs == 0 || input_programs == NULL,
+	    CL_INVALID_VALUE);
+	VCL_GOTO_IF(pfn_notify == NULL && user_data != NULL, CL_INVALID_VALUE);
+	for (i = 0; i < num_devices; i++)
+		VCL_GOTO_IF(!vcl_is(device_list[i], VCL_KIND_DEVICE) ||
+		    vcl_ctx_index(context, device_list[i]) < 0,
+		    CL_INVALID_DEVICE);
+	for (i = 0; i < num_input_programs; i++) {
+		VCL_GOTO_IF(!vcl_is(input_programs[i], VCL_KIND_PROGRAM),
+		    CL_INVALID_PROGRAM);
+		VCL_GOTO_IF(input_programs[i]->ctx != context,
+		    CL_INVALID_CONTEXT);
+	}
+	VCL_GOTO_IF((ids = calloc(num_input_programs, sizeof *ids)) == NULL ||
+	    (p = vcl_program_new(context)) == NULL, CL_OUT_OF_HOST_MEMORY);
+	for (i = 0; i < num_input_programs; i++)
+		ids[i] = input_programs[i]->obj.id;
+	if (num_devices > 0) {
+		VCL_GOTO_IF((p->devs = calloc(num_devices, sizeof *p->devs)) ==
+		    NULL, CL_OUT_OF_HOST_MEMORY);
+		memcpy(p->devs, device_list, num_devices * sizeof *p->devs);
+		p->ndevs = num_devices;
+		p->nodes = 0;
+		for (i = 0; i < num_devices; i++)
+			p->nodes |= 1ull << device_list[i]->node->index;
+	}
+	p->notexec = options != NULL && strstr(options, "-create-library") !=
+	    NULL;
+	p->options = options != NULL ? strdup(options) : NULL;
+	m.id = p->obj.id;
+	m.context = context->obj.id;
+	m.options = (char *)options;
+	m.programs = ids;
+	m.n_programs = num_input_programs;
+	m.devices = idx;
+	req.call_case = VCL__REQUEST__CALL_LINK_PROGRAM;
+	req.link_program = &m;
+	for (n = 0; n < vcl_nnodes(); n++) {
+		if (!(p->nodes & (1ull << n)))
+			continue;
+		m.n_devices = 0;
+		for (i = 0; i < num_devices && m.n_devices < 64; i++)
+			if (device_list[i]->node->index == n)
+				idx[m.n_devices++] = device_list[i]->index;
+		e = vcl_node_call(vcl_node_get(n), &req, NULL, 0, NULL, 0, &tc);
+		if (tc != NULL && tc->reply->build != NULL)
+			vcl_build_record(p, vcl_node_get(n), tc->reply->build);
+		if (tc != NULL)
+			vcl__to_client__free_unpacked(tc, NULL);
+		if (e != CL_SUCCESS && err == CL_SUCCESS)
+			err = e;
+	}
+	/* As the node runtime does: a failed link gives no program. */
+	if (err == CL_SUCCESS && pfn_notify != NULL)
+		pfn_notify(p, user_data);
+out:
+	free(ids);
+	if (err != CL_SUCCESS && p != NULL) {
+		vcl_program_unref(p);
+		p = NULL;
+	}
+	if (errcode_ret != NULL)
+		*errcode_ret = err;
+	return (p);
+}
+
+/*
+ * clCreateProgramWithBinary, clCreateProgramWithBuiltInKernels and
+ * clCreateProgramWithIL: each node holding a listed device (for IL,
+ * every node of the context) creates its part, synchronously, so the
+ * runtime's error and each device's binary status come back here.
+ */
+static cl_program
+vcl_program_from(cl_context context, cl_uint num_devices,
+    const cl_device_id *device_list, const size_t *lengths,
+    const unsigned char **binaries, cl_int *binary_status,
+    const char *builtin, const void *il, size_t il_len, cl_int *errp)
+{
+	Vcl__Request		 req = VCL__REQUEST__INIT;
+	Vcl__CreateProgramFrom	 m = VCL__CREATE_PROGRAM_FROM__INIT;
+	Vcl__ToClient		*tc;
+	ProtobufCBinaryData	 bins[64];
+	cl_program		 p = NULL;
+	uint32_t		 idx[64];
+	cl_uint			 i, where[64];
+	size_t			 k;
+	int			 n;
+	cl_int			 err = CL_SUCCESS, e;
+
+	VCL_GOTO_IF((p = vcl_program_new(context)) == NULL,
+	    CL_OUT_OF_HOST_MEMORY);
+	if (num_devices > 0) {
+		VCL_GOTO_IF((p->devs = calloc(num_devices, sizeof *p->devs)) ==
+		    NULL, CL_OUT_OF_HOST_MEMORY);
+		memcpy(p->devs, device_list, num_devices * sizeof *p->devs);
+		p->ndevs = num_devices;
+		p->nodes = 0;
+		for (i = 0; i < num_devices; i++)
+			p->nodes |= 1ull << device_list[i]->node->index;
+	}
+	p->il = il != NULL;
+	m.id = p->obj.id;
+	m.context = context->obj.id;
+	m.devices = idx;
+	m.builtin_kernels = (char *)builtin;
+	if (il != NULL) {
+		m.has_il = 1;
+		m.il.data = (uint8_t *)il;
+		m.il.len = il_len;
+	}
+	req.call_case = VCL__REQUEST__CALL_CREATE_PROGRAM_FROM;
+	req.create_program_from = &m;
+	for (n = 0; n < vcl_nnodes(); n++) {
+		if (!(p->nodes & (1ull << n)))
+			continue;
+		m.n_devices = 0;
+		for (i = 0; i < num_devices && m.n_devices < 64; i++) {
+			if (device_list[i]->node->index != n)
+				continue;
+			where[m.n_devices] = i;
+			if (binaries != NULL) {
+				bins[m.n_devices].data =
+				    (uint8_t *)binaries[i];
+				bins[m.n_devices].len = lengths[i];
+			}
+			idx[m.n_devices++] = device_list[i]->index;
+		}
+		m.binaries = binaries != NULL ? bins : NULL;
+		m.n_binaries = binaries != NULL ? m.n_devices : 0;
+		e = vcl_node_call(vcl_node_get(n), &req, NULL, 0, NULL, 0, &tc);
+		for (k = 0; binary_status != NULL && binaries != NULL &&
+		    k < m.n_devices; k++)
+			binary_status[where[k]] = tc != NULL &&
+			    tc->reply->program != NULL &&
+			    k < tc->reply->program->n_binary_status ?
+			    tc->reply->program->binary_status[k] : e;
+		if (tc != NULL)
+			vcl__to_client__free_unpacked(tc, NULL);
+		if (e != CL_SUCCESS && err == CL_SUCCESS)
+			err = e;
+	}
+out:
+	if (err != CL_SUCCESS && p != NULL) {
+		vcl_program_unref(p);
+		p = NULL;
+	}
+	*errp = err;
+	return (p);
+}
+
+cl_program CL_API_CALL
+vcl_clCreateProgramWithBinary(cl_context context, cl_uint num_devices,
+    const cl_device_id *device_list, const size_t *lengths,
+    const unsigned char **binaries, cl_int *binary_status,
+    cl_int *errcode_ret)
+{
+	cl_program	p = NULL;
+	cl_uint		i, j;
+	cl_int		err = CL_SUCCESS;
+
+	VCL_GOTO_IF(!vcl_is(context, VCL_KIND_CONTEXT), CL_INVALID_CONTEXT);
+	VCL_GOTO_IF(num_devices == 0 || device_list == NULL ||
+	    lengths == NULL || binaries == NULL, CL_INVALID_VALUE);
+	VCL_GOTO_IF(num_devices > 64, CL_INVALID_DEVICE);
+	for (i = 0; i < num_devices; i++) {
+		VCL_GOTO_IF(!vcl_is(device_list[i], VCL_KIND_DEVICE) ||
+		    vcl_ctx_index(context, device_list[i]) < 0,
+		    CL_INVALID_DEVICE);
+		for (j = 0; j < i; j++)
+			VCL_GOTO_IF(device_list[j] == device_list[i],
+			    CL_INVALID_DEVICE);
+		VCL_GOTO_IF(lengths[i] == 0 || binaries[i] == NULL,
+		    CL_INVALID_VALUE);
+	}
+	p = vcl_program_from(context, num_devices, device_list, lengths,
+	    binaries, binary_status, NULL, NULL, 0, &err);
+out:
+	if (errcode_ret != NULL)
+		*errcode_ret = err;
+	return (p);
+}
+
+cl_program CL_API_CALL
+vcl_clCreateProgramWithBuiltInKernels(cl_context context,
+    cl_uint num_devices, const cl_device_id *device_list,
+    const char *kernel_names, cl_int *errcode_ret)
+{
+	cl_program	p = NULL;
+	cl_uint		i, j;
+	cl_int		err = CL_SUCCESS;
+
+	VCL_GOTO_IF(!vcl_is(context, VCL_KIND_CONTEXT), CL_INVALID_CONTEXT);
+	VCL_GOTO_IF(num_devices == 0 || device_list == NULL ||
+	    kernel_names == NULL, CL_INVALID_VALUE);
+	VCL_GOTO_IF(num_devices > 64, CL_INVALID_DEVICE);
+	for (i = 0; i < num_devices; i++) {
+		VCL_GOTO_IF(!vcl_is(device_list[i], VCL_KIND_DEVICE) ||
+		    vcl_ctx_index(context, device_list[i]) < 0,
+		    CL_INVALID_DEVICE);
+		for (j = 0; j < i; j++)
+			VCL_GOTO_IF(device_list[j] == device_list[i],
+			    CL_INVALID_DEVICE);
+	}
+	p = vcl_program_from(context, num_devices, device_list, NULL, NULL,
+	    NULL, kernel_names, NULL, 0, &err);
+out:
+	if (errcode_ret != NULL)
+		*errcode_ret = err;
+	return (p);
+}
+
+cl_program CL_API_CALL
+vcl_clCreateProgramWithIL(cl_context context, const void *il, size_t length,
+    cl_int *errcode_ret)
+{
+	cl_program	p = NULL;
+	cl_int		err = CL_SUCCESS;
+
+	VCL_GOTO_IF(!vcl_is(context, VCL_KIND_CONTEXT), CL_INVALID_CONTEXT);
+	VCL_GOTO_IF(il == NULL || length == 0, CL_INVALID_VALUE);
+	p = vcl_program_from(context, 0, NULL, NULL, NULL, NULL, NULL, il,
+	    length, &err);
+out:
+	if (errcode_ret != NULL)
+		*errcode_ret = err;
+	return (p);
+}
+
+cl_int CL_API_CALL
+vcl_clSetProgramSpecializationConstant(cl_program program, cl_uint spec_id,
+    size_t spec_size, const void *spec_value)
+{
+	Vcl__Request		 req = VCL__REQUEST__INIT;
+	Vcl__SetSpecConstant	 m = VCL__SET_SPEC_CONSTANT__INIT;
+	int			 n;
+	cl_int			 err = CL_SUCCESS;
+
+	VCL_GOTO_IF(!vcl_is(program, VCL_KIND_PROGRAM), CL_INVALID_PROGRAM);
+	VCL_GOTO_IF(!program->il, CL_INVALID_PROGRAM);
+	VCL_GOTO_IF(spec_value == NULL || spec_size == 0, CL_INVALID_VALUE);
+	m.program = program->obj.id;
+	m.spec_id = spec_id;
+	m.value.data = (uint8_t *)spec_value;
+	m.value.len = spec_size;
+	req.call_case = VCL__REQUEST__CALL_SET_SPEC_CONSTANT;
+	req.set_spec_constant = &m;
+	for (n = 0; n < vcl_nnodes() && err == CL_SUCCESS; n++)
+		if (program->nodes & (1ull << n))
+			err = vcl_node_call(vcl_node_get(n), &req, NULL, 0,
+			    NULL, 0, NULL);
+out:
+	return (err);
+}
+
+cl_int CL_API_CALL
+vcl_clSetProgramReleaseCallback(cl_program program,
+    void (CL_CALLBACK *pfn_notify)(cl_program, void *), void *user_data)
+{
+	cl_int	err = CL_SUCCESS;
+
+	VCL_GOTO_IF(!vcl_is(program, VCL_KIND_PROGRAM), CL_INVALID_PROGRAM);
+	/*
+	 * Deprecated in OpenCL 3.0: no device has program-scope global
+	 * destructors here, so CL_INVALID_OPERATION, as PoCL answers.
+	 */
+	(void)pfn_notify;
+	(void)user_data;
+	err = CL_INVALID_OPERATION;
+out:
+	return (err);
+}
+
+/* A context device's binary of the program, fetched once from its node. */
+static cl_int
+vcl_program_binary(cl_program p, cl_uint i)
+{
+	Vcl__Request		 req = VCL__REQUEST__INIT;
+	Vcl__GetBinary		 m = VCL__GET_BINARY__INIT;
+	Vcl__ToClient		*tc = NULL;
+	cl_device_id		 d = p->ctx->devices[i];
+	cl_int			 err;
+
+	if (p->bins == NULL && ((p->bins = calloc(p->ctx->ndevices,
+	    sizeof *p->bins)) == NULL || (p->binlens = calloc(p->ctx->ndevices,
+	    sizeof *p->binlens)) == NULL)) {
+		vcl_program_forget_binaries(p);
+		return (CL_OUT_OF_HOST_MEMORY);
+	}
+	if (p->bins[i] != NULL)
+		return (CL_SUCCESS);
+	m.program = p->obj.id;
+	m.device = d->index;
+	req.call_case = VCL__REQUEST__CALL_GET_BINARY;
+	req.get_binary = &m;
+	err = vcl_node_call(d->node, &req, NULL, 0, NULL, 0, &tc);
+	if (err == CL_SUCCESS && (tc->reply->program == NULL ||
+	    !tc->reply->program->has_binary))
+		err = CL_OUT_OF_RESOURCES;
+	if (err == CL_SUCCESS) {
+		/* One byte more, so an empty binary is fetched too. */
+		if ((p->bins[i] = malloc(tc->reply->program->binary.len + 1)) ==
+		    NULL)
+			err = CL_OUT_OF_HOST_MEMORY;
+		else {
+			memcpy(p->bins[i], tc->reply->program->binary.data,
+			    tc->reply->program->binary.len);
+			p->binlens[i] = tc->reply->program->binary.len;
+		}
+	}
+	if (tc != NULL)
+		vcl__to_client__free_unpacked(tc, NULL);
+	return (err);
+}
+
+/* The program's devices: those it was made for, or its context's. */
+static cl_uint
+vcl_program_devs(cl_program p, cl_device_id **devs)
+{
+	*devs = p->devs != NULL ? p->devs : p->ctx->devices;
+	return (p->devs != NULL ? p->ndevs : p->ctx->ndevices);
+}
+
+/* CL_PROGRAM_BINARY_SIZES and CL_PROGRAM_BINARIES, device by device. */
+static cl_int
+vcl_program_binaries_info(cl_program p, cl_program_info param,
+    size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+	cl_device_id	*devs;
+	unsigned char	*dst;
+	size_t		*sizes = NULL;
+	cl_uint		 nd, i;
+	int		 ci;
+	cl_int		 err = CL_SUCCESS;
+
+	nd = vcl_program_devs(p, &devs);
+	VCL_GOTO_IF(param_value != NULL && param_value_size <
+	    nd * sizeof(void *), CL_INVALID_VALUE);
+	if (param == CL_PROGRAM_BINARIES && param_value == NULL) {
+		if (param_value_size_ret != NULL)
+			*param_value_size_ret = nd * sizeof(unsigned char *);
+		goto out;	/* only the size: nothing to fetch */
+	}
+	VCL_GOTO_IF((sizes = calloc(nd, sizeof *sizes)) == NULL,
+	    CL_OUT_OF_HOST_MEMORY);
+	pthread_mutex_lock(&p->lock);
+	for (i = 0; i < nd && err == CL_SUCCESS; i++) {
+		if (param == CL_PROGRAM_BINARIES && param_value != NULL &&
+		    ((unsigned char **)param_value)[i] == NULL)
+			continue;	/* the application skips this one */
+		ci = vcl_ctx_index(p->ctx, devs[i]);
+		if ((err = vcl_program_binary(p, (cl_uint)ci)) != CL_SUCCESS)
+			break;
+		sizes[i] = p->binlens[ci];
+		if (param == CL_PROGRAM_BINARIES && param_value != NULL) {
+			memcpy(&dst, (unsigned char **)param_value + i,
+			    sizeof dst);
+			memcpy(dst, p->bins[ci], p->binlens[ci]);
+		}
+	}
+	pthread_mutex_unlock(&p->lock);
+	if (err != CL_SUCCESS)
+		goto out;
+	if (param == CL_PROGRAM_BINARY_SIZES)
+		err = vcl_info_ret(sizes, nd * sizeof *sizes, param_value_size,
+		    param_value, param_value_size_ret);
+	else if (param_value_size_ret != NULL)
+		*param_value_size_ret = nd * sizeof(unsigned char *);
+out:
+	free(sizes);
 	return (err);
 }
 
@@ -462,15 +1024,16 @@ cl_int CL_API_CALL
 vcl_clGetProgramInfo(cl_program program, cl_program_info param_name,
     size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
-	cl_program	p = program;
-	cl_uint		u, i;
-	size_t		sz;
-	int		built = 0;
+	cl_program	 p = program;
+	cl_device_id	*devs;
+	cl_uint		 u, i;
+	size_t		 sz;
+	int		 built = 0;
 	cl_int		err = CL_SUCCESS;
 
 	VCL_GOTO_IF(!vcl_is(p, VCL_KIND_PROGRAM), CL_INVALID_PROGRAM);
 	for (i = 0; i < p->ctx->ndevices; i++)
-		if (p->build[i].status == CL_BUILD_SUCCESS)
+		if (p->build[i].status == CL_BUILD_SUCCESS && !p->notexec)
 			built = 1;
 	switch (param_name) {
 	case CL_PROGRAM_REFERENCE_COUNT:
@@ -483,17 +1046,20 @@ vcl_clGetProgramInfo(cl_program program, cl_program_info param_name,
 		    param_value, param_value_size_ret);
 		break;
 	case CL_PROGRAM_NUM_DEVICES:
-		err = vcl_info_ret(&p->ctx->ndevices, sizeof p->ctx->ndevices,
-		    param_value_size, param_value, param_value_size_ret);
-		break;
-	case CL_PROGRAM_DEVICES:
-		err = vcl_info_ret(p->ctx->devices, p->ctx->ndevices *
-		    sizeof *p->ctx->devices, param_value_size, param_value,
+		u = vcl_program_devs(p, &devs);
+		err = vcl_info_ret(&u, sizeof u, param_value_size, param_value,
 		    param_value_size_ret);
 		break;
+	case CL_PROGRAM_DEVICES:
+		u = vcl_program_devs(p, &devs);
+		err = vcl_info_ret(devs, u * sizeof *devs, param_value_size,
+		    param_value, param_value_size_ret);
+		break;
 	case CL_PROGRAM_SOURCE:
-		err = vcl_info_ret(p->source, p->source_len + 1,
-		    param_value_size, param_value, param_value_size_ret);
+		/* None (""), for a program from binaries, IL or a link. */
+		err = vcl_info_ret(p->source != NULL ? p->source : "",
+		    p->source_len + 1, param_value_size, param_value,
+		    param_value_size_ret);
 		break;
 	case CL_PROGRAM_NUM_KERNELS:
 		VCL_GOTO_IF(!built, CL_INVALID_PROGRAM_EXECUTABLE);
@@ -507,12 +1073,14 @@ vcl_clGetProgramInfo(cl_program program, cl_program_info param_name,
 		    p->kernel_names ? strlen(p->kernel_names) + 1 : 1,
 		    param_value_size, param_value, param_value_size_ret);
 		break;
+	case CL_PROGRAM_BINARY_SIZES:
 	case CL_PROGRAM_BINARIES:
-		/* Binaries are built per node and stay there. */
-		err = CL_INVALID_OPERATION;
+		/* Each device's from the node that holds it. */
+		err = vcl_program_binaries_info(p, param_name,
+		    param_value_size, param_value, param_value_size_ret);
 		break;
 	default:
-		err = vcl_info_remote(p->ctx->devices[0]->node,
+		err = vcl_info_remote(vcl_program_node(p),
 		    VCL__GET_INFO__WHAT__PROGRAM, p->obj.id, param_name, 0, 0, NULL, 0,
 	    param_value_size, param_value, param_value_size_ret);
 		break;
@@ -526,7 +1094,6 @@ vcl_clGetProgramBuildInfo(cl_program program, cl_device_id device,
     cl_program_build_info param_name, size_t param_value_size,
     void *param_value, size_t *param_value_size_ret)
 {
-	cl_program_binary_type	bt;
 	const char		*s;
 	int			 i;
 	cl_int			 err = CL_SUCCESS;
@@ -547,13 +1114,6 @@ vcl_clGetProgramBuildInfo(cl_program program, cl_device_id device,
 		if (s == NULL)
 			s = "";
 		err = vcl_info_ret(s, strlen(s) + 1, param_value_size,
-		    param_value, param_value_size_ret);
-		break;
-	case CL_PROGRAM_BINARY_TYPE:
-		bt = program->build[i].status == CL_BUILD_SUCCESS ?
-		    CL_PROGRAM_BINARY_TYPE_EXECUTABLE :
-		    CL_PROGRAM_BINARY_TYPE_NONE;
-		err = vcl_info_ret(&bt, sizeof bt, param_value_size,
 		    param_value, param_value_size_ret);
 		break;
 	default:
@@ -578,7 +1138,7 @@ vcl_kernel_unref(cl_kernel k)
 	if (!vcl_unref(k))
 		return;
 	for (n = 0; n < vcl_nnodes(); n++)
-		if (k->prog->ctx->nodes & (1ull << n))
+		if (k->prog->nodes & (1ull << n))
 			vcl_node_release(vcl_node_get(n), VCL__KIND__KIND_KERNEL,
 			    k->obj.id);
 	for (i = 0; i < k->nargs; i++)
@@ -687,7 +1247,7 @@ vcl_program_built(cl_program p)
 	cl_uint	i;
 
 	for (i = 0; i < p->ctx->ndevices; i++)
-		if (p->build[i].status == CL_BUILD_SUCCESS)
+		if (p->build[i].status == CL_BUILD_SUCCESS && !p->notexec)
 			return (1);
 	return (0);
 }
@@ -716,7 +1276,7 @@ vcl_clCreateKernel(cl_program program, const char *kernel_name,
 	req.create_kernel = &m;
 	/* Synchronous: a bad name must fail here, as it would locally. */
 	for (n = 0; n < vcl_nnodes() && err == CL_SUCCESS; n++) {
-		if (!(program->ctx->nodes & (1ull << n)))
+		if (!(program->nodes & (1ull << n)))
 			continue;
 		err = vcl_node_call(vcl_node_get(n), &req, NULL, 0, NULL, 0,
 		    &tc);
@@ -773,7 +1333,7 @@ vcl_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels,
 		req.call_case = VCL__REQUEST__CALL_CREATE_KERNELS;
 		req.create_kernels = &m;
 		for (n = 0; n < vcl_nnodes() && err == CL_SUCCESS; n++) {
-			if (!(program->ctx->nodes & (1ull << n)))
+			if (!(program->nodes & (1ull << n)))
 				continue;
 			err = vcl_node_call(vcl_node_get(n), &req, NULL, 0,
 			    NULL, 0, &tc);
@@ -988,7 +1548,7 @@ vcl_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name,
 		    param_value_size, param_value, param_value_size_ret);
 		break;
 	default:
-		err = vcl_info_remote(kernel->prog->ctx->devices[0]->node,
+		err = vcl_info_remote(vcl_program_node(kernel->prog),
 		    VCL__GET_INFO__WHAT__KERNEL, kernel->obj.id, param_name, 0,
 		    0, NULL, 0,
 	    param_value_size, param_value, param_value_size_ret);
@@ -1049,7 +1609,7 @@ vcl_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index,
 
 	VCL_GOTO_IF(!vcl_is(kernel, VCL_KIND_KERNEL), CL_INVALID_KERNEL);
 	VCL_GOTO_IF(arg_index >= kernel->nargs, CL_INVALID_ARG_INDEX);
-	err = vcl_info_remote(kernel->prog->ctx->devices[0]->node,
+	err = vcl_info_remote(vcl_program_node(kernel->prog),
 	    VCL__GET_INFO__WHAT__KERNEL_ARG, kernel->obj.id, param_name, 0,
 	    arg_index, NULL, 0,
 	    param_value_size, param_value, param_value_size_ret);
@@ -1277,4 +1837,151 @@ vcl_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel,
 
 	return (vcl_clEnqueueNDRangeKernel(command_queue, kernel, 1, NULL,
 	    &one, &one, num_events_in_wait_list, event_wait_list, event));
+}
+
+/*
+ * A copy of a kernel: a new kernel of the same program and name on every
+ * node, with the source's arguments (values copied; a buffer set on it
+ * is not retained by either, as in clSetKernelArg).
+ */
+cl_kernel CL_API_CALL
+vcl_clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
+{
+	cl_kernel	k = NULL, src = source_kernel;
+	cl_uint		i;
+	cl_int		err = CL_SUCCESS;
+
+	VCL_GOTO_IF(!vcl_is(src, VCL_KIND_KERNEL), CL_INVALID_KERNEL);
+	if ((k = vcl_clCreateKernel(src->prog, src->name, &err)) == NULL)
+		goto out;
+	VCL_GOTO_IF(k->nargs != src->nargs, CL_OUT_OF_RESOURCES);
+	pthread_mutex_lock(&src->lock);
+	for (i = 0; i < src->nargs && err == CL_SUCCESS; i++) {
+		k->args[i] = src->args[i];
+		k->args[i].value = NULL;
+		if (src->args[i].value == NULL)
+			continue;
+		if ((k->args[i].value = malloc(src->args[i].size)) == NULL) {
+			err = CL_OUT_OF_HOST_MEMORY;
+			break;
+		}
+		memcpy(k->args[i].value, src->args[i].value,
+		    src->args[i].size);
+	}
+	pthread_mutex_unlock(&src->lock);
+out:
+	if (err != CL_SUCCESS && k != NULL) {
+		vcl_kernel_unref(k);
+		k = NULL;
+	}
+	if (errcode_ret != NULL)
+		*errcode_ret = err;
+	return (k);
+}
+
+/*
+ * SVM execution info. VCL shares no virtual memory between the host and
+ * the nodes (clSVMAlloc is not offered), so the SVM params are refused as
+ * the specification says for devices without SVM; others are invalid.
+ */
+cl_int CL_API_CALL
+vcl_clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name,
+    size_t param_value_size, const void *param_value)
+{
+	cl_bool	b;
+	cl_int	err = CL_SUCCESS;
+
+	VCL_GOTO_IF(!vcl_is(kernel, VCL_KIND_KERNEL), CL_INVALID_KERNEL);
+	VCL_GOTO_IF(param_value == NULL, CL_INVALID_VALUE);
+	switch (param_name) {
+	case CL_KERNEL_EXEC_INFO_SVM_PTRS:
+		VCL_GOTO_IF(param_value_size == 0 || param_value_size %
+		    sizeof(void *) != 0, CL_INVALID_VALUE);
+		err = CL_INVALID_OPERATION;
+		break;
+	case CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM:
+		VCL_GOTO_IF(param_value_size != sizeof b, CL_INVALID_VALUE);
+		memcpy(&b, param_value, sizeof b);
+		err = b ? CL_INVALID_OPERATION : CL_SUCCESS;
+		break;
+	default:
+		err = CL_INVALID_VALUE;
+		break;
+	}
+out:
+	return (err);
+}
+
+/*
+ * Sub-group info: not forwarded to the nodes yet, so CL_INVALID_OPERATION
+ * once the kernel and device are checked: what the specification names
+ * for a device without sub-groups, as PoCL 3.1's CPU device is.
+ */
+cl_int CL_API_CALL
+vcl_clGetKernelSubGroupInfo(cl_kernel kernel, cl_device_id device,
+    cl_kernel_sub_group_info param_name, size_t input_value_size,
+    const void *input_value, size_t param_value_size, void *param_value,
+    size_t *param_value_size_ret)
+{
+	cl_int	err = CL_SUCCESS;
+
+	(void)param_name;
+	(void)input_value_size;
+	(void)input_value;
+	(void)param_value_size;
+	(void)param_value;
+	(void)param_value_size_ret;
+	VCL_GOTO_IF(!vcl_is(kernel, VCL_KIND_KERNEL), CL_INVALID_KERNEL);
+	if (device == NULL) {
+		VCL_GOTO_IF(kernel->prog->ctx->ndevices != 1, CL_INVALID_DEVICE);
+		device = kernel->prog->ctx->devices[0];
+	}
+	VCL_GOTO_IF(!vcl_is(device, VCL_KIND_DEVICE) ||
+	    vcl_ctx_index(kernel->prog->ctx, device) < 0, CL_INVALID_DEVICE);
+	err = CL_INVALID_OPERATION;
+out:
+	return (err);
+}
+
+cl_int CL_API_CALL
+vcl_clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl_device_id in_device,
+    cl_kernel_sub_group_info param_name, size_t input_value_size,
+    const void *input_value, size_t param_value_size, void *param_value,
+    size_t *param_value_size_ret)
+{
+	return (vcl_clGetKernelSubGroupInfo(in_kernel, in_device, param_name,
+	    input_value_size, input_value, param_value_size, param_value,
+	    param_value_size_ret));
+}
+
+/*
+ * Host and device timers. The VCL platform's host timer resolution is 0
+ * (a node's device clock cannot be tied to this host's), so both are
+ * CL_INVALID_OPERATION once their arguments are checked, as the
+ * specification says for such a platform (and as PoCL 3.1 answers).
+ */
+cl_int CL_API_CALL
+vcl_clGetDeviceAndHostTimer(cl_device_id device, cl_ulong *device_timestamp,
+    cl_ulong *host_timestamp)
+{
+	cl_int	err = CL_SUCCESS;
+
+	VCL_GOTO_IF(!vcl_is(device, VCL_KIND_DEVICE), CL_INVALID_DEVICE);
+	VCL_GOTO_IF(device_timestamp == NULL || host_timestamp == NULL,
+	    CL_INVALID_VALUE);
+	err = CL_INVALID_OPERATION;
+out:
+	return (err);
+}
+
+cl_int CL_API_CALL
+vcl_clGetHostTimer(cl_device_id device, cl_ulong *host_timestamp)
+{
+	cl_int	err = CL_SUCCESS;
+
+	VCL_GOTO_IF(!vcl_is(device, VCL_KIND_DEVICE), CL_INVALID_DEVICE);
+	VCL_GOTO_IF(host_timestamp == NULL, CL_INVALID_VALUE);
+	err = CL_INVALID_OPERATION;
+out:
+	return (err);
 }

@@ -50,6 +50,10 @@ static const struct vcl_op vcl_ops[] = {
 	OP(FILL_IMAGE,		vcl_op_fill_image,	VCL_OP_ENQUEUE),
 	OP(COPY_IMAGE_BUFFER,	vcl_op_copy_image_buffer,
 	    VCL_OP_ENQUEUE),
+	OP(CREATE_PROGRAM_FROM,	vcl_op_create_program_from, 0),
+	OP(LINK_PROGRAM,	vcl_op_link_program,	0),
+	OP(GET_BINARY,		vcl_op_get_binary,	0),
+	OP(SET_SPEC_CONSTANT,	vcl_op_set_spec_constant, 0),
 };
 
 /* The handler of a oneof case; NULL for an unknown or empty case. */

@@ -114,6 +114,7 @@ vcl_handle_del(struct vcl_htab *t, struct vcl_hobj *o)
 			free(o->kargs);
 			free(o->klocal);
 			free(o->tsizes);
+			free(o->psrc);
 			free(o->source);
 			free(o);
 			return;
@@ -136,6 +137,7 @@ vcl_handle_clear(struct vcl_htab *t, void (*fn)(struct vcl_hobj *, void *),
 			free(o->kargs);
 			free(o->klocal);
 			free(o->tsizes);
+			free(o->psrc);
 			free(o->source);
 			free(o);
 		}

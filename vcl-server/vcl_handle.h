@@ -8,6 +8,7 @@
 #include <CL/cl.h>
 
 struct vcl_pins;		/* vcl_pin.c */
+struct vcl_psrc;		/* vcl_op_program.c */
 
 /*
  * What a kernel argument is, from its address qualifier, type qualifier
@@ -81,6 +82,8 @@ struct vcl_hobj {
 	struct vcl_karg		*kargs;		/* kernel: its arguments */
 	uint64_t		*klocal;	/* kernel: own __local per device */
 	struct vcl_tsizes	*tsizes;	/* program: by-value type sizes */
+	struct vcl_psrc		*psrc;		/* program: compiled, for a link's
+						   probe (one block: free()) */
 	uint32_t		 karg_refs;	/* mem: kernel args naming it */
 	uint8_t			*data;		/* xfer: where the bytes land */
 	char			*source;	/* xfer, proxy event: the peer */

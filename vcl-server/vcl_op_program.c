@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/sha.h>
+
 #include "vcl_incdir.h"
 #include "vcl_include.h"
 #include "vcl_log.h"
@@ -11,8 +13,97 @@
 #define VCL_KERNELS_MAX	4096
 #define VCL_PROBE_TYPES	64	/* by-value types probed per program */
 
+struct vcl_build;
 static struct vcl_tsizes *vcl_probe_sizes(cl_program, const cl_device_id *,
 		    cl_uint, const char *);
+static struct vcl_tsizes *vcl_probe_link(struct vcl_build *);
+static struct vcl_tsizes *vcl_probe_types(cl_program, const cl_device_id *,
+		    cl_uint);
+static char	*vcl_probe_source(const char *, const struct vcl_tsizes *);
+static struct vcl_psrc *vcl_psrc_make(const struct vcl_build *);
+static int	vcl_build_executable(const struct vcl_build *);
+
+/*
+ * The binaries this server handed out (GetBinary), by SHA-256, with the
+ * by-value type sizes probed when their program was built from source. A
+ * program made again from such a binary (applications that cache binaries:
+ * pyopencl, hashcat, BLAS libraries) gets those sizes: the server made the
+ * binary itself, so the sizes are its own, never the client's word. A ring
+ * of VCL_BINREC_MAX entries; the server has one per process and uses it
+ * on the loop thread only.
+ */
+#define VCL_BINREC_MAX	256
+static struct vcl_binrec {
+	uint8_t			 sha[SHA256_DIGEST_LENGTH];
+	struct vcl_tsizes	*ts;		/* NULL: a free slot */
+}		 vcl_binrecs[VCL_BINREC_MAX];
+static unsigned	 vcl_binrec_next;
+
+/* A copy of a type-size list, or NULL. */
+static struct vcl_tsizes *
+vcl_tsizes_dup(const struct vcl_tsizes *ts)
+{
+	struct vcl_tsizes	*c;
+	size_t			 n = sizeof *ts + ts->n * sizeof ts->t[0];
+
+	if ((c = malloc(n)) != NULL)
+		memcpy(c, ts, n);
+	return (c);
+}
+
+/* The record of a binary, or NULL. */
+static struct vcl_binrec *
+vcl_binrec_find(const uint8_t *bin, size_t len)
+{
+	uint8_t		sha[SHA256_DIGEST_LENGTH];
+	unsigned	i;
+
+	SHA256(bin, len, sha);
+	for (i = 0; i < VCL_BINREC_MAX; i++)
+		if (vcl_binrecs[i].ts != NULL &&
+		    memcmp(vcl_binrecs[i].sha, sha, sizeof sha) == 0)
+			return (&vcl_binrecs[i]);
+	return (NULL);
+}
+
+/* Remember the type sizes of a binary handed out. */
+static void
+vcl_binrec_put(const uint8_t *bin, size_t len, const struct vcl_tsizes *ts)
+{
+	struct vcl_binrec	*r;
+	struct vcl_tsizes	*c;
+
+	if (ts == NULL || vcl_binrec_find(bin, len) != NULL ||
+	    (c = vcl_tsizes_dup(ts)) == NULL)
+		return;
+	r = &vcl_binrecs[vcl_binrec_next++ % VCL_BINREC_MAX];
+	free(r->ts);
+	r->ts = c;
+	SHA256(bin, len, r->sha);
+}
+
+/*
+ * The type sizes for a program from binaries: those recorded for its
+ * binaries, when every one of them was recorded with the same sizes (a
+ * mix of binaries of different programs gets none). NULL: none.
+ */
+static struct vcl_tsizes *
+vcl_binrec_sizes(const ProtobufCBinaryData *bins, size_t n)
+{
+	const struct vcl_binrec	*r, *first = NULL;
+	size_t			 i;
+
+	for (i = 0; i < n; i++) {
+		if ((r = vcl_binrec_find(bins[i].data, bins[i].len)) == NULL)
+			return (NULL);
+		if (first == NULL)
+			first = r;
+		else if (r->ts->n != first->ts->n || memcmp(r->ts, first->ts,
+		    sizeof *r->ts + r->ts->n * sizeof r->ts->t[0]) != 0)
+			return (NULL);
+	}
+	return (first != NULL ? vcl_tsizes_dup(first->ts) : NULL);
+}
 
 /* CreateProgram: a program from source, built later by BuildProgram. */
 void
@@ -34,14 +125,15 @@ vcl_op_create_program(struct vcl_session *s, const Vcl__Request *req,
 		err = CL_INVALID_CONTEXT;
 	else if (ctx->error != CL_SUCCESS)
 		err = ctx->error;
-	else if (len == 0)
-		err = CL_INVALID_VALUE;
 	else if (vcl_session_charge(s, len) != 0)
 		err = CL_OUT_OF_HOST_MEMORY;	/* the runtime keeps a copy */
 	else {
 		o->bytes = len;		/* freed with the program */
-		o->u.prog = clCreateProgramWithSource(ctx->u.ctx, 1, &src, &len,
-		    &err);
+		/* An empty source is a program too (it builds, to nothing). */
+		if (len == 0 || src == NULL)
+			src = "";
+		o->u.prog = clCreateProgramWithSource(ctx->u.ctx, 1, &src,
+		    len == 0 ? NULL : &len, &err);
 	}
 	o->error = err;
 }
@@ -65,6 +157,38 @@ struct vcl_build {
 	size_t			 nhdrs;
 	uint64_t		 charged;	/* their bytes, on the session */
 	uint32_t		 ndirs;		/* -I options */
+	int			 mode;		/* VCL_BUILD_* */
+	int			 nosrc;		/* from binaries: keeps its sizes */
+	struct vcl_psrc		*psrc;		/* compile: what a link probes */
+	cl_context		 ctx;		/* link: retained */
+	cl_program		*inputs;	/* link: retained */
+	struct vcl_psrc		**ipsrc;	/* link: copies, NULL: none */
+	size_t			 ninputs;
+};
+
+#define VCL_BUILD_BUILD		0
+#define VCL_BUILD_COMPILE	1
+#define VCL_BUILD_LINK		2
+#define VCL_LINK_INPUTS_MAX	1024	/* programs of one link */
+#define VCL_BINARY_MAX		(48u << 20)	/* bytes of one binary sent */
+
+/*
+ * What a compiled program keeps for the size probe of a program linked
+ * from it: its options and headers (its source stays in the runtime's
+ * program). One block, offsets from its start, so free() frees it all and
+ * a copy is a memcpy; its size is charged to the session while kept.
+ */
+struct vcl_psrc {
+	size_t			 size;		/* of the whole block */
+	size_t			 options;	/* offset of the options */
+	uint32_t		 ndirs;
+	uint32_t		 nhdrs;
+	struct {
+		uint32_t	 dir;
+		size_t		 name;		/* offset, NUL-terminated */
+		size_t		 data;		/* offset */
+		size_t		 len;
+	}			 h[];
 };
 
 /* A header shipped with a build: written into its private directory. */
@@ -98,7 +222,19 @@ vcl_build_free(struct vcl_build *b)
 	free(b->hdrs);
 	if (b->charged > 0)
 		vcl_session_uncharge(b->d.s, b->charged);
-	clReleaseProgram(b->prog);
+	free(b->psrc);
+	for (i = 0; i < b->ninputs; i++) {
+		if (b->inputs != NULL && b->inputs[i] != NULL)
+			clReleaseProgram(b->inputs[i]);
+		if (b->ipsrc != NULL)
+			free(b->ipsrc[i]);
+	}
+	free(b->inputs);
+	free(b->ipsrc);
+	if (b->ctx != NULL)
+		clReleaseContext(b->ctx);
+	if (b->prog != NULL)
+		clReleaseProgram(b->prog);
 	free(b);
 }
 
@@ -137,10 +273,12 @@ vcl_build_prepare(struct vcl_build *b, struct vcl_incdir *d, char *why,
 	size_t		 i;
 	int		 rc = -1;
 
+	/* From binaries, built-in kernels or IL: nothing to #include. */
 	if ((src = vcl_build_string(b->prog, NULL, CL_PROGRAM_SOURCE)) ==
-	    NULL) {
-		snprintf(why, whylen, "vclserver: the program has no source");
-		return (-1);
+	    NULL || *src == '\0') {
+		free(src);
+		b->nosrc = 1;
+		return (0);
 	}
 	if (vcl_include_scan(src, strlen(src), NULL, NULL, sub, sizeof sub) !=
 	    0) {
@@ -184,11 +322,30 @@ vcl_build_run(void *arg)
 	cl_uint			 i;
 	int			 refused;
 
-	if ((refused = vcl_build_prepare(b, &d, why, sizeof why)) == 0)
-		b->err = clBuildProgram(b->prog, b->ndevs, b->devs, b->options,
+	if (b->mode == VCL_BUILD_LINK) {
+		refused = 0;
+		b->prog = clLinkProgram(b->ctx, b->ndevs, b->devs, b->options,
+		    (cl_uint)b->ninputs, b->inputs, NULL, NULL, &b->err);
+		if (b->prog == NULL && b->err == CL_SUCCESS)
+			b->err = CL_LINK_PROGRAM_FAILURE;
+		if (b->prog == NULL) {
+			/* Nothing to ask: every device failed. */
+			if ((b->status = calloc(b->ndevs, sizeof *b->status)) !=
+			    NULL)
+				for (i = 0; i < b->ndevs; i++)
+					b->status[i] = CL_BUILD_ERROR;
+			b->logs = calloc(b->ndevs, sizeof *b->logs);
+			goto done;
+		}
+	} else if ((refused = vcl_build_prepare(b, &d, why, sizeof why)) == 0)
+		b->err = b->mode == VCL_BUILD_COMPILE ?
+		    clCompileProgram(b->prog, b->ndevs, b->devs, b->options, 0,
+		    NULL, NULL, NULL, NULL) :
+		    clBuildProgram(b->prog, b->ndevs, b->devs, b->options,
 		    NULL, NULL);
 	else
-		b->err = CL_BUILD_PROGRAM_FAILURE;
+		b->err = b->mode == VCL_BUILD_COMPILE ?
+		    CL_COMPILE_PROGRAM_FAILURE : CL_BUILD_PROGRAM_FAILURE;
 	b->logs = calloc(b->ndevs, sizeof *b->logs);
 	b->status = calloc(b->ndevs, sizeof *b->status);
 	for (i = 0; i < b->ndevs && b->logs != NULL && b->status != NULL; i++) {
@@ -204,13 +361,19 @@ vcl_build_run(void *arg)
 		b->logs[i] = vcl_build_string(b->prog, b->devs[i],
 		    CL_PROGRAM_BUILD_LOG);
 	}
-	if (b->err == CL_SUCCESS) {
+	if (b->err == CL_SUCCESS && b->mode == VCL_BUILD_COMPILE)
+		b->psrc = vcl_psrc_make(b);
+	else if (b->err == CL_SUCCESS && vcl_build_executable(b)) {
 		b->names = vcl_build_string(b->prog, NULL,
 		    CL_PROGRAM_KERNEL_NAMES);
 		/* Still in the build's directory: the probe sees its headers. */
-		b->tsizes = vcl_probe_sizes(b->prog, b->devs, b->ndevs,
-		    b->options);
+		if (b->mode == VCL_BUILD_LINK)
+			b->tsizes = vcl_probe_link(b);
+		else if (!b->nosrc)
+			b->tsizes = vcl_probe_sizes(b->prog, b->devs, b->ndevs,
+			    b->options);
 	}
+done:
 	vcl_incdir_remove(&d);
 	vcl_server_done_push(b->d.s->srv, &b->d);
 }
@@ -232,9 +395,17 @@ vcl_build_done(struct vcl_done *d)
 	if (s->dead)
 		goto out;
 	if ((o = vcl_handle_get(&s->handles, b->prog_id, VCL_KIND_PROGRAM)) !=
-	    NULL) {
+	    NULL && o->building) {
 		o->building = 0;
-		if (b->err == CL_SUCCESS) {
+		if (b->mode == VCL_BUILD_LINK) {
+			/* The new program is the link's, error or not. */
+			o->u.prog = b->prog;
+			b->prog = NULL;
+			if (o->u.prog == NULL)
+				o->error = b->err;
+		}
+		/* A program from binaries keeps the sizes it came with. */
+		if (b->err == CL_SUCCESS && !b->nosrc) {
 			free(o->tsizes);
 			o->tsizes = b->tsizes;
 			b->tsizes = NULL;
@@ -245,6 +416,23 @@ vcl_build_done(struct vcl_done *d)
 				o->bytes += strlen(b->logs[i]);
 				vcl_session_charge_over(s, strlen(b->logs[i]));
 			}
+		}
+		/*
+		 * A compiled program keeps what a link's probe needs, charged
+		 * with the program's other bytes (o->bytes); a recompile
+		 * replaces the inputs it kept.
+		 */
+		if (o->psrc != NULL) {
+			o->bytes -= o->psrc->size;
+			vcl_session_uncharge(s, o->psrc->size);
+			free(o->psrc);
+			o->psrc = NULL;
+		}
+		if (b->psrc != NULL && vcl_session_charge(s, b->psrc->size) ==
+		    0) {
+			o->psrc = b->psrc;
+			o->bytes += b->psrc->size;
+			b->psrc = NULL;
 		}
 	}
 	r.seq = b->seq;
@@ -405,6 +593,8 @@ vcl_op_build_program(struct vcl_session *s, const Vcl__Request *req,
 	b->d.s = s;
 	b->prog = o->u.prog;
 	clRetainProgram(b->prog);
+	b->mode = m->has_compile && m->compile ? VCL_BUILD_COMPILE :
+	    VCL_BUILD_BUILD;
 	why[0] = '\0';
 	if ((err = vcl_build_options(b, m->options, why, sizeof why)) !=
 	    CL_SUCCESS || (err = vcl_build_headers(s, b, m, why,
@@ -864,14 +1054,55 @@ static struct vcl_tsizes *
 vcl_probe_sizes(cl_program prog, const cl_device_id *devs, cl_uint ndevs,
     const char *options)
 {
-	struct vcl_tsizes	*ts = NULL;
-	cl_kernel		*ks = NULL, pk = NULL;
+	struct vcl_tsizes	*ts;
+	cl_kernel		 pk = NULL;
 	cl_program		 pp = NULL;
 	cl_context		 ctx = NULL;
-	cl_uint			 nk = 0, i, bits = 64;
+	cl_uint			 i;
 	char			*src = NULL, *psrc = NULL;
-	size_t			 len, off, cap;
+	size_t			 len;
 	cl_int			 err;
+
+	if ((ts = vcl_probe_types(prog, devs, ndevs)) == NULL)
+		return (NULL);
+	/* The probe kernel: the program's own source, then one kernel. */
+	if ((src = vcl_build_string(prog, NULL, CL_PROGRAM_SOURCE)) == NULL ||
+	    *src == '\0' ||	/* from binaries: no source to probe */
+	    clGetProgramInfo(prog, CL_PROGRAM_CONTEXT, sizeof ctx, &ctx,
+	    NULL) != CL_SUCCESS || (psrc = vcl_probe_source(src, ts)) == NULL)
+		goto out;
+	len = strlen(psrc);
+	if ((pp = clCreateProgramWithSource(ctx, 1, (const char **)&psrc,
+	    &len, &err)) == NULL ||
+	    clBuildProgram(pp, ndevs, devs, options, NULL, NULL) !=
+	    CL_SUCCESS ||
+	    (pk = clCreateKernel(pp, "vcl_probe_sizeof", &err)) == NULL ||
+	    vcl_probe_run(ctx, pk, devs, ndevs, ts) != 0) {
+		vcl_log_info("by-value argument sizes of a program could not "
+		    "be probed: such arguments will be refused");
+		for (i = 0; i < ts->n; i++)
+			ts->t[i].size = 0;
+	}
+out:
+	if (pk != NULL)
+		clReleaseKernel(pk);
+	if (pp != NULL)
+		clReleaseProgram(pp);
+	free(psrc);
+	free(src);
+	return (ts);
+}
+
+/*
+ * The by-value types of a program's kernels without a built-in size,
+ * listed with size 0; NULL when there is none (or no memory).
+ */
+static struct vcl_tsizes *
+vcl_probe_types(cl_program prog, const cl_device_id *devs, cl_uint ndevs)
+{
+	struct vcl_tsizes	*ts = NULL;
+	cl_kernel		*ks = NULL;
+	cl_uint			 nk = 0, i, bits = 64;
 
 	if (ndevs == 0 || (ts = calloc(1, sizeof *ts + VCL_PROBE_TYPES *
 	    sizeof ts->t[0])) == NULL)
@@ -893,41 +1124,201 @@ vcl_probe_sizes(cl_program prog, const cl_device_id *devs, cl_uint ndevs,
 	}
 	for (i = 0; i < ts->n; i++)
 		ts->t[i].size = 0;
-	/* The probe kernel: the program's own source, then one kernel. */
-	if ((src = vcl_build_string(prog, NULL, CL_PROGRAM_SOURCE)) == NULL ||
-	    clGetProgramInfo(prog, CL_PROGRAM_CONTEXT, sizeof ctx, &ctx,
-	    NULL) != CL_SUCCESS)
-		goto out;
+	return (ts);
+}
+
+/* A probe's source: src, then one kernel storing sizeof of each type. */
+static char *
+vcl_probe_source(const char *src, const struct vcl_tsizes *ts)
+{
+	char	*psrc;
+	size_t	 off, cap;
+	cl_uint	 i;
+
 	cap = strlen(src) + 128 + ts->n * (sizeof ts->t[0].name + 48);
 	if ((psrc = malloc(cap)) == NULL)
-		goto out;
+		return (NULL);
 	off = (size_t)snprintf(psrc, cap, "%s\n__kernel void "
 	    "vcl_probe_sizeof(__global ulong *vcl_probe_out)\n{\n", src);
 	for (i = 0; i < ts->n && off < cap; i++)
 		off += (size_t)snprintf(psrc + off, cap - off,
 		    "\tvcl_probe_out[%u] = sizeof(%s);\n", i, ts->t[i].name);
 	if (off >= cap || (size_t)snprintf(psrc + off, cap - off, "}\n") >=
-	    cap - off)
+	    cap - off) {
+		free(psrc);
+		return (NULL);
+	}
+	return (psrc);
+}
+
+/* Did the build, compile or link give an executable? */
+static int
+vcl_build_executable(const struct vcl_build *b)
+{
+	cl_program_binary_type	bt = CL_PROGRAM_BINARY_TYPE_NONE;
+
+	if (b->ndevs == 0 || clGetProgramBuildInfo(b->prog, b->devs[0],
+	    CL_PROGRAM_BINARY_TYPE, sizeof bt, &bt, NULL) != CL_SUCCESS)
+		return (b->mode == VCL_BUILD_BUILD);
+	return (bt == CL_PROGRAM_BINARY_TYPE_EXECUTABLE);
+}
+
+/* Worker: what a compiled program keeps for a link's probe, or NULL. */
+static struct vcl_psrc *
+vcl_psrc_make(const struct vcl_build *b)
+{
+	struct vcl_psrc	*ps;
+	const char	*opts = b->options != NULL ? b->options : "";
+	size_t		 size, off, i, l;
+
+	size = sizeof *ps + b->nhdrs * sizeof ps->h[0] + strlen(opts) + 1;
+	for (i = 0; i < b->nhdrs; i++)
+		size += strlen(b->hdrs[i].name) + 1 + b->hdrs[i].len;
+	if (size > VCL_INCLUDE_MAX_BYTES + (8u << 20) ||
+	    (ps = calloc(1, size)) == NULL)
+		return (NULL);
+	ps->size = size;
+	ps->ndirs = b->ndirs;
+	ps->nhdrs = (uint32_t)b->nhdrs;
+	off = sizeof *ps + b->nhdrs * sizeof ps->h[0];
+	ps->options = off;
+	memcpy((char *)ps + off, opts, strlen(opts) + 1);
+	off += strlen(opts) + 1;
+	for (i = 0; i < b->nhdrs; i++) {
+		l = strlen(b->hdrs[i].name) + 1;
+		ps->h[i].dir = b->hdrs[i].dir;
+		ps->h[i].name = off;
+		memcpy((char *)ps + off, b->hdrs[i].name, l);
+		off += l;
+		ps->h[i].data = off;
+		ps->h[i].len = b->hdrs[i].len;
+		if (b->hdrs[i].len > 0)
+			memcpy((char *)ps + off, b->hdrs[i].data,
+			    b->hdrs[i].len);
+		off += b->hdrs[i].len;
+	}
+	return (ps);
+}
+
+/*
+ * Worker: probe one compiled input of a link for the types of ts still
+ * unknown. Its source plus the probe kernel is compiled as it was (same
+ * options, its headers in a private directory), then linked with the
+ * link's other inputs in place of it, and run. Returns 0 or -1.
+ */
+static int
+vcl_probe_input(struct vcl_build *b, size_t in, struct vcl_tsizes *ts)
+{
+	const struct vcl_psrc	*ps = b->ipsrc[in];
+	struct vcl_incdir	 d = { "", -1 };
+	const char		*tmp = getenv("TMPDIR");
+	cl_program		*progs = NULL, pp = NULL, lp = NULL;
+	cl_kernel		 pk = NULL;
+	char			*src = NULL, *psrc = NULL, why[512];
+	size_t			 len, i;
+	uint32_t		 k;
+	int			 rc = -1;
+	cl_int			 err;
+
+	if ((src = vcl_build_string(b->inputs[in], NULL, CL_PROGRAM_SOURCE)) ==
+	    NULL || *src == '\0' || (psrc = vcl_probe_source(src, ts)) ==
+	    NULL || (progs = calloc(b->ninputs, sizeof *progs)) == NULL)
+		goto out;
+	if (vcl_incdir_create(&d, tmp != NULL && *tmp == '/' ? tmp : "/tmp",
+	    ps->ndirs, why, sizeof why) != 0)
+		goto out;
+	for (k = 0; k < ps->nhdrs; k++)
+		if (vcl_incdir_write(&d, ps->h[k].dir, (const char *)ps +
+		    ps->h[k].name, (const uint8_t *)ps + ps->h[k].data,
+		    ps->h[k].len, why, sizeof why) != 0)
+			goto out;
+	if (vcl_incdir_enter(&d, why, sizeof why) != 0)
 		goto out;
 	len = strlen(psrc);
-	if ((pp = clCreateProgramWithSource(ctx, 1, (const char **)&psrc,
-	    &len, &err)) == NULL ||
-	    clBuildProgram(pp, ndevs, devs, options, NULL, NULL) !=
-	    CL_SUCCESS ||
-	    (pk = clCreateKernel(pp, "vcl_probe_sizeof", &err)) == NULL ||
-	    vcl_probe_run(ctx, pk, devs, ndevs, ts) != 0) {
-		vcl_log_info("by-value argument sizes of a program could not "
-		    "be probed: such arguments will be refused");
-		for (i = 0; i < ts->n; i++)
-			ts->t[i].size = 0;
-	}
+	if ((pp = clCreateProgramWithSource(b->ctx, 1, (const char **)&psrc,
+	    &len, &err)) == NULL || clCompileProgram(pp, b->ndevs, b->devs,
+	    (const char *)ps + ps->options, 0, NULL, NULL, NULL, NULL) !=
+	    CL_SUCCESS)
+		goto out;
+	for (i = 0; i < b->ninputs; i++)
+		progs[i] = i == in ? pp : b->inputs[i];
+	if ((lp = clLinkProgram(b->ctx, b->ndevs, b->devs, NULL,
+	    (cl_uint)b->ninputs, progs, NULL, NULL, &err)) == NULL ||
+	    (pk = clCreateKernel(lp, "vcl_probe_sizeof", &err)) == NULL)
+		goto out;
+	rc = vcl_probe_run(b->ctx, pk, b->devs, b->ndevs, ts);
 out:
+	vcl_incdir_remove(&d);
 	if (pk != NULL)
 		clReleaseKernel(pk);
+	if (lp != NULL)
+		clReleaseProgram(lp);
 	if (pp != NULL)
 		clReleaseProgram(pp);
+	free(progs);
 	free(psrc);
 	free(src);
+	return (rc);
+}
+
+/* Take the sizes a probe found for some types into the program's list. */
+static void
+vcl_probe_merge(struct vcl_tsizes *ts, const struct vcl_tsizes *got)
+{
+	uint32_t	i, j;
+
+	for (i = 0; i < got->n; i++)
+		for (j = 0; j < ts->n; j++)
+			if (got->t[i].size != 0 &&
+			    strcmp(ts->t[j].name, got->t[i].name) == 0)
+				ts->t[j].size = got->t[i].size;
+}
+
+/*
+ * Sizes of a linked program's by-value types that are not built in. The
+ * program has no source; its compiled inputs had: each input that kept
+ * its source and headers (vcl_psrc) is probed in turn, for the types
+ * still unknown (all at once, else one by one: an input may lack the
+ * types of another's kernels), until all are known. What stays unknown
+ * is refused.
+ */
+static struct vcl_tsizes *
+vcl_probe_link(struct vcl_build *b)
+{
+	struct vcl_tsizes	*ts, *u, *one;
+	size_t			 in;
+	uint32_t		 i;
+
+	if ((ts = vcl_probe_types(b->prog, b->devs, b->ndevs)) == NULL)
+		return (NULL);
+	if ((u = calloc(1, sizeof *u + VCL_PROBE_TYPES * sizeof u->t[0])) ==
+	    NULL || (one = calloc(1, sizeof *one + sizeof one->t[0])) ==
+	    NULL) {
+		free(u);
+		return (ts);
+	}
+	for (in = 0; in < b->ninputs; in++) {
+		if (b->ipsrc[in] == NULL)
+			continue;
+		for (i = 0, u->n = 0; i < ts->n; i++)
+			if (ts->t[i].size == 0)
+				u->t[u->n++] = ts->t[i];
+		if (u->n == 0)
+			break;
+		if (vcl_probe_input(b, in, u) == 0) {
+			vcl_probe_merge(ts, u);
+			continue;
+		}
+		/* Some type is not this input's (another's kernel): alone. */
+		for (i = 0; u->n > 1 && i < u->n; i++) {
+			one->n = 1;
+			one->t[0] = u->t[i];
+			if (vcl_probe_input(b, in, one) == 0)
+				vcl_probe_merge(ts, one);
+		}
+	}
+	free(one);
+	free(u);
 	return (ts);
 }
 
@@ -1081,4 +1472,386 @@ vcl_op_create_kernels(struct vcl_session *s, const Vcl__Request *req,
 	free(ki);
 	free(kdp);
 	free(ks);
+}
+
+/*
+ * Does every ';'-separated name of names appear among the built-in
+ * kernels of each device? Checked here, before the runtime: PoCL 3.1
+ * leaks its copy of the names when it refuses one, so a client could
+ * grow the server without end.
+ */
+static int
+vcl_builtin_ok(const cl_device_id *devs, size_t n, const char *names)
+{
+	const char	*p, *e, *h;
+	char		*have = NULL;
+	size_t		 i, len, hl;
+	int		 ok = 1;
+
+	if (strlen(names) > 65536)
+		return (0);
+	for (i = 0; i < n && ok; i++) {
+		free(have);
+		have = NULL;
+		if (clGetDeviceInfo(devs[i], CL_DEVICE_BUILT_IN_KERNELS, 0, NULL,
+		    &hl) != CL_SUCCESS || (have = calloc(1, hl + 1)) == NULL ||
+		    clGetDeviceInfo(devs[i], CL_DEVICE_BUILT_IN_KERNELS, hl,
+		    have, NULL) != CL_SUCCESS) {
+			ok = 0;
+			break;
+		}
+		for (p = names; ok && *p != '\0'; p = *e == ';' ? e + 1 : e) {
+			e = p + strcspn(p, ";");
+			len = (size_t)(e - p);
+			ok = 0;
+			for (h = have; *h != '\0'; h += strcspn(h, ";"),
+			    h += *h == ';') {
+				if (strncmp(h, p, len) == 0 &&
+				    (h[len] == ';' || h[len] == '\0')) {
+					ok = 1;
+					break;
+				}
+			}
+		}
+	}
+	free(have);
+	return (ok);
+}
+
+/*
+ * CreateProgramFrom: a program from binaries (one per listed device), of
+ * built-in kernels, or from IL. Synchronous: the runtime's error and each
+ * device's binary status are the answer.
+ */
+void
+vcl_op_create_program_from(struct vcl_session *s, const Vcl__Request *req,
+    struct vcl_bulk *bulk)
+{
+	const Vcl__CreateProgramFrom	*m = req->create_program_from;
+	struct vcl_backend		*be = &s->srv->be;
+	struct vcl_hobj			*o, *ctx;
+	Vcl__Reply			 r = VCL__REPLY__INIT;
+	Vcl__ProgramResult		 pr = VCL__PROGRAM_RESULT__INIT;
+	cl_device_id			 devs[64];
+	const unsigned char		*bins[64];
+	size_t				 lens[64], i, j;
+	int32_t				 st[64];
+	int				 modes;
+	cl_int				 err = CL_SUCCESS;
+
+	if ((o = vcl_session_add(s, m->id, VCL_KIND_PROGRAM)) == NULL)
+		return;
+	modes = (m->n_binaries > 0) + (m->builtin_kernels != NULL) +
+	    (m->has_il != 0);
+	ctx = vcl_handle_get(&s->handles, m->context, VCL_KIND_CONTEXT);
+	if (o->error != CL_SUCCESS)
+		err = o->error;		/* over the object limit */
+	else if (ctx == NULL)
+		err = CL_INVALID_CONTEXT;
+	else if (ctx->error != CL_SUCCESS)
+		err = ctx->error;
+	else if (modes != 1 || (m->has_il ? m->n_devices != 0 :
+	    m->n_devices == 0) || m->n_devices > be->ndevices ||
+	    m->n_devices > 64 || (m->n_binaries > 0 &&
+	    m->n_binaries != m->n_devices) || (m->has_il && m->il.len == 0))
+		err = CL_INVALID_VALUE;
+	for (i = 0; err == CL_SUCCESS && i < m->n_devices; i++) {
+		if (m->devices[i] >= be->ndevices) {
+			err = CL_INVALID_DEVICE;
+			break;
+		}
+		devs[i] = be->devices[m->devices[i]];
+		for (j = 0; j < i; j++)
+			if (devs[j] == devs[i])
+				err = CL_INVALID_DEVICE;
+		if (m->n_binaries > 0) {
+			bins[i] = m->binaries[i].data;
+			lens[i] = m->binaries[i].len;
+			st[i] = CL_INVALID_VALUE;
+			if (lens[i] == 0)
+				err = CL_INVALID_VALUE;
+		}
+	}
+	if (err == CL_SUCCESS && m->n_binaries > 0) {
+		o->u.prog = clCreateProgramWithBinary(ctx->u.ctx,
+		    (cl_uint)m->n_devices, devs, lens, bins, st, &err);
+		/* Binaries this server made: their struct sizes are known. */
+		if (o->u.prog != NULL)
+			o->tsizes = vcl_binrec_sizes(m->binaries,
+			    m->n_binaries);
+	}
+	else if (err == CL_SUCCESS && m->builtin_kernels != NULL) {
+		if (!vcl_builtin_ok(devs, m->n_devices, m->builtin_kernels))
+			err = CL_INVALID_VALUE;
+		else
+			o->u.prog = clCreateProgramWithBuiltInKernels(
+			    ctx->u.ctx, (cl_uint)m->n_devices, devs,
+			    m->builtin_kernels, &err);
+	}
+	else if (err == CL_SUCCESS)
+		o->u.prog = clCreateProgramWithIL(ctx->u.ctx, m->il.data,
+		    m->il.len, &err);
+	if (o->u.prog == NULL && err == CL_SUCCESS)
+		err = CL_OUT_OF_RESOURCES;
+	o->error = err;
+	r.seq = req->seq;
+	r.status = err;
+	if (m->n_binaries > 0 && m->n_binaries == m->n_devices &&
+	    m->n_devices <= 64) {
+		pr.n_binary_status = m->n_devices;
+		pr.binary_status = st;
+		for (i = 0; i < m->n_devices && err != CL_SUCCESS &&
+		    err != CL_INVALID_BINARY; i++)
+			st[i] = err;
+	}
+	r.result_case = VCL__REPLY__RESULT_PROGRAM;
+	r.program = &pr;
+	vcl_session_reply_msg(s, &r);
+}
+
+/* The link options a client may pass (OpenCL 3.0, 5.8.6); others refused. */
+static int
+vcl_link_options_ok(const char *opts)
+{
+	static const char	*ok[] = {
+		"-create-library", "-enable-link-options",
+		"-cl-denorms-are-zero", "-cl-no-signed-zeros",
+		"-cl-unsafe-math-optimizations", "-cl-finite-math-only",
+		"-cl-fast-relaxed-math", "-cl-no-subgroup-ifp",
+	};
+	size_t			 i, n;
+
+	if (opts == NULL)
+		return (1);
+	if (strlen(opts) > 4096)
+		return (0);
+	while (*opts != '\0') {
+		if (*opts == ' ' || *opts == '\t') {
+			opts++;
+			continue;
+		}
+		n = strcspn(opts, " \t");
+		for (i = 0; i < sizeof ok / sizeof ok[0]; i++)
+			if (strlen(ok[i]) == n && strncmp(opts, ok[i], n) == 0)
+				break;
+		if (i == sizeof ok / sizeof ok[0])
+			return (0);
+		opts += n;
+	}
+	return (1);
+}
+
+/*
+ * LinkProgram: a new program from compiled programs of this session,
+ * linked on a worker (the loop never waits), answered like a build. The
+ * inputs are retained, and their kept sources copied, for the link's
+ * size probe: the client may release them meanwhile.
+ */
+void
+vcl_op_link_program(struct vcl_session *s, const Vcl__Request *req,
+    struct vcl_bulk *bulk)
+{
+	const Vcl__LinkProgram	*m = req->link_program;
+	struct vcl_backend	*be = &s->srv->be;
+	struct vcl_hobj		*o, *ctx, *in;
+	struct vcl_build	*b = NULL;
+	cl_uint			 n = 0;
+	size_t			 i;
+	cl_int			 err = CL_SUCCESS;
+
+	if ((o = vcl_session_add(s, m->id, VCL_KIND_PROGRAM)) == NULL)
+		return;
+	ctx = vcl_handle_get(&s->handles, m->context, VCL_KIND_CONTEXT);
+	if (o->error != CL_SUCCESS)
+		err = o->error;
+	else if (ctx == NULL)
+		err = CL_INVALID_CONTEXT;
+	else if (ctx->error != CL_SUCCESS)
+		err = ctx->error;
+	else if (m->n_programs == 0 || m->n_programs > VCL_LINK_INPUTS_MAX)
+		err = CL_INVALID_VALUE;
+	else if (m->n_devices > be->ndevices)
+		err = CL_INVALID_DEVICE;
+	else if (!vcl_link_options_ok(m->options))
+		err = CL_INVALID_LINKER_OPTIONS;
+	for (i = 0; err == CL_SUCCESS && i < m->n_programs; i++) {
+		in = vcl_handle_get(&s->handles, m->programs[i],
+		    VCL_KIND_PROGRAM);
+		if (in == NULL || in->u.prog == NULL)
+			err = CL_INVALID_PROGRAM;
+		else if (in->error != CL_SUCCESS)
+			err = in->error;
+		else if (in->building)
+			err = CL_INVALID_OPERATION;
+	}
+	for (i = 0; err == CL_SUCCESS && i < m->n_devices; i++)
+		if (m->devices[i] >= be->ndevices)
+			err = CL_INVALID_DEVICE;
+	if (err == CL_SUCCESS && ((b = calloc(1, sizeof *b)) == NULL ||
+	    (b->inputs = calloc(m->n_programs, sizeof *b->inputs)) == NULL ||
+	    (b->ipsrc = calloc(m->n_programs, sizeof *b->ipsrc)) == NULL))
+		err = CL_OUT_OF_HOST_MEMORY;
+	if (err != CL_SUCCESS)
+		goto fail;
+	b->d.s = s;
+	b->mode = VCL_BUILD_LINK;
+	b->ctx = ctx->u.ctx;
+	clRetainContext(b->ctx);
+	for (i = 0; i < m->n_programs; i++, b->ninputs++) {
+		in = vcl_handle_get(&s->handles, m->programs[i],
+		    VCL_KIND_PROGRAM);
+		b->inputs[i] = in->u.prog;
+		clRetainProgram(b->inputs[i]);
+		if (in->psrc != NULL && (b->ipsrc[i] =
+		    malloc(in->psrc->size)) != NULL)
+			memcpy(b->ipsrc[i], in->psrc, in->psrc->size);
+	}
+	if (m->options != NULL && (b->options = strdup(m->options)) == NULL) {
+		err = CL_OUT_OF_HOST_MEMORY;
+		goto fail;
+	}
+	/* The listed devices, or every device of the context. */
+	if (m->n_devices > 0)
+		n = (cl_uint)m->n_devices;
+	else if (clGetContextInfo(b->ctx, CL_CONTEXT_NUM_DEVICES, sizeof n, &n,
+	    NULL) != CL_SUCCESS || n == 0 || n > be->ndevices)
+		err = CL_INVALID_CONTEXT;
+	if (err == CL_SUCCESS && ((b->devs = calloc(n, sizeof *b->devs)) ==
+	    NULL || (b->idx = calloc(n, sizeof *b->idx)) == NULL))
+		err = CL_OUT_OF_HOST_MEMORY;
+	if (err != CL_SUCCESS)
+		goto fail;
+	if (m->n_devices > 0)
+		for (i = 0; i < n; i++)
+			b->devs[i] = be->devices[m->devices[i]];
+	else if (clGetContextInfo(b->ctx, CL_CONTEXT_DEVICES,
+	    n * sizeof *b->devs, b->devs, NULL) != CL_SUCCESS) {
+		err = CL_INVALID_CONTEXT;
+		goto fail;
+	}
+	for (i = 0; i < n; i++)
+		for (b->idx[i] = 0; b->idx[i] < be->ndevices &&
+		    be->devices[b->idx[i]] != b->devs[i]; b->idx[i]++)
+			;
+	b->ndevs = n;
+	b->seq = req->seq;
+	b->prog_id = m->id;
+	b->d.fn = vcl_build_done;
+	vcl_session_ref(s);
+	s->jobs++;
+	o->building = 1;
+	if (vcl_workers_run(s->srv->workers, vcl_build_run, b) == 0)
+		return;
+	o->building = 0;
+	s->jobs--;
+	vcl_session_unref(s);
+	err = CL_OUT_OF_HOST_MEMORY;
+fail:
+	o->error = err;
+	vcl_session_reply(s, req->seq, err, err == CL_INVALID_LINKER_OPTIONS ?
+	    "link options other than -create-library, -enable-link-options "
+	    "and the math options are refused" : NULL);
+	if (b != NULL)
+		vcl_build_free(b);
+}
+
+/* GetBinary: the runtime's binary of a program for one device. */
+void
+vcl_op_get_binary(struct vcl_session *s, const Vcl__Request *req,
+    struct vcl_bulk *bulk)
+{
+	const Vcl__GetBinary	*m = req->get_binary;
+	struct vcl_backend	*be = &s->srv->be;
+	struct vcl_hobj		*o;
+	Vcl__Reply		 r = VCL__REPLY__INIT;
+	Vcl__ProgramResult	 pr = VCL__PROGRAM_RESULT__INIT;
+	cl_device_id		*devs = NULL;
+	size_t			*sizes = NULL;
+	unsigned char		**bins = NULL;
+	cl_uint			 n = 0, i;
+	cl_int			 err = CL_SUCCESS;
+
+	o = vcl_handle_get(&s->handles, m->program, VCL_KIND_PROGRAM);
+	if (o == NULL || (o->error == CL_SUCCESS && o->u.prog == NULL))
+		err = CL_INVALID_PROGRAM;
+	else if (o->error != CL_SUCCESS)
+		err = o->error;
+	else if (o->building)
+		err = CL_INVALID_OPERATION;
+	else if (m->device >= be->ndevices)
+		err = CL_INVALID_DEVICE;
+	else if ((err = clGetProgramInfo(o->u.prog, CL_PROGRAM_NUM_DEVICES,
+	    sizeof n, &n, NULL)) == CL_SUCCESS && (n == 0 || n > 64))
+		err = CL_INVALID_PROGRAM;
+	if (err == CL_SUCCESS && ((devs = calloc(n, sizeof *devs)) == NULL ||
+	    (sizes = calloc(n, sizeof *sizes)) == NULL ||
+	    (bins = calloc(n, sizeof *bins)) == NULL))
+		err = CL_OUT_OF_HOST_MEMORY;
+	if (err == CL_SUCCESS)
+		err = clGetProgramInfo(o->u.prog, CL_PROGRAM_DEVICES,
+		    n * sizeof *devs, devs, NULL);
+	if (err == CL_SUCCESS)
+		err = clGetProgramInfo(o->u.prog, CL_PROGRAM_BINARY_SIZES,
+		    n * sizeof *sizes, sizes, NULL);
+	for (i = 0; err == CL_SUCCESS && i < n; i++)
+		if (devs[i] == be->devices[m->device])
+			break;
+	if (err == CL_SUCCESS && i == n)
+		err = CL_INVALID_DEVICE;	/* not a device of the program */
+	else if (err == CL_SUCCESS && sizes[i] > VCL_BINARY_MAX)
+		err = CL_OUT_OF_RESOURCES;
+	else if (err == CL_SUCCESS && sizes[i] > 0 &&
+	    (bins[i] = malloc(sizes[i])) == NULL)
+		err = CL_OUT_OF_HOST_MEMORY;
+	/* Only this device's entry is asked for: the others stay NULL. */
+	if (err == CL_SUCCESS && sizes[i] > 0 && (err =
+	    clGetProgramInfo(o->u.prog, CL_PROGRAM_BINARIES, n * sizeof *bins,
+	    bins, NULL)) == CL_SUCCESS) {
+		vcl_binrec_put(bins[i], sizes[i], o->tsizes);
+		pr.has_binary = 1;
+		pr.binary.data = bins[i];
+		pr.binary.len = sizes[i];
+	} else if (err == CL_SUCCESS)
+		pr.has_binary = 1;
+	r.seq = req->seq;
+	r.status = err;
+	if (err == CL_SUCCESS) {
+		r.result_case = VCL__REPLY__RESULT_PROGRAM;
+		r.program = &pr;
+	}
+	vcl_session_reply_msg(s, &r);
+	for (i = 0; bins != NULL && i < n; i++)
+		free(bins[i]);
+	free(bins);
+	free(sizes);
+	free(devs);
+}
+
+/* SetSpecConstant: clSetProgramSpecializationConstant, synchronous. */
+void
+vcl_op_set_spec_constant(struct vcl_session *s, const Vcl__Request *req,
+    struct vcl_bulk *bulk)
+{
+	const Vcl__SetSpecConstant	*m = req->set_spec_constant;
+	struct vcl_hobj			*o;
+	size_t				 il = 0;
+	cl_int				 err;
+
+	o = vcl_handle_get(&s->handles, m->program, VCL_KIND_PROGRAM);
+	if (o == NULL || (o->error == CL_SUCCESS && o->u.prog == NULL))
+		err = CL_INVALID_PROGRAM;
+	else if (o->error != CL_SUCCESS)
+		err = o->error;
+	else if (o->building)
+		err = CL_INVALID_OPERATION;
+	else if (m->value.len == 0)
+		err = CL_INVALID_VALUE;
+	/* Only a program from IL has them (PoCL 3.1 asserts on others). */
+	else if (clGetProgramInfo(o->u.prog, CL_PROGRAM_IL, 0, NULL, &il) !=
+	    CL_SUCCESS || il == 0)
+		err = CL_INVALID_PROGRAM;
+	else
+		err = clSetProgramSpecializationConstant(o->u.prog, m->spec_id,
+		    m->value.len, m->value.data);
+	vcl_session_reply(s, req->seq, err, NULL);
 }

@@ -374,6 +374,14 @@ void	vcl_op_create_program(struct vcl_session *, const Vcl__Request *,
 	    struct vcl_bulk *);
 void	vcl_op_build_program(struct vcl_session *, const Vcl__Request *,
 	    struct vcl_bulk *);
+void	vcl_op_create_program_from(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_link_program(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_get_binary(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_set_spec_constant(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
 void	vcl_op_create_kernel(struct vcl_session *, const Vcl__Request *,
 	    struct vcl_bulk *);
 void	vcl_op_create_kernels(struct vcl_session *, const Vcl__Request *,

@@ -182,7 +182,7 @@ vcl_session_release(struct vcl_session *s, struct vcl_hobj *o)
 	case VCL_KIND_PROGRAM:
 		if (o->u.prog != NULL)
 			clReleaseProgram(o->u.prog);
-		vcl_session_uncharge(s, o->bytes);	/* source, build logs */
+		vcl_session_uncharge(s, o->bytes);	/* source, logs, compile inputs */
 		break;
 	case VCL_KIND_KERNEL:
 		vcl_exec_kernel_drop(s, o);

@@ -3056,6 +3056,519 @@ out:
 	e->queue = NULL;
 }
 
+
+/* --- program binaries, compile and link, built-in kernels, IL, clones --- */
+
+/* A kernel taking a struct by value: o[i] = s.a * i + s.b (+ s.c). */
+static const char	*src_pb_struct =
+    "typedef struct { int a; char pad[9]; int b; } pb_pair;\n"
+    "__kernel void pb_run(__global int *o, pb_pair s)\n"
+    "{ int i = get_global_id(0); o[i] = s.a * i + s.b; }\n";
+
+/* Runs pb_run of prog (a, b) over 16 items and checks the results. */
+static void
+run_pb(struct env *e, cl_program prog, int a, int b)
+{
+	struct { int a; char pad[9]; int b; } pair;
+	cl_kernel	 k;
+	cl_mem		 m;
+	int		 out[16], i;
+	size_t		 gws = 16;
+
+	if ((k = make_kernel(prog, "pb_run")) == NULL)
+		return;
+	memset(&pair, 0, sizeof pair);
+	pair.a = a;
+	pair.b = b;
+	if ((m = make_buffer(e, CL_MEM_WRITE_ONLY, sizeof out, NULL)) != NULL) {
+		CHECK_ERR(clSetKernelArg(k, 0, sizeof m, &m), CL_SUCCESS);
+		CHECK_ERR(clSetKernelArg(k, 1, sizeof pair, &pair), CL_SUCCESS);
+		CHECK_ERR(clEnqueueNDRangeKernel(e->queue, k, 1, NULL, &gws,
+		    NULL, 0, NULL, NULL), CL_SUCCESS);
+		memset(out, 0, sizeof out);
+		CHECK_ERR(clEnqueueReadBuffer(e->queue, m, CL_TRUE, 0,
+		    sizeof out, out, 0, NULL, NULL), CL_SUCCESS);
+		for (i = 0; i < 16; i++)
+			if (!CHECK(out[i] == a * i + b))
+				break;
+		clReleaseMemObject(m);
+	}
+	clReleaseKernel(k);
+}
+
+/* A program's binary fetched, made into a new program, built and run. */
+static void
+test_program_binary(struct env *e)
+{
+	static const char	 garbage[64] = "this is not a binary of any kind";
+	struct fake_object	 fake;
+	cl_program		 p, p2 = NULL;
+	cl_program_binary_type	 bt = 99;
+	cl_build_status		 bs = 0;
+	const unsigned char	*cb;
+	unsigned char		*bin = NULL, *bins[1];
+	size_t			 bsize = 0, size = 0, glen = sizeof garbage;
+	cl_int			 st = 99, err;
+
+	if ((p = build_program(e, src_pb_struct, NULL)) == NULL)
+		return;
+	CHECK_ERR(clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof bsize,
+	    &bsize, &size), CL_SUCCESS);
+	CHECK(size == sizeof bsize && bsize > 0);
+	CHECK_ERR(clGetProgramInfo(p, CL_PROGRAM_BINARIES, 0, NULL, &size),
+	    CL_SUCCESS);
+	CHECK(size == sizeof bins);
+	CHECK_ERR(clGetProgramInfo(p, CL_PROGRAM_BINARIES, 1, bins, NULL),
+	    CL_INVALID_VALUE);
+	if (bsize == 0 || (bin = calloc(1, bsize)) == NULL)
+		goto out;
+	bins[0] = bin;
+	CHECK_ERR(clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof bins, bins,
+	    NULL), CL_SUCCESS);
+	cb = bin;
+	p2 = clCreateProgramWithBinary(e->ctx, 1, &e->device, &bsize, &cb, &st,
+	    &err);
+	CHECK_ERR(err, CL_SUCCESS);
+	CHECK_ERR(st, CL_SUCCESS);
+	if (p2 == NULL)
+		goto out;
+	CHECK_ERR(clGetProgramBuildInfo(p2, e->device, CL_PROGRAM_BINARY_TYPE,
+	    sizeof bt, &bt, NULL), CL_SUCCESS);
+	CHECK(bt == CL_PROGRAM_BINARY_TYPE_EXECUTABLE);
+	CHECK_ERR(clGetProgramBuildInfo(p2, e->device, CL_PROGRAM_BUILD_STATUS,
+	    sizeof bs, &bs, NULL), CL_SUCCESS);
+	CHECK(bs == CL_BUILD_NONE);
+	CHECK_ERR(clGetProgramInfo(p2, CL_PROGRAM_SOURCE, 0, NULL, &size),
+	    CL_SUCCESS);
+	CHECK(size == 1);
+	CHECK_ERR(clBuildProgram(p2, 1, &e->device, NULL, NULL, NULL),
+	    CL_SUCCESS);
+	/* The same binary again, from the program made of it. */
+	size = 0;
+	CHECK_ERR(clGetProgramInfo(p2, CL_PROGRAM_BINARY_SIZES, sizeof size,
+	    &size, NULL), CL_SUCCESS);
+	CHECK(size > 0);
+	{
+		cl_kernel	 k = make_kernel(p2, "pb_run");
+		cl_uint		 nargs = 0;
+
+		if (k != NULL) {
+			CHECK_ERR(clGetKernelInfo(k, CL_KERNEL_NUM_ARGS,
+			    sizeof nargs, &nargs, NULL), CL_SUCCESS);
+			CHECK(nargs == 2);
+			clReleaseKernel(k);
+		}
+	}
+
+	/* Not a binary of this device; no bytes; no pointers. */
+	cb = (const unsigned char *)garbage;
+	st = 99;
+	CHECK(clCreateProgramWithBinary(e->ctx, 1, &e->device, &glen, &cb,
+	    &st, &err) == NULL);
+	CHECK_ERR(err, CL_INVALID_BINARY);
+	CHECK_ERR(st, CL_INVALID_BINARY);
+	glen = 0;
+	CHECK(clCreateProgramWithBinary(e->ctx, 1, &e->device, &glen, &cb,
+	    NULL, &err) == NULL);
+	CHECK_ERR(err, CL_INVALID_VALUE);
+	CHECK(clCreateProgramWithBinary(e->ctx, 1, &e->device, NULL, &cb,
+	    NULL, &err) == NULL);
+	CHECK_ERR(err, CL_INVALID_VALUE);
+	CHECK(clCreateProgramWithBinary(e->ctx, 0, NULL, &bsize, &cb, NULL,
+	    &err) == NULL);
+	CHECK_ERR(err, CL_INVALID_VALUE);
+	CHECK(clCreateProgramWithBinary(NULL, 1, &e->device, &bsize, &cb,
+	    NULL, &err) == NULL);
+	CHECK_ERR(err, CL_INVALID_CONTEXT);
+	if (!is_pocl) {
+		/* PoCL 3.1 reads through a device handle it never checks. */
+		cl_device_id	fd = fake_handle(&fake, e->device);
+
+		cb = bin;
+		CHECK(clCreateProgramWithBinary(e->ctx, 1, &fd, &bsize, &cb,
+		    NULL, &err) == NULL);
+		CHECK_ERR(err, CL_INVALID_DEVICE);
+	}
+out:
+	free(bin);
+	if (p2 != NULL)
+		clReleaseProgram(p2);
+	clReleaseProgram(p);
+}
+
+/* A binary round trip gives the same results: a kernel without structs. */
+static void
+test_program_binary_run(struct env *e)
+{
+	cl_program		 p, p2 = NULL;
+	const unsigned char	*cb;
+	unsigned char		*bin = NULL;
+	size_t			 bsize = 0;
+	cl_int			 st = 99, err;
+
+	if ((p = build_program(e, "__kernel void scale(__global int *o, int n)"
+	    "{ int i = get_global_id(0); if (i < n) o[i] = 3 * i; }", NULL)) ==
+	    NULL)
+		return;
+	CHECK_ERR(clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof bsize,
+	    &bsize, NULL), CL_SUCCESS);
+	if (bsize > 0 && (bin = malloc(bsize)) != NULL &&
+	    CHECK_ERR(clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof bin,
+	    &bin, NULL), CL_SUCCESS)) {
+		cb = bin;
+		p2 = clCreateProgramWithBinary(e->ctx, 1, &e->device, &bsize,
+		    &cb, &st, &err);
+		CHECK_ERR(err, CL_SUCCESS);
+		if (p2 != NULL && CHECK_ERR(clBuildProgram(p2, 0, NULL, NULL,
+		    NULL, NULL), CL_SUCCESS))
+			run_scale(e, p2, 3);
+	}
+	free(bin);
+	if (p2 != NULL)
+		clReleaseProgram(p2);
+	clReleaseProgram(p);
+}
+
+static atomic_int	link_called;
+
+/* Counts calls of a link callback. */
+static void CL_CALLBACK
+link_notify(cl_program prog, void *user_data)
+{
+	(void)prog;
+	(void)user_data;
+	atomic_fetch_add(&link_called, 1);
+}
+
+/*
+ * clCompileProgram with an in-memory header, clLinkProgram of two compiled
+ * programs (a struct argument in the linked kernel), a library, and the
+ * errors of both.
+ */
+static void
+test_compile_link(struct env *e)
+{
+	static const char	*hdr =
+	    "typedef struct { int a; char pad[9]; int b; } pb_pair;\n"
+	    "int pb_mul(int x, int y);\n";
+	static const char	*lib_src =
+	    "#include \"pb/pair.h\"\nint pb_mul(int x, int y) { return x * y; }\n";
+	static const char	*main_src =
+	    "#include \"pb/pair.h\"\n"
+	    "__kernel void pb_run(__global int *o, pb_pair s)\n"
+	    "{ int i = get_global_id(0); o[i] = pb_mul(s.a, i) + s.b; }\n";
+	static const char	*bad_src = "__kernel void z( { }";
+	const char		*hname = "pb/pair.h", *s;
+	cl_program		 h = NULL, a = NULL, b = NULL, l = NULL, lib = NULL;
+	cl_program		 l2 = NULL, in[2], src_exe = NULL, bad = NULL;
+	cl_program_binary_type	 bt = 99;
+	size_t			 nk = 0;
+	cl_int			 err;
+
+	s = hdr;
+	h = clCreateProgramWithSource(e->ctx, 1, &s, NULL, &err);
+	s = lib_src;
+	a = clCreateProgramWithSource(e->ctx, 1, &s, NULL, &err);
+	s = main_src;
+	b = clCreateProgramWithSource(e->ctx, 1, &s, NULL, &err);
+	if (!CHECK(h != NULL && a != NULL && b != NULL))
+		goto out;
+	CHECK_ERR(clCompileProgram(a, 1, &e->device, NULL, 1, &h, &hname, NULL,
+	    NULL), CL_SUCCESS);
+	CHECK_ERR(clCompileProgram(b, 0, NULL, "-DUNUSED=1", 1, &h, &hname,
+	    NULL, NULL), CL_SUCCESS);
+	CHECK_ERR(clGetProgramBuildInfo(a, e->device, CL_PROGRAM_BINARY_TYPE,
+	    sizeof bt, &bt, NULL), CL_SUCCESS);
+	CHECK(bt == CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT);
+	/*
+	 * Not an executable. PoCL 3.1 answers so only when its kernel cache
+	 * is cold; warm, CL_SUCCESS and CL_INVALID_KERNEL_NAME.
+	 */
+	CHECK_ERR2(clGetProgramInfo(a, CL_PROGRAM_NUM_KERNELS, sizeof nk, &nk,
+	    NULL), CL_INVALID_PROGRAM_EXECUTABLE, CL_SUCCESS);
+	CHECK(clCreateKernel(b, "pb_run", &err) == NULL);
+	CHECK_ERR2(err, CL_INVALID_PROGRAM_EXECUTABLE, CL_INVALID_KERNEL_NAME);
+
+	in[0] = a;
+	in[1] = b;
+	atomic_store(&link_called, 0);
+	l = clLinkProgram(e->ctx, 1, &e->device, NULL, 2, in, link_notify,
+	    NULL, &err);
+	CHECK_ERR(err, CL_SUCCESS);
+	if (l != NULL) {
+		CHECK(wait_flag(&link_called, 1, 10000));
+		CHECK_ERR(clGetProgramBuildInfo(l, e->device,
+		    CL_PROGRAM_BINARY_TYPE, sizeof bt, &bt, NULL), CL_SUCCESS);
+		CHECK(bt == CL_PROGRAM_BINARY_TYPE_EXECUTABLE);
+		CHECK_ERR(clGetProgramInfo(l, CL_PROGRAM_NUM_KERNELS,
+		    sizeof nk, &nk, NULL), CL_SUCCESS);
+		CHECK(nk == 1);
+		run_pb(e, l, 5, 7);
+	}
+
+	/* A library of a, then linked with b. */
+	lib = clLinkProgram(e->ctx, 0, NULL, "-create-library", 1, &a, NULL,
+	    NULL, &err);
+	CHECK_ERR(err, CL_SUCCESS);
+	if (lib != NULL) {
+		CHECK_ERR(clGetProgramBuildInfo(lib, e->device,
+		    CL_PROGRAM_BINARY_TYPE, sizeof bt, &bt, NULL), CL_SUCCESS);
+		CHECK(bt == CL_PROGRAM_BINARY_TYPE_LIBRARY);
+		in[0] = lib;
+		l2 = clLinkProgram(e->ctx, 0, NULL, NULL, 2, in, NULL, NULL,
+		    &err);
+		CHECK_ERR(err, CL_SUCCESS);
+		if (l2 != NULL)
+			run_pb(e, l2, -3, 11);
+	}
+
+	/* Link errors: unresolved, an executable input, options, none. */
+	CHECK(clLinkProgram(e->ctx, 1, &e->device, NULL, 1, &b, NULL, NULL,
+	    &err) == NULL);
+	CHECK_ERR(err, CL_LINK_PROGRAM_FAILURE);
+	if ((src_exe = build_program(e, src_pb_struct, NULL)) != NULL) {
+		CHECK(clLinkProgram(e->ctx, 1, &e->device, NULL, 1, &src_exe,
+		    NULL, NULL, &err) == NULL);
+		CHECK_ERR(err, CL_INVALID_OPERATION);
+	}
+	in[0] = a;
+	CHECK(clLinkProgram(e->ctx, 1, &e->device, "-bogus-option", 2, in,
+	    NULL, NULL, &err) == NULL);
+	CHECK_ERR(err, CL_INVALID_LINKER_OPTIONS);
+	CHECK(clLinkProgram(e->ctx, 1, &e->device, NULL, 0, NULL, NULL, NULL,
+	    &err) == NULL);
+	CHECK_ERR(err, CL_INVALID_VALUE);
+	CHECK(clLinkProgram(e->ctx, 1, &e->device, NULL, 2, in, NULL, &err,
+	    &err) == NULL);
+	CHECK_ERR(err, CL_INVALID_VALUE);
+	CHECK(clLinkProgram(NULL, 1, &e->device, NULL, 2, in, NULL, NULL,
+	    &err) == NULL);
+	CHECK_ERR(err, CL_INVALID_CONTEXT);
+
+	/* Compile errors. */
+	s = bad_src;
+	if ((bad = clCreateProgramWithSource(e->ctx, 1, &s, NULL, &err)) !=
+	    NULL)
+		CHECK_ERR(clCompileProgram(bad, 1, &e->device, NULL, 0, NULL,
+		    NULL, NULL, NULL), CL_COMPILE_PROGRAM_FAILURE);
+	CHECK_ERR(clCompileProgram(a, 1, &e->device, "-bogus-option", 0, NULL,
+	    NULL, NULL, NULL), CL_INVALID_COMPILER_OPTIONS);
+	/* PoCL 3.1 ignores input_headers without num_input_headers. */
+	CHECK_ERR2(clCompileProgram(a, 1, &e->device, NULL, 0, &h, NULL, NULL,
+	    NULL), CL_INVALID_VALUE, CL_COMPILE_PROGRAM_FAILURE);
+	CHECK_ERR(clCompileProgram(NULL, 1, &e->device, NULL, 0, NULL, NULL,
+	    NULL, NULL), CL_INVALID_PROGRAM);
+	if (!is_pocl)	/* PoCL 3.1 reads header_include_names unchecked */
+		CHECK_ERR(clCompileProgram(a, 1, &e->device, NULL, 1, &h, NULL,
+		    NULL, NULL), CL_INVALID_VALUE);
+out:
+	release_all(NULL, 0, NULL, bad);
+	release_all(NULL, 0, NULL, src_exe);
+	release_all(NULL, 0, NULL, l2);
+	release_all(NULL, 0, NULL, lib);
+	release_all(NULL, 0, NULL, l);
+	release_all(NULL, 0, NULL, b);
+	release_all(NULL, 0, NULL, a);
+	release_all(NULL, 0, NULL, h);
+}
+
+/* A compiled program with binaries: compile from binary is refused. */
+static void
+test_compile_binary(struct env *e)
+{
+	cl_program		 p, p2 = NULL;
+	const unsigned char	*cb;
+	unsigned char		*bin = NULL;
+	size_t			 bsize = 0;
+	cl_int			 err;
+
+	if ((p = build_program(e, src_pb_struct, NULL)) == NULL)
+		return;
+	clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof bsize, &bsize,
+	    NULL);
+	if (bsize > 0 && (bin = malloc(bsize)) != NULL &&
+	    clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL) ==
+	    CL_SUCCESS) {
+		cb = bin;
+		p2 = clCreateProgramWithBinary(e->ctx, 1, &e->device, &bsize,
+		    &cb, NULL, &err);
+		if (CHECK_ERR(err, CL_SUCCESS))
+			CHECK_ERR(clCompileProgram(p2, 1, &e->device, NULL, 0,
+			    NULL, NULL, NULL, NULL), CL_INVALID_OPERATION);
+	}
+	free(bin);
+	release_all(NULL, 0, NULL, p2);
+	clReleaseProgram(p);
+}
+
+/* clCloneKernel: the copy has the arguments set on the source. */
+static void
+test_clone_kernel(struct env *e)
+{
+	cl_program	 p;
+	cl_kernel	 k, c = NULL;
+	cl_mem		 m = NULL;
+	int		 out[64], n = 64, i;
+	size_t		 gws = 64;
+	cl_int		 err;
+
+	if ((p = build_program(e, "__kernel void scale(__global int *o, int n)"
+	    "{ int i = get_global_id(0); if (i < n) o[i] = 5 * i; }", NULL)) ==
+	    NULL)
+		return;
+	if ((k = make_kernel(p, "scale")) == NULL ||
+	    (m = make_buffer(e, CL_MEM_WRITE_ONLY, sizeof out, NULL)) == NULL)
+		goto out;
+	CHECK_ERR(clSetKernelArg(k, 0, sizeof m, &m), CL_SUCCESS);
+	CHECK_ERR(clSetKernelArg(k, 1, sizeof n, &n), CL_SUCCESS);
+	c = clCloneKernel(k, &err);
+	CHECK_ERR(err, CL_SUCCESS);
+	if (c == NULL)
+		goto out;
+	/* The source's later changes do not reach the clone. */
+	n = 0;
+	CHECK_ERR(clSetKernelArg(k, 1, sizeof n, &n), CL_SUCCESS);
+	clReleaseKernel(k);
+	k = NULL;
+	CHECK_ERR(clEnqueueNDRangeKernel(e->queue, c, 1, NULL, &gws, NULL, 0,
+	    NULL, NULL), CL_SUCCESS);
+	memset(out, 0, sizeof out);
+	CHECK_ERR(clEnqueueReadBuffer(e->queue, m, CL_TRUE, 0, sizeof out, out,
+	    0, NULL, NULL), CL_SUCCESS);
+	for (i = 0; i < 64; i++)
+		if (!CHECK(out[i] == 5 * i))
+			break;
+	CHECK(clCloneKernel(NULL, &err) == NULL);
+	CHECK_ERR(err, CL_INVALID_KERNEL);
+out:
+	if (c != NULL)
+		clReleaseKernel(c);
+	release_all(&m, 1, k, p);
+}
+
+/* An empty source is a program: it builds and compiles, to no kernel. */
+static void
+test_program_empty(struct env *e)
+{
+	const char	*s = "";
+	cl_program	 p;
+	size_t		 nk = 99;
+	cl_int		 err;
+
+	p = clCreateProgramWithSource(e->ctx, 1, &s, NULL, &err);
+	if (!CHECK_ERR(err, CL_SUCCESS))
+		return;
+	CHECK_ERR(clCompileProgram(p, 1, &e->device, NULL, 0, NULL, NULL, NULL,
+	    NULL), CL_SUCCESS);
+	CHECK_ERR(clBuildProgram(p, 1, &e->device, NULL, NULL, NULL),
+	    CL_SUCCESS);
+	CHECK_ERR(clGetProgramInfo(p, CL_PROGRAM_NUM_KERNELS, sizeof nk, &nk,
+	    NULL), CL_SUCCESS);
+	CHECK(nk == 0);
+	clReleaseProgram(p);
+}
+
+/* Built-in kernels, IL, release callbacks, timers, SVM and sub-group info. */
+static void
+test_program_misc(struct env *e)
+{
+	static const unsigned char	 spirv[20] = { 0x03, 0x02, 0x23, 0x07 };
+	cl_program	 p, bp;
+	cl_kernel	 k;
+	cl_ulong	 dt = 0, ht = 0, res = 0;
+	cl_bool		 yes = CL_TRUE, no = CL_FALSE;
+	char		 names[1024] = "", il[64] = "";
+	size_t		 size = 0, out = 0, one = 1;
+	cl_uint		 nsg = 0;
+	int		 v = 1;
+	cl_int		 err;
+
+	CHECK(clCreateProgramWithBuiltInKernels(e->ctx, 1, &e->device,
+	    "vcl_no_such_builtin", &err) == NULL);
+	CHECK_ERR(err, CL_INVALID_VALUE);
+	CHECK(clCreateProgramWithBuiltInKernels(e->ctx, 1, &e->device, NULL,
+	    &err) == NULL);
+	CHECK_ERR(err, CL_INVALID_VALUE);
+	CHECK(clCreateProgramWithBuiltInKernels(e->ctx, 0, NULL, "x", &err) ==
+	    NULL);
+	CHECK_ERR(err, CL_INVALID_VALUE);
+	CHECK(clCreateProgramWithBuiltInKernels(NULL, 1, &e->device, "x",
+	    &err) == NULL);
+	CHECK_ERR(err, CL_INVALID_CONTEXT);
+	clGetDeviceInfo(e->device, CL_DEVICE_BUILT_IN_KERNELS, sizeof names,
+	    names, NULL);
+	if (names[0] != '\0') {
+		char	*semi = strchr(names, ';');
+
+		if (semi != NULL)
+			*semi = '\0';
+		bp = clCreateProgramWithBuiltInKernels(e->ctx, 1, &e->device,
+		    names, &err);
+		CHECK_ERR(err, CL_SUCCESS);
+		if (bp != NULL)
+			clReleaseProgram(bp);
+	}
+
+	/* IL: PoCL 3.1 CPU has none and answers CL_INVALID_VALUE. */
+	clGetDeviceInfo(e->device, CL_DEVICE_IL_VERSION, sizeof il, il, NULL);
+	CHECK(clCreateProgramWithIL(e->ctx, NULL, 0, &err) == NULL);
+	CHECK_ERR(err, CL_INVALID_VALUE);
+	if (il[0] == '\0') {
+		CHECK(clCreateProgramWithIL(e->ctx, spirv, sizeof spirv,
+		    &err) == NULL);
+		CHECK_ERR2(err, CL_INVALID_OPERATION, CL_INVALID_VALUE);
+	}
+
+	if ((p = build_program(e, "__kernel void k(__global int *o)"
+	    "{ o[0] = 1; }", NULL)) == NULL)
+		return;
+	CHECK_ERR(clGetProgramInfo(p, CL_PROGRAM_IL, 0, NULL, &size),
+	    CL_SUCCESS);
+	CHECK(size == 0);
+	CHECK_ERR(clGetProgramInfo(p, CL_PROGRAM_SCOPE_GLOBAL_CTORS_PRESENT,
+	    sizeof yes, &yes, NULL), CL_SUCCESS);
+	CHECK(yes == CL_FALSE);
+	CHECK_ERR2(clSetProgramReleaseCallback(p, link_notify, NULL),
+	    CL_INVALID_OPERATION, CL_SUCCESS);
+	CHECK_ERR(clSetProgramReleaseCallback(NULL, link_notify, NULL),
+	    CL_INVALID_PROGRAM);
+	if (!is_pocl)	/* PoCL 3.1 asserts on a program not from IL */
+		CHECK_ERR(clSetProgramSpecializationConstant(p, 0, sizeof v,
+		    &v), CL_INVALID_PROGRAM);
+	CHECK_ERR(clUnloadPlatformCompiler(e->platform), CL_SUCCESS);
+
+	/* Timers: none where the platform's host timer resolution is 0. */
+	clGetPlatformInfo(e->platform, CL_PLATFORM_HOST_TIMER_RESOLUTION,
+	    sizeof res, &res, NULL);
+	if (res == 0) {
+		CHECK_ERR(clGetDeviceAndHostTimer(e->device, &dt, &ht),
+		    CL_INVALID_OPERATION);
+		CHECK_ERR(clGetHostTimer(e->device, &ht), CL_INVALID_OPERATION);
+	}
+	CHECK_ERR(clGetHostTimer(NULL, &ht), CL_INVALID_DEVICE);
+
+	if ((k = make_kernel(p, "k")) != NULL) {
+		/* SVM: PoCL has it; VCL does not (CL_INVALID_OPERATION). */
+		CHECK_ERR2(clSetKernelExecInfo(k,
+		    CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM, sizeof no, &no),
+		    CL_SUCCESS, CL_SUCCESS);
+		CHECK_ERR(clSetKernelExecInfo(NULL,
+		    CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM, sizeof no, &no),
+		    CL_INVALID_KERNEL);
+		clGetDeviceInfo(e->device, CL_DEVICE_MAX_NUM_SUB_GROUPS,
+		    sizeof nsg, &nsg, NULL);
+		if (nsg == 0)
+			CHECK_ERR(clGetKernelSubGroupInfo(k, e->device,
+			    CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, sizeof one,
+			    &one, sizeof out, &out, NULL), CL_INVALID_OPERATION);
+		CHECK_ERR(clGetKernelSubGroupInfo(NULL, e->device,
+		    CL_KERNEL_MAX_NUM_SUB_GROUPS, 0, NULL, sizeof out, &out,
+		    NULL), CL_INVALID_KERNEL);
+		clReleaseKernel(k);
+	}
+	clReleaseProgram(p);
+}
+
 /* The tests, in the order they run. */
 /*
  * A command gated by a user event must not hold up the rest of the
@@ -4352,6 +4865,13 @@ static const struct test {
 	{ "image_copy_fill", test_image_copy_fill },
 	{ "image_map", test_image_map },
 	{ "image_kernel", test_image_kernel },
+	{ "program_binary", test_program_binary },
+	{ "program_binary_run", test_program_binary_run },
+	{ "compile_link", test_compile_link },
+	{ "compile_binary", test_compile_binary },
+	{ "clone_kernel", test_clone_kernel },
+	{ "program_misc", test_program_misc },
+	{ "program_empty", test_program_empty },
 };
 
 /* Reports a test that ran past its time and ends the run. */

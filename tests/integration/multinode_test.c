@@ -30,6 +30,11 @@
  *			 kernel (with a sampler) on B, its bytes never
  *			 through the client; written from the host on B,
  *			 read on A
+ *	compile_link	 clCompileProgram with an in-memory header and
+ *			 clLinkProgram over both nodes, run on both; the
+ *			 linked program's binaries (one per node) back
+ *	binary_across	 the binaries of a program from source, one per
+ *			 node, make a program that runs on both
  *	node_death	 (netns.sh with 3 nodes only, else SKIP) SIGKILL C's
  *			 server while C runs a long kernel and A waits on it:
  *			 C's events and commands fail, A's waiter fails, A
@@ -1796,6 +1801,189 @@ out:
 	free(host);
 }
 
+/* ---- compile_link ---- */
+
+/* o[i] = pb_mul(s.a, i) + s.b over n items on node qi; checks the result. */
+static void
+run_pb_on(struct env *e, cl_program prog, int qi, int a, int b,
+    const char *what)
+{
+	struct { int a; char pad[9]; int b; } pair;
+	cl_kernel	 k;
+	cl_mem		 m = NULL;
+	int		 out[64], i, bad = 0;
+	size_t		 n = 64;
+	cl_int		 err;
+
+	k = clCreateKernel(prog, "pb_run", &err);
+	if (!OK(err))
+		return;
+	memset(&pair, 0, sizeof pair);
+	pair.a = a;
+	pair.b = b;
+	memset(out, 0, sizeof out);
+	if ((m = mk_buf(e, sizeof out, CL_MEM_READ_WRITE, NULL)) != NULL &&
+	    OK(clSetKernelArg(k, 0, sizeof m, &m)) &&
+	    OK(clSetKernelArg(k, 1, sizeof pair, &pair)) &&
+	    OK(clEnqueueNDRangeKernel(e->q[qi], k, 1, NULL, &n, NULL, 0, NULL,
+	    NULL)) && OK(clEnqueueReadBuffer(e->q[qi], m, CL_TRUE, 0,
+	    sizeof out, out, 0, NULL, NULL))) {
+		for (i = 0; i < 64; i++)
+			if (out[i] != a * i + b && bad++ == 0)
+				CHECK(0, "%s on %s: element %d is %d, want %d",
+				    what, e->name[qi], i, out[i], a * i + b);
+	}
+	release_mem(&m);
+	clReleaseKernel(k);
+}
+
+/*
+ * clCompileProgram (an in-memory header) and clLinkProgram over a context
+ * of two nodes: each node compiles and links for its own device, the
+ * linked kernel (a struct by value) runs on both; the linked program's
+ * binaries, one per device from its node, make a program that runs on
+ * both too; a link for B's device alone runs on B.
+ */
+static void
+test_compile_link(struct env *e)
+{
+	static const char	*hdr =
+	    "typedef struct { int a; char pad[9]; int b; } pb_pair;\n"
+	    "int pb_mul(int x, int y);\n";
+	static const char	*lib_src = "#include \"pb/pair.h\"\n"
+	    "int pb_mul(int x, int y) { return x * y; }\n";
+	static const char	*main_src = "#include \"pb/pair.h\"\n"
+	    "__kernel void pb_run(__global int *o, pb_pair s)\n"
+	    "{ int i = get_global_id(0); o[i] = pb_mul(s.a, i) + s.b; }\n";
+	const char		*hname = "pb/pair.h";
+	cl_program		 h, a, b, l = NULL, lb = NULL, pbin = NULL, in[2];
+	size_t			 sizes[2] = { 0, 0 }, got = 0;
+	unsigned char		*bins[2] = { NULL, NULL };
+	cl_int			 st[2] = { 1, 1 }, err;
+
+	h = clCreateProgramWithSource(e->ctx, 1, &hdr, NULL, &err);
+	OK(err);
+	a = clCreateProgramWithSource(e->ctx, 1, &lib_src, NULL, &err);
+	OK(err);
+	b = clCreateProgramWithSource(e->ctx, 1, &main_src, NULL, &err);
+	OK(err);
+	if (h == NULL || a == NULL || b == NULL)
+		goto out;
+	if (!OK(clCompileProgram(a, 0, NULL, NULL, 1, &h, &hname, NULL,
+	    NULL)) || !OK(clCompileProgram(b, 0, NULL, NULL, 1, &h, &hname,
+	    NULL, NULL)))
+		goto out;
+	in[0] = a;
+	in[1] = b;
+	l = clLinkProgram(e->ctx, 0, NULL, NULL, 2, in, NULL, NULL, &err);
+	if (!OK(err))
+		goto out;
+	run_pb_on(e, l, 0, 3, 4, "linked");
+	run_pb_on(e, l, 1, 5, -6, "linked");
+
+	/* Its binaries, each from its device's node, and back. */
+	if (OK(clGetProgramInfo(l, CL_PROGRAM_BINARY_SIZES, sizeof sizes,
+	    sizes, &got)) && CHECK(got == 2 * sizeof sizes[0] &&
+	    sizes[0] > 0 && sizes[1] > 0, "binary sizes %zu %zu (%zu bytes)",
+	    sizes[0], sizes[1], got) &&
+	    (bins[0] = malloc(sizes[0])) != NULL &&
+	    (bins[1] = malloc(sizes[1])) != NULL &&
+	    OK(clGetProgramInfo(l, CL_PROGRAM_BINARIES, sizeof bins, bins,
+	    NULL))) {
+		pbin = clCreateProgramWithBinary(e->ctx, 2, e->dev, sizes,
+		    (const unsigned char **)bins, st, &err);
+		if (OK(err) && CHECK(st[0] == CL_SUCCESS && st[1] ==
+		    CL_SUCCESS, "binary status %d %d", st[0], st[1]) &&
+		    OK(clBuildProgram(pbin, 0, NULL, NULL, NULL, NULL))) {
+			cl_kernel	k = clCreateKernel(pbin, "pb_run", &err);
+
+			/* No source there: its struct argument is refused. */
+			if (OK(err)) {
+				clReleaseKernel(k);
+				note("program from binaries built on both nodes");
+			}
+		}
+	}
+
+	/* A link for B's device only. */
+	lb = clLinkProgram(e->ctx, 1, &e->dev[1], NULL, 2, in, NULL, NULL,
+	    &err);
+	if (OK(err))
+		run_pb_on(e, lb, 1, 2, 9, "linked for B");
+out:
+	free(bins[0]);
+	free(bins[1]);
+	if (pbin != NULL)
+		clReleaseProgram(pbin);
+	if (lb != NULL)
+		clReleaseProgram(lb);
+	if (l != NULL)
+		clReleaseProgram(l);
+	if (b != NULL)
+		clReleaseProgram(b);
+	if (a != NULL)
+		clReleaseProgram(a);
+	if (h != NULL)
+		clReleaseProgram(h);
+}
+
+/* A binary round trip across nodes: same results as from source. */
+static void
+test_binary_across(struct env *e)
+{
+	cl_program	 pbin = NULL;
+	size_t		 sizes[2] = { 0, 0 };
+	unsigned char	*bins[2] = { NULL, NULL };
+	cl_kernel	 k = NULL;
+	cl_int		 st[2] = { 1, 1 }, err;
+	int		*host = NULL, qi;
+	size_t		 n = 1024;
+	cl_mem		 m = NULL;
+
+	if (!OK(clGetProgramInfo(e->prog, CL_PROGRAM_BINARY_SIZES,
+	    sizeof sizes, sizes, NULL)) || (bins[0] = malloc(sizes[0])) ==
+	    NULL || (bins[1] = malloc(sizes[1])) == NULL ||
+	    !OK(clGetProgramInfo(e->prog, CL_PROGRAM_BINARIES, sizeof bins,
+	    bins, NULL)))
+		goto out;
+	pbin = clCreateProgramWithBinary(e->ctx, 2, e->dev, sizes,
+	    (const unsigned char **)bins, st, &err);
+	if (!OK(err) || !OK(clBuildProgram(pbin, 0, NULL, NULL, NULL, NULL)))
+		goto out;
+	k = clCreateKernel(pbin, "iota", &err);
+	if (!OK(err) || (host = calloc(n, sizeof *host)) == NULL)
+		goto out;
+	for (qi = 0; qi < 2; qi++) {
+		int	base = 10 * (qi + 1), step = qi + 2;
+		size_t	i;
+
+		release_mem(&m);
+		if ((m = mk_buf(e, n * sizeof *host, CL_MEM_READ_WRITE,
+		    NULL)) == NULL ||
+		    !OK(clSetKernelArg(k, 0, sizeof m, &m)) ||
+		    !OK(clSetKernelArg(k, 1, sizeof base, &base)) ||
+		    !OK(clSetKernelArg(k, 2, sizeof step, &step)) ||
+		    !OK(clEnqueueNDRangeKernel(e->q[qi], k, 1, NULL, &n, NULL,
+		    0, NULL, NULL)) || !OK(clEnqueueReadBuffer(e->q[qi], m,
+		    CL_TRUE, 0, n * sizeof *host, host, 0, NULL, NULL)))
+			break;
+		for (i = 0; i < n; i++)
+			if (!CHECK(host[i] == base + (int)i * step,
+			    "iota from binary on %s: element %zu is %d",
+			    e->name[qi], i, host[i]))
+				break;
+	}
+out:
+	release_mem(&m);
+	free(host);
+	free(bins[0]);
+	free(bins[1]);
+	if (k != NULL)
+		clReleaseKernel(k);
+	if (pbin != NULL)
+		clReleaseProgram(pbin);
+}
+
 static const struct test tests[] = {
 	{ "migrate", 2, test_migrate, 0 },
 	{ "no_client_bytes", 2, test_no_client_bytes, 0 },
@@ -1806,6 +1994,8 @@ static const struct test tests[] = {
 	{ "rect_across", 2, test_rect_across, 0 },
 	{ "migrate_objects", 2, test_migrate_objects, 0 },
 	{ "image_across", 2, test_image_across, 0 },
+	{ "compile_link", 2, test_compile_link, 0 },
+	{ "binary_across", 2, test_binary_across, 0 },
 	{ "node_death", 3, test_node_death, 0 },	/* last: kills C */
 };
 

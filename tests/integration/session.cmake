@@ -65,3 +65,4 @@ add_test(NAME it_soak COMMAND soak_test $<TARGET_FILE:vclserver>
 set_tests_properties(it_soak PROPERTIES TIMEOUT 300 LABELS integration
 	ENVIRONMENT "VCL_TEST_ICD_DIR=${PROJECT_BINARY_DIR}/vcl-client")
 vcl_rawtest(image)
+vcl_rawtest(progbin)
