@@ -17,7 +17,7 @@ vcl_context_unref(cl_context ctx)
 	for (i = 0; i < vcl_nnodes(); i++) {
 		if (!(ctx->nodes & (1ull << i)))
 			continue;
-		vcl_node_release(vcl_node_get(i), VCL__KIND__KIND_CONTEXT,
+		vcl_node_release(vcl_node_get(i), vcl_kind_wire(ctx->obj.kind),
 		    ctx->obj.id);
 		if (!vcl_in_rx)
 			vcl_node_flush(vcl_node_get(i));
@@ -267,7 +267,7 @@ vcl_queue_unref(cl_command_queue q)
 
 	if (!vcl_unref(q))
 		return;
-	vcl_node_release(n, VCL__KIND__KIND_QUEUE, q->obj.id);
+	vcl_node_release(n, vcl_kind_wire(q->obj.kind), q->obj.id);
 	if (!vcl_in_rx)
 		vcl_node_flush(n);
 	vcl_context_unref(q->ctx);
