@@ -186,6 +186,7 @@ struct _cl_mem {
 	cl_mem_flags			 flags;
 	size_t				 size;
 	void				*host_ptr;	/* USE_HOST_PTR */
+	int				 props;		/* made with a {0} list */
 	vcl_nodeset			 nodes;		/* instantiated on */
 	/*
 	 * A sub-buffer: its parent (referenced) and where it starts. It has
