@@ -412,6 +412,8 @@ vcl_device_names(const Vcl__InfoValue *iv, cl_device_info param,
 		}
 		p += len;
 	}
+	if (o > s)
+		o--;		/* the last separator */
 	*o = '\0';
 	err = vcl_info_ret(s, (size_t)(o - s) + 1, param_value_size,
 	    param_value, param_value_size_ret);
