@@ -23,18 +23,30 @@
 	}								\
 } while (0)
 
-/* Object kinds; the magic tells a live VCL object from anything else. */
+/*
+ * Object kinds, listed once: the client's tag (a magic that tells a live
+ * VCL object from anything else) and the wire kind (vcl.proto's Kind) of
+ * each, NONE for objects the nodes never hold. vcl_kind_wire() answers
+ * from this list; unit_kinds fails when a wire Kind has no tag here.
+ */
+#define VCL_KINDS(X)							\
+	X(PLATFORM,	NONE)						\
+	X(DEVICE,	NONE)						\
+	X(CONTEXT,	CONTEXT)					\
+	X(QUEUE,	QUEUE)						\
+	X(MEM,		MEM)						\
+	X(PROGRAM,	PROGRAM)					\
+	X(KERNEL,	KERNEL)						\
+	X(EVENT,	EVENT)						\
+	X(SAMPLER,	SAMPLER)
+
+#define VCL_KIND_TAG(k, w)	VCL_KIND_##k,
 enum vcl_kind {
-	VCL_KIND_PLATFORM = 0x56434c01,
-	VCL_KIND_DEVICE,
-	VCL_KIND_CONTEXT,
-	VCL_KIND_QUEUE,
-	VCL_KIND_MEM,
-	VCL_KIND_PROGRAM,
-	VCL_KIND_KERNEL,
-	VCL_KIND_EVENT,
-	VCL_KIND_SAMPLER,
+	VCL_KIND_BASE = 0x56434c00,	/* no object's; tags follow it */
+	VCL_KINDS(VCL_KIND_TAG)
+	VCL_KIND_END
 };
+#undef VCL_KIND_TAG
 
 /* Common header of every object, right after the dispatch pointer. */
 struct vcl_object {
@@ -177,6 +189,7 @@ struct _cl_mem {
 	cl_mem_flags			 flags;
 	size_t				 size;
 	void				*host_ptr;	/* USE_HOST_PTR */
+	int				 props;		/* made with a {0} list */
 	vcl_nodeset			 nodes;		/* instantiated on */
 	/*
 	 * A sub-buffer: its parent (referenced) and where it starts. It has
@@ -329,6 +342,7 @@ extern __thread int			 vcl_in_rx;
 
 /* vcl_object.c */
 int		 vcl_is(const void *, enum vcl_kind);
+Vcl__Kind	 vcl_kind_wire(enum vcl_kind);
 void		*vcl_object_new(size_t, enum vcl_kind);
 uint64_t	 vcl_id_new(void);
 void		 vcl_retain(void *);

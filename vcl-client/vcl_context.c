@@ -17,7 +17,7 @@ vcl_context_unref(cl_context ctx)
 	for (i = 0; i < vcl_nnodes(); i++) {
 		if (!(ctx->nodes & (1ull << i)))
 			continue;
-		vcl_node_release(vcl_node_get(i), VCL__KIND__KIND_CONTEXT,
+		vcl_node_release(vcl_node_get(i), vcl_kind_wire(ctx->obj.kind),
 		    ctx->obj.id);
 		if (!vcl_in_rx)
 			vcl_node_flush(vcl_node_get(i));
@@ -267,7 +267,7 @@ vcl_queue_unref(cl_command_queue q)
 
 	if (!vcl_unref(q))
 		return;
-	vcl_node_release(n, VCL__KIND__KIND_QUEUE, q->obj.id);
+	vcl_node_release(n, vcl_kind_wire(q->obj.kind), q->obj.id);
 	if (!vcl_in_rx)
 		vcl_node_flush(n);
 	vcl_context_unref(q->ctx);
@@ -489,4 +489,136 @@ vcl_clFinish(cl_command_queue command_queue)
 		pthread_cond_wait(&n->cond, &n->lock);
 	pthread_mutex_unlock(&n->lock);
 	return (err);
+}
+
+/*
+ * Device-side queues: VCL's devices report no device-side enqueue, so a
+ * valid call is CL_INVALID_OPERATION, as for any such device.
+ */
+cl_int CL_API_CALL
+vcl_clSetDefaultDeviceCommandQueue(cl_context context, cl_device_id device,
+    cl_command_queue command_queue)
+{
+	cl_int	err = CL_INVALID_OPERATION;
+
+	VCL_GOTO_IF(!vcl_is(context, VCL_KIND_CONTEXT), CL_INVALID_CONTEXT);
+	VCL_GOTO_IF(!vcl_is(device, VCL_KIND_DEVICE) ||
+	    !vcl_context_has(context, device), CL_INVALID_DEVICE);
+	VCL_GOTO_IF(!vcl_is(command_queue, VCL_KIND_QUEUE) ||
+	    command_queue->ctx != context, CL_INVALID_COMMAND_QUEUE);
+out:
+	return (err);
+}
+
+/*
+ * Pipes and SVM. No device VCL serves has them through the remote link
+ * (clGetDeviceInfo answers CL_DEVICE_PIPE_SUPPORT false and no SVM
+ * capabilities): each call checks its handles, then gives the answer the
+ * 3.0 specification names for a device without the feature.
+ */
+cl_mem CL_API_CALL
+vcl_clCreatePipe(cl_context context, cl_mem_flags flags,
+    cl_uint pipe_packet_size, cl_uint pipe_max_packets,
+    const cl_pipe_properties *properties, cl_int *errcode_ret)
+{
+	cl_int	err = CL_INVALID_OPERATION;
+
+	VCL_GOTO_IF(!vcl_is(context, VCL_KIND_CONTEXT), CL_INVALID_CONTEXT);
+out:
+	if (errcode_ret != NULL)
+		*errcode_ret = err;
+	return (NULL);
+}
+
+/* No VCL memory object is a pipe. */
+cl_int CL_API_CALL
+vcl_clGetPipeInfo(cl_mem pipe, cl_pipe_info param_name,
+    size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+	return (CL_INVALID_MEM_OBJECT);
+}
+
+/* No SVM: no allocation (the specification's answer is NULL). */
+void * CL_API_CALL
+vcl_clSVMAlloc(cl_context context, cl_svm_mem_flags flags, size_t size,
+    unsigned int alignment)
+{
+	return (NULL);
+}
+
+/* Nothing was ever allocated: nothing to free. */
+void CL_API_CALL
+vcl_clSVMFree(cl_context context, void *svm_pointer)
+{
+}
+
+/* The SVM commands: a valid queue's device has no SVM. */
+static cl_int
+vcl_svm_refuse(cl_command_queue q)
+{
+	return (vcl_is(q, VCL_KIND_QUEUE) ? CL_INVALID_OPERATION :
+	    CL_INVALID_COMMAND_QUEUE);
+}
+
+cl_int CL_API_CALL
+vcl_clEnqueueSVMFree(cl_command_queue command_queue, cl_uint num_svm_pointers,
+    void **svm_pointers, void (CL_CALLBACK *pfn_free_func)(cl_command_queue,
+    cl_uint, void **, void *), void *user_data,
+    cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+    cl_event *event)
+{
+	return (vcl_svm_refuse(command_queue));
+}
+
+cl_int CL_API_CALL
+vcl_clEnqueueSVMMemcpy(cl_command_queue command_queue, cl_bool blocking_copy,
+    void *dst_ptr, const void *src_ptr, size_t size,
+    cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+    cl_event *event)
+{
+	return (vcl_svm_refuse(command_queue));
+}
+
+cl_int CL_API_CALL
+vcl_clEnqueueSVMMemFill(cl_command_queue command_queue, void *svm_ptr,
+    const void *pattern, size_t pattern_size, size_t size,
+    cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+    cl_event *event)
+{
+	return (vcl_svm_refuse(command_queue));
+}
+
+cl_int CL_API_CALL
+vcl_clEnqueueSVMMap(cl_command_queue command_queue, cl_bool blocking_map,
+    cl_map_flags map_flags, void *svm_ptr, size_t size,
+    cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+    cl_event *event)
+{
+	return (vcl_svm_refuse(command_queue));
+}
+
+cl_int CL_API_CALL
+vcl_clEnqueueSVMUnmap(cl_command_queue command_queue, void *svm_ptr,
+    cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+    cl_event *event)
+{
+	return (vcl_svm_refuse(command_queue));
+}
+
+cl_int CL_API_CALL
+vcl_clEnqueueSVMMigrateMem(cl_command_queue command_queue,
+    cl_uint num_svm_pointers, const void **svm_pointers, const size_t *sizes,
+    cl_mem_migration_flags flags, cl_uint num_events_in_wait_list,
+    const cl_event *event_wait_list, cl_event *event)
+{
+	return (vcl_svm_refuse(command_queue));
+}
+
+/* A valid kernel's context has no device with SVM. */
+cl_int CL_API_CALL
+vcl_clSetKernelArgSVMPointer(cl_kernel kernel, cl_uint arg_index,
+    const void *arg_value)
+{
+	return (vcl_is(kernel, VCL_KIND_KERNEL) ? CL_INVALID_OPERATION :
+	    CL_INVALID_KERNEL);
 }

@@ -42,13 +42,14 @@ vcl_event_unref(cl_event ev)
 		return;
 	if (ev->remote) {
 		if (ev->node != NULL)
-			vcl_node_release(ev->node, VCL__KIND__KIND_EVENT,
+			vcl_node_release(ev->node, vcl_kind_wire(ev->obj.kind),
 			    ev->obj.id);
 		else
 			for (i = 0; i < vcl_nnodes(); i++)
 				if (ev->ctx->nodes & (1ull << i))
 					vcl_node_release(vcl_node_get(i),
-					    VCL__KIND__KIND_EVENT, ev->obj.id);
+					    vcl_kind_wire(ev->obj.kind),
+					    ev->obj.id);
 	}
 	while (ev->cbs != NULL) {
 		struct vcl_ev_cb	*cb = ev->cbs;
@@ -257,7 +258,8 @@ vcl_enq_finish(struct vcl_enq *q, cl_int err, cl_event *event)
 		free(q->e.wait);
 	q->e.wait = NULL;
 	for (i = 0; i < q->nproxies; i++)
-		vcl_node_release(q->node, VCL__KIND__KIND_EVENT, q->proxies[i]);
+		vcl_node_release(q->node, vcl_kind_wire(VCL_KIND_EVENT),
+		    q->proxies[i]);
 	q->nproxies = 0;
 	if (q->ev == NULL)
 		return;

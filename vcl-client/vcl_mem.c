@@ -414,6 +414,31 @@ out:
 	return (mem);
 }
 
+/*
+ * 3.0's buffer with a property list. The core defines no buffer property
+ * and VCL forwards no extension's, so the list must be empty (NULL or just
+ * its 0); CL_MEM_PROPERTIES then returns what was given.
+ */
+cl_mem CL_API_CALL
+vcl_clCreateBufferWithProperties(cl_context context,
+    const cl_mem_properties *properties, cl_mem_flags flags, size_t size,
+    void *host_ptr, cl_int *errcode_ret)
+{
+	cl_mem	mem = NULL;
+	cl_int	err = CL_SUCCESS;
+
+	VCL_GOTO_IF(!vcl_is(context, VCL_KIND_CONTEXT), CL_INVALID_CONTEXT);
+	VCL_GOTO_IF(properties != NULL && properties[0] != 0,
+	    CL_INVALID_PROPERTY);
+	mem = vcl_clCreateBuffer(context, flags, size, host_ptr, &err);
+	if (mem != NULL)
+		mem->props = properties != NULL;
+out:
+	if (errcode_ret != NULL)
+		*errcode_ret = err;
+	return (mem);
+}
+
 /* True when some device of the context takes a sub-buffer at origin. */
 static int
 vcl_sub_aligned(cl_context ctx, size_t origin)
@@ -545,6 +570,7 @@ vcl_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name,
 {
 	cl_mem_object_type	 type = CL_MEM_OBJECT_BUFFER;
 	cl_bool			 no = CL_FALSE;
+	cl_mem_properties	 noprops = 0;
 	cl_uint			 u;
 	cl_mem			 none = NULL;
 	cl_int			 err = CL_SUCCESS;
@@ -602,8 +628,8 @@ vcl_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name,
 		    param_value, param_value_size_ret);
 		break;
 	case CL_MEM_PROPERTIES:
-		err = vcl_info_ret(NULL, 0, param_value_size, param_value,
-		    param_value_size_ret);
+		err = vcl_info_ret(&noprops, memobj->props ? sizeof noprops : 0,
+		    param_value_size, param_value, param_value_size_ret);
 		break;
 	default:
 		err = CL_INVALID_VALUE;

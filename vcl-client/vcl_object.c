@@ -11,6 +11,23 @@ struct vcl_any {
 
 static atomic_uint_fast64_t	vcl_next_id = 1;
 
+/* The wire kind of each tag, from the one list (vcl_client.h). */
+#define VCL_KIND_WIRE(k, w)	[VCL_KIND_##k - VCL_KIND_BASE - 1] =	\
+	VCL__KIND__KIND_##w,
+static const Vcl__Kind	vcl_kind_wires[] = { VCL_KINDS(VCL_KIND_WIRE) };
+#undef VCL_KIND_WIRE
+_Static_assert(sizeof vcl_kind_wires / sizeof vcl_kind_wires[0] ==
+    VCL_KIND_END - VCL_KIND_BASE - 1, "one wire kind per tag");
+
+/* The wire kind of a tag; KIND_NONE for objects no node holds, or no tag. */
+Vcl__Kind
+vcl_kind_wire(enum vcl_kind kind)
+{
+	if (kind <= VCL_KIND_BASE || kind >= VCL_KIND_END)
+		return (VCL__KIND__KIND_NONE);
+	return (vcl_kind_wires[kind - VCL_KIND_BASE - 1]);
+}
+
 /*
  * True when p is a live VCL object of the given kind. The loader passes any
  * handle through, so this is the check every entry point starts with.

@@ -298,6 +298,203 @@ vcl_device_snap(cl_device_id d, cl_device_info param)
 	return (NULL);
 }
 
+/*
+ * Device extensions that work through VCL: those of the kernel language
+ * (the nodes compile) and those that only add info queries (answered from
+ * the snapshot). An extension with host entry points VCL does not forward
+ * (command buffers, SPIR or IL binaries, sharing with GL, sub-group
+ * queries, ...) is not reported, whatever the node's device has.
+ */
+static const char *const vcl_device_exts[] = {
+	"cl_khr_byte_addressable_store",
+	"cl_khr_global_int32_base_atomics",
+	"cl_khr_global_int32_extended_atomics",
+	"cl_khr_local_int32_base_atomics",
+	"cl_khr_local_int32_extended_atomics",
+	"cl_khr_int64_base_atomics",
+	"cl_khr_int64_extended_atomics",
+	"cl_khr_fp16",
+	"cl_khr_fp64",
+	"cl_khr_3d_image_writes",
+	"cl_khr_depth_images",
+	"cl_khr_srgb_image_writes",
+	"cl_khr_device_uuid",
+	"cl_khr_pci_bus_info",
+	"cl_khr_extended_versioning",
+	"cl_khr_integer_dot_product",
+	"cl_khr_expect_assume",
+	"cl_khr_extended_bit_ops",
+	"cl_khr_kernel_clock",
+	"cl_khr_work_group_uniform_arithmetic",
+	"cl_khr_subgroup_extended_types",
+	"cl_khr_subgroup_non_uniform_vote",
+	"cl_khr_subgroup_ballot",
+	"cl_khr_subgroup_non_uniform_arithmetic",
+	"cl_khr_subgroup_shuffle",
+	"cl_khr_subgroup_shuffle_relative",
+	"cl_khr_subgroup_clustered_reduce",
+	"cl_khr_subgroup_rotate",
+};
+
+/* OpenCL C features that need what VCL does not forward. */
+static const char *const vcl_device_nofeat[] = {
+	"__opencl_c_device_enqueue",
+	"__opencl_c_pipes",
+	"__opencl_c_atomic_scope_all_devices",
+};
+
+/* True when name (len bytes, not terminated) is in list. */
+static int
+vcl_name_in(const char *name, size_t len, const char *const *list, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++)
+		if (strlen(list[i]) == len && memcmp(list[i], name, len) == 0)
+			return (1);
+	return (0);
+}
+
+/* True when VCL may report a device's extension or feature by this name. */
+static int
+vcl_device_name_ok(cl_device_info param, const char *name, size_t len)
+{
+	if (param == CL_DEVICE_OPENCL_C_FEATURES)
+		return (!vcl_name_in(name, len, vcl_device_nofeat,
+		    sizeof vcl_device_nofeat / sizeof vcl_device_nofeat[0]));
+	return (vcl_name_in(name, len, vcl_device_exts,
+	    sizeof vcl_device_exts / sizeof vcl_device_exts[0]));
+}
+
+/*
+ * Answer CL_DEVICE_EXTENSIONS, or a cl_name_version list (extensions, C
+ * features), with only the names VCL can honour.
+ */
+static cl_int
+vcl_device_names(const Vcl__InfoValue *iv, cl_device_info param,
+    size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+{
+	const cl_name_version	*in;
+	cl_name_version		*nv;
+	const char		*p, *end;
+	char			*s, *o;
+	size_t			 len, i, n = 0;
+	cl_int			 err;
+
+	if (param != CL_DEVICE_EXTENSIONS) {
+		in = (const cl_name_version *)iv->value.data;
+		if ((nv = malloc(iv->value.len + 1)) == NULL)
+			return (CL_OUT_OF_HOST_MEMORY);
+		for (i = 0; i < iv->value.len / sizeof *in; i++) {
+			len = strnlen(in[i].name, sizeof in[i].name);
+			if (vcl_device_name_ok(param, in[i].name, len))
+				nv[n++] = in[i];
+		}
+		err = vcl_info_ret(nv, n * sizeof *nv, param_value_size,
+		    param_value, param_value_size_ret);
+		free(nv);
+		return (err);
+	}
+	if ((s = malloc(iv->value.len + 1)) == NULL)
+		return (CL_OUT_OF_HOST_MEMORY);
+	o = s;
+	p = (const char *)iv->value.data;
+	end = p + strnlen(p, iv->value.len);
+	while (p < end) {
+		p += strspn(p, " ");
+		len = strcspn(p, " ");
+		if (p + len > end)
+			len = end - p;
+		if (len > 0 && vcl_device_name_ok(param, p, len)) {
+			memcpy(o, p, len);
+			o += len;
+			*o++ = ' ';
+		}
+		p += len;
+	}
+	if (o > s)
+		o--;		/* the last separator */
+	*o = '\0';
+	err = vcl_info_ret(s, (size_t)(o - s) + 1, param_value_size,
+	    param_value, param_value_size_ret);
+	free(s);
+	return (err);
+}
+
+/*
+ * Capabilities VCL does not carry over the wire, whatever the node's device
+ * reports: no SVM (host pointers are not shared with remote devices), no
+ * pipes, no device-side enqueue, no partitioning into sub-devices, and no
+ * atomics of all-devices scope (devices of different nodes share no
+ * memory). Returns 1 with *err set when param is one of them.
+ */
+static int
+vcl_device_limited(cl_device_id d, cl_device_info param,
+    size_t param_value_size, void *param_value, size_t *param_value_size_ret,
+    cl_int *err)
+{
+	const Vcl__InfoValue		*iv;
+	cl_device_atomic_capabilities	 atom = 0;
+	cl_device_partition_property	 none = 0;
+	cl_ulong			 zero = 0;
+	cl_uint				 uzero = 0;
+	cl_bool				 no = CL_FALSE;
+
+	switch (param) {
+	case CL_DEVICE_SVM_CAPABILITIES:
+	case CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES:
+	case CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES:
+	case CL_DEVICE_PARTITION_AFFINITY_DOMAIN:
+		*err = vcl_info_ret(&zero, sizeof zero, param_value_size,
+		    param_value, param_value_size_ret);
+		return (1);
+	case CL_DEVICE_MAX_ON_DEVICE_QUEUES:
+	case CL_DEVICE_MAX_ON_DEVICE_EVENTS:
+	case CL_DEVICE_QUEUE_ON_DEVICE_PREFERRED_SIZE:
+	case CL_DEVICE_QUEUE_ON_DEVICE_MAX_SIZE:
+	case CL_DEVICE_MAX_PIPE_ARGS:
+	case CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS:
+	case CL_DEVICE_PIPE_MAX_PACKET_SIZE:
+	case CL_DEVICE_PARTITION_MAX_SUB_DEVICES:
+		*err = vcl_info_ret(&uzero, sizeof uzero, param_value_size,
+		    param_value, param_value_size_ret);
+		return (1);
+	case CL_DEVICE_PIPE_SUPPORT:
+		*err = vcl_info_ret(&no, sizeof no, param_value_size,
+		    param_value, param_value_size_ret);
+		return (1);
+	case CL_DEVICE_PARTITION_PROPERTIES:
+		*err = vcl_info_ret(&none, sizeof none, param_value_size,
+		    param_value, param_value_size_ret);
+		return (1);
+	case CL_DEVICE_PARTITION_TYPE:
+		*err = vcl_info_ret(NULL, 0, param_value_size, param_value,
+		    param_value_size_ret);
+		return (1);
+	case CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES:
+	case CL_DEVICE_ATOMIC_FENCE_CAPABILITIES:
+		if ((iv = vcl_device_snap(d, param)) == NULL || iv->has_error ||
+		    iv->value.len != sizeof atom)
+			return (0);
+		memcpy(&atom, iv->value.data, sizeof atom);
+		atom &= ~(cl_device_atomic_capabilities)
+		    CL_DEVICE_ATOMIC_SCOPE_ALL_DEVICES;
+		*err = vcl_info_ret(&atom, sizeof atom, param_value_size,
+		    param_value, param_value_size_ret);
+		return (1);
+	case CL_DEVICE_EXTENSIONS:
+	case CL_DEVICE_EXTENSIONS_WITH_VERSION:
+	case CL_DEVICE_OPENCL_C_FEATURES:
+		if ((iv = vcl_device_snap(d, param)) == NULL || iv->has_error)
+			return (0);
+		*err = vcl_device_names(iv, param, param_value_size,
+		    param_value, param_value_size_ret);
+		return (1);
+	default:
+		return (0);
+	}
+}
+
 cl_int CL_API_CALL
 vcl_clGetDeviceInfo(cl_device_id device, cl_device_info param_name,
     size_t param_value_size, void *param_value, size_t *param_value_size_ret)
@@ -348,6 +545,9 @@ vcl_clGetDeviceInfo(cl_device_id device, cl_device_info param_name,
 	default:
 		break;
 	}
+	if (vcl_device_limited(device, param_name, param_value_size,
+	    param_value, param_value_size_ret, &err))
+		goto out;
 	if ((iv = vcl_device_snap(device, param_name)) != NULL) {
 		VCL_GOTO_IF(iv->has_error, iv->error);
 		err = vcl_info_ret(iv->value.data, iv->value.len,
@@ -390,4 +590,21 @@ vcl_clUnloadPlatformCompiler(cl_platform_id platform)
 {
 	return (vcl_is(platform, VCL_KIND_PLATFORM) ? CL_SUCCESS :
 	    CL_INVALID_PLATFORM);
+}
+
+/*
+ * Sub-devices: VCL's devices report no partition property (a remote
+ * partition is not forwarded), so any request is one the device does not
+ * support: CL_INVALID_VALUE, as the specification says.
+ */
+cl_int CL_API_CALL
+vcl_clCreateSubDevices(cl_device_id in_device,
+    const cl_device_partition_property *properties, cl_uint num_devices,
+    cl_device_id *out_devices, cl_uint *num_devices_ret)
+{
+	cl_int	err = CL_INVALID_VALUE;
+
+	VCL_GOTO_IF(!vcl_is(in_device, VCL_KIND_DEVICE), CL_INVALID_DEVICE);
+out:
+	return (err);
 }

@@ -77,6 +77,21 @@ vcl_handle_add(struct vcl_htab *t, uint64_t id, enum vcl_kind kind, cl_int *err)
 	return (o);
 }
 
+/*
+ * The handle kind of a wire Kind, or VCL_KIND_NONE for a number that is no
+ * Kind vcl.proto names (a hostile or newer peer): server-only kinds are
+ * never reachable from the wire.
+ */
+enum vcl_kind
+vcl_handle_kind(int wire)
+{
+	if (wire <= VCL_KIND_NONE || wire >= VCL_KIND_WIRE_END ||
+	    protobuf_c_enum_descriptor_get_value(&vcl__kind__descriptor,
+	    wire) == NULL)
+		return (VCL_KIND_NONE);
+	return ((enum vcl_kind)wire);
+}
+
 /* Look an id up whatever its kind. */
 struct vcl_hobj *
 vcl_handle_find(struct vcl_htab *t, uint64_t id)

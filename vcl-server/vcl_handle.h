@@ -7,6 +7,8 @@
 
 #include <CL/cl.h>
 
+#include "vcl.pb-c.h"
+
 struct vcl_pins;		/* vcl_pin.c */
 struct vcl_psrc;		/* vcl_op_program.c */
 
@@ -44,17 +46,24 @@ struct vcl_tsizes {
 	struct vcl_tsize	 t[];
 };
 
-/* Kinds match vcl.proto's Kind enum. */
+/*
+ * Object kinds. Those that cross the wire are vcl.proto's Kind, by its own
+ * generated numbers: that enum is the one list. Server-only kinds follow
+ * VCL_KIND_WIRE_END; unit_handle walks the Kind descriptor and fails when
+ * a wire kind is missing here (a new Kind in vcl.proto must be named below,
+ * before VCL_KIND_WIRE_END).
+ */
 enum vcl_kind {
-	VCL_KIND_NONE = 0,
-	VCL_KIND_CONTEXT,
-	VCL_KIND_QUEUE,
-	VCL_KIND_MEM,
-	VCL_KIND_PROGRAM,
-	VCL_KIND_KERNEL,
-	VCL_KIND_EVENT,
-	VCL_KIND_SAMPLER,
-	VCL_KIND_XFER,		/* a migration's bytes (server side only) */
+	VCL_KIND_NONE = VCL__KIND__KIND_NONE,
+	VCL_KIND_CONTEXT = VCL__KIND__KIND_CONTEXT,
+	VCL_KIND_QUEUE = VCL__KIND__KIND_QUEUE,
+	VCL_KIND_MEM = VCL__KIND__KIND_MEM,
+	VCL_KIND_PROGRAM = VCL__KIND__KIND_PROGRAM,
+	VCL_KIND_KERNEL = VCL__KIND__KIND_KERNEL,
+	VCL_KIND_EVENT = VCL__KIND__KIND_EVENT,
+	VCL_KIND_SAMPLER = VCL__KIND__KIND_SAMPLER,
+	VCL_KIND_WIRE_END,	/* wire kinds are below this */
+	VCL_KIND_XFER = VCL_KIND_WIRE_END,	/* a migration's bytes */
 	VCL_KIND_MAX
 };
 
@@ -125,5 +134,6 @@ void		 vcl_handle_del(struct vcl_htab *, struct vcl_hobj *);
 void		 vcl_handle_clear(struct vcl_htab *,
 		     void (*)(struct vcl_hobj *, void *), void *);
 void		 vcl_handle_free(struct vcl_htab *);
+enum vcl_kind	 vcl_handle_kind(int);
 
 #endif

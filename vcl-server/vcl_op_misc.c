@@ -62,10 +62,11 @@ vcl_op_release(struct vcl_session *s, const Vcl__Request *req,
     struct vcl_bulk *bulk)
 {
 	struct vcl_hobj	*o;
+	enum vcl_kind	 kind;
 
-	o = req->release->kind > VCL__KIND__KIND_SAMPLER ? NULL :
-	    vcl_handle_get(&s->handles, req->release->id,
-	    (enum vcl_kind)req->release->kind);
+	kind = vcl_handle_kind(req->release->kind);
+	o = kind == VCL_KIND_NONE ? NULL :
+	    vcl_handle_get(&s->handles, req->release->id, kind);
 	if (o == NULL) {
 		/* Asynchronous: nobody to tell; the client checked it. */
 		vcl_session_warn(s, "release of unknown id %llu",

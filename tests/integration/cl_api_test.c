@@ -4812,6 +4812,416 @@ out:
 	release_all(NULL, 0, kb, p);
 }
 
+/*
+ * OpenCL 3.0 surface: what a platform must answer for every call, with the
+ * device's own capabilities deciding which answer (no SVM, no pipes, no
+ * device-side enqueue, partitioning or not).
+ */
+
+/* A global size of 0 is a valid no-op since 2.1: its event completes. */
+static void
+test_zero_ndrange(struct env *e)
+{
+	cl_program	 p;
+	cl_kernel	 k = NULL;
+	cl_mem		 m = NULL;
+	cl_event	 ev = NULL;
+	size_t		 g0[2] = { 0, 4 }, g1 = 1, l1 = 1;
+	int		 v = 7;
+
+	if ((p = build_program(e, src_ids, NULL)) == NULL)
+		return;
+	if ((k = make_kernel(p, "incr")) == NULL)
+		goto out;
+	if ((m = make_buffer(e, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+	    sizeof v, &v)) == NULL)
+		goto out;
+	CHECK_ERR(clSetKernelArg(k, 0, sizeof m, &m), CL_SUCCESS);
+	CHECK_ERR(clEnqueueNDRangeKernel(e->queue, k, 1, NULL, g0, NULL, 0,
+	    NULL, &ev), CL_SUCCESS);
+	if (ev != NULL) {
+		CHECK_ERR(clWaitForEvents(1, &ev), CL_SUCCESS);
+		CHECK(event_status(ev) == CL_COMPLETE);
+		clReleaseEvent(ev);
+		ev = NULL;
+	}
+	/* One zero dimension among others, with a local size: still none. */
+	CHECK_ERR(clEnqueueNDRangeKernel(e->queue, k, 2, NULL, g0, NULL, 0,
+	    NULL, NULL), CL_SUCCESS);
+	CHECK_ERR(clFinish(e->queue), CL_SUCCESS);
+	CHECK_ERR(clEnqueueReadBuffer(e->queue, m, CL_TRUE, 0, sizeof v, &v, 0,
+	    NULL, NULL), CL_SUCCESS);
+	CHECK(v == 7);
+	/* The other checks still hold for an empty range. */
+	CHECK_ERR(clEnqueueNDRangeKernel(e->queue, k, 0, NULL, g0, NULL, 0,
+	    NULL, NULL), CL_INVALID_WORK_DIMENSION);
+	/*
+	 * No global size at all: 3.0 names CL_INVALID_GLOBAL_WORK_SIZE (and
+	 * deprecates it), 1.x CL_INVALID_VALUE. PoCL 3.1 enqueues it.
+	 */
+	if (!is_pocl)
+		CHECK_ERR2(clEnqueueNDRangeKernel(e->queue, k, 1, NULL, NULL,
+		    NULL, 0, NULL, NULL), CL_INVALID_GLOBAL_WORK_SIZE,
+		    CL_INVALID_VALUE);
+	CHECK_ERR(clEnqueueNDRangeKernel(NULL, k, 1, NULL, g0, NULL, 0, NULL,
+	    NULL), CL_INVALID_COMMAND_QUEUE);
+	/* PoCL 3.1 dereferences the NULL wait list here (SIGSEGV). */
+	if (!is_pocl)
+		CHECK_ERR(clEnqueueNDRangeKernel(e->queue, k, 1, NULL, g0,
+		    NULL, 1, NULL, NULL), CL_INVALID_EVENT_WAIT_LIST);
+	/* And the kernel runs afterwards as usual. */
+	CHECK_ERR(clEnqueueNDRangeKernel(e->queue, k, 1, NULL, &g1, &l1, 0,
+	    NULL, NULL), CL_SUCCESS);
+	CHECK_ERR(clEnqueueReadBuffer(e->queue, m, CL_TRUE, 0, sizeof v, &v, 0,
+	    NULL, NULL), CL_SUCCESS);
+	CHECK(v == 8);
+out:
+	release_all(&m, 1, k, p);
+}
+
+/* SVM and pipes, as the device's reported capabilities say. */
+static void
+test_svm_pipe(struct env *e)
+{
+	cl_device_svm_capabilities	 svm = 0;
+	cl_bool				 pipes = CL_TRUE;
+	cl_program			 p;
+	cl_kernel			 k = NULL;
+	cl_mem				 m = NULL, pipe;
+	cl_uint				 u = 0;
+	void				*ptr, *ptrs[1];
+	char				 c = 0;
+	cl_int				 err;
+
+	CHECK_ERR(clGetDeviceInfo(e->device, CL_DEVICE_SVM_CAPABILITIES,
+	    sizeof svm, &svm, NULL), CL_SUCCESS);
+	CHECK_ERR(clGetDeviceInfo(e->device, CL_DEVICE_PIPE_SUPPORT,
+	    sizeof pipes, &pipes, NULL), CL_SUCCESS);
+	if ((m = make_buffer(e, CL_MEM_READ_WRITE, 64, NULL)) == NULL)
+		return;
+	/* A buffer is no pipe, whether the device has pipes or not. */
+	CHECK_ERR(clGetPipeInfo(m, CL_PIPE_PACKET_SIZE, sizeof u, &u, NULL),
+	    CL_INVALID_MEM_OBJECT);
+	CHECK_ERR(clGetPipeInfo(NULL, CL_PIPE_PACKET_SIZE, sizeof u, &u, NULL),
+	    CL_INVALID_MEM_OBJECT);
+	pipe = clCreatePipe(e->ctx, CL_MEM_READ_WRITE, 4, 16, NULL, &err);
+	if (!pipes) {
+		CHECK(pipe == NULL);
+		CHECK_ERR(err, CL_INVALID_OPERATION);
+	} else if (CHECK_ERR(err, CL_SUCCESS)) {
+		CHECK_ERR(clGetPipeInfo(pipe, CL_PIPE_PACKET_SIZE, sizeof u,
+		    &u, NULL), CL_SUCCESS);
+		CHECK(u == 4);
+		clReleaseMemObject(pipe);
+	}
+	pipe = clCreatePipe(NULL, CL_MEM_READ_WRITE, 4, 16, NULL, &err);
+	CHECK(pipe == NULL);
+	CHECK_ERR(err, CL_INVALID_CONTEXT);
+
+	if ((p = build_program(e, src_ids, NULL)) == NULL)
+		goto out;
+	k = make_kernel(p, "incr");
+	ptr = clSVMAlloc(e->ctx, CL_MEM_READ_WRITE, 64, 0);
+	if (svm == 0) {
+		/* No SVM: no allocation, and every SVM call is refused. */
+		CHECK(ptr == NULL);
+		if (k != NULL)
+			CHECK_ERR(clSetKernelArgSVMPointer(k, 0, &c),
+			    CL_INVALID_OPERATION);
+		ptrs[0] = &c;
+		CHECK_ERR(clEnqueueSVMMemcpy(e->queue, CL_TRUE, &c, &c, 1, 0,
+		    NULL, NULL), CL_INVALID_OPERATION);
+		CHECK_ERR(clEnqueueSVMMemFill(e->queue, &c, &c, 1, 1, 0, NULL,
+		    NULL), CL_INVALID_OPERATION);
+		CHECK_ERR(clEnqueueSVMMap(e->queue, CL_TRUE, CL_MAP_READ, &c,
+		    1, 0, NULL, NULL), CL_INVALID_OPERATION);
+		CHECK_ERR(clEnqueueSVMUnmap(e->queue, &c, 0, NULL, NULL),
+		    CL_INVALID_OPERATION);
+		CHECK_ERR(clEnqueueSVMFree(e->queue, 1, ptrs, NULL, NULL, 0,
+		    NULL, NULL), CL_INVALID_OPERATION);
+		CHECK_ERR(clEnqueueSVMMigrateMem(e->queue, 1,
+		    (const void **)ptrs, NULL, 0, 0, NULL, NULL),
+		    CL_INVALID_OPERATION);
+		clSVMFree(e->ctx, NULL);	/* a no-op, as for free(NULL) */
+	} else {
+		CHECK(ptr != NULL);
+		if (ptr != NULL && k != NULL)
+			CHECK_ERR(clSetKernelArgSVMPointer(k, 0, ptr),
+			    CL_SUCCESS);
+		if (ptr != NULL)
+			clSVMFree(e->ctx, ptr);
+	}
+	CHECK(clSVMAlloc(NULL, CL_MEM_READ_WRITE, 64, 0) == NULL);
+	CHECK(clSVMAlloc(e->ctx, CL_MEM_READ_WRITE, 0, 0) == NULL);
+	if (k != NULL)
+		CHECK_ERR(clSetKernelArgSVMPointer(NULL, 0, &c),
+		    CL_INVALID_KERNEL);
+	CHECK_ERR(clEnqueueSVMMemcpy(NULL, CL_TRUE, &c, &c, 1, 0, NULL, NULL),
+	    CL_INVALID_COMMAND_QUEUE);
+out:
+	release_all(&m, 1, k, p);
+}
+
+/* clCreateBufferWithProperties: no core property; empty lists are fine. */
+static void
+test_buffer_properties(struct env *e)
+{
+	const cl_mem_properties	 empty[1] = { 0 };
+	const cl_mem_properties	 bad[3] = { 0x7fff1234, 0, 0 };
+	cl_mem_properties	 got[4];
+	cl_mem			 m;
+	size_t			 size = 99;
+	cl_int			 err;
+
+	m = clCreateBufferWithProperties(e->ctx, NULL, CL_MEM_READ_WRITE, 64,
+	    NULL, &err);
+	if (CHECK_ERR(err, CL_SUCCESS)) {
+		CHECK_ERR(clGetMemObjectInfo(m, CL_MEM_PROPERTIES, 0, NULL,
+		    &size), CL_SUCCESS);
+		CHECK(size == 0);
+		clReleaseMemObject(m);
+	}
+	m = clCreateBufferWithProperties(e->ctx, empty, CL_MEM_READ_WRITE, 64,
+	    NULL, &err);
+	if (CHECK_ERR(err, CL_SUCCESS)) {
+		CHECK_ERR(clGetMemObjectInfo(m, CL_MEM_PROPERTIES, sizeof got,
+		    got, &size), CL_SUCCESS);
+		CHECK(size == sizeof got[0] && got[0] == 0);
+		CHECK_ERR(clEnqueueWriteBuffer(e->queue, m, CL_TRUE, 0, 4,
+		    &size, 0, NULL, NULL), CL_SUCCESS);
+		clReleaseMemObject(m);
+	}
+	m = clCreateBufferWithProperties(e->ctx, bad, CL_MEM_READ_WRITE, 64,
+	    NULL, &err);
+	CHECK(m == NULL);
+	CHECK_ERR(err, CL_INVALID_PROPERTY);
+	m = clCreateBufferWithProperties(NULL, NULL, CL_MEM_READ_WRITE, 64,
+	    NULL, &err);
+	CHECK(m == NULL);
+	CHECK_ERR(err, CL_INVALID_CONTEXT);
+	m = clCreateBufferWithProperties(e->ctx, NULL, CL_MEM_READ_WRITE, 0,
+	    NULL, &err);
+	CHECK(m == NULL);
+	CHECK_ERR(err, CL_INVALID_BUFFER_SIZE);
+}
+
+/* Device-side queues on a device without device-side enqueue. */
+static void
+test_device_queue(struct env *e)
+{
+	cl_device_device_enqueue_capabilities	 caps = 1;
+	cl_command_queue_properties		 on_dev = 1;
+	cl_queue_properties			 props[3] = {
+	    CL_QUEUE_PROPERTIES,
+	    CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_ON_DEVICE, 0 };
+	cl_command_queue			 q, got = NULL;
+	cl_uint					 u = 9;
+	cl_int					 err;
+
+	CHECK_ERR(clGetDeviceInfo(e->device,
+	    CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES, sizeof caps, &caps, NULL),
+	    CL_SUCCESS);
+	CHECK_ERR(clGetDeviceInfo(e->device,
+	    CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES, sizeof on_dev, &on_dev,
+	    NULL), CL_SUCCESS);
+	CHECK_ERR(clGetDeviceInfo(e->device, CL_DEVICE_MAX_ON_DEVICE_QUEUES,
+	    sizeof u, &u, NULL), CL_SUCCESS);
+	if (caps != 0)
+		return;		/* a device with device-side enqueue */
+	CHECK(on_dev == 0);
+	CHECK(u == 0);
+	/* PoCL 3.1 aborts here ("Device side queue is unimplemented"). */
+	if (!is_pocl) {
+		q = clCreateCommandQueueWithProperties(e->ctx, e->device, props,
+		    &err);
+		CHECK(q == NULL);
+		CHECK_ERR(err, CL_INVALID_QUEUE_PROPERTIES);
+		props[1] = CL_QUEUE_ON_DEVICE;	/* and without out-of-order */
+		q = clCreateCommandQueueWithProperties(e->ctx, e->device, props,
+		    &err);
+		CHECK(q == NULL);
+		CHECK_ERR2(err, CL_INVALID_VALUE, CL_INVALID_QUEUE_PROPERTIES);
+	}
+	CHECK_ERR(clSetDefaultDeviceCommandQueue(e->ctx, e->device, e->queue),
+	    CL_INVALID_OPERATION);
+	CHECK_ERR(clSetDefaultDeviceCommandQueue(NULL, e->device, e->queue),
+	    CL_INVALID_CONTEXT);
+	/* Every host queue query answers; the device default is none. */
+	CHECK_ERR(clGetCommandQueueInfo(e->queue, CL_QUEUE_DEVICE_DEFAULT,
+	    sizeof got, &got, NULL), CL_SUCCESS);
+	CHECK(got == NULL);
+	CHECK_ERR(clGetCommandQueueInfo(e->queue, CL_QUEUE_SIZE, sizeof u, &u,
+	    NULL), CL_INVALID_COMMAND_QUEUE);
+	CHECK_ERR(clGetCommandQueueInfo(e->queue, CL_QUEUE_PROPERTIES_ARRAY,
+	    0, NULL, NULL), CL_SUCCESS);
+	CHECK_ERR(clGetCommandQueueInfo(e->queue, 0x7fff, sizeof u, &u, NULL),
+	    CL_INVALID_VALUE);
+}
+
+/* True when a space-separated list holds name as a whole word. */
+static int
+has_word(const char *list, const char *name)
+{
+	size_t		 n = strlen(name);
+	const char	*p = list;
+
+	while ((p = strstr(p, name)) != NULL) {
+		if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
+			return (1);
+		p += n;
+	}
+	return (0);
+}
+
+/* The 3.0 queries agree with each other and with what the device does. */
+static void
+test_info_30(struct env *e)
+{
+	cl_device_atomic_capabilities	 mem = 0, fence = 0;
+	cl_device_svm_capabilities	 svm = 0;
+	cl_name_version			*nv = NULL;
+	cl_version			 ver = 0;
+	char				*ext = NULL;
+	size_t				 size = 0, i;
+
+	CHECK_ERR(clGetPlatformInfo(e->platform, CL_PLATFORM_NUMERIC_VERSION,
+	    sizeof ver, &ver, NULL), CL_SUCCESS);
+	CHECK(CL_VERSION_MAJOR(ver) == 3);
+	CHECK_ERR(clGetDeviceInfo(e->device, CL_DEVICE_NUMERIC_VERSION,
+	    sizeof ver, &ver, NULL), CL_SUCCESS);
+	CHECK(CL_VERSION_MAJOR(ver) >= 1);
+	CHECK_ERR(clGetDeviceInfo(e->device, CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES,
+	    sizeof mem, &mem, NULL), CL_SUCCESS);
+	CHECK_ERR(clGetDeviceInfo(e->device, CL_DEVICE_ATOMIC_FENCE_CAPABILITIES,
+	    sizeof fence, &fence, NULL), CL_SUCCESS);
+	/* The minimum every 3.0 device has. */
+	CHECK((mem & (CL_DEVICE_ATOMIC_ORDER_RELAXED |
+	    CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP)) ==
+	    (CL_DEVICE_ATOMIC_ORDER_RELAXED | CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP));
+	CHECK_ERR(clGetDeviceInfo(e->device, CL_DEVICE_SVM_CAPABILITIES,
+	    sizeof svm, &svm, NULL), CL_SUCCESS);
+	/* Fine-grain system SVM is all devices' memory: none without SVM. */
+	if (svm == 0)
+		CHECK((mem & CL_DEVICE_ATOMIC_SCOPE_ALL_DEVICES) == 0);
+	/* Every extension of the string has its version entry, and back. */
+	CHECK_ERR(clGetDeviceInfo(e->device, CL_DEVICE_EXTENSIONS, 0, NULL,
+	    &size), CL_SUCCESS);
+	if (size == 0 || (ext = calloc(1, size)) == NULL)
+		goto out;
+	CHECK_ERR(clGetDeviceInfo(e->device, CL_DEVICE_EXTENSIONS, size, ext,
+	    NULL), CL_SUCCESS);
+	CHECK_ERR(clGetDeviceInfo(e->device, CL_DEVICE_EXTENSIONS_WITH_VERSION,
+	    0, NULL, &size), CL_SUCCESS);
+	CHECK(size % sizeof *nv == 0);
+	if (size > 0 && (nv = calloc(1, size)) != NULL) {
+		CHECK_ERR(clGetDeviceInfo(e->device,
+		    CL_DEVICE_EXTENSIONS_WITH_VERSION, size, nv, NULL),
+		    CL_SUCCESS);
+		for (i = 0; i < size / sizeof *nv; i++)
+			if (!CHECK(has_word(ext, nv[i].name)))
+				printf("  %s: no such extension\n", nv[i].name);
+	}
+	/* Extensions with host entry points have them. */
+	if (has_word(ext, "cl_khr_command_buffer"))
+		CHECK(clGetExtensionFunctionAddressForPlatform(e->platform,
+		    "clCreateCommandBufferKHR") != NULL);
+	if (has_word(ext, "cl_khr_subgroups"))
+		CHECK(clGetExtensionFunctionAddressForPlatform(e->platform,
+		    "clGetKernelSubGroupInfoKHR") != NULL);
+	CHECK(clGetExtensionFunctionAddressForPlatform(e->platform,
+	    "clNoSuchFunctionVCL") == NULL);
+	CHECK(clGetExtensionFunctionAddressForPlatform(e->platform, NULL) ==
+	    NULL);
+out:
+	free(nv);
+	free(ext);
+}
+
+/* Sub-devices where the device partitions; the spec's errors where not. */
+static void
+test_sub_devices(struct env *e)
+{
+	cl_device_partition_property	 parts[8], eq[3] = {
+	    CL_DEVICE_PARTITION_EQUALLY, 1, 0 }, bad[3] = { 0x7fff, 1, 0 };
+	cl_device_id			 subs[64], parent = NULL;
+	cl_context			 ctx;
+	cl_command_queue		 q;
+	cl_uint				 maxsub = 0, n = 0, i, refs = 0;
+	size_t				 size = 0;
+	cl_int				 err;
+	int				 equally = 0;
+
+	CHECK_ERR(clGetDeviceInfo(e->device, CL_DEVICE_PARTITION_PROPERTIES,
+	    sizeof parts, parts, &size), CL_SUCCESS);
+	CHECK_ERR(clGetDeviceInfo(e->device, CL_DEVICE_PARTITION_MAX_SUB_DEVICES,
+	    sizeof maxsub, &maxsub, NULL), CL_SUCCESS);
+	for (i = 0; i < size / sizeof parts[0] && parts[i] != 0; i++)
+		if (parts[i] == CL_DEVICE_PARTITION_EQUALLY)
+			equally = 1;
+	CHECK_ERR(clCreateSubDevices(NULL, eq, 0, NULL, &n),
+	    CL_INVALID_DEVICE);
+	CHECK_ERR(clCreateSubDevices(e->device, NULL, 0, NULL, &n),
+	    CL_INVALID_VALUE);
+	CHECK_ERR(clCreateSubDevices(e->device, bad, 0, NULL, &n),
+	    CL_INVALID_VALUE);
+	CHECK_ERR(clRetainDevice(NULL), CL_INVALID_DEVICE);
+	CHECK_ERR(clReleaseDevice(NULL), CL_INVALID_DEVICE);
+	/* Root devices: retain and release do nothing, and succeed. */
+	CHECK_ERR(clRetainDevice(e->device), CL_SUCCESS);
+	CHECK_ERR(clReleaseDevice(e->device), CL_SUCCESS);
+	if (!equally || maxsub < 2) {
+		CHECK_ERR(clCreateSubDevices(e->device, eq, 0, NULL, &n),
+		    CL_INVALID_VALUE);
+		return;
+	}
+	CHECK_ERR(clCreateSubDevices(e->device, eq, 1, subs, NULL),
+	    CL_INVALID_VALUE);		/* maxsub sub-devices, room for one */
+	/* More units than the device has: either reading of the spec. */
+	eq[1] = maxsub + 1;
+	CHECK_ERR2(clCreateSubDevices(e->device, eq, 0, NULL, &n),
+	    CL_DEVICE_PARTITION_FAILED, CL_INVALID_VALUE);
+	eq[1] = 1;
+	n = 0;
+	CHECK_ERR(clCreateSubDevices(e->device, eq, 0, NULL, &n), CL_SUCCESS);
+	CHECK(n == maxsub);
+	if (n == 0 || n > 64)
+		return;
+	CHECK_ERR(clCreateSubDevices(e->device, eq, n, subs, NULL), CL_SUCCESS);
+	CHECK_ERR(clGetDeviceInfo(subs[0], CL_DEVICE_PARENT_DEVICE,
+	    sizeof parent, &parent, NULL), CL_SUCCESS);
+	CHECK(parent == e->device);
+	CHECK_ERR(clGetDeviceInfo(subs[0], CL_DEVICE_REFERENCE_COUNT,
+	    sizeof refs, &refs, NULL), CL_SUCCESS);
+	CHECK(refs == 1);
+	CHECK_ERR(clGetDeviceInfo(subs[0], CL_DEVICE_MAX_COMPUTE_UNITS,
+	    sizeof i, &i, NULL), CL_SUCCESS);
+	CHECK(i == 1);
+	/* A sub-device works in a context and a queue. */
+	ctx = clCreateContext(e->props, 1, &subs[0], NULL, NULL, &err);
+	if (CHECK_ERR(err, CL_SUCCESS)) {
+		cl_mem	m;
+		int	v = 5, w = 0;
+
+		q = clCreateCommandQueueWithProperties(ctx, subs[0], NULL, &err);
+		if (CHECK_ERR(err, CL_SUCCESS)) {
+			m = clCreateBuffer(ctx, CL_MEM_COPY_HOST_PTR, sizeof v,
+			    &v, &err);
+			if (CHECK_ERR(err, CL_SUCCESS)) {
+				CHECK_ERR(clEnqueueReadBuffer(q, m, CL_TRUE, 0,
+				    sizeof w, &w, 0, NULL, NULL), CL_SUCCESS);
+				CHECK(w == 5);
+				clReleaseMemObject(m);
+			}
+			clReleaseCommandQueue(q);
+		}
+		clReleaseContext(ctx);
+	}
+	CHECK_ERR(clRetainDevice(subs[0]), CL_SUCCESS);
+	CHECK_ERR(clReleaseDevice(subs[0]), CL_SUCCESS);
+	for (i = 0; i < n; i++)
+		CHECK_ERR(clReleaseDevice(subs[i]), CL_SUCCESS);
+}
+
 static const struct test {
 	const char	*name;
 	void		(*fn)(struct env *);
@@ -4872,6 +5282,12 @@ static const struct test {
 	{ "clone_kernel", test_clone_kernel },
 	{ "program_misc", test_program_misc },
 	{ "program_empty", test_program_empty },
+	{ "zero_ndrange", test_zero_ndrange },
+	{ "svm_pipe", test_svm_pipe },
+	{ "buffer_properties", test_buffer_properties },
+	{ "device_queue", test_device_queue },
+	{ "info_30", test_info_30 },
+	{ "sub_devices", test_sub_devices },
 };
 
 /* Reports a test that ran past its time and ends the run. */

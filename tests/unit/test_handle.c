@@ -331,6 +331,40 @@ test_handle_clear(void **state)
 	assert_null(t.slots);
 }
 
+/*
+ * Every Kind of vcl.proto is a handle kind by the same number, below
+ * VCL_KIND_WIRE_END, and releasable; numbers that are no Kind, and the
+ * server-only kinds, are not reachable from the wire.
+ */
+static void
+test_handle_wire_kinds(void **state)
+{
+	const ProtobufCEnumDescriptor	*d = &vcl__kind__descriptor;
+	unsigned			 i, named = 0;
+	int				 v;
+
+	assert_int_equal(d->magic, PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC);
+	for (i = 0; i < d->n_values; i++) {
+		v = d->values[i].value;
+		if (v == VCL__KIND__KIND_NONE) {
+			assert_int_equal(vcl_handle_kind(v), VCL_KIND_NONE);
+			continue;
+		}
+		if (v >= VCL_KIND_WIRE_END || (int)vcl_handle_kind(v) != v)
+			print_error("wire kind %s (%d) is no handle kind\n",
+			    d->values[i].name, v);
+		assert_true(v < VCL_KIND_WIRE_END);
+		assert_int_equal(vcl_handle_kind(v), v);
+		named++;
+	}
+	/* And nothing below VCL_KIND_WIRE_END that the wire does not name. */
+	assert_int_equal(named, VCL_KIND_WIRE_END - 1);
+	assert_int_equal(vcl_handle_kind(-1), VCL_KIND_NONE);
+	assert_int_equal(vcl_handle_kind(VCL_KIND_XFER), VCL_KIND_NONE);
+	assert_int_equal(vcl_handle_kind(VCL_KIND_MAX), VCL_KIND_NONE);
+	assert_int_equal(vcl_handle_kind(1 << 30), VCL_KIND_NONE);
+}
+
 int
 main(void)
 {
@@ -341,6 +375,7 @@ main(void)
 		cmocka_unit_test(test_handle_growth),
 		cmocka_unit_test(test_handle_del_chain),
 		cmocka_unit_test(test_handle_clear),
+		cmocka_unit_test(test_handle_wire_kinds),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));
