@@ -37,6 +37,9 @@ static const char usage[] =
 "                          system's CAs)\n"
 "  --tls-verify-clients    require clients to present a certificate signed\n"
 "                          by --tls-ca\n"
+"  --trust-binaries        accept program binaries this server did not make\n"
+"                          (a runtime's binary may hold native code: only\n"
+"                          where every token holder is trusted)\n"
 "  --log-level LEVEL       error, warn, info or debug (default info)\n"
 "  --max-frame BYTES       largest protobuf message of a frame (default 64M)\n"
 "  --max-bulk BYTES        largest bulk payload of a frame (default 4G)\n"
@@ -81,7 +84,7 @@ enum {
 	OPT_TOKEN, OPT_INSECURE, OPT_LOG, OPT_MAX_FRAME, OPT_MAX_BULK,
 	OPT_MAX_SBYTES, OPT_MAX_SESSIONS, OPT_MAX_PINNED, OPT_MAX_OBJECTS, OPT_WORKERS,
 	OPT_CONFIG, OPT_VERSION, OPT_HELP,
-	OPT_TLS_CERT, OPT_TLS_KEY, OPT_TLS_CA, OPT_TLS_VERIFY,
+	OPT_TLS_CERT, OPT_TLS_KEY, OPT_TLS_CA, OPT_TLS_VERIFY, OPT_TRUST_BINARIES,
 	OPT_MAX_PREAUTH, OPT_MAX_PREAUTH_ADDR, OPT_MAX_AUTH_FAILS,
 	OPT_HANDSHAKE_TO, OPT_FRAME_TO, OPT_MIN_RATE, OPT_IDLE_TO, OPT_SEND_TO
 };
@@ -98,6 +101,7 @@ static const struct option longopts[] = {
 	{ "tls-key",		required_argument, NULL, OPT_TLS_KEY },
 	{ "tls-ca",		required_argument, NULL, OPT_TLS_CA },
 	{ "tls-verify-clients",	no_argument,	   NULL, OPT_TLS_VERIFY },
+	{ "trust-binaries",	no_argument,	   NULL, OPT_TRUST_BINARIES },
 	{ "log-level",		required_argument, NULL, OPT_LOG },
 	{ "max-frame",		required_argument, NULL, OPT_MAX_FRAME },
 	{ "max-bulk",		required_argument, NULL, OPT_MAX_BULK },
@@ -248,6 +252,9 @@ apply_option(struct vcl_server *srv, int id, const char *arg, int reload)
 	case OPT_TLS_CERT:	opts.tls_cert = strdup(arg); break;
 	case OPT_TLS_KEY:	opts.tls_key = strdup(arg); break;
 	case OPT_TLS_CA:	opts.tls_ca = strdup(arg); break;
+	case OPT_TRUST_BINARIES:
+		return (parse_flag("trust-binaries", arg,
+		    &srv->trust_binaries));
 	case OPT_TLS_VERIFY:
 		return (parse_flag("tls-verify-clients", arg,
 		    &opts.tls_verify_clients));

@@ -32,10 +32,11 @@ static int	vcl_build_executable(const struct vcl_build *);
  * of VCL_BINREC_MAX entries; the server has one per process and uses it
  * on the loop thread only.
  */
-#define VCL_BINREC_MAX	256
+#define VCL_BINREC_MAX	4096
 static struct vcl_binrec {
 	uint8_t			 sha[SHA256_DIGEST_LENGTH];
-	struct vcl_tsizes	*ts;		/* NULL: a free slot */
+	struct vcl_tsizes	*ts;		/* NULL: none probed */
+	int			 used;
 }		 vcl_binrecs[VCL_BINREC_MAX];
 static unsigned	 vcl_binrec_next;
 
@@ -60,7 +61,7 @@ vcl_binrec_find(const uint8_t *bin, size_t len)
 
 	SHA256(bin, len, sha);
 	for (i = 0; i < VCL_BINREC_MAX; i++)
-		if (vcl_binrecs[i].ts != NULL &&
+		if (vcl_binrecs[i].used &&
 		    memcmp(vcl_binrecs[i].sha, sha, sizeof sha) == 0)
 			return (&vcl_binrecs[i]);
 	return (NULL);
@@ -73,12 +74,13 @@ vcl_binrec_put(const uint8_t *bin, size_t len, const struct vcl_tsizes *ts)
 	struct vcl_binrec	*r;
 	struct vcl_tsizes	*c;
 
-	if (ts == NULL || vcl_binrec_find(bin, len) != NULL ||
-	    (c = vcl_tsizes_dup(ts)) == NULL)
+	if (vcl_binrec_find(bin, len) != NULL)
 		return;
+	c = ts != NULL ? vcl_tsizes_dup(ts) : NULL;
 	r = &vcl_binrecs[vcl_binrec_next++ % VCL_BINREC_MAX];
 	free(r->ts);
 	r->ts = c;
+	r->used = 1;
 	SHA256(bin, len, r->sha);
 }
 
@@ -94,7 +96,8 @@ vcl_binrec_sizes(const ProtobufCBinaryData *bins, size_t n)
 	size_t			 i;
 
 	for (i = 0; i < n; i++) {
-		if ((r = vcl_binrec_find(bins[i].data, bins[i].len)) == NULL)
+		if ((r = vcl_binrec_find(bins[i].data, bins[i].len)) == NULL ||
+		    r->ts == NULL)
 			return (NULL);
 		if (first == NULL)
 			first = r;
@@ -1572,6 +1575,21 @@ vcl_op_create_program_from(struct vcl_session *s, const Vcl__Request *req,
 				err = CL_INVALID_VALUE;
 		}
 	}
+	/*
+	 * A runtime's binary may carry native code it will load and run
+	 * (PoCL's holds the kernels' compiled shared objects): only binaries
+	 * this server handed out are taken, unless the operator trusts every
+	 * token holder (--trust-binaries).
+	 */
+	for (i = 0; err == CL_SUCCESS && m->n_binaries > 0 &&
+	    !s->srv->trust_binaries && i < m->n_binaries; i++)
+		if (vcl_binrec_find(bins[i], lens[i]) == NULL) {
+			st[i] = CL_INVALID_BINARY;
+			err = CL_INVALID_BINARY;
+			vcl_session_warn(s, "program %llu: a binary this server "
+			    "did not make refused (--trust-binaries)",
+			    (unsigned long long)m->id);
+		}
 	if (err == CL_SUCCESS && m->n_binaries > 0) {
 		o->u.prog = clCreateProgramWithBinary(ctx->u.ctx,
 		    (cl_uint)m->n_devices, devs, lens, bins, st, &err);

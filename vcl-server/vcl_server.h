@@ -172,6 +172,7 @@ struct vcl_server {
 	struct vcl_backend	 be;
 	struct vcl_token	 token;
 	int			 have_token;
+	int			 trust_binaries;	/* any client binary */
 	const char		*node_name;
 	SSL_CTX			*tls;		/* NULL: plain TCP */
 	SSL_CTX			*tls_peer;	/* connecting to peers */

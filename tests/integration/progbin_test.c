@@ -184,6 +184,7 @@ settle(struct conn *c, const char *name)
 static void
 test_binaries(void)
 {
+	const char *const	 trust[] = { "--trust-binaries", NULL };
 	struct srv		 sv, sv2;
 	struct conn		 c, c2;
 	struct reply		 rp;
@@ -231,12 +232,30 @@ test_binaries(void)
 	size = kernel_arg_size(&c, 102, 101, "pb_run", 1);
 	check("binaries_struct_size_recorded", size == 20, "a by-value struct "
 	    "of a program from this server's binary: size %ld, want 20", size);
-	/* Another server never made it: no source, so unknown (refused). */
+	/*
+	 * Another server never made it: a runtime binary may hold native
+	 * code, so it is refused, unless that server trusts its clients'
+	 * binaries; then the struct's size is unknown there (refused).
+	 */
 	if (srv_start(&sv2, "binaries_server2_start", "127.0.0.1:0", NULL)) {
 		if (check("binaries_server2_session", conn_session(&c2, &sv2) ==
 		    0 && create_context(&c2, CTX) == 0, "no session")) {
+			st = 1;
 			rc = from_binaries(&c2, 101, CTX, devs, 1, bin, 1, &st);
-			check("binaries_server2_create", rc == CL_SUCCESS,
+			check("binaries_foreign_refused", rc ==
+			    CL_INVALID_BINARY && st == CL_INVALID_BINARY,
+			    "a binary this server did not make: status %d, "
+			    "binary status %d", rc, st);
+			conn_close(&c2);
+		}
+		srv_stop(&sv2, "binaries_server2_exit");
+	}
+	if (srv_start(&sv2, "binaries_server3_start", "127.0.0.1:0",
+	    trust)) {
+		if (check("binaries_server3_session", conn_session(&c2, &sv2) ==
+		    0 && create_context(&c2, CTX) == 0, "no session")) {
+			rc = from_binaries(&c2, 101, CTX, devs, 1, bin, 1, &st);
+			check("binaries_trusted_create", rc == CL_SUCCESS,
 			    "status %d", rc);
 			if (build(&c2, 101, 0, NULL, NULL, 0, &rp) == 0)
 				reply_free(&rp);
@@ -246,7 +265,7 @@ test_binaries(void)
 			    "did not make: size %ld, want 0 (refused)", size);
 			conn_close(&c2);
 		}
-		srv_stop(&sv2, "binaries_server2_exit");
+		srv_stop(&sv2, "binaries_server3_exit");
 	}
 
 	/* Garbage: CL_INVALID_BINARY, as status too. */
