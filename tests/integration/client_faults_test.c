@@ -276,7 +276,7 @@ test_long_kernel(void)
 
 	if (!srv_start(&sv, "long_server_start", "127.0.0.1:0", NULL))
 		return;
-	if (client_spawn(&c, sv.port, "kernel", "5000", "1000") != 0) {
+	if (client_spawn(&c, sv.port, "kernel", "6000", "1000") != 0) {
 		check("long_client_start", 0, "cannot start %s", client_path);
 		goto out;
 	}
@@ -285,10 +285,14 @@ test_long_kernel(void)
 	check("long_kernel_finishes", ms >= 0 && client_exited(&c, 0) &&
 	    ok != NULL, "client %s; it printed: %s", ms < 0 ? "hung" :
 	    client_how(&c), c.buf);
-	/* Else the test proves nothing: the kernel must outlast the timeout. */
+	/*
+	 * Else the test proves nothing: the kernel must outlast the timeout
+	 * (twice over; it aims at six times, calibrated on a machine whose
+	 * load may change under it).
+	 */
 	if (ok != NULL && check("long_kernel_outlasts_timeout",
-	    atol(ok + 3) >= 3000,
-		    "kernel took %ld ms, want >= 3000 (3 x the timeout)",
+	    atol(ok + 3) >= 2000,
+		    "kernel took %ld ms, want >= 2000 (2 x the timeout)",
 		    atol(ok + 3)))
 		note("kernel took %ld ms with VCL_CALL_TIMEOUT_MS=1000",
 		    atol(ok + 3));
