@@ -1600,6 +1600,20 @@ out:
 	return (err);
 }
 
+/* Does a build's option string hold the option (a whole word)? */
+static int
+vcl_has_option(const char *opts, const char *opt)
+{
+	size_t		 n = strlen(opt);
+	const char	*p;
+
+	for (p = opts; p != NULL && (p = strstr(p, opt)) != NULL; p += n)
+		if ((p == opts || p[-1] == ' ' || p[-1] == '\t') &&
+		    (p[n] == '\0' || p[n] == ' ' || p[n] == '\t'))
+			return (1);
+	return (0);
+}
+
 cl_int CL_API_CALL
 vcl_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index,
     cl_kernel_arg_info param_name, size_t param_value_size, void *param_value,
@@ -1609,6 +1623,15 @@ vcl_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index,
 
 	VCL_GOTO_IF(!vcl_is(kernel, VCL_KIND_KERNEL), CL_INVALID_KERNEL);
 	VCL_GOTO_IF(arg_index >= kernel->nargs, CL_INVALID_ARG_INDEX);
+	/*
+	 * As the specification has it (since 1.2): argument information is
+	 * there for a program from source built with -cl-kernel-arg-info.
+	 * The node's runtime may keep it anyway (PoCL does, for VCL's own
+	 * checks); the application sees what the VCL platform promises.
+	 */
+	VCL_GOTO_IF(kernel->prog->source == NULL ||
+	    !vcl_has_option(kernel->prog->options, "-cl-kernel-arg-info"),
+	    CL_KERNEL_ARG_INFO_NOT_AVAILABLE);
 	err = vcl_info_remote(vcl_program_node(kernel->prog),
 	    VCL__GET_INFO__WHAT__KERNEL_ARG, kernel->obj.id, param_name, 0,
 	    arg_index, NULL, 0,
