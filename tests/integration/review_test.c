@@ -14,6 +14,8 @@
 
 #include "rawproto.h"
 
+#define KERNELS	8	/* GetBinary's program: its code made when asked */
+
 enum {
 	CTX = 1, Q, BUF, SUB, IMG, IMG2, PROG, PROG2, LINKED, SMP,
 };
@@ -32,25 +34,6 @@ start(struct srv *sv, struct conn *c, const char *name,
 		return (0);
 	}
 	return (1);
-}
-
-/* Finish on Q: its status, or 1 for no reply. */
-static int
-finish(struct conn *c)
-{
-	Vcl__Request	r = VCL__REQUEST__INIT;
-	Vcl__Finish	m = VCL__FINISH__INIT;
-	struct reply	rp;
-	int		st;
-
-	m.queue = Q;
-	r.call_case = VCL__REQUEST__CALL_FINISH;
-	r.finish = &m;
-	if (call(c, &r, NULL, 0, &rp) != 0)
-		return (1);
-	st = rp.r->status;
-	reply_free(&rp);
-	return (st);
 }
 
 /* CreateSubBuffer{id, parent, origin, size} (asynchronous). */
@@ -97,30 +80,6 @@ create_image(struct conn *c, uint64_t id, uint32_t order, uint32_t dtype,
 	return (send_req(c, &r, NULL, 0));
 }
 
-/* ReadImage of w x h pixels at 0: its status (1: none); bytes in rp. */
-static int
-read_image(struct conn *c, uint64_t mem, uint64_t w, uint64_t h,
-    struct reply *rp)
-{
-	Vcl__Request	r = VCL__REQUEST__INIT;
-	Vcl__ReadImage	m = VCL__READ_IMAGE__INIT;
-	Vcl__Enqueue	q = VCL__ENQUEUE__INIT;
-	uint64_t	o[3] = { 0, 0, 0 }, reg[3] = { w, h, 1 };
-
-	q.queue = Q;
-	m.q = &q;
-	m.mem = mem;
-	m.origin = o;
-	m.n_origin = 3;
-	m.region = reg;
-	m.n_region = 3;
-	r.call_case = VCL__REQUEST__CALL_READ_IMAGE;
-	r.read_image = &m;
-	if (call(c, &r, NULL, 0, rp) != 0)
-		return (1);
-	return (rp->r->status);
-}
-
 /* Session bytes now, or UINT64_MAX when Stats fails. */
 static uint64_t
 session_bytes(struct conn *c)
@@ -148,47 +107,6 @@ mem_status(struct conn *c, uint64_t id)
 {
 	return (get_info_status(c, VCL__GET_INFO__WHAT__MEM, id,
 	    CL_MEM_SIZE));
-}
-
-/*
- * Probe: hostile requests at the seams, each followed by a check that the
- * server lives. Exploratory.
- */
-static void
-test_probe(void)
-{
-	struct srv	sv;
-	struct conn	c;
-	struct reply	rp;
-	int		st;
-
-	if (!start(&sv, &c, "probe_start", NULL))
-		return;
-	create_buffer(&c, BUF, CTX, 64, NULL, 0);
-	/* A 1D buffer image far larger than its buffer. */
-	create_image(&c, IMG, CL_RGBA, CL_FLOAT, CL_MEM_OBJECT_IMAGE1D_BUFFER,
-	    1024, 0, BUF);
-	note("img1dbuf large: info %d", mem_status(&c, IMG));
-	st = read_image(&c, IMG, 1024, 1, &rp);
-	note("img1dbuf large read: %d len %llu", st,
-	    (unsigned long long)rp.bulk_len);
-	if (st != 1)
-		reply_free(&rp);
-	check("probe_alive1", srv_alive(&sv), "server %s", srv_how(&sv));
-	/* A 1D buffer image over an image. */
-	create_image(&c, IMG2, CL_RGBA, CL_FLOAT, CL_MEM_OBJECT_IMAGE1D_BUFFER,
-	    2, 0, IMG);
-	note("img1dbuf over image: %d", mem_status(&c, IMG2));
-	check("probe_alive2", srv_alive(&sv), "server %s", srv_how(&sv));
-	/* A sub-buffer of an image. */
-	create_image(&c, 20, CL_RGBA, CL_FLOAT, CL_MEM_OBJECT_IMAGE2D, 4, 4, 0);
-	create_sub(&c, SUB, 20, 0, 16);
-	note("sub of image: %d", mem_status(&c, SUB));
-	check("probe_alive3", srv_alive(&sv), "server %s", srv_how(&sv));
-	st = finish(&c);
-	note("finish %d", st);
-	srv_stop(&sv, "probe_exit");
-	conn_close(&c);
 }
 
 /*
@@ -273,10 +191,95 @@ test_image_keeps_charge(void)
 	conn_close(&c);
 }
 
+/*
+ * GetBinary of a program of many kernels (PoCL makes each kernel's code
+ * when its binary is asked for) runs off the loop: a Stats sent after it
+ * on the same connection is answered first, and the binary still comes.
+ */
+static void
+test_binary_off_loop(void)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT, sr = VCL__REQUEST__INIT;
+	Vcl__BuildProgram	b = VCL__BUILD_PROGRAM__INIT;
+	Vcl__GetBinary		gb = VCL__GET_BINARY__INIT;
+	Vcl__Stats		sm = VCL__STATS__INIT;
+	struct srv		sv;
+	struct conn		c;
+	struct reply		rp;
+	char			*src;
+	size_t			 i, n = 0;
+	uint64_t		 bseq, sseq;
+	int			 late, k, rc = -1;
+
+	if (!start(&sv, &c, "getbin_start", NULL))
+		return;
+	if ((src = malloc(KERNELS * 256)) == NULL)
+		goto out;
+	/* A source of its own: PoCL's cache has no code of it yet. */
+	for (i = 0; i < KERNELS; i++)
+		n += (size_t)snprintf(src + n, 256, "__kernel void k%zu("
+		    "__global float *o, __global const float *p)\n"
+		    "{ size_t g = get_global_id(0);\n"
+		    "  for (int j = 0; j < 16; j++)\n"
+		    "    o[g] = o[g] * p[j] + sin(p[g + j]) + %ld.0f; }\n", i,
+		    (long)getpid() * 1000 + (long)time(NULL) % 1000);
+	create_program(&c, PROG, CTX, src);
+	free(src);
+	b.program = PROG;
+	r.call_case = VCL__REQUEST__CALL_BUILD_PROGRAM;
+	r.build_program = &b;
+	if (!check("getbin_build", call(&c, &r, NULL, 0, &rp) == 0, "no reply"))
+		goto out;
+	check("getbin_build", rp.r->status == CL_SUCCESS, "status %d",
+	    rp.r->status);
+	reply_free(&rp);
+	gb.program = PROG;
+	gb.device = 0;
+	r.call_case = VCL__REQUEST__CALL_GET_BINARY;
+	r.get_binary = &gb;
+	sr.call_case = VCL__REQUEST__CALL_STATS;
+	sr.stats = &sm;
+	if (!check("getbin_send", send_req(&c, &r, NULL, 0) == 0 &&
+	    send_req(&c, &sr, NULL, 0) == 0, "cannot send"))
+		goto out;
+	bseq = r.seq;
+	sseq = sr.seq;
+	if (!check("getbin_first", recv_msg(&c, &rp) == 0, "no reply"))
+		goto out;
+	check("getbin_loop_free", rp.r->seq == sseq, "reply %llu came "
+	    "first: the GetBinary (%llu) held the loop, Stats (%llu) waited",
+	    (unsigned long long)rp.r->seq, (unsigned long long)bseq,
+	    (unsigned long long)sseq);
+	late = rp.r->seq != sseq;
+	if (!late) {
+		reply_free(&rp);
+		/* A loaded machine makes the code slowly: a bounded wait. */
+		for (k = 0; k < 6 && (rc = recv_msg(&c, &rp)) != 0; k++)
+			;
+		if (!check("getbin_second", rc == 0, "no reply"))
+			goto out;
+	}
+	check("getbin_binary", rp.r->seq == bseq && rp.r->status ==
+	    CL_SUCCESS && rp.r->program != NULL &&
+	    rp.r->program->has_binary && rp.r->program->binary.len > 0,
+	    "no binary (status %d)", rp.r->status);
+	reply_free(&rp);
+	/* The Stats answered last, the loop having waited. */
+	if (late && recv_msg(&c, &rp) == 0)
+		reply_free(&rp);
+	release(&c, VCL__KIND__KIND_PROGRAM, PROG);
+	release(&c, VCL__KIND__KIND_QUEUE, Q);
+	release(&c, VCL__KIND__KIND_CONTEXT, CTX);
+	settle(&c, "getbin_settle");
+out:
+	srv_stop(&sv, "getbin_exit");
+	conn_close(&c);
+}
+
 static const struct test tests[] = {
+	{ "binary_off_loop",	test_binary_off_loop,	150 },
 	{ "image_keeps_charge",	test_image_keeps_charge, 60 },
 	{ "sub_keeps_charge",	test_sub_keeps_charge,	60 },
-	{ "probe",		test_probe,		60 },
 };
 
 int
