@@ -94,6 +94,9 @@ struct vcl_hobj {
 	struct vcl_psrc		*psrc;		/* program: compiled, for a link's
 						   probe (one block: free()) */
 	uint32_t		 karg_refs;	/* mem: kernel args naming it */
+	uint32_t		 mem_refs;	/* mem: sub-buffers and buffer
+						   images over it */
+	uint64_t		 parent;	/* mem: the buffer it lies in */
 	uint8_t			*data;		/* xfer: where the bytes land */
 	char			*source;	/* xfer, proxy event: the peer */
 	void			*receiving;	/* xfer: peer session filling it */

@@ -322,6 +322,11 @@ vcl_op_create_image(struct vcl_session *s, const Vcl__Request *req,
 		}
 		o->u.mem = clCreateImage(ctx->u.ctx, flags, &fmt, &desc,
 		    (void *)init, &err);
+		/* Its buffer's memory, and charge, stay while it lives. */
+		if (err == CL_SUCCESS && buf != NULL) {
+			o->parent = buf->id;
+			buf->mem_refs++;
+		}
 	}
 	if (err != CL_SUCCESS) {
 		vcl_session_uncharge(s, o->bytes);

@@ -350,7 +350,8 @@ vcl_op_fill_buffer(struct vcl_session *s, const Vcl__Request *req,
 
 /*
  * CreateSubBuffer: a region of a buffer of the session (not itself a
- * sub-buffer), sharing its bytes; nothing more is charged. The runtime
+ * sub-buffer), sharing its bytes; nothing more is charged, and the parent,
+ * released first, stays charged until the sub-buffer goes. The runtime
  * checks the flags against the parent's and the origin's alignment.
  */
 void
@@ -382,9 +383,12 @@ vcl_op_create_sub_buffer(struct vcl_session *s, const Vcl__Request *req,
 		o->u.mem = clCreateSubBuffer(p->u.mem, m->flags,
 		    CL_BUFFER_CREATE_TYPE_REGION, &r, &err);
 	}
-	if (err == CL_SUCCESS)
+	if (err == CL_SUCCESS) {
 		o->bytes = m->size;	/* for range checks only */
-	else
+		/* The parent's memory, and charge, stay while this lives. */
+		o->parent = p->id;
+		p->mem_refs++;
+	} else
 		vcl_log_info("session %llu: sub-buffer %llu of %llu failed: %d",
 		    (unsigned long long)s->id, (unsigned long long)m->id,
 		    (unsigned long long)m->parent, err);

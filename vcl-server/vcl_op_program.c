@@ -1773,7 +1773,116 @@ fail:
 		vcl_build_free(b);
 }
 
-/* GetBinary: the runtime's binary of a program for one device. */
+/* A GetBinary on a worker: PoCL makes the binary when asked for it. */
+struct vcl_getbin {
+	struct vcl_done		 d;		/* must stay first */
+	cl_program		 prog;		/* a reference of its own */
+	cl_device_id		 dev;
+	uint64_t		 seq;
+	uint64_t		 prog_id;
+	struct vcl_tsizes	*ts;		/* the program's, a copy */
+	unsigned char		*bin;
+	size_t			 len;
+	cl_int			 err;
+};
+
+/*
+ * Worker: the program's binary for one device. PoCL 3.1 generates the
+ * code of every kernel when asked for the sizes or the binaries (seconds
+ * for a program of many kernels): never on the loop.
+ */
+static void
+vcl_getbin_run(void *arg)
+{
+	struct vcl_getbin	*g = arg;
+	cl_device_id		*devs = NULL;
+	size_t			*sizes = NULL;
+	unsigned char		**bins = NULL;
+	cl_uint			 n = 0, i = 0;
+	cl_int			 err;
+
+	if ((err = clGetProgramInfo(g->prog, CL_PROGRAM_NUM_DEVICES,
+	    sizeof n, &n, NULL)) == CL_SUCCESS && (n == 0 || n > 64))
+		err = CL_INVALID_PROGRAM;
+	if (err == CL_SUCCESS && ((devs = calloc(n, sizeof *devs)) == NULL ||
+	    (sizes = calloc(n, sizeof *sizes)) == NULL ||
+	    (bins = calloc(n, sizeof *bins)) == NULL))
+		err = CL_OUT_OF_HOST_MEMORY;
+	if (err == CL_SUCCESS)
+		err = clGetProgramInfo(g->prog, CL_PROGRAM_DEVICES,
+		    n * sizeof *devs, devs, NULL);
+	if (err == CL_SUCCESS)
+		err = clGetProgramInfo(g->prog, CL_PROGRAM_BINARY_SIZES,
+		    n * sizeof *sizes, sizes, NULL);
+	for (i = 0; err == CL_SUCCESS && i < n; i++)
+		if (devs[i] == g->dev)
+			break;
+	if (err == CL_SUCCESS && i == n)
+		err = CL_INVALID_DEVICE;	/* not a device of the program */
+	else if (err == CL_SUCCESS && sizes[i] > VCL_BINARY_MAX)
+		err = CL_OUT_OF_RESOURCES;
+	else if (err == CL_SUCCESS && sizes[i] > 0 &&
+	    (bins[i] = malloc(sizes[i])) == NULL)
+		err = CL_OUT_OF_HOST_MEMORY;
+	/* Only this device's entry is asked for: the others stay NULL. */
+	if (err == CL_SUCCESS && sizes[i] > 0 && (err =
+	    clGetProgramInfo(g->prog, CL_PROGRAM_BINARIES, n * sizeof *bins,
+	    bins, NULL)) == CL_SUCCESS) {
+		g->bin = bins[i];
+		g->len = sizes[i];
+		bins[i] = NULL;
+	}
+	g->err = err;
+	for (i = 0; bins != NULL && i < n; i++)
+		free(bins[i]);
+	free(bins);
+	free(sizes);
+	free(devs);
+	vcl_server_done_push(g->d.s->srv, &g->d);
+}
+
+/* Loop: the binary is made; record it and answer. */
+static void
+vcl_getbin_done(struct vcl_done *d)
+{
+	struct vcl_getbin	*g = (struct vcl_getbin *)d;
+	struct vcl_session	*s = d->s;
+	struct vcl_hobj		*o;
+	Vcl__Reply		 r = VCL__REPLY__INIT;
+	Vcl__ProgramResult	 pr = VCL__PROGRAM_RESULT__INIT;
+
+	s->jobs--;
+	if (s->dead)
+		goto out;
+	if ((o = vcl_handle_get(&s->handles, g->prog_id, VCL_KIND_PROGRAM)) !=
+	    NULL)
+		o->building = 0;
+	r.seq = g->seq;
+	r.status = g->err;
+	if (g->err == CL_SUCCESS) {
+		if (g->bin != NULL) {
+			vcl_binrec_put(g->bin, g->len, g->ts);
+			pr.binary.data = g->bin;
+			pr.binary.len = g->len;
+		}
+		pr.has_binary = 1;
+		r.result_case = VCL__REPLY__RESULT_PROGRAM;
+		r.program = &pr;
+	}
+	vcl_session_reply_msg(s, &r);
+out:
+	clReleaseProgram(g->prog);
+	free(g->bin);
+	free(g->ts);
+	free(g);
+	vcl_session_unref(s);
+}
+
+/*
+ * GetBinary: the runtime's binary of a program for one device, made on a
+ * worker; the program counts as building meanwhile (no build, kernel or
+ * link of it runs alongside).
+ */
 void
 vcl_op_get_binary(struct vcl_session *s, const Vcl__Request *req,
     struct vcl_bulk *bulk)
@@ -1781,12 +1890,7 @@ vcl_op_get_binary(struct vcl_session *s, const Vcl__Request *req,
 	const Vcl__GetBinary	*m = req->get_binary;
 	struct vcl_backend	*be = &s->srv->be;
 	struct vcl_hobj		*o;
-	Vcl__Reply		 r = VCL__REPLY__INIT;
-	Vcl__ProgramResult	 pr = VCL__PROGRAM_RESULT__INIT;
-	cl_device_id		*devs = NULL;
-	size_t			*sizes = NULL;
-	unsigned char		**bins = NULL;
-	cl_uint			 n = 0, i;
+	struct vcl_getbin	*g = NULL;
 	cl_int			 err = CL_SUCCESS;
 
 	o = vcl_handle_get(&s->handles, m->program, VCL_KIND_PROGRAM);
@@ -1798,51 +1902,33 @@ vcl_op_get_binary(struct vcl_session *s, const Vcl__Request *req,
 		err = CL_INVALID_OPERATION;
 	else if (m->device >= be->ndevices)
 		err = CL_INVALID_DEVICE;
-	else if ((err = clGetProgramInfo(o->u.prog, CL_PROGRAM_NUM_DEVICES,
-	    sizeof n, &n, NULL)) == CL_SUCCESS && (n == 0 || n > 64))
-		err = CL_INVALID_PROGRAM;
-	if (err == CL_SUCCESS && ((devs = calloc(n, sizeof *devs)) == NULL ||
-	    (sizes = calloc(n, sizeof *sizes)) == NULL ||
-	    (bins = calloc(n, sizeof *bins)) == NULL))
+	else if ((g = calloc(1, sizeof *g)) == NULL || (o->tsizes != NULL &&
+	    (g->ts = vcl_tsizes_dup(o->tsizes)) == NULL))
 		err = CL_OUT_OF_HOST_MEMORY;
-	if (err == CL_SUCCESS)
-		err = clGetProgramInfo(o->u.prog, CL_PROGRAM_DEVICES,
-		    n * sizeof *devs, devs, NULL);
-	if (err == CL_SUCCESS)
-		err = clGetProgramInfo(o->u.prog, CL_PROGRAM_BINARY_SIZES,
-		    n * sizeof *sizes, sizes, NULL);
-	for (i = 0; err == CL_SUCCESS && i < n; i++)
-		if (devs[i] == be->devices[m->device])
-			break;
-	if (err == CL_SUCCESS && i == n)
-		err = CL_INVALID_DEVICE;	/* not a device of the program */
-	else if (err == CL_SUCCESS && sizes[i] > VCL_BINARY_MAX)
-		err = CL_OUT_OF_RESOURCES;
-	else if (err == CL_SUCCESS && sizes[i] > 0 &&
-	    (bins[i] = malloc(sizes[i])) == NULL)
-		err = CL_OUT_OF_HOST_MEMORY;
-	/* Only this device's entry is asked for: the others stay NULL. */
-	if (err == CL_SUCCESS && sizes[i] > 0 && (err =
-	    clGetProgramInfo(o->u.prog, CL_PROGRAM_BINARIES, n * sizeof *bins,
-	    bins, NULL)) == CL_SUCCESS) {
-		vcl_binrec_put(bins[i], sizes[i], o->tsizes);
-		pr.has_binary = 1;
-		pr.binary.data = bins[i];
-		pr.binary.len = sizes[i];
-	} else if (err == CL_SUCCESS)
-		pr.has_binary = 1;
-	r.seq = req->seq;
-	r.status = err;
-	if (err == CL_SUCCESS) {
-		r.result_case = VCL__REPLY__RESULT_PROGRAM;
-		r.program = &pr;
-	}
-	vcl_session_reply_msg(s, &r);
-	for (i = 0; bins != NULL && i < n; i++)
-		free(bins[i]);
-	free(bins);
-	free(sizes);
-	free(devs);
+	if (err != CL_SUCCESS)
+		goto fail;
+	g->d.fn = vcl_getbin_done;
+	g->d.s = s;
+	g->prog = o->u.prog;
+	clRetainProgram(g->prog);
+	g->dev = be->devices[m->device];
+	g->seq = req->seq;
+	g->prog_id = m->program;
+	vcl_session_ref(s);
+	s->jobs++;
+	o->building = 1;
+	if (vcl_workers_run(s->srv->workers, vcl_getbin_run, g) == 0)
+		return;
+	o->building = 0;
+	s->jobs--;
+	vcl_session_unref(s);
+	clReleaseProgram(g->prog);
+	err = CL_OUT_OF_HOST_MEMORY;
+fail:
+	if (g != NULL)
+		free(g->ts);
+	free(g);
+	vcl_session_reply(s, req->seq, err, NULL);
 }
 
 /* SetSpecConstant: clSetProgramSpecializationConstant, synchronous. */

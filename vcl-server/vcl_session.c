@@ -130,6 +130,8 @@ static void	vcl_session_forget_queue(struct vcl_session *,
 void
 vcl_session_release(struct vcl_session *s, struct vcl_hobj *o)
 {
+	struct vcl_hobj	*p;
+
 	switch (o->kind) {
 	case VCL_KIND_CONTEXT:
 		if (o->mq != NULL) {
@@ -178,6 +180,13 @@ vcl_session_release(struct vcl_session *s, struct vcl_hobj *o)
 	case VCL_KIND_MEM:
 		/* A sub-buffer is charged nothing: its parent holds the bytes. */
 		vcl_mem_release(s, o->u.mem, o->sub ? 0 : o->bytes);
+		/* The buffer it lay in may now go (a closing session skips). */
+		if (o->parent != 0 && !s->dead && (p = vcl_handle_get(
+		    &s->handles, o->parent, VCL_KIND_MEM)) != NULL &&
+		    p->mem_refs > 0) {
+			p->mem_refs--;
+			vcl_session_settled(s, p);
+		}
 		break;
 	case VCL_KIND_PROGRAM:
 		if (o->u.prog != NULL)
@@ -690,8 +699,9 @@ vcl_session_run(struct vcl_session *s, Vcl__Request *req,
 static int
 vcl_session_needed(const struct vcl_hobj *o)
 {
+	/* A kernel argument names it, or a sub-buffer or image lies in it. */
 	if (o->kind == VCL_KIND_MEM)
-		return (o->karg_refs > 0);	/* a kernel argument names it */
+		return (o->karg_refs > 0 || o->mem_refs > 0);
 	return (o->kind == VCL_KIND_EVENT && (o->held_refs > 0 ||
 	    (o->source != NULL && o->user && !o->user_set)));
 }

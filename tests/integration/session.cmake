@@ -66,3 +66,4 @@ set_tests_properties(it_soak PROPERTIES TIMEOUT 300 LABELS integration
 	ENVIRONMENT "VCL_TEST_ICD_DIR=${PROJECT_BINARY_DIR}/vcl-client")
 vcl_rawtest(image)
 vcl_rawtest(progbin)
+vcl_rawtest(review)
