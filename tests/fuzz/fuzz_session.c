@@ -483,7 +483,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const struct vcl_buf	*fr;
 	struct vcl_session	*s;
-	size_t			 off = 0, chunk, n;
+	size_t			 off = 0, chunk, n, k;
 	int			 sv[2], i, rounds = 0, closed = 0;
 
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0,
@@ -496,9 +496,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	chunk = (size % 2) ? 1 + size % 61 : SIZE_MAX;
 	while (off < size && !closed) {
 		n = fuzz_frame_len(data + off, size - off);
-		if ((fr = fuzz_rewrite(data + off, n)) != NULL)
-			closed = fuzz_send(sv[1], fr->data, fr->len, chunk,
+		/* A swapped-in binary may be large: no more writes for it. */
+		if ((fr = fuzz_rewrite(data + off, n)) != NULL) {
+			k = chunk;
+			if (fr->len > n && chunk < SIZE_MAX)
+				k = chunk * (fr->len / n + 1);
+			closed = fuzz_send(sv[1], fr->data, fr->len, k,
 			    &rounds);
+		}
 		else
 			closed = fuzz_send(sv[1], data + off, n, chunk,
 			    &rounds);
