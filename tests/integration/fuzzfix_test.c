@@ -192,9 +192,90 @@ out:
 	srv_stop(&sv, "copy_rect_sub_server_stop");
 }
 
+/* BuildProgram{compile} of program id: the reply status, or 1. */
+static int
+compile_prog(struct conn *c, uint64_t id, const char *src)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__BuildProgram	m = VCL__BUILD_PROGRAM__INIT;
+	struct reply		rp;
+	int			st;
+
+	if (create_program(c, id, 1, src) != 0)
+		return (1);
+	m.program = id;
+	m.has_compile = m.compile = 1;
+	r.call_case = VCL__REQUEST__CALL_BUILD_PROGRAM;
+	r.build_program = &m;
+	if (call(c, &r, NULL, 0, &rp) != 0)
+		return (1);
+	st = rp.r->status;
+	reply_free(&rp);
+	return (st);
+}
+
+/*
+ * LinkProgram of an input whose compile failed: PoCL asserts (the server
+ * aborted); the server answers CL_INVALID_OPERATION, as for an input never
+ * compiled, and a link of good inputs still works.
+ */
+static void
+test_link_failed_input(void)
+{
+	struct srv		 sv;
+	struct conn		 c;
+	struct reply		 rp;
+	Vcl__Request		 r = VCL__REQUEST__INIT;
+	Vcl__LinkProgram	 m = VCL__LINK_PROGRAM__INIT;
+	uint64_t		 bad[2] = { 10, 11 }, good[1] = { 10 };
+	int			 st = 1;
+
+	if (!srv_start(&sv, "link_failed_server_start", "127.0.0.1:0", NULL))
+		return;
+	c.fd = -1;
+	if (!check("link_failed_session", conn_session(&c, &sv) == 0 &&
+	    create_context(&c, 1) == 0, "no session"))
+		goto out;
+	check("link_failed_compile_good", compile_prog(&c, 10,
+	    "int h(int x) { return x + 1; }\n") == CL_SUCCESS,
+	    "a good compile failed");
+	check("link_failed_compile_bad", compile_prog(&c, 11,
+	    "int g(int x) { return undeclared; }\n") ==
+	    CL_COMPILE_PROGRAM_FAILURE, "a bad compile did not fail");
+	m.id = 12;
+	m.context = 1;
+	m.n_programs = 2;
+	m.programs = bad;
+	r.call_case = VCL__REQUEST__CALL_LINK_PROGRAM;
+	r.link_program = &m;
+	if (call(&c, &r, NULL, 0, &rp) == 0) {
+		st = rp.r->status;
+		reply_free(&rp);
+	}
+	check("link_failed_refused", st == CL_INVALID_OPERATION, "link "
+	    "status %d, want %d (1: no reply: server died? %s)", st,
+	    CL_INVALID_OPERATION, srv_how(&sv));
+	m.id = 13;
+	m.n_programs = 1;
+	m.programs = good;
+	m.options = (char *)"-create-library";
+	st = 1;
+	if (call(&c, &r, NULL, 0, &rp) == 0) {
+		st = rp.r->status;
+		reply_free(&rp);
+	}
+	check("link_failed_good_links", st == CL_SUCCESS, "status %d", st);
+	check("link_failed_server_alive", srv_alive(&sv), "server gone "
+	    "(%s); see %s/stderr", srv_how(&sv), sv.dir);
+	conn_close(&c);
+out:
+	srv_stop(&sv, "link_failed_server_stop");
+}
+
 static const struct test tests[] = {
 	{ "queue_props",	test_queue_props,	60 },
 	{ "copy_rect_sub",	test_copy_rect_sub,	60 },
+	{ "link_failed_input",	test_link_failed_input,	60 },
 };
 
 int
