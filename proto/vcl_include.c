@@ -68,6 +68,9 @@ vcl_include_quote(char *dst, size_t dstlen, const char *s, size_t len)
 	dst[j] = '\0';
 }
 
+static int	vcl_scan_refuse(struct vcl_scan *, size_t, const char *, ...)
+		    __attribute__((format(printf, 3, 4)));
+
 /* Say why a source was refused. Returns -1. */
 static int
 vcl_scan_refuse(struct vcl_scan *sc, size_t at, const char *fmt, ...)

@@ -530,6 +530,33 @@ vcl_op_read_buffer_rect(struct vcl_session *s, const Vcl__Request *req,
 	vcl_enq_end(s, &enq, err, c);
 }
 
+/*
+ * The buffer a rect copy names in the runtime: a sub-buffer's parent with
+ * the sub-buffer's offset added to *x, the origin's byte coordinate (the
+ * rect's address is linear in it). PoCL dereferences NULL for a copy rect
+ * of a sub-buffer; its parent gives the same bytes, and a copy between
+ * overlapping sub-buffers of one parent is still CL_MEM_COPY_OVERLAP. A
+ * copy between a buffer and its own sub-buffer is then one within a
+ * buffer: the runtime wants equal pitches on both sides for it.
+ */
+static cl_int
+vcl_mem_rect_base(const struct vcl_hobj *o, cl_mem *mem, size_t *x)
+{
+	cl_mem	parent = NULL;
+	size_t	off = 0;
+
+	*mem = o->u.mem;
+	if (!o->sub)
+		return (CL_SUCCESS);
+	if (clGetMemObjectInfo(o->u.mem, CL_MEM_ASSOCIATED_MEMOBJECT,
+	    sizeof parent, &parent, NULL) != CL_SUCCESS || parent == NULL ||
+	    clGetMemObjectInfo(o->u.mem, CL_MEM_OFFSET, sizeof off, &off,
+	    NULL) != CL_SUCCESS || __builtin_add_overflow(*x, off, x))
+		return (CL_INVALID_MEM_OBJECT);
+	*mem = parent;
+	return (CL_SUCCESS);
+}
+
 /* CopyBufferRect: device to device inside the node, both rects checked. */
 void
 vcl_op_copy_buffer_rect(struct vcl_session *s, const Vcl__Request *req,
@@ -543,6 +570,7 @@ vcl_op_copy_buffer_rect(struct vcl_session *s, const Vcl__Request *req,
 	uint64_t			 drow = m->dst_row_pitch;
 	uint64_t			 dslice = m->dst_slice_pitch, n;
 	size_t				 so[3], d[3], r[3];
+	cl_mem				 smem, dmem;
 	cl_int				 err;
 
 	(void)bulk;
@@ -556,9 +584,13 @@ vcl_op_copy_buffer_rect(struct vcl_session *s, const Vcl__Request *req,
 		vcl_mem_triple(so, m->src_origin);
 		vcl_mem_triple(d, m->dst_origin);
 		vcl_mem_triple(r, m->region);
-		err = clEnqueueCopyBufferRect(enq.q->u.queue, src->u.mem,
-		    dst->u.mem, so, d, r, srow, sslice, drow, dslice,
-		    enq.nwait, enq.wait, enq.event_id ? &enq.ev : NULL);
+		if ((err = vcl_mem_rect_base(src, &smem, &so[0])) ==
+		    CL_SUCCESS && (err = vcl_mem_rect_base(dst, &dmem,
+		    &d[0])) == CL_SUCCESS)
+			err = clEnqueueCopyBufferRect(enq.q->u.queue, smem,
+			    dmem, so, d, r, srow, sslice, drow, dslice,
+			    enq.nwait, enq.wait,
+			    enq.event_id ? &enq.ev : NULL);
 	}
 	vcl_enq_end(s, &enq, err, NULL);
 }

@@ -1660,6 +1660,33 @@ vcl_link_options_ok(const char *opts)
 }
 
 /*
+ * True when a link input has a binary for each of its devices and no
+ * failed build: PoCL asserts (aborting the server) on an input whose
+ * compile failed.
+ */
+static int
+vcl_link_input_ok(cl_program p)
+{
+	cl_device_id		 devs[64];
+	cl_program_binary_type	 t;
+	cl_build_status		 st;
+	cl_uint			 n = 0, i;
+
+	if (clGetProgramInfo(p, CL_PROGRAM_NUM_DEVICES, sizeof n, &n,
+	    NULL) != CL_SUCCESS || n == 0 || n > 64 || clGetProgramInfo(p,
+	    CL_PROGRAM_DEVICES, n * sizeof devs[0], devs, NULL) != CL_SUCCESS)
+		return (0);
+	for (i = 0; i < n; i++)
+		if (clGetProgramBuildInfo(p, devs[i], CL_PROGRAM_BINARY_TYPE,
+		    sizeof t, &t, NULL) != CL_SUCCESS ||
+		    t == CL_PROGRAM_BINARY_TYPE_NONE ||
+		    clGetProgramBuildInfo(p, devs[i], CL_PROGRAM_BUILD_STATUS,
+		    sizeof st, &st, NULL) != CL_SUCCESS || st == CL_BUILD_ERROR)
+			return (0);
+	return (1);
+}
+
+/*
  * LinkProgram: a new program from compiled programs of this session,
  * linked on a worker (the loop never waits), answered like a build. The
  * inputs are retained, and their kept sources copied, for the link's
@@ -1701,6 +1728,8 @@ vcl_op_link_program(struct vcl_session *s, const Vcl__Request *req,
 			err = in->error;
 		else if (in->building)
 			err = CL_INVALID_OPERATION;
+		else if (!vcl_link_input_ok(in->u.prog))
+			err = CL_INVALID_OPERATION;	/* not compiled */
 	}
 	for (i = 0; err == CL_SUCCESS && i < m->n_devices; i++)
 		if (m->devices[i] >= be->ndevices)

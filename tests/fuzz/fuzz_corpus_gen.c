@@ -20,8 +20,9 @@
  * The seeds are committed under tests/fuzz/corpus/ (gen_*); a test checks
  * that this program still writes the same bytes.
  *
- * Object ids: context 1, queues 2 and 9, buffers 3 and 4, program 5,
- * kernels 6 and 7, events from 100.
+ * Object ids: context 1, queues 2 and 9, buffers 3, 4 and 8, program 5,
+ * kernels 6 and 7, events from 100; images 20-26, samplers 30 and 31,
+ * sub-buffers 40-43, programs 50-59 and their kernels 60 and 61.
  */
 
 struct gen {
@@ -645,6 +646,724 @@ gen_build_fail(struct gen *g)
 	gen_release_all(g, 100, 100);
 }
 
+/* Program id from fixed source i, built (or only compiled) with options o. */
+static void
+gen_program_id(struct gen *g, uint64_t id, size_t i, const char *o,
+    int compile)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__CreateProgram	p = VCL__CREATE_PROGRAM__INIT;
+	Vcl__BuildProgram	b = VCL__BUILD_PROGRAM__INIT;
+
+	p.id = id;
+	p.context = 1;
+	p.source.data = (uint8_t *)fuzz_sources[i];
+	p.source.len = strlen(fuzz_sources[i]);
+	r.call_case = VCL__REQUEST__CALL_CREATE_PROGRAM;
+	r.create_program = &p;
+	gen_put(g, &r, NULL, 0);
+
+	vcl__request__init(&r);
+	b.program = id;
+	b.options = (char *)o;
+	if (compile)
+		b.has_compile = b.compile = 1;
+	r.call_case = VCL__REQUEST__CALL_BUILD_PROGRAM;
+	r.build_program = &b;
+	gen_put(g, &r, NULL, 0);
+}
+
+/* Kernel id of program prog by name. */
+static void
+gen_kernel_of(struct gen *g, uint64_t id, uint64_t prog, const char *name)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__CreateKernel	m = VCL__CREATE_KERNEL__INIT;
+
+	m.id = id;
+	m.program = prog;
+	m.name = (char *)name;
+	r.call_case = VCL__REQUEST__CALL_CREATE_KERNEL;
+	r.create_kernel = &m;
+	gen_put(g, &r, NULL, 0);
+}
+
+/* Image and sampler arguments. */
+static void
+gen_arg_image(Vcl__KernelArg *a, uint32_t i, uint64_t mem)
+{
+	gen_arg_mem(a, i, mem);
+	a->type = VCL__KERNEL_ARG__TYPE__IMAGE;
+}
+
+static void
+gen_arg_sampler(Vcl__KernelArg *a, uint32_t i, uint64_t smp)
+{
+	gen_arg_mem(a, i, smp);
+	a->type = VCL__KERNEL_ARG__TYPE__SAMPLER;
+}
+
+/*
+ * An image of context 1: type, format, width, height, depth, array size
+ * (0: not sent), over buffer buf (IMAGE1D_BUFFER), with n initial bytes.
+ */
+static void
+gen_image(struct gen *g, uint64_t id, uint32_t type, uint32_t order,
+    uint32_t dtype, const uint64_t dims[4], uint64_t buf, const void *data,
+    size_t n)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__CreateImage	m = VCL__CREATE_IMAGE__INIT;
+
+	m.id = id;
+	m.context = 1;
+	m.flags = CL_MEM_READ_WRITE;
+	m.order = order;
+	m.data_type = dtype;
+	m.type = type;
+	m.width = dims[0];
+	m.height = dims[1];
+	m.has_height = dims[1] != 0;
+	m.depth = dims[2];
+	m.has_depth = dims[2] != 0;
+	m.array_size = dims[3];
+	m.has_array_size = dims[3] != 0;
+	m.buffer = buf;
+	m.has_buffer = buf != 0;
+	if (data != NULL)
+		m.has_has_data = m.has_data = 1;
+	r.call_case = VCL__REQUEST__CALL_CREATE_IMAGE;
+	r.create_image = &m;
+	gen_put(g, &r, data, data != NULL ? n : 0);
+}
+
+/* A sampler of context 1 (normalized coordinates, addressing, filter). */
+static void
+gen_sampler(struct gen *g, uint64_t id, int norm, uint64_t addr,
+    uint64_t filter)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__CreateSampler	m = VCL__CREATE_SAMPLER__INIT;
+	uint64_t		p[6] = {
+		CL_SAMPLER_NORMALIZED_COORDS, (uint64_t)norm,
+		CL_SAMPLER_ADDRESSING_MODE, addr,
+		CL_SAMPLER_FILTER_MODE, filter
+	};
+
+	m.id = id;
+	m.context = 1;
+	m.n_properties = 6;
+	m.properties = p;
+	r.call_case = VCL__REQUEST__CALL_CREATE_SAMPLER;
+	r.create_sampler = &m;
+	gen_put(g, &r, NULL, 0);
+}
+
+/* ImageFormats of context 1 for a type. */
+static void
+gen_image_formats(struct gen *g, uint32_t type)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__ImageFormats	m = VCL__IMAGE_FORMATS__INIT;
+
+	m.context = 1;
+	m.flags = CL_MEM_READ_WRITE;
+	m.type = type;
+	r.call_case = VCL__REQUEST__CALL_IMAGE_FORMATS;
+	r.image_formats = &m;
+	gen_put(g, &r, NULL, 0);
+}
+
+/* WriteImage (data: packed bytes) or ReadImage (data NULL) of a region. */
+static void
+gen_rw_image(struct gen *g, uint64_t mem, const uint64_t org[3],
+    const uint64_t reg[3], const void *data, size_t n, uint64_t *wait,
+    size_t nwait, uint64_t event)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__WriteImage		w = VCL__WRITE_IMAGE__INIT;
+	Vcl__ReadImage		rd = VCL__READ_IMAGE__INIT;
+	Vcl__Enqueue		e;
+
+	gen_enq(&e, 2, event, wait, nwait);
+	if (data != NULL) {
+		w.q = &e;
+		w.mem = mem;
+		w.n_origin = w.n_region = 3;
+		w.origin = (uint64_t *)org;
+		w.region = (uint64_t *)reg;
+		r.call_case = VCL__REQUEST__CALL_WRITE_IMAGE;
+		r.write_image = &w;
+	} else {
+		rd.q = &e;
+		rd.mem = mem;
+		rd.n_origin = rd.n_region = 3;
+		rd.origin = (uint64_t *)org;
+		rd.region = (uint64_t *)reg;
+		r.call_case = VCL__REQUEST__CALL_READ_IMAGE;
+		r.read_image = &rd;
+	}
+	gen_put(g, &r, data, data != NULL ? n : 0);
+}
+
+/* CopyImage of a region from src to dst. */
+static void
+gen_copy_image(struct gen *g, uint64_t src, uint64_t dst,
+    const uint64_t so[3], const uint64_t dof[3], const uint64_t reg[3],
+    uint64_t event)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__CopyImage	m = VCL__COPY_IMAGE__INIT;
+	Vcl__Enqueue	e;
+
+	gen_enq(&e, 2, event, NULL, 0);
+	m.q = &e;
+	m.src = src;
+	m.dst = dst;
+	m.n_src_origin = m.n_dst_origin = m.n_region = 3;
+	m.src_origin = (uint64_t *)so;
+	m.dst_origin = (uint64_t *)dof;
+	m.region = (uint64_t *)reg;
+	r.call_case = VCL__REQUEST__CALL_COPY_IMAGE;
+	r.copy_image = &m;
+	gen_put(g, &r, NULL, 0);
+}
+
+/* FillImage of a region with a 16-byte color. */
+static void
+gen_fill_image(struct gen *g, uint64_t mem, const void *color,
+    const uint64_t org[3], const uint64_t reg[3], uint64_t event)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__FillImage	m = VCL__FILL_IMAGE__INIT;
+	Vcl__Enqueue	e;
+
+	gen_enq(&e, 2, event, NULL, 0);
+	m.q = &e;
+	m.mem = mem;
+	m.color.data = (uint8_t *)color;
+	m.color.len = 16;
+	m.n_origin = m.n_region = 3;
+	m.origin = (uint64_t *)org;
+	m.region = (uint64_t *)reg;
+	r.call_case = VCL__REQUEST__CALL_FILL_IMAGE;
+	r.fill_image = &m;
+	gen_put(g, &r, NULL, 0);
+}
+
+/* CopyImageBuffer: an image region to a buffer at off, or back. */
+static void
+gen_copy_image_buffer(struct gen *g, uint64_t img, uint64_t buf,
+    const uint64_t org[3], const uint64_t reg[3], uint64_t off, int to_buf,
+    uint64_t *wait, size_t nwait, uint64_t event)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__CopyImageBuffer	m = VCL__COPY_IMAGE_BUFFER__INIT;
+	Vcl__Enqueue		e;
+
+	gen_enq(&e, 2, event, wait, nwait);
+	m.q = &e;
+	m.image = img;
+	m.buffer = buf;
+	m.n_origin = m.n_region = 3;
+	m.origin = (uint64_t *)org;
+	m.region = (uint64_t *)reg;
+	m.offset = off;
+	m.to_buffer = to_buf;
+	r.call_case = VCL__REQUEST__CALL_COPY_IMAGE_BUFFER;
+	r.copy_image_buffer = &m;
+	gen_put(g, &r, NULL, 0);
+}
+
+/* A sub-buffer of parent: size bytes at origin. */
+static void
+gen_sub_buffer(struct gen *g, uint64_t id, uint64_t parent, uint64_t flags,
+    uint64_t origin, uint64_t size)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__CreateSubBuffer	m = VCL__CREATE_SUB_BUFFER__INIT;
+
+	m.id = id;
+	m.parent = parent;
+	m.flags = flags;
+	m.origin = origin;
+	m.size = size;
+	r.call_case = VCL__REQUEST__CALL_CREATE_SUB_BUFFER;
+	r.create_sub_buffer = &m;
+	gen_put(g, &r, NULL, 0);
+}
+
+/*
+ * WriteBufferRect (data: the region packed) or ReadBufferRect (data NULL)
+ * of mem, pitches row and slice (0: computed).
+ */
+static void
+gen_rw_rect(struct gen *g, uint64_t mem, const uint64_t org[3],
+    const uint64_t reg[3], uint64_t row, uint64_t slice, const void *data,
+    size_t n, uint64_t *wait, size_t nwait, uint64_t event)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__WriteBufferRect	w = VCL__WRITE_BUFFER_RECT__INIT;
+	Vcl__ReadBufferRect	rd = VCL__READ_BUFFER_RECT__INIT;
+	Vcl__Enqueue		e;
+
+	gen_enq(&e, 2, event, wait, nwait);
+	if (data != NULL) {
+		w.q = &e;
+		w.mem = mem;
+		w.n_origin = w.n_region = 3;
+		w.origin = (uint64_t *)org;
+		w.region = (uint64_t *)reg;
+		w.row_pitch = row;
+		w.slice_pitch = slice;
+		r.call_case = VCL__REQUEST__CALL_WRITE_BUFFER_RECT;
+		r.write_buffer_rect = &w;
+	} else {
+		rd.q = &e;
+		rd.mem = mem;
+		rd.n_origin = rd.n_region = 3;
+		rd.origin = (uint64_t *)org;
+		rd.region = (uint64_t *)reg;
+		rd.row_pitch = row;
+		rd.slice_pitch = slice;
+		r.call_case = VCL__REQUEST__CALL_READ_BUFFER_RECT;
+		r.read_buffer_rect = &rd;
+	}
+	gen_put(g, &r, data, data != NULL ? n : 0);
+}
+
+/* CopyBufferRect of a region, computed pitches on both sides. */
+static void
+gen_copy_rect(struct gen *g, uint64_t src, uint64_t dst,
+    const uint64_t so[3], const uint64_t dof[3], const uint64_t reg[3],
+    uint64_t event)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__CopyBufferRect	m = VCL__COPY_BUFFER_RECT__INIT;
+	Vcl__Enqueue		e;
+
+	gen_enq(&e, 2, event, NULL, 0);
+	m.q = &e;
+	m.src = src;
+	m.dst = dst;
+	m.n_src_origin = m.n_dst_origin = m.n_region = 3;
+	m.src_origin = (uint64_t *)so;
+	m.dst_origin = (uint64_t *)dof;
+	m.region = (uint64_t *)reg;
+	m.src_row_pitch = 16;
+	m.dst_row_pitch = 32;
+	r.call_case = VCL__REQUEST__CALL_COPY_BUFFER_RECT;
+	r.copy_buffer_rect = &m;
+	gen_put(g, &r, NULL, 0);
+}
+
+/* GetBinary of a program for device 0. */
+static void
+gen_get_binary(struct gen *g, uint64_t prog)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__GetBinary	m = VCL__GET_BINARY__INIT;
+
+	m.program = prog;
+	m.device = 0;
+	r.call_case = VCL__REQUEST__CALL_GET_BINARY;
+	r.get_binary = &m;
+	gen_put(g, &r, NULL, 0);
+}
+
+/*
+ * CreateProgramFrom on device 0: from a binary of n bytes, or built-in
+ * kernels by name, or IL (then for the context's devices).
+ */
+static void
+gen_program_from(struct gen *g, uint64_t id, const void *bin, size_t n,
+    const char *builtin, const void *il, size_t nil)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__CreateProgramFrom	m = VCL__CREATE_PROGRAM_FROM__INIT;
+	ProtobufCBinaryData	b;
+	uint32_t		dev = 0;
+
+	m.id = id;
+	m.context = 1;
+	if (il == NULL) {
+		m.n_devices = 1;
+		m.devices = &dev;
+	}
+	if (bin != NULL) {
+		b.data = (uint8_t *)bin;
+		b.len = n;
+		m.n_binaries = 1;
+		m.binaries = &b;
+	}
+	m.builtin_kernels = (char *)builtin;
+	if (il != NULL) {
+		m.has_il = 1;
+		m.il.data = (uint8_t *)il;
+		m.il.len = nil;
+	}
+	r.call_case = VCL__REQUEST__CALL_CREATE_PROGRAM_FROM;
+	r.create_program_from = &m;
+	gen_put(g, &r, NULL, 0);
+}
+
+/* BuildProgram of a program made from a binary (no options). */
+static void
+gen_build(struct gen *g, uint64_t prog)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__BuildProgram	b = VCL__BUILD_PROGRAM__INIT;
+
+	b.program = prog;
+	r.call_case = VCL__REQUEST__CALL_BUILD_PROGRAM;
+	r.build_program = &b;
+	gen_put(g, &r, NULL, 0);
+}
+
+/* LinkProgram id from compiled programs, with link options o. */
+static void
+gen_link(struct gen *g, uint64_t id, uint64_t *progs, size_t n,
+    const char *o)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__LinkProgram	m = VCL__LINK_PROGRAM__INIT;
+
+	m.id = id;
+	m.context = 1;
+	m.options = (char *)o;
+	m.n_programs = n;
+	m.programs = progs;
+	r.call_case = VCL__REQUEST__CALL_LINK_PROGRAM;
+	r.link_program = &m;
+	gen_put(g, &r, NULL, 0);
+}
+
+/* SetSpecConstant of a program. */
+static void
+gen_spec(struct gen *g, uint64_t prog, uint32_t spec, const void *v,
+    size_t n)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__SetSpecConstant	m = VCL__SET_SPEC_CONSTANT__INIT;
+
+	m.program = prog;
+	m.spec_id = spec;
+	m.value.data = (uint8_t *)v;
+	m.value.len = n;
+	r.call_case = VCL__REQUEST__CALL_SET_SPEC_CONSTANT;
+	r.set_spec_constant = &m;
+	gen_put(g, &r, NULL, 0);
+}
+
+/* Release a list of objects of one kind, in the order given. */
+static void
+gen_release_list(struct gen *g, Vcl__Kind kind, const uint64_t *ids,
+    size_t n)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++)
+		gen_release(g, kind, ids[i]);
+}
+
+/* The image dimensions the image seeds use. */
+static const uint64_t	gen_o0[3] = { 0, 0, 0 }, gen_o1[3] = { 1, 1, 0 };
+static const uint64_t	gen_r22[3] = { 2, 2, 1 }, gen_r44[3] = { 4, 4, 1 };
+static const uint64_t	gen_r8[3] = { 8, 1, 1 };
+
+/*
+ * Images of every type (2D with initial bytes and zeroed, 1D, 1D over a
+ * buffer, 1D and 2D arrays, 3D), the formats the node has, two samplers,
+ * every image command, copies between images and buffers, and kernels
+ * that take each image type and a sampler.
+ */
+static void
+gen_images(struct gen *g)
+{
+	static const uint64_t	d2[4] = { 4, 4, 0, 0 }, d1[4] = { 8, 0, 0, 0 },
+				d1b[4] = { 16, 0, 0, 0 }, d1a[4] = { 4, 0, 0, 2 },
+				d2a[4] = { 4, 4, 0, 2 }, d3[4] = { 4, 4, 2, 0 };
+	static const uint64_t	ids[] = { 20, 21, 22, 23, 24, 25, 26, 3, 4 };
+	Vcl__KernelArg	a[7], *ap[7] = {
+		&a[0], &a[1], &a[2], &a[3], &a[4], &a[5], &a[6]
+	};
+	float		px[4 * 4 * 4], col[4] = { 0.5f, 1, 2, 4 };
+	uint64_t	w[1] = { 110 };
+	size_t		k;
+
+	for (k = 0; k < sizeof px / sizeof px[0]; k++)
+		px[k] = (float)k;
+	gen_setup(g, 3, NULL, 1);
+	gen_image_formats(g, CL_MEM_OBJECT_IMAGE2D);
+	gen_image_formats(g, CL_MEM_OBJECT_IMAGE1D_BUFFER);
+	gen_image(g, 20, CL_MEM_OBJECT_IMAGE2D, CL_RGBA, CL_FLOAT, d2, 0, px,
+	    sizeof px);
+	gen_image(g, 21, CL_MEM_OBJECT_IMAGE2D, CL_RGBA, CL_FLOAT, d2, 0,
+	    NULL, 0);
+	gen_image(g, 22, CL_MEM_OBJECT_IMAGE1D, CL_R, CL_FLOAT, d1, 0, NULL,
+	    0);
+	gen_image(g, 23, CL_MEM_OBJECT_IMAGE1D_BUFFER, CL_R, CL_FLOAT, d1b, 3,
+	    NULL, 0);
+	gen_image(g, 24, CL_MEM_OBJECT_IMAGE1D_ARRAY, CL_RGBA, CL_UNORM_INT8,
+	    d1a, 0, NULL, 0);
+	gen_image(g, 25, CL_MEM_OBJECT_IMAGE2D_ARRAY, CL_R, CL_FLOAT, d2a, 0,
+	    NULL, 0);
+	gen_image(g, 26, CL_MEM_OBJECT_IMAGE3D, CL_RGBA, CL_FLOAT, d3, 0,
+	    NULL, 0);
+	gen_sampler(g, 30, 0, CL_ADDRESS_CLAMP_TO_EDGE, CL_FILTER_NEAREST);
+	gen_sampler(g, 31, 1, CL_ADDRESS_REPEAT, CL_FILTER_LINEAR);
+	gen_info(g, VCL__GET_INFO__WHAT__MEM, 23, CL_MEM_SIZE);
+
+	gen_rw_image(g, 20, gen_o1, gen_r22, px, 2 * 2 * 16, NULL, 0, 101);
+	gen_copy_image(g, 20, 21, gen_o0, gen_o0, gen_r44, 102);
+	gen_fill_image(g, 21, col, gen_o1, gen_r22, 103);
+	gen_rw_image(g, 21, gen_o0, gen_r44, NULL, 0, NULL, 0, 104);
+	gen_copy_image_buffer(g, 21, 3, gen_o0, gen_r22, 0, 1, NULL, 0, 105);
+	gen_copy_image_buffer(g, 22, 3, gen_o0, gen_r8, 32, 0, NULL, 0, 106);
+	gen_rw_image(g, 22, gen_o0, gen_r8, NULL, 0, NULL, 0, 107);
+
+	gen_kernel(g, 6, "img2d");
+	gen_kernel(g, 7, "imgs");
+	gen_info(g, VCL__GET_INFO__WHAT__KERNEL_ARG, 6,
+	    CL_KERNEL_ARG_ACCESS_QUALIFIER);
+	gen_arg_image(&a[0], 0, 20);
+	gen_arg_sampler(&a[1], 1, 30);
+	gen_arg_image(&a[2], 2, 21);
+	gen_arg_mem(&a[3], 3, 3);
+	gen_ndrange(g, 6, 4, 0, ap, 4, NULL, 0, 108);
+	gen_arg_image(&a[0], 0, 22);
+	gen_arg_image(&a[1], 1, 23);
+	gen_arg_image(&a[2], 2, 24);
+	gen_arg_image(&a[3], 3, 25);
+	gen_arg_image(&a[4], 4, 26);
+	gen_arg_sampler(&a[5], 5, 31);
+	gen_arg_mem(&a[6], 6, 4);
+	gen_ndrange(g, 7, 1, 0, ap, 7, NULL, 0, 109);
+	gen_marker(g, 0, NULL, 0, 110);
+	gen_rw_image(g, 21, gen_o0, gen_r44, NULL, 0, w, 1, 111);
+	gen_read_buffer(g, 4, 0, 4, w, 1, 0);
+	gen_finish(g, 0);
+	for (k = 100; k <= 111; k++)
+		gen_release(g, VCL__KIND__KIND_EVENT, k);
+	gen_release(g, VCL__KIND__KIND_KERNEL, 6);
+	gen_release(g, VCL__KIND__KIND_KERNEL, 7);
+	gen_release(g, VCL__KIND__KIND_PROGRAM, 5);
+	gen_release(g, VCL__KIND__KIND_SAMPLER, 30);
+	gen_release(g, VCL__KIND__KIND_SAMPLER, 31);
+	gen_release_list(g, VCL__KIND__KIND_MEM, ids, sizeof ids /
+	    sizeof ids[0]);
+	gen_release(g, VCL__KIND__KIND_QUEUE, 2);
+	gen_release(g, VCL__KIND__KIND_CONTEXT, 1);
+	gen_stats(g);
+}
+
+/*
+ * Images and samplers released in awkward orders: while set on a kernel
+ * (then launched again), a buffer under a 1D buffer image first, and an
+ * image, its buffer and the queue while commands on them are held on a
+ * user event set only afterwards.
+ */
+static void
+gen_image_release(struct gen *g)
+{
+	static const uint64_t	d2[4] = { 4, 4, 0, 0 }, d1b[4] = { 8, 0, 0, 0 };
+	Vcl__KernelArg	a[4], *ap[4] = { &a[0], &a[1], &a[2], &a[3] };
+	float		px[2 * 2 * 4] = { 1, 2, 3, 4 };
+	uint64_t	w101[1] = { 101 };
+
+	gen_setup(g, 3, NULL, 0);
+	gen_image(g, 20, CL_MEM_OBJECT_IMAGE2D, CL_RGBA, CL_FLOAT, d2, 0,
+	    NULL, 0);
+	gen_image(g, 21, CL_MEM_OBJECT_IMAGE2D, CL_RGBA, CL_FLOAT, d2, 0,
+	    NULL, 0);
+	gen_buffer(g, 8, CL_MEM_READ_WRITE, 64, NULL);
+	gen_image(g, 23, CL_MEM_OBJECT_IMAGE1D_BUFFER, CL_R, CL_FLOAT, d1b, 8,
+	    NULL, 0);
+	gen_release(g, VCL__KIND__KIND_MEM, 8);	/* the image keeps it */
+	gen_sampler(g, 30, 1, CL_ADDRESS_CLAMP, CL_FILTER_NEAREST);
+	gen_kernel(g, 6, "img2d");
+	gen_arg_image(&a[0], 0, 20);
+	gen_arg_sampler(&a[1], 1, 30);
+	gen_arg_image(&a[2], 2, 21);
+	gen_arg_null(&a[3], 3);
+	gen_ndrange(g, 6, 1, 0, ap, 4, NULL, 0, 102);
+	gen_release(g, VCL__KIND__KIND_SAMPLER, 30);
+	gen_release(g, VCL__KIND__KIND_MEM, 20);
+	gen_ndrange(g, 6, 1, 0, NULL, 0, NULL, 0, 103);
+	gen_arg_image(&a[0], 0, 21);
+	gen_ndrange(g, 6, 2, 0, ap, 1, NULL, 0, 104);
+	gen_release(g, VCL__KIND__KIND_MEM, 21);
+
+	gen_user_event(g, 101);
+	gen_image(g, 22, CL_MEM_OBJECT_IMAGE2D, CL_RGBA, CL_FLOAT, d2, 0,
+	    NULL, 0);
+	gen_rw_image(g, 22, gen_o0, gen_r22, px, sizeof px, w101, 1, 105);
+	gen_copy_image_buffer(g, 22, 3, gen_o0, gen_r22, 0, 1, w101, 1, 106);
+	gen_rw_image(g, 23, gen_o0, gen_r8, NULL, 0, w101, 1, 107);
+	gen_ndrange(g, 6, 1, 0, NULL, 0, w101, 1, 108);
+	gen_release(g, VCL__KIND__KIND_MEM, 22);
+	gen_release(g, VCL__KIND__KIND_MEM, 3);
+	gen_release(g, VCL__KIND__KIND_MEM, 23);
+	gen_release(g, VCL__KIND__KIND_KERNEL, 6);
+	gen_release(g, VCL__KIND__KIND_PROGRAM, 5);
+	gen_release(g, VCL__KIND__KIND_QUEUE, 2);
+	gen_set_status(g, 101, CL_COMPLETE);
+	gen_release_all(g, 100, 108);
+}
+
+/*
+ * Sub-buffers (two regions, one of a sub-buffer and one past the end
+ * refused) and rectangles: rect writes, reads and copies of buffers and
+ * sub-buffers; a sub-buffer set on a kernel outlives its released parent;
+ * a rect read held on a user event while its sub-buffer is released.
+ */
+static void
+gen_subbuf(struct gen *g)
+{
+	static const uint64_t	o0[3] = { 0, 0, 0 }, o1[3] = { 4, 1, 0 };
+	static const uint64_t	r1[3] = { 8, 2, 1 }, r2[3] = { 4, 2, 2 };
+	Vcl__KernelArg	a[3], *ap[3] = { &a[0], &a[1], &a[2] };
+	uint8_t		rect[8 * 2 * 1];
+	int32_t		v = 3;
+	uint64_t	w101[1] = { 101 };
+	size_t		k;
+
+	for (k = 0; k < sizeof rect; k++)
+		rect[k] = (uint8_t)k;
+	gen_setup(g, 0, NULL, 0);
+	gen_buffer(g, 8, CL_MEM_READ_WRITE, 512, NULL);
+	gen_sub_buffer(g, 40, 8, CL_MEM_READ_WRITE, 0, 128);
+	gen_sub_buffer(g, 41, 8, CL_MEM_READ_ONLY, 256, 128);
+	gen_sub_buffer(g, 42, 40, CL_MEM_READ_WRITE, 0, 64);
+	gen_sub_buffer(g, 43, 8, CL_MEM_READ_WRITE, 384, 256);
+	gen_info(g, VCL__GET_INFO__WHAT__MEM, 41, CL_MEM_OFFSET);
+	gen_rw_rect(g, 3, o1, r1, 16, 0, rect, sizeof rect, NULL, 0, 102);
+	gen_rw_rect(g, 40, o0, r1, 0, 0, rect, sizeof rect, NULL, 0, 0);
+	gen_rw_rect(g, 3, o0, r2, 16, 64, NULL, 0, NULL, 0, 103);
+	gen_copy_rect(g, 3, 8, o0, o1, r2, 104);
+	gen_copy_rect(g, 8, 41, o1, o0, r2, 105);
+	gen_write_buffer(g, 41, 8, &v, sizeof v, 106);
+	gen_read_buffer(g, 40, 0, 64, NULL, 0, 107);
+
+	gen_kernel(g, 7, "fill");
+	gen_arg_mem(&a[0], 0, 40);
+	gen_arg_mem(&a[1], 1, 41);
+	gen_arg_value(&a[2], 2, &v, sizeof v);
+	gen_ndrange(g, 7, 4, 0, ap, 3, NULL, 0, 108);
+	gen_release(g, VCL__KIND__KIND_MEM, 8);	/* the sub-buffers keep it */
+	gen_ndrange(g, 7, 4, 0, NULL, 0, NULL, 0, 109);
+	gen_user_event(g, 101);
+	gen_rw_rect(g, 41, o0, r1, 16, 0, NULL, 0, w101, 1, 110);
+	gen_copy_fill(g, 111);
+	gen_release(g, VCL__KIND__KIND_MEM, 41);
+	gen_release(g, VCL__KIND__KIND_MEM, 40);
+	gen_set_status(g, 101, CL_COMPLETE);
+	gen_finish(g, 0);
+	gen_release(g, VCL__KIND__KIND_MEM, 42);
+	gen_release(g, VCL__KIND__KIND_MEM, 43);
+	gen_release_all(g, 100, 111);
+}
+
+/*
+ * Programs from a binary the server gave (GetBinary, then CreateProgramFrom
+ * with it, built, a kernel of it run after the program is released), a
+ * binary it never made, built-in kernels it does not have, IL and its
+ * specialization constants, and two programs compiled apart and linked
+ * (one input released after the link, a link of a released input).
+ */
+static void
+gen_progbin(struct gen *g)
+{
+	static const uint8_t	il[20] = {
+		0x03, 0x02, 0x23, 0x07, 0x00, 0x00, 0x01, 0x00,
+	};
+	static const char	junk[] = "\x7f" "ELF not a binary";
+	Vcl__KernelArg	a[3], *ap[3] = { &a[0], &a[1], &a[2] };
+	int32_t		v = 4, spec = 1;
+	uint64_t	in[2] = { 54, 55 }, lib[1] = { 54 };
+
+	gen_setup(g, 0, NULL, 0);
+	gen_get_binary(g, 5);
+	gen_program_from(g, 50, FUZZ_BINARY, strlen(FUZZ_BINARY), NULL, NULL,
+	    0);
+	gen_build(g, 50);
+	gen_kernel_of(g, 60, 50, "fill");
+	gen_info(g, VCL__GET_INFO__WHAT__PROGRAM, 50, CL_PROGRAM_BINARY_SIZES);
+	gen_release(g, VCL__KIND__KIND_PROGRAM, 50);
+	gen_arg_mem(&a[0], 0, 3);
+	gen_arg_mem(&a[1], 1, 4);
+	gen_arg_value(&a[2], 2, &v, sizeof v);
+	gen_ndrange(g, 60, 8, 0, ap, 3, NULL, 0, 101);
+	gen_program_from(g, 51, junk, sizeof junk - 1, NULL, NULL, 0);
+	gen_program_from(g, 52, NULL, 0, "no_such_kernel", NULL, 0);
+	gen_program_from(g, 53, NULL, 0, NULL, il, sizeof il);
+	gen_spec(g, 53, 0, &spec, sizeof spec);
+	gen_spec(g, 5, 1, &spec, sizeof spec);
+
+	gen_program_id(g, 54, 4, NULL, 1);
+	gen_program_id(g, 55, 5, "-DN=4", 1);
+	gen_link(g, 56, in, 2, NULL);
+	gen_release(g, VCL__KIND__KIND_PROGRAM, 55);
+	gen_kernel_of(g, 61, 56, "use");
+	gen_arg_mem(&a[0], 0, 3);
+	gen_ndrange(g, 61, 4, 0, ap, 1, NULL, 0, 102);
+	gen_get_binary(g, 56);
+	gen_link(g, 57, lib, 1, "-create-library");
+	gen_link(g, 58, in, 2, "-cl-fast-relaxed-math");
+	gen_link(g, 59, lib, 1, "-no-such-option");
+	gen_read_buffer(g, 3, 0, 16, NULL, 0, 103);
+	gen_finish(g, 0);
+	gen_release(g, VCL__KIND__KIND_KERNEL, 60);
+	gen_release(g, VCL__KIND__KIND_KERNEL, 61);
+	gen_release(g, VCL__KIND__KIND_PROGRAM, 51);
+	gen_release(g, VCL__KIND__KIND_PROGRAM, 52);
+	gen_release(g, VCL__KIND__KIND_PROGRAM, 53);
+	gen_release(g, VCL__KIND__KIND_PROGRAM, 54);
+	gen_release(g, VCL__KIND__KIND_PROGRAM, 56);
+	gen_release(g, VCL__KIND__KIND_PROGRAM, 57);
+	gen_release(g, VCL__KIND__KIND_PROGRAM, 58);
+	gen_release(g, VCL__KIND__KIND_PROGRAM, 59);
+	gen_release_all(g, 100, 103);
+}
+
+/*
+ * A session that ends with image, rect and sub-buffer work held on a
+ * user event never set, a linked program and a sampler set on a kernel,
+ * nothing released (the teardown does it).
+ */
+static void
+gen_abandon_images(struct gen *g)
+{
+	static const uint64_t	d2[4] = { 4, 4, 0, 0 }, o0[3] = { 0, 0, 0 };
+	static const uint64_t	r1[3] = { 8, 2, 1 };
+	Vcl__KernelArg	a[4], *ap[4] = { &a[0], &a[1], &a[2], &a[3] };
+	float		col[4] = { 1, 1, 1, 1 };
+	uint64_t	w101[1] = { 101 }, in[2] = { 54, 55 };
+
+	gen_setup(g, 3, NULL, 0);
+	gen_image(g, 20, CL_MEM_OBJECT_IMAGE2D, CL_RGBA, CL_FLOAT, d2, 0,
+	    NULL, 0);
+	gen_sampler(g, 30, 0, CL_ADDRESS_NONE, CL_FILTER_NEAREST);
+	gen_sub_buffer(g, 40, 3, CL_MEM_READ_WRITE, 0, 64);
+	gen_kernel(g, 6, "img2d");
+	gen_user_event(g, 101);
+	gen_arg_image(&a[0], 0, 20);
+	gen_arg_sampler(&a[1], 1, 30);
+	gen_arg_image(&a[2], 2, 20);
+	gen_arg_mem(&a[3], 3, 40);
+	gen_ndrange(g, 6, 1, 0, ap, 4, w101, 1, 102);
+	gen_fill_image(g, 20, col, gen_o0, gen_r22, 0);
+	gen_rw_image(g, 20, gen_o0, gen_r44, NULL, 0, w101, 1, 103);
+	gen_rw_rect(g, 40, o0, r1, 0, 0, NULL, 0, w101, 1, 104);
+	gen_copy_image_buffer(g, 20, 40, gen_o0, gen_r22, 0, 1, w101, 1, 105);
+	gen_program_id(g, 54, 4, NULL, 1);
+	gen_program_id(g, 55, 5, NULL, 1);
+	gen_link(g, 56, in, 2, NULL);
+	gen_release(g, VCL__KIND__KIND_SAMPLER, 30);
+	gen_release(g, VCL__KIND__KIND_MEM, 20);
+	gen_release(g, VCL__KIND__KIND_MEM, 3);
+}
+
 /* Write every seed into the directory named on the command line. */
 int
 main(int argc, char **argv)
@@ -668,6 +1387,16 @@ main(int argc, char **argv)
 	gen_write(&g, argv[1], "gen_abandon");
 	gen_build_fail(&g);
 	gen_write(&g, argv[1], "gen_build_fail");
+	gen_images(&g);
+	gen_write(&g, argv[1], "gen_images");
+	gen_image_release(&g);
+	gen_write(&g, argv[1], "gen_image_release");
+	gen_subbuf(&g);
+	gen_write(&g, argv[1], "gen_subbuf");
+	gen_progbin(&g);
+	gen_write(&g, argv[1], "gen_progbin");
+	gen_abandon_images(&g);
+	gen_write(&g, argv[1], "gen_abandon_images");
 	vcl_buf_free(&g.b);
 	return (0);
 }

@@ -74,6 +74,9 @@ static struct vcl_buf		peer_in;
 /* A frame rewritten with a fixed source or options (fuzz_rewrite). */
 static struct vcl_buf		frame_out;
 
+/* The last binary GetBinary answered in this input's session. */
+static struct vcl_buf		last_binary;
+
 /* Report a broken invariant as a crash libFuzzer keeps the input of. */
 static void
 fuzz_fail(const char *what)
@@ -213,6 +216,17 @@ fuzz_check_output(void)
 			fuzz_fail("server sent bulk bytes without a reply");
 		if (trace)
 			fuzz_trace(tc, h.bulk_len);
+		if (tc->reply != NULL && tc->reply->result_case ==
+		    VCL__REPLY__RESULT_PROGRAM && tc->reply->program->has_binary &&
+		    tc->reply->program->binary.len > 0) {
+			last_binary.len = 0;
+			if (vcl_buf_reserve(&last_binary,
+			    tc->reply->program->binary.len) != 0)
+				fuzz_fail("out of memory");
+			memcpy(last_binary.data, tc->reply->program->binary.data,
+			    tc->reply->program->binary.len);
+			last_binary.len = tc->reply->program->binary.len;
+		}
 		protobuf_c_message_free_unpacked(&tc->base, NULL);
 		off += VCL_FRAME_HDR_LEN + h.msg_len + h.bulk_len;
 	}
@@ -318,8 +332,10 @@ fuzz_hash(const void *p, size_t n)
  * A CreateProgram or BuildProgram frame with its source or options swapped
  * for a fixed one, or an NDRange of more than FUZZ_ITEMS work items or
  * groups wider than FUZZ_LOCAL made small (a long kernel only slows the
- * run, and PoCL compiles a kernel anew for each group size), in frame_out;
- * NULL when the frame is sent as it is.
+ * run, and PoCL compiles a kernel anew for each group size), or a
+ * CreateProgramFrom whose binaries of FUZZ_BINARY's bytes become the last
+ * binary GetBinary gave, in frame_out; NULL when the frame is sent as it
+ * is.
  */
 static const struct vcl_buf *
 fuzz_rewrite(const uint8_t *p, size_t n)
@@ -333,18 +349,36 @@ fuzz_rewrite(const uint8_t *p, size_t n)
 	char					*old = NULL;
 	ProtobufCBinaryData			 src = { 0, NULL };
 	Vcl__NDRange				*nd;
+	Vcl__CreateProgramFrom			*pf;
+	uint8_t					*bins[64];
 	uint64_t				 items;
 	size_t					 i, j, len, rest;
 	const struct vcl_buf			*out = NULL;
 
-	if (any_source || n < VCL_FRAME_HDR_LEN ||
+	if (n < VCL_FRAME_HDR_LEN ||
 	    vcl_frame_decode(p, &lim, &h, &why) != 0 ||
 	    h.version != VCL_PROTOCOL_VERSION ||
 	    n - VCL_FRAME_HDR_LEN < h.msg_len ||
 	    (req = vcl__request__unpack(NULL, h.msg_len,
 	    p + VCL_FRAME_HDR_LEN)) == NULL)
 		return (NULL);
-	if (req->call_case == VCL__REQUEST__CALL_CREATE_PROGRAM) {
+	pf = req->create_program_from;
+	if (req->call_case == VCL__REQUEST__CALL_CREATE_PROGRAM_FROM) {
+		for (i = j = 0; i < pf->n_binaries && i < 64; i++) {
+			bins[i] = pf->binaries[i].data;
+			if (pf->binaries[i].len != strlen(FUZZ_BINARY) ||
+			    memcmp(bins[i], FUZZ_BINARY, strlen(FUZZ_BINARY)) !=
+			    0 || last_binary.len == 0)
+				continue;
+			pf->binaries[i].data = last_binary.data;
+			pf->binaries[i].len = last_binary.len;
+			j++;
+		}
+		if (j == 0)
+			goto out;
+	} else if (any_source)
+		goto out;
+	else if (req->call_case == VCL__REQUEST__CALL_CREATE_PROGRAM) {
 		src = req->create_program->source;
 		for (i = 0; i < FUZZ_NSOURCES; i++)
 			if (src.len == strlen(fuzz_sources[i]) &&
@@ -393,7 +427,10 @@ fuzz_rewrite(const uint8_t *p, size_t n)
 	frame_out.len = VCL_FRAME_HDR_LEN + len + rest;
 	out = &frame_out;
 	/* Put the unpacked pointers back before they are freed. */
-	if (req->call_case == VCL__REQUEST__CALL_CREATE_PROGRAM)
+	if (req->call_case == VCL__REQUEST__CALL_CREATE_PROGRAM_FROM)
+		for (i = 0; i < pf->n_binaries && i < 64; i++)
+			pf->binaries[i].data = bins[i];
+	else if (req->call_case == VCL__REQUEST__CALL_CREATE_PROGRAM)
 		req->create_program->source = src;
 	else if (req->call_case == VCL__REQUEST__CALL_BUILD_PROGRAM)
 		req->build_program->options = old;
@@ -446,7 +483,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const struct vcl_buf	*fr;
 	struct vcl_session	*s;
-	size_t			 off = 0, chunk, n;
+	size_t			 off = 0, chunk, n, k;
 	int			 sv[2], i, rounds = 0, closed = 0;
 
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0,
@@ -455,12 +492,18 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if ((s = vcl_session_new(&srv, sv[0], "fuzz")) == NULL)
 		fuzz_fail("vcl_session_new");
 	peer_in.len = 0;
+	last_binary.len = 0;
 	chunk = (size % 2) ? 1 + size % 61 : SIZE_MAX;
 	while (off < size && !closed) {
 		n = fuzz_frame_len(data + off, size - off);
-		if ((fr = fuzz_rewrite(data + off, n)) != NULL)
-			closed = fuzz_send(sv[1], fr->data, fr->len, chunk,
+		/* A swapped-in binary may be large: no more writes for it. */
+		if ((fr = fuzz_rewrite(data + off, n)) != NULL) {
+			k = chunk;
+			if (fr->len > n && chunk < SIZE_MAX)
+				k = chunk * (fr->len / n + 1);
+			closed = fuzz_send(sv[1], fr->data, fr->len, k,
 			    &rounds);
+		}
 		else
 			closed = fuzz_send(sv[1], data + off, n, chunk,
 			    &rounds);

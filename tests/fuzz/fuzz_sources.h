@@ -8,7 +8,8 @@
  * compiler, not the server, and costs a fresh build per input. Together
  * they give kernels with every argument kind the protocol can set: global
  * and constant buffers, by-value scalars, vectors and structs, __local
- * pointers. A kernel runs inside the server's process (PoCL's CPU device)
+ * pointers, images of each type and samplers; and two halves of a program
+ * that are compiled apart and linked. A kernel runs inside the server's process (PoCL's CPU device)
  * and the fuzzer picks any buffer, __local and work size: so these touch
  * only the first element, and only through pointers that are not NULL.
  */
@@ -39,8 +40,58 @@ static const char *const fuzz_sources[] = {
 	"}\n",
 	/* 2: does not compile (a failed build, its log). */
 	"__kernel void broken(__global int *a) { a[0] = undeclared; }\n",
+	/*
+	 * 3: image and sampler arguments of every image type. Reads go
+	 * through the sampler at (0, 0), inside any image; writes touch
+	 * pixel 0 only.
+	 */
+	"__kernel void img2d(__read_only image2d_t in, sampler_t s,\n"
+	"    __write_only image2d_t out, __global float *o)\n"
+	"{\n"
+	"	float4 v;\n"
+	"\n"
+	"	if (get_global_id(0) != 0)\n"
+	"		return;\n"
+	"	v = read_imagef(in, s, (float2)(0.0f, 0.0f));\n"
+	"	write_imagef(out, (int2)(0, 0), v);\n"
+	"	if (o != 0)\n"
+	"		o[0] = v.x + (float)get_image_width(in);\n"
+	"}\n"
+	"__kernel void imgs(__read_only image1d_t a,\n"
+	"    __read_only image1d_buffer_t b, __read_only image1d_array_t c,\n"
+	"    __read_only image2d_array_t d, __read_only image3d_t e,\n"
+	"    sampler_t s, __global int *o)\n"
+	"{\n"
+	"	float4 v;\n"
+	"\n"
+	"	if (get_global_id(0) != 0)\n"
+	"		return;\n"
+	"	v = read_imagef(a, s, 0.0f) + read_imagef(b, 0) +\n"
+	"	    read_imagef(c, s, (float2)(0.0f, 0.0f)) +\n"
+	"	    read_imagef(d, s, (float4)(0.0f, 0.0f, 0.0f, 0.0f)) +\n"
+	"	    read_imagef(e, s, (float4)(0.0f, 0.0f, 0.0f, 0.0f));\n"
+	"	if (o != 0)\n"
+	"		o[0] = (int)v.x + get_image_width(a) +\n"
+	"		    (int)get_image_array_size(c) + get_image_depth(e);\n"
+	"}\n",
+	/* 4: a library function, compiled alone and linked with 5. */
+	"int fuzz_helper(int x) { return x * 3 + 1; }\n",
+	/* 5: a kernel calling the function of 4 (compile, then link). */
+	"int fuzz_helper(int x);\n"
+	"__kernel void use(__global int *b)\n"
+	"{\n"
+	"	if (b != 0 && get_global_id(0) == 0)\n"
+	"		b[0] = fuzz_helper(b[0]);\n"
+	"}\n",
 };
 #define FUZZ_NSOURCES	(sizeof fuzz_sources / sizeof fuzz_sources[0])
+
+/*
+ * A CreateProgramFrom binary of exactly these bytes is swapped for the
+ * last binary GetBinary answered in the same session (a seed cannot know
+ * the runtime's bytes; the server takes only binaries it made).
+ */
+#define FUZZ_BINARY	"fuzz: the binary GetBinary gave"
 
 static const char *const fuzz_options[] = {
 	"",

@@ -80,8 +80,202 @@ out:
 	srv_stop(&sv, "queue_props_server_stop");
 }
 
+/* CopyBufferRect{src, dst} on queue 2, origins {so, 0, 0} and {dof, 0, 0}. */
+static int
+copy_rect(struct conn *c, uint64_t src, uint64_t dst, uint64_t so,
+    uint64_t dof, const uint64_t *region, uint64_t srow, uint64_t sslice,
+    uint64_t drow)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__CopyBufferRect	m = VCL__COPY_BUFFER_RECT__INIT;
+	Vcl__Enqueue		q = VCL__ENQUEUE__INIT;
+	uint64_t		sorg[3] = { so, 1, 0 }, dorg[3] = { dof, 0, 0 };
+
+	q.queue = 2;
+	m.q = &q;
+	m.src = src;
+	m.dst = dst;
+	m.src_origin = sorg;
+	m.dst_origin = dorg;
+	m.region = (uint64_t *)region;
+	m.n_src_origin = m.n_dst_origin = m.n_region = 3;
+	m.src_row_pitch = srow;
+	m.src_slice_pitch = sslice;
+	m.dst_row_pitch = drow;
+	r.call_case = VCL__REQUEST__CALL_COPY_BUFFER_RECT;
+	r.copy_buffer_rect = &m;
+	return (send_req(c, &r, NULL, 0));
+}
+
+/* CreateSubBuffer{id, parent, origin, size}, read-write. */
+static int
+sub_buffer(struct conn *c, uint64_t id, uint64_t parent, uint64_t origin,
+    uint64_t size)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__CreateSubBuffer	m = VCL__CREATE_SUB_BUFFER__INIT;
+
+	m.id = id;
+	m.parent = parent;
+	m.flags = CL_MEM_READ_WRITE;
+	m.origin = origin;
+	m.size = size;
+	r.call_case = VCL__REQUEST__CALL_CREATE_SUB_BUFFER;
+	r.create_sub_buffer = &m;
+	return (send_req(c, &r, NULL, 0));
+}
+
+/*
+ * CopyBufferRect to and from sub-buffers: PoCL dereferences NULL for one
+ * (every session of the server died); the server copies on the parent at
+ * the sub-buffer's offset. The bytes land where the rectangles say.
+ */
+static void
+test_copy_rect_sub(void)
+{
+	static const uint64_t	reg1[3] = { 8, 2, 2 }, reg2[3] = { 8, 2, 1 };
+	struct srv		 sv;
+	struct conn		 c;
+	struct reply		 rp;
+	Vcl__Request		 r = VCL__REQUEST__INIT;
+	Vcl__Finish		 f = VCL__FINISH__INIT;
+	uint8_t			 model[512], want[512];
+	size_t			 i, y, z;
+	int			 st = 1;
+
+	for (i = 0; i < sizeof model; i++)
+		model[i] = (uint8_t)(i * 7 + 1);
+	memset(want, 0, sizeof want);
+	/* 3 -> sub-buffer 40 of 4 at 256: rows of 16, slices of 64. */
+	for (z = 0; z < 2; z++)
+		for (y = 0; y < 2; y++)
+			memcpy(want + 256 + z * 16 + y * 8,
+			    model + z * 64 + (y + 1) * 16 + 4, 8);
+	/* Sub-buffer 41 of 3 at 256 -> 4 at 0: rows of 8 from offset 8. */
+	for (y = 0; y < 2; y++)
+		memcpy(want + y * 8, model + 256 + (y + 1) * 8 + 8, 8);
+
+	if (!srv_start(&sv, "copy_rect_sub_server_start", "127.0.0.1:0",
+	    NULL))
+		return;
+	c.fd = -1;
+	if (!check("copy_rect_sub_session", conn_session(&c, &sv) == 0,
+	    "no session"))
+		goto out;
+	if (!check("copy_rect_sub_send", (create_context(&c, 1) |
+	    create_queue(&c, 2, 1) | create_buffer(&c, 3, 1, sizeof model,
+	    model, sizeof model) | create_buffer(&c, 4, 1, sizeof model, NULL,
+	    0) | sub_buffer(&c, 40, 4, 256, 128) | sub_buffer(&c, 41, 3, 256,
+	    128) | copy_rect(&c, 3, 40, 4, 0, reg1, 16, 64, 8) |
+	    copy_rect(&c, 41, 4, 8, 0, reg2, 8, 0, 8)) == 0, "send failed"))
+		goto out;
+	f.queue = 2;
+	r.call_case = VCL__REQUEST__CALL_FINISH;
+	r.finish = &f;
+	if (call(&c, &r, NULL, 0, &rp) == 0) {
+		st = rp.r->status;
+		reply_free(&rp);
+	}
+	check("copy_rect_sub_finish", st == CL_SUCCESS, "Finish status %d "
+	    "(1: no reply: server died? %s)", st, srv_how(&sv));
+	if (st == CL_SUCCESS && check("copy_rect_sub_read", read_buffer(&c, 2,
+	    4, sizeof want, &rp) == 0 && rp.r->status == CL_SUCCESS &&
+	    rp.bulk_len == sizeof want, "no read reply")) {
+		check("copy_rect_sub_bytes", memcmp(rp.bulk, want,
+		    sizeof want) == 0, "the copied bytes differ");
+		reply_free(&rp);
+	}
+	check("copy_rect_sub_server_alive", srv_alive(&sv), "server gone "
+	    "(%s); see %s/stderr", srv_how(&sv), sv.dir);
+	conn_close(&c);
+out:
+	srv_stop(&sv, "copy_rect_sub_server_stop");
+}
+
+/* BuildProgram{compile} of program id: the reply status, or 1. */
+static int
+compile_prog(struct conn *c, uint64_t id, const char *src)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__BuildProgram	m = VCL__BUILD_PROGRAM__INIT;
+	struct reply		rp;
+	int			st;
+
+	if (create_program(c, id, 1, src) != 0)
+		return (1);
+	m.program = id;
+	m.has_compile = m.compile = 1;
+	r.call_case = VCL__REQUEST__CALL_BUILD_PROGRAM;
+	r.build_program = &m;
+	if (call(c, &r, NULL, 0, &rp) != 0)
+		return (1);
+	st = rp.r->status;
+	reply_free(&rp);
+	return (st);
+}
+
+/*
+ * LinkProgram of an input whose compile failed: PoCL asserts (the server
+ * aborted); the server answers CL_INVALID_OPERATION, as for an input never
+ * compiled, and a link of good inputs still works.
+ */
+static void
+test_link_failed_input(void)
+{
+	struct srv		 sv;
+	struct conn		 c;
+	struct reply		 rp;
+	Vcl__Request		 r = VCL__REQUEST__INIT;
+	Vcl__LinkProgram	 m = VCL__LINK_PROGRAM__INIT;
+	uint64_t		 bad[2] = { 10, 11 }, good[1] = { 10 };
+	int			 st = 1;
+
+	if (!srv_start(&sv, "link_failed_server_start", "127.0.0.1:0", NULL))
+		return;
+	c.fd = -1;
+	if (!check("link_failed_session", conn_session(&c, &sv) == 0 &&
+	    create_context(&c, 1) == 0, "no session"))
+		goto out;
+	check("link_failed_compile_good", compile_prog(&c, 10,
+	    "int h(int x) { return x + 1; }\n") == CL_SUCCESS,
+	    "a good compile failed");
+	check("link_failed_compile_bad", compile_prog(&c, 11,
+	    "int g(int x) { return undeclared; }\n") ==
+	    CL_COMPILE_PROGRAM_FAILURE, "a bad compile did not fail");
+	m.id = 12;
+	m.context = 1;
+	m.n_programs = 2;
+	m.programs = bad;
+	r.call_case = VCL__REQUEST__CALL_LINK_PROGRAM;
+	r.link_program = &m;
+	if (call(&c, &r, NULL, 0, &rp) == 0) {
+		st = rp.r->status;
+		reply_free(&rp);
+	}
+	check("link_failed_refused", st == CL_INVALID_OPERATION, "link "
+	    "status %d, want %d (1: no reply: server died? %s)", st,
+	    CL_INVALID_OPERATION, srv_how(&sv));
+	m.id = 13;
+	m.n_programs = 1;
+	m.programs = good;
+	m.options = (char *)"-create-library";
+	st = 1;
+	if (call(&c, &r, NULL, 0, &rp) == 0) {
+		st = rp.r->status;
+		reply_free(&rp);
+	}
+	check("link_failed_good_links", st == CL_SUCCESS, "status %d", st);
+	check("link_failed_server_alive", srv_alive(&sv), "server gone "
+	    "(%s); see %s/stderr", srv_how(&sv), sv.dir);
+	conn_close(&c);
+out:
+	srv_stop(&sv, "link_failed_server_stop");
+}
+
 static const struct test tests[] = {
 	{ "queue_props",	test_queue_props,	60 },
+	{ "copy_rect_sub",	test_copy_rect_sub,	60 },
+	{ "link_failed_input",	test_link_failed_input,	60 },
 };
 
 int
