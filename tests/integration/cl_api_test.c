@@ -5326,7 +5326,8 @@ static int
 env_open(struct env *e)
 {
 	cl_platform_id	 plats[64];
-	cl_uint		 n = 0;
+	cl_device_id	 devs[64];
+	cl_uint		 n = 0, ndev = 0;
 	cl_int		 err;
 	char		 name[256];
 	size_t		 items[64];
@@ -5341,9 +5342,16 @@ env_open(struct env *e)
 	    NULL) == CL_SUCCESS)
 		is_pocl = strcmp(name, "Portable Computing Language") == 0 &&
 		    getenv("VCL_TEST_STRICT") == NULL;
-	if (!CHECK_ERR(clGetDeviceIDs(e->platform, CL_DEVICE_TYPE_ALL, 1,
-	    &e->device, NULL), CL_SUCCESS))
+	/*
+	 * The first device, or with CL_API_TEST_LAST_DEVICE set the last one
+	 * (through VCL with several servers: a device of another node than
+	 * the first, so every call is routed past node 0).
+	 */
+	if (!CHECK_ERR(clGetDeviceIDs(e->platform, CL_DEVICE_TYPE_ALL,
+	    NITEMS(devs), devs, &ndev), CL_SUCCESS) || !CHECK(ndev > 0))
 		return (0);
+	e->device = getenv("CL_API_TEST_LAST_DEVICE") != NULL ?
+	    devs[(ndev < NITEMS(devs) ? ndev : NITEMS(devs)) - 1] : devs[0];
 	e->props[0] = CL_CONTEXT_PLATFORM;
 	e->props[1] = (cl_context_properties)e->platform;
 	e->props[2] = 0;
