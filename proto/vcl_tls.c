@@ -268,32 +268,10 @@ vcl_link_handshake(struct vcl_link *l)
 }
 
 /*
- * The whole handshake for a blocking user, within the link's timeout. The
- * socket turns non-blocking: the _full functions wait with poll. Returns 0,
- * or -1 (l->err says why).
- */
-int
-vcl_link_handshake_full(struct vcl_link *l)
-{
-	int	flags, rc;
-
-	if (l->ssl == NULL)
-		return (0);
-	flags = fcntl(l->fd, F_GETFL);
-	if (flags == -1 || fcntl(l->fd, F_SETFL, flags | O_NONBLOCK) == -1) {
-		snprintf(l->err, sizeof l->err, "%s", strerror(errno));
-		return (-1);
-	}
-	while ((rc = vcl_link_handshake(l)) == 1)
-		if (vcl_link_wait(l) != 0)
-			return (-1);
-	return (rc);
-}
-
-/*
- * Block SIGPIPE in this thread around a TLS write: OpenSSL writes to the
- * socket with write(2), and a library must not kill its host program when
- * the other end has gone. A SIGPIPE the write raised is consumed before the
+ * Block SIGPIPE in this thread around a TLS call of a blocking user (the
+ * client): OpenSSL writes to the socket with write(2) (records, alerts,
+ * handshake messages), and a library must not kill its host program when
+ * the other end has gone. A SIGPIPE the call raised is consumed before the
  * old mask comes back (unless one was pending already).
  */
 struct vcl_link_nopipe {
@@ -334,6 +312,35 @@ vcl_link_nopipe_end(struct vcl_link_nopipe *np)
 }
 
 /*
+ * The whole handshake for a blocking user, within the link's timeout. The
+ * socket turns non-blocking: the _full functions wait with poll. Returns 0,
+ * or -1 (l->err says why).
+ */
+int
+vcl_link_handshake_full(struct vcl_link *l)
+{
+	struct vcl_link_nopipe	np;
+	int			flags, rc;
+
+	if (l->ssl == NULL)
+		return (0);
+	flags = fcntl(l->fd, F_GETFL);
+	if (flags == -1 || fcntl(l->fd, F_SETFL, flags | O_NONBLOCK) == -1) {
+		snprintf(l->err, sizeof l->err, "%s", strerror(errno));
+		return (-1);
+	}
+	for (;;) {
+		vcl_link_nopipe_begin(&np);
+		rc = vcl_link_handshake(l);
+		vcl_link_nopipe_end(&np);
+		if (rc != 1)
+			return (rc);
+		if (vcl_link_wait(l) != 0)
+			return (-1);
+	}
+}
+
+/*
  * For blocking users that wake on a tick: one locked TLS read, waiting at
  * most the link's timeout for the socket. Returns bytes, 0 at end of
  * stream, -1 with errno EAGAIN when the wait timed out (call again), or -1.
@@ -341,14 +348,17 @@ vcl_link_nopipe_end(struct vcl_link_nopipe *np)
 ssize_t
 vcl_link_recv_some(struct vcl_link *l, void *buf, size_t n)
 {
-	int	r, st;
+	struct vcl_link_nopipe	np;
+	int			r, st;
 
 	for (;;) {
+		vcl_link_nopipe_begin(&np);
 		pthread_mutex_lock(&l->lock);
 		ERR_clear_error();
 		r = SSL_read(l->ssl, buf, n > INT_MAX ? INT_MAX : (int)n);
 		st = r > 0 ? 0 : vcl_link_status(l, r);
 		pthread_mutex_unlock(&l->lock);
+		vcl_link_nopipe_end(&np);
 		if (r > 0)
 			return (r);
 		if (st == 0)
@@ -482,17 +492,20 @@ vcl_link_wait(struct vcl_link *l)
 int
 vcl_link_read_full(struct vcl_link *l, void *buf, size_t n)
 {
-	uint8_t	*p = buf;
-	int	 r, st;
+	struct vcl_link_nopipe	 np;
+	uint8_t			*p = buf;
+	int			 r, st;
 
 	if (l->ssl == NULL)
 		return (vcl_io_read_full(l->fd, buf, n));
 	while (n > 0) {
+		vcl_link_nopipe_begin(&np);
 		pthread_mutex_lock(&l->lock);
 		ERR_clear_error();
 		r = SSL_read(l->ssl, p, n > INT_MAX ? INT_MAX : (int)n);
 		st = r > 0 ? 0 : vcl_link_status(l, r);
 		pthread_mutex_unlock(&l->lock);
+		vcl_link_nopipe_end(&np);
 		if (r > 0) {
 			p += r;
 			n -= (size_t)r;
@@ -506,7 +519,8 @@ vcl_link_read_full(struct vcl_link *l, void *buf, size_t n)
 int
 vcl_link_writev_full(struct vcl_link *l, struct iovec *iov, int cnt)
 {
-	ssize_t	r;
+	struct vcl_link_nopipe	np;
+	ssize_t			r;
 
 	if (l->ssl == NULL)
 		return (vcl_io_writev_full(l->fd, iov, cnt));
@@ -516,9 +530,11 @@ vcl_link_writev_full(struct vcl_link *l, struct iovec *iov, int cnt)
 			cnt--;
 			continue;
 		}
+		vcl_link_nopipe_begin(&np);
 		pthread_mutex_lock(&l->lock);
 		r = vcl_link_writev(l, iov, cnt);
 		pthread_mutex_unlock(&l->lock);
+		vcl_link_nopipe_end(&np);
 		if (r < 0 && errno == EAGAIN) {
 			if (vcl_link_wait(l) != 0)
 				return (-1);

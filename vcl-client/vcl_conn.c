@@ -42,6 +42,9 @@ vcl_conn_now(void)
 	return ((long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
 }
 
+/* Why a read failed when the other end closed (compared by address). */
+static const char	vcl_conn_eof[] = "connection closed";
+
 /* Sleep ms milliseconds (a connect's back-off). */
 static void
 vcl_conn_sleep_ms(long long ms)
@@ -125,7 +128,7 @@ vcl_conn_recv(struct vcl_node *n, void *buf, size_t len, const char **why)
 			    "timed out";
 			return (-1);
 		}
-		*why = r == 0 ? "connection closed" : strerror(errno);
+		*why = r == 0 ? vcl_conn_eof : strerror(errno);
 		return (-1);
 	}
 	return (0);
@@ -933,8 +936,8 @@ again:
 	if (vcl_conn_start_tls(n, host) != 0)
 		goto fail;
 	tc = vcl_conn_read_msg(n, &hdr, &why);
-	if (tc == NULL && n->link.ssl == NULL && strcmp(why,
-	    "connection closed") == 0 && vcl_conn_now() + backoff < deadline) {
+	if (tc == NULL && n->link.ssl == NULL && why == vcl_conn_eof &&
+	    vcl_conn_now() + backoff < deadline) {
 		/*
 		 * Closed before its greeting: a server that sheds load (too
 		 * many connections still authenticating, from this address

@@ -784,26 +784,6 @@ vcl_image_u64(uint64_t *w, const size_t *v)
 }
 
 /*
- * A non-blocking image read's bytes are in: the queue has one read less
- * to wait for (as vcl_mem.c's buffer reads).
- */
-static void
-vcl_image_read_done(struct vcl_pending *p)
-{
-	cl_command_queue	 q = p->arg;
-	struct vcl_node		*n = q->dev->node;
-
-	pthread_mutex_lock(&n->lock);
-	atomic_fetch_sub(&q->inflight, 1);
-	pthread_cond_broadcast(&n->cond);
-	pthread_mutex_unlock(&n->lock);
-	if (p->msg != NULL)
-		vcl__to_client__free_unpacked(p->msg, NULL);
-	vcl_queue_unref(q);
-	free(p);
-}
-
-/*
  * Read a region into ptr of strides s1, s2. Packed host memory takes the
  * bytes straight from the socket (asynchronously if asked); other pitches
  * go through memory of ours, blocking, and are unpacked here.
@@ -861,7 +841,7 @@ vcl_image_read(cl_command_queue q, cl_mem img, cl_bool blocking,
 	vcl_retain(q);
 	atomic_fetch_add(&q->inflight, 1);
 	if ((err = vcl_node_call_async(node, &req, ptr, bytes,
-	    vcl_image_read_done, q)) != CL_SUCCESS) {
+	    vcl_mem_read_done, q)) != CL_SUCCESS) {
 		atomic_fetch_sub(&q->inflight, 1);
 		vcl_queue_unref(q);
 	}

@@ -654,9 +654,12 @@ vcl_mem_check(cl_command_queue q, cl_mem mem, size_t offset, size_t size)
 	return (CL_SUCCESS);
 }
 
-/* A non-blocking read's bytes are in: the queue has one read less to wait. */
-static void
-vcl_read_done(struct vcl_pending *p)
+/*
+ * A non-blocking read's bytes are in (a buffer's or an image's): the queue
+ * has one read less to wait for.
+ */
+void
+vcl_mem_read_done(struct vcl_pending *p)
 {
 	cl_command_queue	 q = p->arg;
 	struct vcl_node		*n = q->dev->node;
@@ -714,7 +717,7 @@ vcl_read(cl_command_queue q, cl_mem mem, cl_bool blocking, size_t offset,
 	}
 	vcl_retain(q);
 	atomic_fetch_add(&q->inflight, 1);
-	if ((err = vcl_node_call_async(node, &req, ptr, size, vcl_read_done,
+	if ((err = vcl_node_call_async(node, &req, ptr, size, vcl_mem_read_done,
 	    q)) != CL_SUCCESS) {
 		atomic_fetch_sub(&q->inflight, 1);
 		vcl_queue_unref(q);
@@ -1128,7 +1131,7 @@ vcl_rect_read_done(struct vcl_pending *p)
 	}
 	p->arg = rr->q;
 	free(rr);
-	vcl_read_done(p);
+	vcl_mem_read_done(p);
 }
 
 cl_int CL_API_CALL
