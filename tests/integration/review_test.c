@@ -276,10 +276,48 @@ out:
 	conn_close(&c);
 }
 
+/*
+ * Release with a kind the wire does not name, a server-only kind (8: a
+ * transfer's), a negative one, or the wrong kind for the id: nothing is
+ * released and the session goes on; the right kind then releases.
+ */
+static void
+test_release_kinds(void)
+{
+	static const int	 kinds[] = { 8, 99, -5, VCL__KIND__KIND_CONTEXT };
+	Vcl__StatsResult	 st = VCL__STATS_RESULT__INIT;
+	struct srv		 sv;
+	struct conn		 c;
+	size_t			 i;
+
+	if (!srv_start(&sv, "kinds_server_start", "127.0.0.1:0", NULL))
+		return;
+	c.fd = -1;
+	if (!check("kinds_session", conn_session(&c, &sv) == 0 &&
+	    create_context(&c, 1) == 0 && create_buffer(&c, 3, 1, 4096, NULL,
+	    0) == 0, "no session"))
+		goto out;
+	for (i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+		release(&c, (Vcl__Kind)kinds[i], 3);
+	check("kinds_nothing_released", stats(&c, &st) == 0 &&
+	    st.session_objects == 2, "session objects %llu after releases "
+	    "of hostile kinds, want 2 (or no Stats: session closed)",
+	    (unsigned long long)st.session_objects);
+	release(&c, VCL__KIND__KIND_MEM, 3);
+	check("kinds_right_kind_releases", stats(&c, &st) == 0 &&
+	    st.session_objects == 1, "session objects %llu, want 1",
+	    (unsigned long long)st.session_objects);
+	check("kinds_server_alive", srv_alive(&sv), "server %s", srv_how(&sv));
+out:
+	conn_close(&c);
+	srv_stop(&sv, "kinds_server_exit");
+}
+
 static const struct test tests[] = {
 	{ "binary_off_loop",	test_binary_off_loop,	150 },
 	{ "image_keeps_charge",	test_image_keeps_charge, 60 },
 	{ "sub_keeps_charge",	test_sub_keeps_charge,	60 },
+	{ "release_kinds",	test_release_kinds,	60 },
 };
 
 int
