@@ -134,7 +134,15 @@ struct _cl_device_id {
 	uint32_t			 index;		/* on its node */
 	const Vcl__DeviceInfo		*info;
 	cl_device_type			 type;
+	/* Sub-devices: index is VCL_SUBDEVICE_BIT | id; root's tables. */
+	uint32_t			 root;		/* root's index */
+	cl_device_id			 parent;	/* NULL: a root */
+	cl_device_partition_property	*ptype;		/* its partition */
+	size_t				 nptype;	/* entries, with the 0 */
 };
+
+#define VCL_SUBDEVICE_BIT	0x80000000u	/* as vclserver's */
+#define VCL_SUBDEVICES_MAX	64		/* one partition makes */
 
 struct vcl_ctx_cb {
 	void			(CL_CALLBACK *fn)(cl_context, void *);
@@ -374,6 +382,8 @@ cl_int		 vcl_node_flush(struct vcl_node *);
 void		 vcl_node_flush_all(void);
 cl_int		 vcl_node_status(struct vcl_node *);
 void		 vcl_node_release(struct vcl_node *, Vcl__Kind, uint64_t);
+void		 vcl_device_ref(cl_device_id);
+void		 vcl_device_unref(cl_device_id);
 void		 vcl_node_watch(struct vcl_node *, cl_event);
 void		 vcl_node_unwatch_ev(struct vcl_node *, cl_event);
 

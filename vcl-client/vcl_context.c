@@ -10,6 +10,7 @@ void
 vcl_context_unref(cl_context ctx)
 {
 	struct vcl_ctx_cb	*cb;
+	cl_uint			 d;
 	int			 i;
 
 	if (!vcl_unref(ctx))
@@ -29,6 +30,8 @@ vcl_context_unref(cl_context ctx)
 		free(cb);
 	}
 	pthread_mutex_destroy(&ctx->lock);
+	for (d = 0; ctx->devices != NULL && d < ctx->ndevices; d++)
+		vcl_device_unref(ctx->devices[d]);
 	free(ctx->devices);
 	free(ctx->props);
 	vcl_object_free(ctx);
@@ -111,6 +114,8 @@ vcl_context_create(const cl_context_properties *properties, cl_uint num,
 	}
 	memcpy(ctx->devices, devices, num * sizeof *devices);
 	ctx->ndevices = num;
+	for (i = 0; i < num; i++)
+		vcl_device_ref(devices[i]);	/* sub-devices: released at free */
 	if (nprops > 0)
 		memcpy(ctx->props, properties, nprops * sizeof *properties);
 	ctx->nprops = nprops;

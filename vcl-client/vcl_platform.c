@@ -163,6 +163,7 @@ vcl_init(void)
 			atomic_init(&dev->obj.refs, 1);
 			dev->node = n;
 			dev->index = d;
+			dev->root = d;
 			dev->info = n->welcome->welcome->devices[d];
 			for (k = 0; k < dev->info->n_info; k++) {
 				Vcl__InfoValue	*iv = dev->info->info[k];
@@ -424,7 +425,7 @@ vcl_device_names(const Vcl__InfoValue *iv, cl_device_info param,
 /*
  * Capabilities VCL does not carry over the wire, whatever the node's device
  * reports: no SVM (host pointers are not shared with remote devices), no
- * pipes, no device-side enqueue, no partitioning into sub-devices, and no
+ * pipes, no device-side enqueue, no native kernels, and no
  * atomics of all-devices scope (devices of different nodes share no
  * memory). Returns 1 with *err set when param is one of them.
  */
@@ -435,7 +436,7 @@ vcl_device_limited(cl_device_id d, cl_device_info param,
 {
 	const Vcl__InfoValue		*iv;
 	cl_device_atomic_capabilities	 atom = 0;
-	cl_device_partition_property	 none = 0;
+	cl_device_exec_capabilities	 exec = 0;
 	cl_ulong			 zero = 0;
 	cl_uint				 uzero = 0;
 	cl_bool				 no = CL_FALSE;
@@ -444,7 +445,6 @@ vcl_device_limited(cl_device_id d, cl_device_info param,
 	case CL_DEVICE_SVM_CAPABILITIES:
 	case CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES:
 	case CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES:
-	case CL_DEVICE_PARTITION_AFFINITY_DOMAIN:
 		*err = vcl_info_ret(&zero, sizeof zero, param_value_size,
 		    param_value, param_value_size_ret);
 		return (1);
@@ -455,7 +455,6 @@ vcl_device_limited(cl_device_id d, cl_device_info param,
 	case CL_DEVICE_MAX_PIPE_ARGS:
 	case CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS:
 	case CL_DEVICE_PIPE_MAX_PACKET_SIZE:
-	case CL_DEVICE_PARTITION_MAX_SUB_DEVICES:
 		*err = vcl_info_ret(&uzero, sizeof uzero, param_value_size,
 		    param_value, param_value_size_ret);
 		return (1);
@@ -463,13 +462,15 @@ vcl_device_limited(cl_device_id d, cl_device_info param,
 		*err = vcl_info_ret(&no, sizeof no, param_value_size,
 		    param_value, param_value_size_ret);
 		return (1);
-	case CL_DEVICE_PARTITION_PROPERTIES:
-		*err = vcl_info_ret(&none, sizeof none, param_value_size,
+	case CL_DEVICE_EXECUTION_CAPABILITIES:
+		/* Native kernels run host code: none on a remote device. */
+		if ((iv = vcl_device_snap(d, param)) == NULL || iv->has_error ||
+		    iv->value.len != sizeof exec)
+			return (0);
+		memcpy(&exec, iv->value.data, sizeof exec);
+		exec &= ~(cl_device_exec_capabilities)CL_EXEC_NATIVE_KERNEL;
+		*err = vcl_info_ret(&exec, sizeof exec, param_value_size,
 		    param_value, param_value_size_ret);
-		return (1);
-	case CL_DEVICE_PARTITION_TYPE:
-		*err = vcl_info_ret(NULL, 0, param_value_size, param_value,
-		    param_value_size_ret);
 		return (1);
 	case CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES:
 	case CL_DEVICE_ATOMIC_FENCE_CAPABILITIES:
@@ -501,7 +502,6 @@ vcl_clGetDeviceInfo(cl_device_id device, cl_device_info param_name,
 {
 	const Vcl__InfoValue	*iv;
 	cl_platform_id		 plat = &vcl_platform;
-	cl_device_id		 none = NULL;
 	cl_uint			 one = 1, u;
 	cl_ulong		 ul;
 	const char		*s;
@@ -514,12 +514,22 @@ vcl_clGetDeviceInfo(cl_device_id device, cl_device_info param_name,
 		    param_value, param_value_size_ret);
 		goto out;
 	case CL_DEVICE_PARENT_DEVICE:
-		err = vcl_info_ret(&none, sizeof none, param_value_size,
-		    param_value, param_value_size_ret);
+		err = vcl_info_ret(&device->parent, sizeof device->parent,
+		    param_value_size, param_value, param_value_size_ret);
 		goto out;
 	case CL_DEVICE_REFERENCE_COUNT:
+		/* Root devices: always 1, as for a runtime's own. */
+		if (device->parent != NULL)
+			one = (cl_uint)atomic_load(&device->obj.refs);
 		err = vcl_info_ret(&one, sizeof one, param_value_size,
 		    param_value, param_value_size_ret);
+		goto out;
+	case CL_DEVICE_PARTITION_TYPE:
+		if (device->parent == NULL)
+			break;
+		err = vcl_info_ret(device->ptype, device->nptype *
+		    sizeof *device->ptype, param_value_size, param_value,
+		    param_value_size_ret);
 		goto out;
 	case CL_DEVICE_VCL_NODE_NAME:
 	case CL_DEVICE_VCL_NODE_ADDRESS:
@@ -548,7 +558,9 @@ vcl_clGetDeviceInfo(cl_device_id device, cl_device_info param_name,
 	if (vcl_device_limited(device, param_name, param_value_size,
 	    param_value, param_value_size_ret, &err))
 		goto out;
-	if ((iv = vcl_device_snap(device, param_name)) != NULL) {
+	/* A sub-device's own values (compute units...) are the node's. */
+	if (device->parent == NULL &&
+	    (iv = vcl_device_snap(device, param_name)) != NULL) {
 		VCL_GOTO_IF(iv->has_error, iv->error);
 		err = vcl_info_ret(iv->value.data, iv->value.len,
 		    param_value_size, param_value, param_value_size_ret);
@@ -563,19 +575,48 @@ out:
 	return (err);
 }
 
-/* Root devices are never freed: retain and release only check the handle. */
+/* Take a reference on a sub-device; root devices live as long as VCL. */
+void
+vcl_device_ref(cl_device_id d)
+{
+	if (d->parent != NULL)
+		vcl_retain(d);
+}
+
+/* Drop a reference; the last one of a sub-device releases it remotely. */
+void
+vcl_device_unref(cl_device_id d)
+{
+	cl_device_id	parent = d->parent;
+
+	if (parent == NULL || !vcl_unref(d))
+		return;
+	vcl_node_release(d->node, VCL__KIND__KIND_DEVICE, d->obj.id);
+	free(d->ptype);
+	vcl_object_free(d);
+	vcl_device_unref(parent);
+}
+
 cl_int CL_API_CALL
 vcl_clRetainDevice(cl_device_id device)
 {
-	return (vcl_is(device, VCL_KIND_DEVICE) ? CL_SUCCESS :
-	    CL_INVALID_DEVICE);
+	cl_int	err = CL_SUCCESS;
+
+	VCL_GOTO_IF(!vcl_is(device, VCL_KIND_DEVICE), CL_INVALID_DEVICE);
+	vcl_device_ref(device);
+out:
+	return (err);
 }
 
 cl_int CL_API_CALL
 vcl_clReleaseDevice(cl_device_id device)
 {
-	return (vcl_is(device, VCL_KIND_DEVICE) ? CL_SUCCESS :
-	    CL_INVALID_DEVICE);
+	cl_int	err = CL_SUCCESS;
+
+	VCL_GOTO_IF(!vcl_is(device, VCL_KIND_DEVICE), CL_INVALID_DEVICE);
+	vcl_device_unref(device);
+out:
+	return (err);
 }
 
 /* Compilers live on the nodes; nothing to unload here. */
@@ -593,18 +634,138 @@ vcl_clUnloadPlatformCompiler(cl_platform_id platform)
 }
 
 /*
- * Sub-devices: VCL's devices report no partition property (a remote
- * partition is not forwarded), so any request is one the device does not
- * support: CL_INVALID_VALUE, as the specification says.
+ * The length of a partition property list up to (not with) its final 0:
+ * a scheme and its value, or by counts their list and its LIST_END. 0
+ * with *err set when it is not one the node may be asked.
+ */
+static size_t
+vcl_partition_len(const cl_device_partition_property *p, cl_int *err)
+{
+	size_t	n;
+
+	*err = CL_INVALID_VALUE;
+	switch (p[0]) {
+	case CL_DEVICE_PARTITION_EQUALLY:
+	case CL_DEVICE_PARTITION_BY_AFFINITY_DOMAIN:
+		if (p[2] != 0)
+			return (0);
+		n = 2;
+		break;
+	case CL_DEVICE_PARTITION_BY_COUNTS:
+		for (n = 1; p[n] != CL_DEVICE_PARTITION_BY_COUNTS_LIST_END;
+		    n++)
+			if (n > VCL_SUBDEVICES_MAX) {
+				*err = CL_INVALID_DEVICE_PARTITION_COUNT;
+				return (0);
+			}
+		if (p[++n] != 0)
+			return (0);
+		break;
+	default:
+		return (0);
+	}
+	*err = CL_SUCCESS;
+	return (n);
+}
+
+/* Ask in's node to partition it: the count, or (ids) the sub-devices. */
+static cl_int
+vcl_partition_call(cl_device_id in, int64_t *p, size_t np, uint64_t *ids,
+    size_t nids, cl_uint *n)
+{
+	Vcl__Request		 req = VCL__REQUEST__INIT;
+	Vcl__CreateSubDevices	 m = VCL__CREATE_SUB_DEVICES__INIT;
+	Vcl__ToClient		*tc = NULL;
+	cl_int			 err;
+
+	m.device = in->index;
+	m.properties = p;
+	m.n_properties = np;
+	m.ids = ids;
+	m.n_ids = nids;
+	req.call_case = VCL__REQUEST__CALL_CREATE_SUB_DEVICES;
+	req.create_sub_devices = &m;
+	err = vcl_node_call(in->node, &req, NULL, 0, NULL, 0, &tc);
+	if (err == CL_SUCCESS) {
+		if (tc->reply->sub_devices == NULL)
+			err = CL_INVALID_VALUE;
+		else
+			*n = tc->reply->sub_devices->count;
+	}
+	if (tc != NULL)
+		vcl__to_client__free_unpacked(tc, NULL);
+	return (err);
+}
+
+/*
+ * Sub-devices: the node partitions its device. First the count (the
+ * node's runtime answers, errors included), then with one fresh id per
+ * sub-device the partition itself; each sub-device is a device of the
+ * same node, named there by VCL_SUBDEVICE_BIT | its id, holding a
+ * reference on its parent.
  */
 cl_int CL_API_CALL
 vcl_clCreateSubDevices(cl_device_id in_device,
     const cl_device_partition_property *properties, cl_uint num_devices,
     cl_device_id *out_devices, cl_uint *num_devices_ret)
 {
-	cl_int	err = CL_INVALID_VALUE;
+	cl_device_id	 subs[VCL_SUBDEVICES_MAX];
+	int64_t		 p[VCL_SUBDEVICES_MAX + 3];
+	uint64_t	 ids[VCL_SUBDEVICES_MAX];
+	cl_uint		 n = 0, got = 0, i, made = 0;
+	size_t		 np = 0, k;
+	cl_int		 err = CL_SUCCESS;
 
 	VCL_GOTO_IF(!vcl_is(in_device, VCL_KIND_DEVICE), CL_INVALID_DEVICE);
+	VCL_GOTO_IF(properties == NULL, CL_INVALID_VALUE);
+	np = vcl_partition_len(properties, &err);
+	VCL_GOTO_IF(err != CL_SUCCESS, err);
+	for (k = 0; k < np; k++)
+		p[k] = (int64_t)properties[k];
+	err = vcl_partition_call(in_device, p, np, NULL, 0, &n);
+	VCL_GOTO_IF(err != CL_SUCCESS, err);
+	VCL_GOTO_IF(n == 0, CL_DEVICE_PARTITION_FAILED);
+	VCL_GOTO_IF(n > VCL_SUBDEVICES_MAX, CL_OUT_OF_RESOURCES);
+	if (out_devices == NULL)
+		goto out;
+	VCL_GOTO_IF(num_devices < n, CL_INVALID_VALUE);
+	for (made = 0; made < n; made++) {
+		if ((subs[made] = vcl_object_new(sizeof *subs[made],
+		    VCL_KIND_DEVICE)) == NULL || (subs[made]->ptype =
+		    calloc(np + 1, sizeof *subs[made]->ptype)) == NULL) {
+			err = CL_OUT_OF_HOST_MEMORY;
+			if (subs[made] != NULL)
+				vcl_object_free(subs[made]);
+			goto out;
+		}
+		ids[made] = subs[made]->obj.id;
+		VCL_GOTO_IF(ids[made] >= VCL_SUBDEVICE_BIT,
+		    CL_OUT_OF_RESOURCES);
+	}
+	err = vcl_partition_call(in_device, p, np, ids, n, &got);
+	VCL_GOTO_IF(err == CL_SUCCESS && got != n, CL_DEVICE_PARTITION_FAILED);
+	VCL_GOTO_IF(err != CL_SUCCESS, err);
+	for (i = 0; i < n; i++) {
+		cl_device_id	d = subs[i];
+
+		d->node = in_device->node;
+		d->index = VCL_SUBDEVICE_BIT | (uint32_t)d->obj.id;
+		d->root = in_device->root;
+		d->info = in_device->info;
+		d->type = in_device->type;
+		memcpy(d->ptype, properties, np * sizeof *d->ptype);
+		d->nptype = np + 1;
+		d->parent = in_device;
+		vcl_device_ref(in_device);
+		out_devices[i] = d;
+	}
+	made = 0;
 out:
+	for (i = 0; i < made; i++) {
+		free(subs[i]->ptype);
+		vcl_object_free(subs[i]);
+	}
+	if (err == CL_SUCCESS && num_devices_ret != NULL)
+		*num_devices_ret = n;
 	return (err);
 }

@@ -1169,7 +1169,7 @@ vcl_kernel_limits(cl_kernel k, struct vcl_node *n, const Vcl__KernelDesc *kd)
 	for (i = 0; i < ctx->ndevices; i++) {
 		if (ctx->devices[i]->node != n)
 			continue;
-		d = ctx->devices[i]->index;
+		d = ctx->devices[i]->root;	/* per root device */
 		if (d < kd->n_wg_size)
 			k->wg_size[i] = kd->wg_size[d];
 		if (d * 3 + 2 < kd->n_compile_wg)

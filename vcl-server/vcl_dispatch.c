@@ -54,6 +54,7 @@ static const struct vcl_op vcl_ops[] = {
 	OP(LINK_PROGRAM,	vcl_op_link_program,	0),
 	OP(GET_BINARY,		vcl_op_get_binary,	0),
 	OP(SET_SPEC_CONSTANT,	vcl_op_set_spec_constant, 0),
+	OP(CREATE_SUB_DEVICES,	vcl_op_create_sub_devices, 0),
 };
 
 /* The handler of a oneof case; NULL for an unknown or empty case. */

@@ -62,6 +62,7 @@ enum vcl_kind {
 	VCL_KIND_KERNEL = VCL__KIND__KIND_KERNEL,
 	VCL_KIND_EVENT = VCL__KIND__KIND_EVENT,
 	VCL_KIND_SAMPLER = VCL__KIND__KIND_SAMPLER,
+	VCL_KIND_DEVICE = VCL__KIND__KIND_DEVICE,
 	VCL_KIND_WIRE_END,	/* wire kinds are below this */
 	VCL_KIND_XFER = VCL_KIND_WIRE_END,	/* a migration's bytes */
 	VCL_KIND_MAX
@@ -84,6 +85,7 @@ struct vcl_hobj {
 		cl_kernel	 kernel;
 		cl_event	 event;
 		cl_sampler	 sampler;
+		cl_device_id	 device;	/* a sub-device */
 		void		*ptr;
 	} u;
 	uint64_t		 bytes;		/* mem: bytes charged */
@@ -105,7 +107,7 @@ struct vcl_hobj {
 	void			*held_tail;	/* queue: its last held request */
 	uint64_t		 xctx, xmem, xoff;	/* xfer: destination; queue: xctx */
 	uint64_t		 xevent;	/* xfer: the client's event */
-	uint32_t		 device;	/* queue: device index */
+	uint32_t		 device;	/* queue, sub-device: root index */
 	uint32_t		 held_refs;	/* event: held requests waiting */
 	cl_int			 deferred;	/* queue: first async failure */
 	unsigned		 profiling:1;	/* queue */

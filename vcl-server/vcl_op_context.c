@@ -38,6 +38,7 @@ vcl_op_create_context(struct vcl_session *s, const Vcl__Request *req,
 	const Vcl__CreateContext	*m = req->create_context;
 	struct vcl_backend		*be = &s->srv->be;
 	cl_context_properties		 props[3];
+	uint32_t			 root;
 	cl_device_id			 devs[64];
 	struct vcl_hobj			*o;
 	cl_int				 err = CL_SUCCESS;
@@ -49,12 +50,10 @@ vcl_op_create_context(struct vcl_session *s, const Vcl__Request *req,
 		return;		/* over the object limit */
 	if (m->n_devices == 0 || m->n_devices > 64)
 		err = CL_INVALID_VALUE;
-	for (i = 0; i < m->n_devices && err == CL_SUCCESS; i++) {
-		if (m->devices[i] >= be->ndevices)
+	for (i = 0; i < m->n_devices && err == CL_SUCCESS; i++)
+		if ((devs[i] = vcl_session_device(s, m->devices[i],
+		    &root)) == NULL)
 			err = CL_INVALID_DEVICE;
-		else
-			devs[i] = be->devices[m->devices[i]];
-	}
 	if (err == CL_SUCCESS) {
 		props[0] = CL_CONTEXT_PLATFORM;
 		props[1] = (cl_context_properties)be->platform;
@@ -98,6 +97,8 @@ vcl_op_create_queue(struct vcl_session *s, const Vcl__Request *req,
 	const Vcl__CreateQueue	*m = req->create_queue;
 	cl_queue_properties	 props[VCL_QUEUE_PROPS_MAX + 1];
 	struct vcl_hobj		*o, *ctx;
+	cl_device_id		 dev = NULL;
+	uint32_t		 root = 0;
 	cl_int			 err = CL_SUCCESS;
 	size_t			 i;
 
@@ -107,7 +108,8 @@ vcl_op_create_queue(struct vcl_session *s, const Vcl__Request *req,
 		return;		/* over the object limit */
 	ctx = vcl_dep(s, m->context, VCL_KIND_CONTEXT, CL_INVALID_CONTEXT,
 	    &err);
-	if (err == CL_SUCCESS && m->device >= s->srv->be.ndevices)
+	if (err == CL_SUCCESS && (dev = vcl_session_device(s, m->device,
+	    &root)) == NULL)
 		err = CL_INVALID_DEVICE;
 	if (err == CL_SUCCESS && (m->n_properties > VCL_QUEUE_PROPS_MAX ||
 	    m->n_properties % 2 != 0))
@@ -124,9 +126,9 @@ vcl_op_create_queue(struct vcl_session *s, const Vcl__Request *req,
 		}
 		props[i] = 0;
 		o->u.queue = clCreateCommandQueueWithProperties(ctx->u.ctx,
-		    s->srv->be.devices[m->device], props, &err);
+		    dev, props, &err);
 	}
-	o->device = m->device;
+	o->device = root;	/* per-device limits: a sub-device's root's */
 	o->xctx = m->context;
 	o->error = err;
 }
@@ -210,4 +212,112 @@ vcl_op_set_user_event_status(struct vcl_session *s, const Vcl__Request *req,
 	if (m->status < 0)
 		vcl_cmd_reap(s);
 	s->want_kick = 1;	/* run at the end of the batch */
+}
+
+/*
+ * Check a partition property list from the wire (without its final 0)
+ * before the runtime reads it: one known scheme, its one value, or a
+ * by-counts list ending in its CL_DEVICE_PARTITION_BY_COUNTS_LIST_END.
+ */
+static cl_int
+vcl_partition_check(const int64_t *p, size_t n)
+{
+	size_t	i;
+
+	if (n < 2)
+		return (CL_INVALID_VALUE);
+	switch (p[0]) {
+	case CL_DEVICE_PARTITION_EQUALLY:
+	case CL_DEVICE_PARTITION_BY_AFFINITY_DOMAIN:
+		return (n == 2 ? CL_SUCCESS : CL_INVALID_VALUE);
+	case CL_DEVICE_PARTITION_BY_COUNTS:
+		if (n > VCL_SUBDEVICES_MAX + 2)
+			return (CL_INVALID_DEVICE_PARTITION_COUNT);
+		for (i = 1; i < n && p[i] !=
+		    CL_DEVICE_PARTITION_BY_COUNTS_LIST_END; i++)
+			if (p[i] < 0)
+				return (CL_INVALID_DEVICE_PARTITION_COUNT);
+		return (i == n - 1 ? CL_SUCCESS : CL_INVALID_VALUE);
+	default:
+		return (CL_INVALID_VALUE);
+	}
+}
+
+/*
+ * CreateSubDevices: partition a device of the session. Without ids only
+ * the count is answered. With ids there must be one per sub-device made;
+ * each becomes a KIND_DEVICE object, charged like any other.
+ */
+void
+vcl_op_create_sub_devices(struct vcl_session *s, const Vcl__Request *req,
+    struct vcl_bulk *bulk)
+{
+	const Vcl__CreateSubDevices	*m = req->create_sub_devices;
+	Vcl__Reply			 r = VCL__REPLY__INIT;
+	Vcl__SubDevicesResult		 sr = VCL__SUB_DEVICES_RESULT__INIT;
+	cl_device_partition_property	 props[VCL_SUBDEVICES_MAX + 3];
+	cl_device_id			 out[VCL_SUBDEVICES_MAX], dev;
+	struct vcl_hobj			*o;
+	uint32_t			 root = 0;
+	cl_uint				 n = 0;
+	cl_int				 err;
+	size_t				 i, j;
+
+	if ((dev = vcl_session_device(s, m->device, &root)) == NULL)
+		err = CL_INVALID_DEVICE;
+	else if ((err = vcl_partition_check(m->properties,
+	    m->n_properties)) != CL_SUCCESS)
+		;
+	else if (m->n_ids > VCL_SUBDEVICES_MAX)
+		err = CL_INVALID_VALUE;
+	else if (m->n_ids > 0 && s->handles.count - s->refused + m->n_ids >
+	    s->srv->limits.objects)
+		err = CL_OUT_OF_RESOURCES;
+	for (i = 0; err == CL_SUCCESS && i < m->n_ids; i++) {
+		if (m->ids[i] == 0 || m->ids[i] >= VCL_SUBDEVICE_BIT)
+			err = CL_INVALID_VALUE;
+		for (j = 0; j < i; j++)
+			if (m->ids[j] == m->ids[i])
+				err = CL_INVALID_VALUE;
+		if (vcl_handle_find(&s->handles, m->ids[i]) != NULL) {
+			vcl_session_close(s, "client reused an object id");
+			return;
+		}
+	}
+	if (err == CL_SUCCESS) {
+		for (i = 0; i < m->n_properties; i++)
+			props[i] = (cl_device_partition_property)
+			    m->properties[i];
+		props[i] = 0;
+		err = clCreateSubDevices(dev, props, (cl_uint)m->n_ids,
+		    m->n_ids > 0 ? out : NULL, &n);
+	}
+	if (err == CL_SUCCESS && m->n_ids > 0 && n != m->n_ids) {
+		/* The client must ask for exactly what the partition makes. */
+		for (i = 0; i < n && i < m->n_ids; i++)
+			clReleaseDevice(out[i]);
+		err = CL_INVALID_VALUE;
+	}
+	for (i = 0; err == CL_SUCCESS && i < m->n_ids; i++) {
+		if ((o = vcl_session_add(s, m->ids[i], VCL_KIND_DEVICE)) ==
+		    NULL || o->error != CL_SUCCESS) {
+			/* Checked above: cannot happen; drop what is left. */
+			for (j = i; j < m->n_ids; j++)
+				clReleaseDevice(out[j]);
+			if (o == NULL)
+				return;
+			err = o->error;
+			break;
+		}
+		o->u.device = out[i];
+		o->device = root;
+	}
+	r.seq = req->seq;
+	r.status = err;
+	if (err == CL_SUCCESS) {
+		sr.count = n;
+		r.result_case = VCL__REPLY__RESULT_SUB_DEVICES;
+		r.sub_devices = &sr;
+	}
+	vcl_session_reply_msg(s, &r);
 }

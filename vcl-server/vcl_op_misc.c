@@ -150,7 +150,10 @@ vcl_info_obj(struct vcl_session *s, uint64_t id, enum vcl_kind kind,
 static cl_device_id
 vcl_info_device(struct vcl_session *s, uint64_t idx)
 {
-	return (idx < s->srv->be.ndevices ? s->srv->be.devices[idx] : NULL);
+	uint32_t	root;
+
+	return (idx > UINT32_MAX ? NULL : vcl_session_device(s,
+	    (uint32_t)idx, &root));
 }
 
 /*

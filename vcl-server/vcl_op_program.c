@@ -566,6 +566,7 @@ vcl_op_build_program(struct vcl_session *s, const Vcl__Request *req,
 	struct vcl_build	*b;
 	char			 why[512];
 	cl_uint			 n, i;
+	uint32_t		 root;
 	cl_int			 err = CL_SUCCESS;
 
 	o = vcl_handle_get(&s->handles, m->program, VCL_KIND_PROGRAM);
@@ -575,7 +576,7 @@ vcl_op_build_program(struct vcl_session *s, const Vcl__Request *req,
 		err = o->error;
 	else if (o->building)
 		err = CL_INVALID_OPERATION;
-	else if (m->n_devices > be->ndevices)
+	else if (m->n_devices > be->ndevices + VCL_SUBDEVICES_MAX)
 		err = CL_INVALID_DEVICE;
 	if (err != CL_SUCCESS) {
 		vcl_session_reply(s, req->seq, err, NULL);
@@ -609,10 +610,9 @@ vcl_op_build_program(struct vcl_session *s, const Vcl__Request *req,
 	}
 	for (i = 0; i < n; i++) {
 		b->idx[i] = m->n_devices > 0 ? m->devices[i] : i;
-		if (b->idx[i] >= be->ndevices)
+		if ((b->devs[i] = vcl_session_device(s, b->idx[i],
+		    &root)) == NULL)
 			err = CL_INVALID_DEVICE;
-		else
-			b->devs[i] = be->devices[b->idx[i]];
 	}
 	b->ndevs = n;
 	b->seq = req->seq;
@@ -621,21 +621,22 @@ vcl_op_build_program(struct vcl_session *s, const Vcl__Request *req,
 	if (err == CL_SUCCESS && m->n_devices == 0) {
 		/* All devices of the program's context, as the spec says. */
 		free(b->devs);
+		free(b->idx);
 		b->devs = NULL;
+		b->idx = NULL;
 		b->ndevs = 0;
 		if (clGetProgramInfo(b->prog, CL_PROGRAM_NUM_DEVICES,
 		    sizeof n, &n, NULL) != CL_SUCCESS || n == 0 ||
 		    (b->devs = calloc(n, sizeof *b->devs)) == NULL ||
+		    (b->idx = calloc(n, sizeof *b->idx)) == NULL ||
 		    clGetProgramInfo(b->prog, CL_PROGRAM_DEVICES,
 		    n * sizeof *b->devs, b->devs, NULL) != CL_SUCCESS)
 			err = CL_OUT_OF_HOST_MEMORY;
 		else
 			b->ndevs = n;
-		for (i = 0; i < b->ndevs; i++) {
-			for (b->idx[i] = 0; b->idx[i] < be->ndevices &&
-			    be->devices[b->idx[i]] != b->devs[i]; b->idx[i]++)
-				;
-		}
+		/* Root devices or sub-devices of this session. */
+		for (i = 0; i < b->ndevs; i++)
+			b->idx[i] = vcl_session_device_index(s, b->devs[i]);
 	}
 	if (err != CL_SUCCESS) {
 		vcl_session_reply(s, req->seq, err, NULL);
@@ -1531,7 +1532,6 @@ vcl_op_create_program_from(struct vcl_session *s, const Vcl__Request *req,
     struct vcl_bulk *bulk)
 {
 	const Vcl__CreateProgramFrom	*m = req->create_program_from;
-	struct vcl_backend		*be = &s->srv->be;
 	struct vcl_hobj			*o, *ctx;
 	Vcl__Reply			 r = VCL__REPLY__INIT;
 	Vcl__ProgramResult		 pr = VCL__PROGRAM_RESULT__INIT;
@@ -1539,6 +1539,7 @@ vcl_op_create_program_from(struct vcl_session *s, const Vcl__Request *req,
 	const unsigned char		*bins[64];
 	size_t				 lens[64], i, j;
 	int32_t				 st[64];
+	uint32_t			 root;
 	int				 modes;
 	cl_int				 err = CL_SUCCESS;
 
@@ -1554,16 +1555,15 @@ vcl_op_create_program_from(struct vcl_session *s, const Vcl__Request *req,
 	else if (ctx->error != CL_SUCCESS)
 		err = ctx->error;
 	else if (modes != 1 || (m->has_il ? m->n_devices != 0 :
-	    m->n_devices == 0) || m->n_devices > be->ndevices ||
-	    m->n_devices > 64 || (m->n_binaries > 0 &&
+	    m->n_devices == 0) || m->n_devices > 64 || (m->n_binaries > 0 &&
 	    m->n_binaries != m->n_devices) || (m->has_il && m->il.len == 0))
 		err = CL_INVALID_VALUE;
 	for (i = 0; err == CL_SUCCESS && i < m->n_devices; i++) {
-		if (m->devices[i] >= be->ndevices) {
+		if ((devs[i] = vcl_session_device(s, m->devices[i],
+		    &root)) == NULL) {
 			err = CL_INVALID_DEVICE;
 			break;
 		}
-		devs[i] = be->devices[m->devices[i]];
 		for (j = 0; j < i; j++)
 			if (devs[j] == devs[i])
 				err = CL_INVALID_DEVICE;
@@ -1701,6 +1701,7 @@ vcl_op_link_program(struct vcl_session *s, const Vcl__Request *req,
 	struct vcl_hobj		*o, *ctx, *in;
 	struct vcl_build	*b = NULL;
 	cl_uint			 n = 0;
+	uint32_t		 root;
 	size_t			 i;
 	cl_int			 err = CL_SUCCESS;
 
@@ -1715,7 +1716,7 @@ vcl_op_link_program(struct vcl_session *s, const Vcl__Request *req,
 		err = ctx->error;
 	else if (m->n_programs == 0 || m->n_programs > VCL_LINK_INPUTS_MAX)
 		err = CL_INVALID_VALUE;
-	else if (m->n_devices > be->ndevices)
+	else if (m->n_devices > be->ndevices + VCL_SUBDEVICES_MAX)
 		err = CL_INVALID_DEVICE;
 	else if (!vcl_link_options_ok(m->options))
 		err = CL_INVALID_LINKER_OPTIONS;
@@ -1732,7 +1733,7 @@ vcl_op_link_program(struct vcl_session *s, const Vcl__Request *req,
 			err = CL_INVALID_OPERATION;	/* not compiled */
 	}
 	for (i = 0; err == CL_SUCCESS && i < m->n_devices; i++)
-		if (m->devices[i] >= be->ndevices)
+		if (vcl_session_device(s, m->devices[i], &root) == NULL)
 			err = CL_INVALID_DEVICE;
 	if (err == CL_SUCCESS && ((b = calloc(1, sizeof *b)) == NULL ||
 	    (b->inputs = calloc(m->n_programs, sizeof *b->inputs)) == NULL ||
@@ -1761,7 +1762,8 @@ vcl_op_link_program(struct vcl_session *s, const Vcl__Request *req,
 	if (m->n_devices > 0)
 		n = (cl_uint)m->n_devices;
 	else if (clGetContextInfo(b->ctx, CL_CONTEXT_NUM_DEVICES, sizeof n, &n,
-	    NULL) != CL_SUCCESS || n == 0 || n > be->ndevices)
+	    NULL) != CL_SUCCESS || n == 0 || n > be->ndevices +
+	    VCL_SUBDEVICES_MAX)
 		err = CL_INVALID_CONTEXT;
 	if (err == CL_SUCCESS && ((b->devs = calloc(n, sizeof *b->devs)) ==
 	    NULL || (b->idx = calloc(n, sizeof *b->idx)) == NULL))
@@ -1770,16 +1772,15 @@ vcl_op_link_program(struct vcl_session *s, const Vcl__Request *req,
 		goto fail;
 	if (m->n_devices > 0)
 		for (i = 0; i < n; i++)
-			b->devs[i] = be->devices[m->devices[i]];
+			b->devs[i] = vcl_session_device(s, m->devices[i],
+			    &root);
 	else if (clGetContextInfo(b->ctx, CL_CONTEXT_DEVICES,
 	    n * sizeof *b->devs, b->devs, NULL) != CL_SUCCESS) {
 		err = CL_INVALID_CONTEXT;
 		goto fail;
 	}
 	for (i = 0; i < n; i++)
-		for (b->idx[i] = 0; b->idx[i] < be->ndevices &&
-		    be->devices[b->idx[i]] != b->devs[i]; b->idx[i]++)
-			;
+		b->idx[i] = vcl_session_device_index(s, b->devs[i]);
 	b->ndevs = n;
 	b->seq = req->seq;
 	b->prog_id = m->id;
@@ -1917,9 +1918,10 @@ vcl_op_get_binary(struct vcl_session *s, const Vcl__Request *req,
     struct vcl_bulk *bulk)
 {
 	const Vcl__GetBinary	*m = req->get_binary;
-	struct vcl_backend	*be = &s->srv->be;
 	struct vcl_hobj		*o;
 	struct vcl_getbin	*g = NULL;
+	cl_device_id		 dev = NULL;
+	uint32_t		 root;
 	cl_int			 err = CL_SUCCESS;
 
 	o = vcl_handle_get(&s->handles, m->program, VCL_KIND_PROGRAM);
@@ -1929,7 +1931,7 @@ vcl_op_get_binary(struct vcl_session *s, const Vcl__Request *req,
 		err = o->error;
 	else if (o->building)
 		err = CL_INVALID_OPERATION;
-	else if (m->device >= be->ndevices)
+	else if ((dev = vcl_session_device(s, m->device, &root)) == NULL)
 		err = CL_INVALID_DEVICE;
 	else if ((g = calloc(1, sizeof *g)) == NULL || (o->tsizes != NULL &&
 	    (g->ts = vcl_tsizes_dup(o->tsizes)) == NULL))
@@ -1940,7 +1942,7 @@ vcl_op_get_binary(struct vcl_session *s, const Vcl__Request *req,
 	g->d.s = s;
 	g->prog = o->u.prog;
 	clRetainProgram(g->prog);
-	g->dev = be->devices[m->device];
+	g->dev = dev;
 	g->seq = req->seq;
 	g->prog_id = m->program;
 	vcl_session_ref(s);

@@ -347,6 +347,17 @@ void	vcl_op_get_info(struct vcl_session *, const Vcl__Request *,
 	    struct vcl_bulk *);
 void	vcl_op_create_context(struct vcl_session *, const Vcl__Request *,
 	    struct vcl_bulk *);
+/*
+ * A device index on the wire names a root device (below be.ndevices) or,
+ * with this bit, a sub-device of the session by its id.
+ */
+#define VCL_SUBDEVICE_BIT	0x80000000u
+#define VCL_SUBDEVICES_MAX	64	/* sub-devices one partition makes */
+cl_device_id	 vcl_session_device(struct vcl_session *, uint32_t,
+		     uint32_t *);
+uint32_t	 vcl_session_device_index(struct vcl_session *, cl_device_id);
+void	vcl_op_create_sub_devices(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
 void	vcl_op_create_queue(struct vcl_session *, const Vcl__Request *,
 	    struct vcl_bulk *);
 void	vcl_op_flush(struct vcl_session *, const Vcl__Request *,

@@ -206,6 +206,10 @@ vcl_session_release(struct vcl_session *s, struct vcl_hobj *o)
 		if (o->u.sampler != NULL)
 			clReleaseSampler(o->u.sampler);
 		break;
+	case VCL_KIND_DEVICE:
+		if (o->u.device != NULL)
+			clReleaseDevice(o->u.device);
+		break;
 	default:
 		break;
 	}
@@ -1014,4 +1018,49 @@ vcl_session_flush(struct vcl_session *s)
 		return;
 	vcl_session_flush_queues(s);
 	vcl_session_flush_out(s);
+}
+
+/*
+ * The device a wire index names for this session: a root device, or with
+ * VCL_SUBDEVICE_BIT one of the session's sub-devices. *root gets the root
+ * device's index (for per-device tables). NULL when it names none.
+ */
+cl_device_id
+vcl_session_device(struct vcl_session *s, uint32_t idx, uint32_t *root)
+{
+	struct vcl_hobj	*o;
+
+	if (idx < s->srv->be.ndevices) {
+		*root = idx;
+		return (s->srv->be.devices[idx]);
+	}
+	if (!(idx & VCL_SUBDEVICE_BIT) || (o = vcl_handle_get(&s->handles,
+	    idx & ~VCL_SUBDEVICE_BIT, VCL_KIND_DEVICE)) == NULL ||
+	    o->error != CL_SUCCESS || o->u.device == NULL)
+		return (NULL);
+	*root = o->device;
+	return (o->u.device);
+}
+
+/*
+ * The wire index of a device the runtime returned (a program's or a
+ * context's): a root device's, or the session's sub-device's. UINT32_MAX
+ * when the session has no such device. Walks the table: builds only.
+ */
+uint32_t
+vcl_session_device_index(struct vcl_session *s, cl_device_id dev)
+{
+	struct vcl_hobj	*o;
+	uint32_t	 i;
+	size_t		 k;
+
+	for (i = 0; i < s->srv->be.ndevices; i++)
+		if (s->srv->be.devices[i] == dev)
+			return (i);
+	for (k = 0; k < s->handles.nslots; k++)
+		for (o = s->handles.slots[k]; o != NULL; o = o->next)
+			if (o->kind == VCL_KIND_DEVICE && o->u.device == dev &&
+			    o->error == CL_SUCCESS)
+				return (VCL_SUBDEVICE_BIT | (uint32_t)o->id);
+	return (UINT32_MAX);
 }

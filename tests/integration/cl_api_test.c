@@ -5137,16 +5137,99 @@ out:
 	free(ext);
 }
 
+/* A native kernel: doubles the int its argument block holds. */
+static void CL_CALLBACK
+native_double(void *args)
+{
+	*(int *)args *= 2;
+}
+
+/*
+ * Native kernels run where the device claims CL_EXEC_NATIVE_KERNEL, and
+ * only there: a device that does not claim them answers
+ * CL_INVALID_OPERATION.
+ */
+static void
+test_native_kernel(struct env *e)
+{
+	cl_device_exec_capabilities	 cap = 0;
+	cl_event			 ev = NULL;
+	int				 v = 21;
+
+	CHECK_ERR(clGetDeviceInfo(e->device, CL_DEVICE_EXECUTION_CAPABILITIES,
+	    sizeof cap, &cap, NULL), CL_SUCCESS);
+	CHECK(cap & CL_EXEC_KERNEL);
+	if (!(cap & CL_EXEC_NATIVE_KERNEL)) {
+		CHECK_ERR(clEnqueueNativeKernel(e->queue, native_double, &v,
+		    sizeof v, 0, NULL, NULL, 0, NULL, NULL),
+		    CL_INVALID_OPERATION);
+		return;
+	}
+	CHECK_ERR(clEnqueueNativeKernel(e->queue, NULL, &v, sizeof v, 0, NULL,
+	    NULL, 0, NULL, NULL), CL_INVALID_VALUE);
+	/* The runtime runs it on a copy of the block: v itself stays. */
+	CHECK_ERR(clEnqueueNativeKernel(e->queue, native_double, &v, sizeof v,
+	    0, NULL, NULL, 0, NULL, &ev), CL_SUCCESS);
+	if (ev != NULL) {
+		CHECK_ERR(clWaitForEvents(1, &ev), CL_SUCCESS);
+		clReleaseEvent(ev);
+	}
+	CHECK(v == 21);
+}
+
+/* Builds and runs a kernel on a sub-device's context and queue. */
+static void
+sub_device_run(cl_context ctx, cl_command_queue q, cl_device_id dev)
+{
+	const char	*src = "__kernel void k(__global int *o)"
+	    "{ o[get_global_id(0)] = (int)get_global_id(0) * 3; }";
+	cl_program	 p;
+	cl_kernel	 k;
+	cl_mem		 m;
+	cl_int		 err, out[16];
+	size_t		 gws = 16, i, wg = 0;
+
+	p = clCreateProgramWithSource(ctx, 1, &src, NULL, &err);
+	if (!CHECK_ERR(err, CL_SUCCESS))
+		return;
+	if (CHECK_ERR(clBuildProgram(p, 1, &dev, NULL, NULL, NULL),
+	    CL_SUCCESS) && (k = clCreateKernel(p, "k", &err)) != NULL) {
+		CHECK_ERR(clGetKernelWorkGroupInfo(k, dev,
+		    CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL),
+		    CL_SUCCESS);
+		CHECK(wg > 0);
+		m = clCreateBuffer(ctx, CL_MEM_WRITE_ONLY, sizeof out, NULL,
+		    &err);
+		if (CHECK_ERR(err, CL_SUCCESS)) {
+			CHECK_ERR(clSetKernelArg(k, 0, sizeof m, &m),
+			    CL_SUCCESS);
+			CHECK_ERR(clEnqueueNDRangeKernel(q, k, 1, NULL, &gws,
+			    NULL, 0, NULL, NULL), CL_SUCCESS);
+			memset(out, 0, sizeof out);
+			CHECK_ERR(clEnqueueReadBuffer(q, m, CL_TRUE, 0,
+			    sizeof out, out, 0, NULL, NULL), CL_SUCCESS);
+			for (i = 0; i < gws; i++)
+				CHECK(out[i] == (cl_int)i * 3);
+			clReleaseMemObject(m);
+		}
+		clReleaseKernel(k);
+	} else
+		CHECK_ERR(err, CL_SUCCESS);
+	clReleaseProgram(p);
+}
+
 /* Sub-devices where the device partitions; the spec's errors where not. */
 static void
 test_sub_devices(struct env *e)
 {
 	cl_device_partition_property	 parts[8], eq[3] = {
-	    CL_DEVICE_PARTITION_EQUALLY, 1, 0 }, bad[3] = { 0x7fff, 1, 0 };
-	cl_device_id			 subs[64], parent = NULL;
+	    CL_DEVICE_PARTITION_EQUALLY, 1, 0 }, bad[3] = { 0x7fff, 1, 0 },
+	    counts[4] = { CL_DEVICE_PARTITION_BY_COUNTS, 1,
+	    CL_DEVICE_PARTITION_BY_COUNTS_LIST_END, 0 };
+	cl_device_id			 subs[64], subs2[64], parent = NULL;
 	cl_context			 ctx;
 	cl_command_queue		 q;
-	cl_uint				 maxsub = 0, n = 0, i, refs = 0;
+	cl_uint				 maxsub = 0, n = 0, n2 = 0, i, refs = 0;
 	size_t				 size = 0;
 	cl_int				 err;
 	int				 equally = 0;
@@ -5196,28 +5279,42 @@ test_sub_devices(struct env *e)
 	CHECK_ERR(clGetDeviceInfo(subs[0], CL_DEVICE_MAX_COMPUTE_UNITS,
 	    sizeof i, &i, NULL), CL_SUCCESS);
 	CHECK(i == 1);
-	/* A sub-device works in a context and a queue. */
+	/* The partition it came from, as asked; a root device's is empty. */
+	CHECK_ERR(clGetDeviceInfo(subs[0], CL_DEVICE_PARTITION_TYPE,
+	    sizeof parts, parts, &size), CL_SUCCESS);
+	CHECK(size == 3 * sizeof parts[0] && parts[0] ==
+	    CL_DEVICE_PARTITION_EQUALLY && parts[1] == 1 && parts[2] == 0);
+	CHECK_ERR(clGetDeviceInfo(e->device, CL_DEVICE_PARTITION_TYPE,
+	    sizeof parts, parts, &size), CL_SUCCESS);
+	CHECK(size == 0 || (size == sizeof parts[0] && parts[0] == 0));
+	/* One compute unit cannot be split again. */
+	CHECK_ERR(clCreateSubDevices(subs[0], eq, NITEMS(subs2), subs2,
+	    &n2), CL_DEVICE_PARTITION_FAILED);
+	CHECK_ERR(clRetainDevice(subs[0]), CL_SUCCESS);
+	CHECK_ERR(clGetDeviceInfo(subs[0], CL_DEVICE_REFERENCE_COUNT,
+	    sizeof refs, &refs, NULL), CL_SUCCESS);
+	CHECK(refs == 2);
+	CHECK_ERR(clReleaseDevice(subs[0]), CL_SUCCESS);
+	/* A sub-device works in a context, a queue, a build and a kernel. */
 	ctx = clCreateContext(e->props, 1, &subs[0], NULL, NULL, &err);
 	if (CHECK_ERR(err, CL_SUCCESS)) {
-		cl_mem	m;
-		int	v = 5, w = 0;
-
 		q = clCreateCommandQueueWithProperties(ctx, subs[0], NULL, &err);
 		if (CHECK_ERR(err, CL_SUCCESS)) {
-			m = clCreateBuffer(ctx, CL_MEM_COPY_HOST_PTR, sizeof v,
-			    &v, &err);
-			if (CHECK_ERR(err, CL_SUCCESS)) {
-				CHECK_ERR(clEnqueueReadBuffer(q, m, CL_TRUE, 0,
-				    sizeof w, &w, 0, NULL, NULL), CL_SUCCESS);
-				CHECK(w == 5);
-				clReleaseMemObject(m);
-			}
+			sub_device_run(ctx, q, subs[0]);
 			clReleaseCommandQueue(q);
 		}
 		clReleaseContext(ctx);
 	}
-	CHECK_ERR(clRetainDevice(subs[0]), CL_SUCCESS);
-	CHECK_ERR(clReleaseDevice(subs[0]), CL_SUCCESS);
+	/* By counts: one sub-device per count; too many units refused. */
+	n2 = 0;
+	CHECK_ERR(clCreateSubDevices(e->device, counts, NITEMS(subs2), subs2,
+	    &n2), CL_SUCCESS);
+	CHECK(n2 == 1);
+	for (i = 0; i < n2 && i < NITEMS(subs2); i++)
+		CHECK_ERR(clReleaseDevice(subs2[i]), CL_SUCCESS);
+	counts[1] = maxsub + 1;
+	CHECK_ERR(clCreateSubDevices(e->device, counts, NITEMS(subs2), subs2,
+	    &n2), CL_INVALID_DEVICE_PARTITION_COUNT);
 	for (i = 0; i < n; i++)
 		CHECK_ERR(clReleaseDevice(subs[i]), CL_SUCCESS);
 }
@@ -5288,6 +5385,7 @@ static const struct test {
 	{ "device_queue", test_device_queue },
 	{ "info_30", test_info_30 },
 	{ "sub_devices", test_sub_devices },
+	{ "native_kernel", test_native_kernel },
 };
 
 /* Reports a test that ran past its time and ends the run. */

@@ -14,7 +14,8 @@ grep -q '^  CL_PLATFORM_NAME *VCL$' "$vcl" ||
 # Device lines of the first device of each: "[PFX/0] PARAM value".
 # VCL answers some of them for what it forwards, not what the node's device
 # has (docs/operating.md): those are compared below, not line by line.
-own='^CL_DEVICE_(PARTITION_|SVM_|ATOMIC_|PIPE_|MAX_PIPE_|DEVICE_ENQUEUE_|QUEUE_ON_DEVICE_|MAX_ON_DEVICE_|EXTENSIONS|OPENCL_C_FEATURES|COMMAND_BUFFER_|SPIR_)'
+# Partitioning is forwarded: compared line by line.
+own='^CL_DEVICE_(EXECUTION_CAPABILITIES|SVM_|ATOMIC_|PIPE_|MAX_PIPE_|DEVICE_ENQUEUE_|QUEUE_ON_DEVICE_|MAX_ON_DEVICE_|EXTENSIONS|OPENCL_C_FEATURES|COMMAND_BUFFER_|SPIR_)'
 dev() { sed -n 's/^\[[^]/]*\/0\] *//p' "$1" | grep -v '^CL_PLATFORM_NAME' |
     grep -Ev "$own"; }
 # VCL's device extensions are some of the native device's.
@@ -23,6 +24,11 @@ exts() { sed -n 's/^\[[^]/]*\/0\] *CL_DEVICE_EXTENSIONS  *//p' "$1" |
 extra=$(exts "$native" | comm -13 - "$(exts "$vcl" >"$vcl.ext"; echo "$vcl.ext")")
 rm -f "$vcl.ext"
 [ -z "$extra" ] || { echo "clinfo_compare: VCL adds extensions: $extra"; exit 1; }
+# Native kernels run host code: VCL claims none, the rest is the node's.
+cap() { sed -n 's/^\[[^]/]*\/0\] *CL_DEVICE_EXECUTION_CAPABILITIES  *//p' "$1" |
+    sed 's/ | CL_EXEC_NATIVE_KERNEL//; s/CL_EXEC_NATIVE_KERNEL | //'; }
+[ "$(cap "$native")" = "$(sed -n 's/^\[[^]/]*\/0\] *CL_DEVICE_EXECUTION_CAPABILITIES  *//p' "$vcl")" ] ||
+    { echo "clinfo_compare: execution capabilities: VCL $(grep EXECUTION_CAP "$vcl"), native $(grep EXECUTION_CAP "$native")"; exit 1; }
 n=$(dev "$vcl" | wc -l)
 [ "$n" -gt 50 ] || { echo "clinfo_compare: only $n device properties through VCL"; exit 1; }
 if dev "$native" >"$native.dev" && dev "$vcl" >"$vcl.dev" &&
