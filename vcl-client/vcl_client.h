@@ -31,7 +31,7 @@
  */
 #define VCL_KINDS(X)							\
 	X(PLATFORM,	NONE)						\
-	X(DEVICE,	NONE)						\
+	X(DEVICE,	DEVICE)						\
 	X(CONTEXT,	CONTEXT)					\
 	X(QUEUE,	QUEUE)						\
 	X(MEM,		MEM)						\

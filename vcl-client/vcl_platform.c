@@ -591,7 +591,7 @@ vcl_device_unref(cl_device_id d)
 
 	if (parent == NULL || !vcl_unref(d))
 		return;
-	vcl_node_release(d->node, VCL__KIND__KIND_DEVICE, d->obj.id);
+	vcl_node_release(d->node, vcl_kind_wire(d->obj.kind), d->obj.id);
 	free(d->ptype);
 	vcl_object_free(d);
 	vcl_device_unref(parent);
