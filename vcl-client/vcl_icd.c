@@ -84,15 +84,41 @@ VCL_EXPORT cl_int CL_API_CALL clIcdGetPlatformIDsKHR(cl_uint,
     cl_platform_id *, cl_uint *) __attribute__((alias(
     "vcl_clIcdGetPlatformIDsKHR")));
 
+/* Every hand-written entry point by name, from the one list. */
+static const struct {
+	const char	*name;
+	void		*fn;
+} vcl_impl_fns[] = {
+#define VCL_API(kind, ret, name, params, status)	VCL_FN_##status(name)
+#define VCL_FN_IMPL(name)	{ #name, (void *)vcl_##name },
+#define VCL_FN_STUB(name)
+#define VCL_API_OPAQUE(name)
+#include "vcl_api.def"
+#undef VCL_API
+#undef VCL_API_OPAQUE
+	{ "clIcdGetPlatformIDsKHR", (void *)vcl_clIcdGetPlatformIDsKHR },
+};
+
 /*
- * Extension functions by name. The only extension VCL implements with an
- * entry point of its own is cl_khr_icd; any other name is unknown (NULL).
+ * Extension functions by name: those of the list above named as an
+ * extension's (a KHR or EXT suffix), that is cl_khr_icd's and the KHR
+ * forms VCL implements (clGetKernelSubGroupInfoKHR answers as a device
+ * without sub-groups does where the node's device has none). Core
+ * functions, stubs and unknown names are NULL, as the specification
+ * asks of a name that is no extension function.
  */
 void * CL_API_CALL
 vcl_clGetExtensionFunctionAddress(const char *name)
 {
-	if (name != NULL && strcmp(name, "clIcdGetPlatformIDsKHR") == 0)
-		return ((void *)vcl_clIcdGetPlatformIDsKHR);
+	size_t	i, len;
+
+	if (name == NULL || (len = strlen(name)) < 4 ||
+	    (strcmp(name + len - 3, "KHR") != 0 &&
+	    strcmp(name + len - 3, "EXT") != 0))
+		return (NULL);
+	for (i = 0; i < sizeof vcl_impl_fns / sizeof vcl_impl_fns[0]; i++)
+		if (strcmp(vcl_impl_fns[i].name, name) == 0)
+			return (vcl_impl_fns[i].fn);
 	return (NULL);
 }
 
