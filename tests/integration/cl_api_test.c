@@ -3544,6 +3544,11 @@ test_program_misc(struct env *e)
 		CHECK_ERR(clGetDeviceAndHostTimer(e->device, &dt, &ht),
 		    CL_INVALID_OPERATION);
 		CHECK_ERR(clGetHostTimer(e->device, &ht), CL_INVALID_OPERATION);
+		/* Both codes apply; a platform without timers says this. */
+		CHECK_ERR(clGetHostTimer(e->device, NULL),
+		    CL_INVALID_OPERATION);
+		CHECK_ERR(clGetDeviceAndHostTimer(e->device, NULL, &ht),
+		    CL_INVALID_OPERATION);
 	}
 	CHECK_ERR(clGetHostTimer(NULL, &ht), CL_INVALID_DEVICE);
 
@@ -3555,6 +3560,15 @@ test_program_misc(struct env *e)
 		CHECK_ERR(clSetKernelExecInfo(NULL,
 		    CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM, sizeof no, &no),
 		    CL_INVALID_KERNEL);
+		/*
+		 * PoCL deviation: PoCL 3.1 accepts any param_name, size and
+		 * value; the spec (and VCL) say CL_INVALID_VALUE.
+		 */
+		CHECK_ERR2(clSetKernelExecInfo(k, 0x1234, sizeof no, &no),
+		    CL_INVALID_VALUE, is_pocl ? CL_SUCCESS : CL_INVALID_VALUE);
+		CHECK_ERR2(clSetKernelExecInfo(k,
+		    CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM, 0, NULL),
+		    CL_INVALID_VALUE, is_pocl ? CL_SUCCESS : CL_INVALID_VALUE);
 		clGetDeviceInfo(e->device, CL_DEVICE_MAX_NUM_SUB_GROUPS,
 		    sizeof nsg, &nsg, NULL);
 		if (nsg == 0)
@@ -5046,6 +5060,15 @@ test_device_queue(struct env *e)
 	    CL_INVALID_OPERATION);
 	CHECK_ERR(clSetDefaultDeviceCommandQueue(NULL, e->device, e->queue),
 	    CL_INVALID_CONTEXT);
+	/*
+	 * A device without device queues: CL_INVALID_OPERATION whatever the
+	 * device and queue (the spec orders none of the codes that apply;
+	 * this is the one a runtime without them, PoCL 3.1, gives).
+	 */
+	CHECK_ERR(clSetDefaultDeviceCommandQueue(e->ctx, NULL, e->queue),
+	    CL_INVALID_OPERATION);
+	CHECK_ERR(clSetDefaultDeviceCommandQueue(e->ctx, e->device, NULL),
+	    CL_INVALID_OPERATION);
 	/* Every host queue query answers; the device default is none. */
 	CHECK_ERR(clGetCommandQueueInfo(e->queue, CL_QUEUE_DEVICE_DEFAULT,
 	    sizeof got, &got, NULL), CL_SUCCESS);
