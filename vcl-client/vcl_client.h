@@ -383,6 +383,7 @@ void		 vcl_node_flush_all(void);
 cl_int		 vcl_node_status(struct vcl_node *);
 void		 vcl_node_release(struct vcl_node *, Vcl__Kind, uint64_t);
 void		 vcl_device_ref(cl_device_id);
+cl_mem		 vcl_mem_root(cl_mem);
 void		 vcl_device_unref(cl_device_id);
 void		 vcl_node_watch(struct vcl_node *, cl_event);
 void		 vcl_node_unwatch_ev(struct vcl_node *, cl_event);

@@ -223,7 +223,8 @@ vcl_image_packed(cl_mem img, const size_t *r, size_t s1, size_t s2)
 
 /*
  * Create the image on node n (asynchronously); a pristine image starts
- * with its packed initial bytes. Called with mem->lock held, or before the
+ * with its packed initial bytes. Called with the lock of its root
+ * (vcl_mem_root: its buffer's for a buffer image) held, or before the
  * image is shared (see vcl_mem_on).
  */
 cl_int
@@ -237,10 +238,7 @@ vcl_image_on(cl_mem mem, struct vcl_node *n)
 	if (mem->nodes & (1ull << n->index))
 		return (CL_SUCCESS);
 	if (mem->buffer != NULL) {
-		pthread_mutex_lock(&mem->buffer->lock);
-		err = vcl_mem_on(mem->buffer, n);
-		pthread_mutex_unlock(&mem->buffer->lock);
-		if (err != CL_SUCCESS)
+		if ((err = vcl_mem_on(mem->buffer, n)) != CL_SUCCESS)
 			return (err);
 		m.has_buffer = 1;
 		m.buffer = mem->buffer->obj.id;
@@ -553,7 +551,7 @@ vcl_image_create(cl_context context, cl_mem_flags flags,
     const cl_image_format *fmt, const cl_image_desc *desc, void *host_ptr,
     cl_int *errcode_ret)
 {
-	cl_mem	 mem = NULL;
+	cl_mem	 mem = NULL, root;
 	size_t	 dims[3], s1, s2, i;
 	cl_int	 err = CL_SUCCESS;
 	cl_bool	 images = CL_FALSE, b;
@@ -622,9 +620,15 @@ vcl_image_create(cl_context context, cl_mem_flags flags,
 		vcl_image_pack(mem->init, host_ptr, dims, mem->elem, s1, s2, 0);
 	}
 	if (!vcl_ctx_multi(context)) {
+		/* The buffer it lies in is shared: under the buffer's lock. */
+		root = vcl_mem_root(mem);
+		if (root != mem)
+			pthread_mutex_lock(&root->lock);
 		for (i = 0; i < (size_t)vcl_nnodes() && err == CL_SUCCESS; i++)
 			if (context->nodes & (1ull << i))
 				err = vcl_mem_on(mem, vcl_node_get(i));
+		if (root != mem)
+			pthread_mutex_unlock(&root->lock);
 		free(mem->init);
 		mem->init = NULL;
 	}

@@ -69,11 +69,19 @@ vcl_mem_unref(cl_mem mem)
 	vcl_object_free(mem);
 }
 
-/* The buffer whose coherence record a buffer or sub-buffer uses. */
-static cl_mem
+/*
+ * The buffer whose coherence record a buffer, a sub-buffer or an image
+ * over a buffer (a 1D buffer image) uses: they share its bytes, so where
+ * its newest bytes are is where theirs are.
+ */
+cl_mem
 vcl_mem_root(cl_mem mem)
 {
-	return (mem->parent != NULL ? mem->parent : mem);
+	if (mem->parent != NULL)
+		return (mem->parent);
+	if (mem->buffer != NULL)
+		return (vcl_mem_root(mem->buffer));
+	return (mem);
 }
 
 /* A sub-buffer exists on node n: its parent first, then itself. */

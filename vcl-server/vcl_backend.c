@@ -264,7 +264,7 @@ vcl_backend_open(struct vcl_backend *be, const char *platform,
 	cl_device_id	*all = NULL;
 	cl_uint		 nall = 0, i;
 	const char	*p;
-	char		*end, name[256];
+	char		*end, name[256], pname[256];
 	long		 idx;
 	Vcl__Welcome	*w;
 	size_t		 n;
@@ -272,6 +272,9 @@ vcl_backend_open(struct vcl_backend *be, const char *platform,
 	memset(be, 0, sizeof *be);
 	if ((be->platform = vcl_backend_pick(platform, err, errlen)) == NULL)
 		return (-1);
+	if (clGetPlatformInfo(be->platform, CL_PLATFORM_NAME, sizeof pname,
+	    pname, NULL) == CL_SUCCESS)
+		be->is_pocl = strcmp(pname, "Portable Computing Language") == 0;
 	if (clGetDeviceIDs(be->platform, CL_DEVICE_TYPE_ALL, 0, NULL, &nall) !=
 	    CL_SUCCESS || nall == 0) {
 		snprintf(err, errlen, "the platform has no devices");

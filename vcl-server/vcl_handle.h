@@ -34,6 +34,7 @@ struct vcl_karg {
 	cl_mem			 mem;		/* buffer: retained while set */
 	uint64_t		 mem_id;	/* ... the session's id of it */
 	cl_sampler		 sampler;	/* sampler: retained while set */
+	unsigned		 writes:1;	/* image: write_only, read_write */
 };
 
 /* Sizes of a program's by-value argument types the kernel told us. */

@@ -271,6 +271,31 @@ vcl_exec_sizes(struct vcl_session *s, struct vcl_hobj *ko, uint32_t dev,
 	return (CL_SUCCESS);
 }
 
+/*
+ * Launches the node's runtime is known to die on, refused instead:
+ * PoCL 3.1 dereferences a bad pointer in clEnqueueNDRangeKernel for a
+ * kernel with a writable image1d_buffer_t argument (natively the program
+ * crashes; here it would be the server and every session on it).
+ */
+static cl_int
+vcl_exec_pocl_faults(struct vcl_session *s, struct vcl_hobj *ko)
+{
+	uint32_t	i;
+
+	if (!s->srv->be.is_pocl)
+		return (CL_SUCCESS);
+	for (i = 0; i < ko->nargs; i++) {
+		if (ko->kargs[i].kind == VCL_KARG_IMAGE && ko->kargs[i].image ==
+		    CL_MEM_OBJECT_IMAGE1D_BUFFER && ko->kargs[i].writes) {
+			vcl_session_warn(s, "kernel %llu: a writable "
+			    "image1d_buffer_t argument (PoCL crashes on it) "
+			    "refused", (unsigned long long)ko->id);
+			return (CL_INVALID_OPERATION);
+		}
+	}
+	return (CL_SUCCESS);
+}
+
 /* NDRange: set the arguments the client sent, check, then launch. */
 void
 vcl_op_ndrange(struct vcl_session *s, const Vcl__Request *req,
@@ -310,6 +335,8 @@ vcl_op_ndrange(struct vcl_session *s, const Vcl__Request *req,
 		    m->n_local ? lws : NULL);
 	if (err == CL_SUCCESS)
 		err = vcl_exec_local_fits(s, k, enq.q->device);
+	if (err == CL_SUCCESS)
+		err = vcl_exec_pocl_faults(s, k);
 	if (err == CL_SUCCESS)
 		err = clEnqueueNDRangeKernel(enq.q->u.queue, k->u.kernel, d,
 		    m->n_offset ? off : NULL, gws, m->n_local ? lws : NULL,

@@ -887,6 +887,9 @@ vcl_kernel_desc(struct vcl_session *s, const struct vcl_hobj *p,
 		kd->arg_image[i] = ka->image;
 		clGetKernelArgInfo(k, i, CL_KERNEL_ARG_ACCESS_QUALIFIER,
 		    sizeof kd->arg_access[i], &kd->arg_access[i], NULL);
+		ka->writes = kd->arg_access[i] ==
+		    CL_KERNEL_ARG_ACCESS_WRITE_ONLY || kd->arg_access[i] ==
+		    CL_KERNEL_ARG_ACCESS_READ_WRITE;
 		if (ka->kind == VCL_KARG_VALUE) {
 			ka->size = size;
 			kd->arg_size[i] = size <= UINT32_MAX ? (uint32_t)size :

@@ -59,6 +59,7 @@ struct vcl_backend {
 	cl_device_id		*devices;
 	uint32_t		 ndevices;
 	Vcl__Welcome		*welcome;	/* snapshot sent to clients */
+	int			 is_pocl;	/* PoCL: its known faults */
 };
 
 /* One item of output: a packed frame head, optional bulk bytes after it. */

@@ -30,6 +30,9 @@
  *			 kernel (with a sampler) on B, its bytes never
  *			 through the client; written from the host on B,
  *			 read on A
+ *	image_buffer_across a 1D buffer image and its buffer, each
+ *			 written on one node (kernel or host), the other
+ *			 read on the other node
  *	compile_link	 clCompileProgram with an in-memory header and
  *			 clLinkProgram over both nodes, run on both; the
  *			 linked program's binaries (one per node) back
@@ -1801,6 +1804,192 @@ out:
 	free(host);
 }
 
+/* ---- image_buffer_across ---- */
+
+static const char image1d_source[] =
+	"__kernel void wimg1(__write_only image1d_buffer_t o, uint base)\n"
+	"{\n"
+	"	int x = get_global_id(0);\n"
+	"	write_imageui(o, x, (uint4)(base + x, 0, 0, 1));\n"
+	"}\n"
+	"__kernel void rimg1(__read_only image1d_buffer_t i,\n"
+	"    __global uint *out)\n"
+	"{\n"
+	"	int x = get_global_id(0);\n"
+	"	out[x] = read_imageui(i, x).x;\n"
+	"}\n";
+
+/* Checks n uints of got against base + step * i; what names the case. */
+static void
+check_uints(const cl_uint *got, size_t n, cl_uint base, cl_uint step,
+    const char *what, int line)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++)
+		if (!check(got[i] == base + step * (cl_uint)i, line,
+		    "%s: element %zu is %u, want %u", what, i, got[i],
+		    base + step * (cl_uint)i))
+			break;
+}
+
+/*
+ * Kernel kw writes a 1D buffer image of its own on A; its buffer is read
+ * on B. CL_SUCCESS, or the error of a launch a node refused cleanly
+ * (the node still answers).
+ */
+static cl_int
+wimg1_on_a(struct env *e, cl_kernel kw, cl_uint base)
+{
+	enum { W = 256 };
+	cl_image_format	 f = { CL_R, CL_UNSIGNED_INT32 };
+	cl_image_desc	 d;
+	cl_mem		 buf, im = NULL;
+	cl_uint		 host[W];
+	cl_event	 ev;
+	size_t		 g = W;
+	cl_int		 err;
+
+	memset(host, 0, sizeof host);
+	if ((buf = mk_buf(e, sizeof host, CL_MEM_READ_WRITE, NULL)) == NULL)
+		return (CL_OUT_OF_HOST_MEMORY);
+	memset(&d, 0, sizeof d);
+	d.image_type = CL_MEM_OBJECT_IMAGE1D_BUFFER;
+	d.image_width = W;
+	d.buffer = buf;
+	im = clCreateImage(e->ctx, CL_MEM_READ_WRITE, &f, &d, NULL, &err);
+	if (!OK(err) || !OK(clSetKernelArg(kw, 0, sizeof im, &im)) ||
+	    !OK(clSetKernelArg(kw, 1, sizeof base, &base)))
+		goto out;
+	STEP("wimg1 on A");
+	if ((err = clEnqueueNDRangeKernel(e->q[0], kw, 1, NULL, &g, NULL, 0,
+	    NULL, &ev)) == CL_SUCCESS) {
+		clWaitForEvents(1, &ev);
+		err = ev_status(ev);	/* the launch's own error, if any */
+		clReleaseEvent(ev);
+	}
+	if (err != CL_SUCCESS) {
+		CHECK(err == CL_INVALID_OPERATION, "wimg1 on A: %s",
+		    cl_strerror(err));
+		note("a kernel writing a 1D buffer image refused: %s",
+		    cl_strerror(err));
+		/* The node lives: its queue still runs a command. */
+		err = clEnqueueBarrierWithWaitList(e->q[0], 0, NULL, NULL);
+		if (err == CL_SUCCESS)
+			err = clFinish(e->q[0]);
+		goto out;
+	}
+	if (OK(clEnqueueReadBuffer(e->q[1], buf, CL_TRUE, 0, sizeof host, host,
+	    0, NULL, NULL)))
+		check_uints(host, W, base, 1, "image written by a kernel on A, "
+		    "its buffer read on B", __LINE__);
+out:
+	release_mem(&im);
+	release_mem(&buf);
+	return (err);
+}
+
+/*
+ * A 1D buffer image and its buffer are one memory: whatever writes one
+ * on a node, the other shows it on the other node. A kernel writes the
+ * image on A, the buffer is read on B; a kernel writes the buffer on B,
+ * a kernel reads the image on A; the host writes the buffer on A, the
+ * image is read on B.
+ */
+static void
+test_image_buffer_across(struct env *e)
+{
+	enum { W = 4096 };
+	const char		*src = image1d_source;
+	cl_image_format		 f = { CL_R, CL_UNSIGNED_INT32 };
+	cl_image_desc		 d;
+	size_t			 g = W, o[3] = { 0, 0, 0 }, r[3] = { W, 1, 1 };
+	cl_program		 p = NULL;
+	cl_kernel		 kw = NULL, kr = NULL;
+	cl_mem			 buf = NULL, im = NULL, out = NULL;
+	cl_uint			 host[W], base = 500, i;
+	cl_int			 err, b3 = 3, s5 = 5;
+
+	for (i = 0; i < W; i++)
+		host[i] = 0xdead;
+	if ((buf = mk_buf(e, sizeof host, CL_MEM_READ_WRITE |
+	    CL_MEM_COPY_HOST_PTR, host)) == NULL || (out = mk_buf(e,
+	    sizeof host, CL_MEM_READ_WRITE, NULL)) == NULL)
+		goto out;
+	memset(&d, 0, sizeof d);
+	d.image_type = CL_MEM_OBJECT_IMAGE1D_BUFFER;
+	d.image_width = W;
+	d.buffer = buf;
+	im = clCreateImage(e->ctx, CL_MEM_READ_WRITE, &f, &d, NULL, &err);
+	if (!OK(err))
+		goto out;
+	p = clCreateProgramWithSource(e->ctx, 1, &src, NULL, &err);
+	if (!OK(err) || !OK(clBuildProgram(p, 0, NULL, NULL, NULL, NULL)))
+		goto out;
+	kw = clCreateKernel(p, "wimg1", &err);
+	if (!OK(err))
+		goto out;
+	kr = clCreateKernel(p, "rimg1", &err);
+	if (!OK(err))
+		goto out;
+	/*
+	 * A kernel writing the image on A. PoCL 3.1 crashes on a writable
+	 * image1d_buffer_t argument: a PoCL node refuses the launch
+	 * (CL_INVALID_OPERATION) and lives. Its own image and buffer: a
+	 * failed command leaves what it would have written failed.
+	 */
+	if (!OK(wimg1_on_a(e, kw, base)))
+		goto out;
+	/* Image written from the host on A; its buffer read on B. */
+	for (i = 0; i < W; i++)
+		host[i] = base + i;
+	if (!OK(clEnqueueWriteImage(e->q[0], im, CL_FALSE, o, r, 0, 0, host,
+	    0, NULL, NULL)) || !OK(clFlush(e->q[0])))
+		goto out;
+	memset(host, 0, sizeof host);
+	if (OK(clEnqueueReadBuffer(e->q[1], buf, CL_TRUE, 0, sizeof host, host,
+	    0, NULL, NULL)))
+		check_uints(host, W, base, 1, "image written on A, its buffer "
+		    "read on B", __LINE__);
+	/* Buffer written by a kernel on B; the image read by a kernel on A. */
+	if (!OK(clSetKernelArg(e->iota, 0, sizeof buf, &buf)) ||
+	    !OK(clSetKernelArg(e->iota, 1, sizeof b3, &b3)) ||
+	    !OK(clSetKernelArg(e->iota, 2, sizeof s5, &s5)) ||
+	    !OK(clEnqueueNDRangeKernel(e->q[1], e->iota, 1, NULL, &g, NULL, 0,
+	    NULL, NULL)) || !OK(clFlush(e->q[1])) ||
+	    !OK(clSetKernelArg(kr, 0, sizeof im, &im)) ||
+	    !OK(clSetKernelArg(kr, 1, sizeof out, &out)) ||
+	    !OK(clEnqueueNDRangeKernel(e->q[0], kr, 1, NULL, &g, NULL, 0, NULL,
+	    NULL)))
+		goto out;
+	memset(host, 0, sizeof host);
+	if (OK(clEnqueueReadBuffer(e->q[0], out, CL_TRUE, 0, sizeof host, host,
+	    0, NULL, NULL)))
+		check_uints(host, W, 3, 5, "buffer written on B, the image read "
+		    "by a kernel on A", __LINE__);
+	/* Buffer written from the host on A; the image read on B. */
+	for (i = 0; i < W; i++)
+		host[i] = 9 * i;
+	if (!OK(clEnqueueWriteBuffer(e->q[0], buf, CL_FALSE, 0, sizeof host,
+	    host, 0, NULL, NULL)) || !OK(clFlush(e->q[0])))
+		goto out;
+	memset(host, 0, sizeof host);
+	if (OK(clEnqueueReadImage(e->q[1], im, CL_TRUE, o, r, 0, 0, host, 0,
+	    NULL, NULL)))
+		check_uints(host, W, 0, 9, "buffer written on A, the image read "
+		    "on B", __LINE__);
+out:
+	release_mem(&out);
+	release_mem(&im);
+	release_mem(&buf);
+	if (kw != NULL)
+		clReleaseKernel(kw);
+	if (kr != NULL)
+		clReleaseKernel(kr);
+	if (p != NULL)
+		clReleaseProgram(p);
+}
+
 /* ---- compile_link ---- */
 
 /* o[i] = pb_mul(s.a, i) + s.b over n items on node qi; checks the result. */
@@ -1994,6 +2183,7 @@ static const struct test tests[] = {
 	{ "rect_across", 2, test_rect_across, 0 },
 	{ "migrate_objects", 2, test_migrate_objects, 0 },
 	{ "image_across", 2, test_image_across, 0 },
+	{ "image_buffer_across", 2, test_image_buffer_across, 0 },
 	{ "compile_link", 2, test_compile_link, 0 },
 	{ "binary_across", 2, test_binary_across, 0 },
 	{ "node_death", 3, test_node_death, 0 },	/* last: kills C */
