@@ -244,6 +244,58 @@ vcl_partition_check(const int64_t *p, size_t n)
 }
 
 /*
+ * Partitions made, kept for the server's life and shared by sessions.
+ * PoCL 3.1 takes no reference on a sub-device for the contexts, queues
+ * and programs made on it, and frees some of them lazily: released
+ * sub-devices were freed under the runtime's feet (the server crashed).
+ * A partition is made once per device and property list, and a session's
+ * sub-device objects only name it. Used on the loop thread only.
+ */
+#define VCL_PARTITIONS_MAX	256
+struct vcl_partition {
+	cl_device_id	 parent;
+	int64_t		 props[VCL_SUBDEVICES_MAX + 2];
+	size_t		 nprops;
+	cl_device_id	 subs[VCL_SUBDEVICES_MAX];
+	cl_uint		 n;
+};
+static struct vcl_partition	vcl_partitions[VCL_PARTITIONS_MAX];
+static size_t			vcl_npartitions;
+
+/* The kept partition of parent by this property list, or NULL. */
+static struct vcl_partition *
+vcl_partition_find(cl_device_id parent, const int64_t *p, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; i < vcl_npartitions; i++)
+		if (vcl_partitions[i].parent == parent &&
+		    vcl_partitions[i].nprops == n && memcmp(
+		    vcl_partitions[i].props, p, n * sizeof *p) == 0)
+			return (&vcl_partitions[i]);
+	return (NULL);
+}
+
+/* Keep a partition just made; NULL when the table is full. */
+static struct vcl_partition *
+vcl_partition_keep(cl_device_id parent, const int64_t *p, size_t np,
+    const cl_device_id *subs, cl_uint n)
+{
+	struct vcl_partition	*k;
+
+	if (vcl_npartitions == VCL_PARTITIONS_MAX ||
+	    np > VCL_SUBDEVICES_MAX + 2 || n > VCL_SUBDEVICES_MAX)
+		return (NULL);
+	k = &vcl_partitions[vcl_npartitions++];
+	k->parent = parent;
+	memcpy(k->props, p, np * sizeof *p);
+	k->nprops = np;
+	memcpy(k->subs, subs, n * sizeof *subs);
+	k->n = n;
+	return (k);
+}
+
+/*
  * CreateSubDevices: partition a device of the session. Without ids only
  * the count is answered. With ids there must be one per sub-device made;
  * each becomes a KIND_DEVICE object, charged like any other.
@@ -257,6 +309,7 @@ vcl_op_create_sub_devices(struct vcl_session *s, const Vcl__Request *req,
 	Vcl__SubDevicesResult		 sr = VCL__SUB_DEVICES_RESULT__INIT;
 	cl_device_partition_property	 props[VCL_SUBDEVICES_MAX + 3];
 	cl_device_id			 out[VCL_SUBDEVICES_MAX], dev;
+	struct vcl_partition		*part = NULL;
 	struct vcl_hobj			*o;
 	uint32_t			 root = 0;
 	cl_uint				 n = 0;
@@ -284,32 +337,40 @@ vcl_op_create_sub_devices(struct vcl_session *s, const Vcl__Request *req,
 			return;
 		}
 	}
-	if (err == CL_SUCCESS) {
+	if (err == CL_SUCCESS && (part = vcl_partition_find(dev,
+	    m->properties, m->n_properties)) != NULL)
+		n = part->n;
+	else if (err == CL_SUCCESS) {
 		for (i = 0; i < m->n_properties; i++)
 			props[i] = (cl_device_partition_property)
 			    m->properties[i];
 		props[i] = 0;
 		err = clCreateSubDevices(dev, props, (cl_uint)m->n_ids,
 		    m->n_ids > 0 ? out : NULL, &n);
+		if (err == CL_SUCCESS && m->n_ids > 0 && n == m->n_ids &&
+		    (part = vcl_partition_keep(dev, m->properties,
+		    m->n_properties, out, n)) == NULL) {
+			for (i = 0; i < n; i++)
+				clReleaseDevice(out[i]);
+			err = CL_OUT_OF_RESOURCES;
+		}
 	}
 	if (err == CL_SUCCESS && m->n_ids > 0 && n != m->n_ids) {
 		/* The client must ask for exactly what the partition makes. */
-		for (i = 0; i < n && i < m->n_ids; i++)
-			clReleaseDevice(out[i]);
+		if (part == NULL)
+			for (i = 0; i < n && i < m->n_ids; i++)
+				clReleaseDevice(out[i]);
 		err = CL_INVALID_VALUE;
 	}
 	for (i = 0; err == CL_SUCCESS && i < m->n_ids; i++) {
 		if ((o = vcl_session_add(s, m->ids[i], VCL_KIND_DEVICE)) ==
-		    NULL || o->error != CL_SUCCESS) {
-			/* Checked above: cannot happen; drop what is left. */
-			for (j = i; j < m->n_ids; j++)
-				clReleaseDevice(out[j]);
-			if (o == NULL)
-				return;
-			err = o->error;
+		    NULL)
+			return;
+		if (o->error != CL_SUCCESS) {
+			err = o->error;	/* checked above: cannot happen */
 			break;
 		}
-		o->u.device = out[i];
+		o->u.device = part->subs[i];
 		o->device = root;
 	}
 	r.seq = req->seq;

@@ -207,9 +207,7 @@ vcl_session_release(struct vcl_session *s, struct vcl_hobj *o)
 			clReleaseSampler(o->u.sampler);
 		break;
 	case VCL_KIND_DEVICE:
-		if (o->u.device != NULL)
-			clReleaseDevice(o->u.device);
-		break;
+		break;		/* the server keeps its partitions */
 	default:
 		break;
 	}
