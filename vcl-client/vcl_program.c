@@ -1705,17 +1705,26 @@ vcl_check_local(cl_kernel k, cl_device_id dev, cl_uint dim,
 	    strstr(opt, "-cl-uniform-work-group-size") == NULL;
 	if (k->wg_size[di] != 0 && maxwg > k->wg_size[di])
 		maxwg = k->wg_size[di];
+	/*
+	 * The group's size first: a local size past both the group limit
+	 * and a dimension's item limit is CL_INVALID_WORK_GROUP_SIZE, as the
+	 * node's runtime (PoCL 3.1) answers; the spec orders neither.
+	 */
 	for (i = 0; i < dim; i++) {
 		if (local[i] == 0)
 			return (CL_INVALID_WORK_GROUP_SIZE);
-		if (maxwi[i] != 0 && local[i] > maxwi[i])
-			return (CL_INVALID_WORK_ITEM_SIZE);
-		if (global[i] % local[i] != 0 && !(nonuni && cl2))
+		if (local[i] > SIZE_MAX / total)
 			return (CL_INVALID_WORK_GROUP_SIZE);
 		total *= local[i];
 	}
 	if (maxwg != 0 && total > maxwg)
 		return (CL_INVALID_WORK_GROUP_SIZE);
+	for (i = 0; i < dim; i++) {
+		if (maxwi[i] != 0 && local[i] > maxwi[i])
+			return (CL_INVALID_WORK_ITEM_SIZE);
+		if (global[i] % local[i] != 0 && !(nonuni && cl2))
+			return (CL_INVALID_WORK_GROUP_SIZE);
+	}
 	return (CL_SUCCESS);
 }
 
