@@ -1945,9 +1945,11 @@ out:
 }
 
 /*
- * Sub-group info: not forwarded to the nodes yet, so CL_INVALID_OPERATION
- * once the kernel and device are checked: what the specification names
- * for a device without sub-groups, as PoCL 3.1's CPU device is.
+ * Sub-group info: asked of the device's node where the device has
+ * sub-groups (CL_DEVICE_MAX_NUM_SUB_GROUPS > 0), with the input value;
+ * otherwise CL_INVALID_OPERATION once the kernel and device are checked,
+ * what the specification names for a device without sub-groups (as PoCL
+ * 3.1's CPU device is).
  */
 cl_int CL_API_CALL
 vcl_clGetKernelSubGroupInfo(cl_kernel kernel, cl_device_id device,
@@ -1955,14 +1957,12 @@ vcl_clGetKernelSubGroupInfo(cl_kernel kernel, cl_device_id device,
     const void *input_value, size_t param_value_size, void *param_value,
     size_t *param_value_size_ret)
 {
-	cl_int	err = CL_SUCCESS;
+	Vcl__Request	 req = VCL__REQUEST__INIT;
+	Vcl__GetInfo	 gi = VCL__GET_INFO__INIT;
+	Vcl__ToClient	*tc = NULL;
+	cl_uint		 nsg = 0;
+	cl_int		 err = CL_SUCCESS;
 
-	(void)param_name;
-	(void)input_value_size;
-	(void)input_value;
-	(void)param_value_size;
-	(void)param_value;
-	(void)param_value_size_ret;
 	VCL_GOTO_IF(!vcl_is(kernel, VCL_KIND_KERNEL), CL_INVALID_KERNEL);
 	if (device == NULL) {
 		VCL_GOTO_IF(kernel->prog->ctx->ndevices != 1, CL_INVALID_DEVICE);
@@ -1970,7 +1970,34 @@ vcl_clGetKernelSubGroupInfo(cl_kernel kernel, cl_device_id device,
 	}
 	VCL_GOTO_IF(!vcl_is(device, VCL_KIND_DEVICE) ||
 	    vcl_ctx_index(kernel->prog->ctx, device) < 0, CL_INVALID_DEVICE);
-	err = CL_INVALID_OPERATION;
+	if (vcl_clGetDeviceInfo(device, CL_DEVICE_MAX_NUM_SUB_GROUPS,
+	    sizeof nsg, &nsg, NULL) != CL_SUCCESS || nsg == 0) {
+		err = CL_INVALID_OPERATION;
+		goto out;
+	}
+	VCL_GOTO_IF(input_value_size > 3 * sizeof(size_t) ||
+	    (input_value_size > 0 && input_value == NULL), CL_INVALID_VALUE);
+	gi.what = VCL__GET_INFO__WHAT__KERNEL_SUB_GROUP;
+	gi.id = kernel->obj.id;
+	gi.param = param_name;
+	gi.has_device = 1;
+	gi.device = device->index;
+	gi.has_input = 1;
+	gi.input.data = (uint8_t *)input_value;
+	gi.input.len = input_value_size;
+	req.call_case = VCL__REQUEST__CALL_GET_INFO;
+	req.get_info = &gi;
+	err = vcl_node_call(device->node, &req, NULL, 0, NULL, 0, &tc);
+	if (err == CL_SUCCESS) {
+		if (tc->reply->info == NULL)
+			err = CL_INVALID_VALUE;
+		else
+			err = vcl_info_ret(tc->reply->info->value.data,
+			    tc->reply->info->value.len, param_value_size,
+			    param_value, param_value_size_ret);
+	}
+	if (tc != NULL)
+		vcl__to_client__free_unpacked(tc, NULL);
 out:
 	return (err);
 }

@@ -146,6 +146,8 @@ vcl_info_obj(struct vcl_session *s, uint64_t id, enum vcl_kind kind,
 	return (o);
 }
 
+#define VCL_SUBGROUP_INPUT_MAX	(3 * sizeof(size_t))
+
 /* The device of a node-local index, or NULL. */
 static cl_device_id
 vcl_info_device(struct vcl_session *s, uint64_t idx)
@@ -207,6 +209,14 @@ vcl_op_get_info(struct vcl_session *s, const Vcl__Request *req,
 		o = vcl_info_obj(s, g->id, VCL_KIND_KERNEL, CL_INVALID_KERNEL,
 		    &err);
 		break;
+	case VCL__GET_INFO__WHAT__KERNEL_SUB_GROUP:
+		o = vcl_info_obj(s, g->id, VCL_KIND_KERNEL, CL_INVALID_KERNEL,
+		    &err);
+		/* An ND-range (3 sizes) or a count: never more. */
+		if (err == CL_SUCCESS && g->has_input &&
+		    g->input.len > VCL_SUBGROUP_INPUT_MAX)
+			err = CL_INVALID_VALUE;
+		break;
 	case VCL__GET_INFO__WHAT__EVENT:
 	case VCL__GET_INFO__WHAT__EVENT_PROFILING:
 		o = vcl_info_obj(s, g->id, VCL_KIND_EVENT, CL_INVALID_EVENT,
@@ -218,7 +228,8 @@ vcl_op_get_info(struct vcl_session *s, const Vcl__Request *req,
 	}
 	if (err == CL_SUCCESS && (g->what ==
 	    VCL__GET_INFO__WHAT__PROGRAM_BUILD || g->what ==
-	    VCL__GET_INFO__WHAT__KERNEL_WORK_GROUP) &&
+	    VCL__GET_INFO__WHAT__KERNEL_WORK_GROUP || g->what ==
+	    VCL__GET_INFO__WHAT__KERNEL_SUB_GROUP) &&
 	    (dev = vcl_info_device(s, g->device)) == NULL)
 		err = CL_INVALID_DEVICE;
 	/* __local sizes set on the client count in CL_KERNEL_LOCAL_MEM_SIZE. */
@@ -266,6 +277,12 @@ vcl_op_get_info(struct vcl_session *s, const Vcl__Request *req,
 		case VCL__GET_INFO__WHAT__KERNEL_ARG:
 			err = clGetKernelArgInfo(o->u.kernel, g->arg, g->param,
 			    size, buf, pass ? NULL : &size);
+			break;
+		case VCL__GET_INFO__WHAT__KERNEL_SUB_GROUP:
+			err = clGetKernelSubGroupInfo(o->u.kernel, dev,
+			    g->param, g->has_input ? g->input.len : 0,
+			    g->has_input && g->input.len > 0 ? g->input.data :
+			    NULL, size, buf, pass ? NULL : &size);
 			break;
 		case VCL__GET_INFO__WHAT__EVENT:
 			err = clGetEventInfo(o->u.event, g->param, size, buf,

@@ -1,4 +1,4 @@
-/* subdev_test.c - sub-devices (CreateSubDevices) over the raw protocol. */
+/* subdev_test.c - sub-devices and sub-group info over the raw protocol. */
 
 /*
  * Raw-protocol tests through a real vclserver on PoCL: a partition is
@@ -9,6 +9,7 @@
  * negative counts, too many counts), ids that clash or exceed 31 bits,
  * more ids than sub-devices, an index of another session and a session
  * over its object limit get their CL_INVALID_* and leave nothing behind.
+ * GetInfo KERNEL_SUB_GROUP is the runtime's answer, its input bounded.
  */
 
 #include "rawproto.h"
@@ -265,9 +266,95 @@ test_charged(void)
 	srv_stop(&sv, "charged_server_exit");
 }
 
+/* GetInfo KERNEL_SUB_GROUP of kernel 4 on device 0 with input in. */
+static int
+sub_group_info(struct conn *c, uint64_t kernel, uint32_t param,
+    const void *in, size_t inlen)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__GetInfo	m = VCL__GET_INFO__INIT;
+	struct reply	rp;
+	int		st;
+
+	m.what = VCL__GET_INFO__WHAT__KERNEL_SUB_GROUP;
+	m.id = kernel;
+	m.param = param;
+	m.has_device = 1;
+	m.device = 0;
+	m.has_input = 1;
+	m.input.data = (uint8_t *)in;
+	m.input.len = inlen;
+	r.call_case = VCL__REQUEST__CALL_GET_INFO;
+	r.get_info = &m;
+	if (call(c, &r, NULL, 0, &rp) != 0)
+		return (-1000);
+	st = rp.r->status;
+	reply_free(&rp);
+	return (st);
+}
+
+/*
+ * Sub-group info is the runtime's own answer (PoCL 3.1's CPU device has
+ * no sub-groups: CL_INVALID_OPERATION); an input longer than an ND-range,
+ * an unknown kernel or device are refused before it.
+ */
+static void
+test_sub_group(void)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__BuildProgram	b = VCL__BUILD_PROGRAM__INIT;
+	Vcl__CreateKernel	k = VCL__CREATE_KERNEL__INIT;
+	struct reply		rp;
+	uint8_t			big[4096];
+	size_t			nd[3] = { 64, 1, 1 };
+	struct srv		sv;
+	struct conn		c;
+	int			st;
+
+	if (!srv_start(&sv, "subgroup_server_start", "127.0.0.1:0", NULL))
+		return;
+	if (!check("subgroup_session", conn_session(&c, &sv) == 0,
+	    "no session")) {
+		srv_stop(&sv, "subgroup_server_exit");
+		return;
+	}
+	create_context(&c, 1);
+	create_program(&c, 3, 1, kernel_src);
+	b.program = 3;
+	r.call_case = VCL__REQUEST__CALL_BUILD_PROGRAM;
+	r.build_program = &b;
+	if (call(&c, &r, NULL, 0, &rp) == 0)
+		reply_free(&rp);
+	k.id = 4;
+	k.program = 3;
+	k.name = (char *)"k";
+	r.call_case = VCL__REQUEST__CALL_CREATE_KERNEL;
+	r.create_kernel = &k;
+	if (call(&c, &r, NULL, 0, &rp) == 0)
+		reply_free(&rp);
+	st = sub_group_info(&c, 4, CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE,
+	    nd, sizeof nd);
+	check("subgroup_runtime", st == CL_INVALID_OPERATION, "status %d, "
+	    "want the runtime's CL_INVALID_OPERATION", st);
+	memset(big, 0, sizeof big);
+	st = sub_group_info(&c, 4, CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE,
+	    big, sizeof big);
+	check("subgroup_input_long", st == CL_INVALID_VALUE, "status %d", st);
+	st = sub_group_info(&c, 99, CL_KERNEL_MAX_NUM_SUB_GROUPS, NULL, 0);
+	check("subgroup_unknown_kernel", st == CL_INVALID_KERNEL, "status %d",
+	    st);
+	release(&c, VCL__KIND__KIND_KERNEL, 4);
+	release(&c, VCL__KIND__KIND_PROGRAM, 3);
+	release(&c, VCL__KIND__KIND_CONTEXT, 1);
+	settle(&c, "subgroup_nothing_left");
+	conn_close(&c);
+	srv_stop(&sv, "subgroup_server_exit");
+}
+
 static const struct test tests[] = {
 	{ "partition",		test_partition,		60 },
 	{ "charged",		test_charged,		60 },
+	{ "sub_group",		test_sub_group,		60 },
 };
 
 int
