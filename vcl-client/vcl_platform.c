@@ -769,3 +769,64 @@ out:
 		*num_devices_ret = n;
 	return (err);
 }
+
+/*
+ * cl_ext_device_fission, the 1.1 form: its schemes and codes mapped to
+ * the core call's. Partition by names, and affinity domains (numbered
+ * otherwise than the core ones), are CL_INVALID_VALUE.
+ */
+cl_int CL_API_CALL
+vcl_clCreateSubDevicesEXT(cl_device_id in_device,
+    const cl_device_partition_property_ext *properties, cl_uint num_devices,
+    cl_device_id *out_devices, cl_uint *num_devices_ret)
+{
+	cl_device_partition_property	 p[VCL_SUBDEVICES_MAX + 3];
+	size_t				 n = 0;
+	cl_int				 err = CL_SUCCESS;
+
+	VCL_GOTO_IF(!vcl_is(in_device, VCL_KIND_DEVICE), CL_INVALID_DEVICE);
+	VCL_GOTO_IF(properties == NULL, CL_INVALID_VALUE);
+	switch (properties[0]) {
+	case CL_DEVICE_PARTITION_EQUALLY_EXT:
+		p[n++] = CL_DEVICE_PARTITION_EQUALLY;
+		p[n] = (cl_device_partition_property)properties[n];
+		n++;
+		break;
+	case CL_DEVICE_PARTITION_BY_COUNTS_EXT:
+		p[n++] = CL_DEVICE_PARTITION_BY_COUNTS;
+		for (; properties[n] != CL_PARTITION_BY_COUNTS_LIST_END_EXT;
+		    n++) {
+			VCL_GOTO_IF(n > VCL_SUBDEVICES_MAX,
+			    CL_INVALID_PARTITION_COUNT_EXT);
+			p[n] = (cl_device_partition_property)properties[n];
+		}
+		p[n++] = CL_DEVICE_PARTITION_BY_COUNTS_LIST_END;
+		break;
+	default:
+		err = CL_INVALID_VALUE;
+		goto out;
+	}
+	VCL_GOTO_IF(properties[n] != CL_PROPERTIES_LIST_END_EXT,
+	    CL_INVALID_VALUE);
+	p[n] = 0;
+	err = vcl_clCreateSubDevices(in_device, p, num_devices, out_devices,
+	    num_devices_ret);
+	if (err == CL_DEVICE_PARTITION_FAILED)
+		err = CL_DEVICE_PARTITION_FAILED_EXT;
+	else if (err == CL_INVALID_DEVICE_PARTITION_COUNT)
+		err = CL_INVALID_PARTITION_COUNT_EXT;
+out:
+	return (err);
+}
+
+cl_int CL_API_CALL
+vcl_clRetainDeviceEXT(cl_device_id device)
+{
+	return (vcl_clRetainDevice(device));
+}
+
+cl_int CL_API_CALL
+vcl_clReleaseDeviceEXT(cl_device_id device)
+{
+	return (vcl_clReleaseDevice(device));
+}
