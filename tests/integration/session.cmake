@@ -67,3 +67,5 @@ set_tests_properties(it_soak PROPERTIES TIMEOUT 300 LABELS integration
 vcl_rawtest(image)
 vcl_rawtest(progbin)
 vcl_rawtest(review)
+vcl_rawtest(quiet)
+target_link_libraries(quiet_test PRIVATE PkgConfig::OPENCL)
