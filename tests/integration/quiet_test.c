@@ -174,8 +174,150 @@ out:
 	srv_stop(&a, "quiet_server_a_stop");
 }
 
+/* Ids of the raw session's objects. */
+enum {
+	R_CTX = 1, R_Q, R_BUF, R_EV_BAD, R_EV_AFTER, R_EV_OK, R_EV_MARK,
+};
+
+/* FillBuffer of R_BUF on R_Q (asynchronous), naming event ev, quiet. */
+static int
+quiet_fill(struct conn *c, uint64_t ev, uint64_t size)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__FillBuffer	m = VCL__FILL_BUFFER__INIT;
+	Vcl__Enqueue	q = VCL__ENQUEUE__INIT;
+	cl_int		pat = 7;
+
+	q.queue = R_Q;
+	q.has_event = 1;
+	q.event = ev;
+	q.has_quiet = 1;
+	q.quiet = 1;
+	m.q = &q;
+	m.mem = R_BUF;
+	m.pattern.data = (uint8_t *)&pat;
+	m.pattern.len = sizeof pat;
+	m.offset = 0;
+	m.size = size;
+	r.call_case = VCL__REQUEST__CALL_FILL_BUFFER;
+	r.fill_buffer = &m;
+	return (send_req(c, &r, NULL, 0));
+}
+
+/* Marker on R_Q naming event ev (told), waiting for wait. */
+static int
+quiet_marker(struct conn *c, uint64_t ev, uint64_t wait)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__Marker	m = VCL__MARKER__INIT;
+	Vcl__Enqueue	q = VCL__ENQUEUE__INIT;
+
+	q.queue = R_Q;
+	q.has_event = 1;
+	q.event = ev;
+	q.n_wait = 1;
+	q.wait = &wait;
+	m.q = &q;
+	r.call_case = VCL__REQUEST__CALL_MARKER;
+	r.marker = &m;
+	return (send_req(c, &r, NULL, 0));
+}
+
+/* Finish on R_Q: the first asynchronous failure there, or 1. */
+static int
+quiet_finish(struct conn *c)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__Finish	m = VCL__FINISH__INIT;
+	struct reply	rp;
+	int		st;
+
+	m.queue = R_Q;
+	r.call_case = VCL__REQUEST__CALL_FINISH;
+	r.finish = &m;
+	if (call(c, &r, NULL, 0, &rp) != 0)
+		return (1);
+	st = rp.r->status;
+	reply_free(&rp);
+	return (st);
+}
+
+/* Poll Stats (bounded) until the server has sent want notifications. */
+static long long
+quiet_wait_notifies(struct conn *c, long long want)
+{
+	Vcl__StatsResult	st;
+	long long		n = -1;
+	int			i;
+
+	for (i = 0; i < STATS_POLLS; i++) {
+		if (stats(c, &st) != 0 || !st.has_notifies)
+			return (-1);
+		if ((n = (long long)st.notifies) >= want)
+			break;
+		poll_wait();
+	}
+	return (n);
+}
+
+/*
+ * A quiet event's command that fails at enqueue: no Notify, the next
+ * Finish reports the failure, and a wait list naming the event fails (its
+ * told marker's Notify is the only one). A quiet one that succeeds: a
+ * marker behind it completes, one Notify again.
+ */
+static void
+t_quiet_raw(void)
+{
+	struct srv		 sv;
+	struct conn		 c;
+	Vcl__StatsResult	 st;
+	long long		 before, n;
+	int			 fin;
+
+	memset(&sv, 0, sizeof sv);
+	c.fd = -1;
+	if (!srv_start(&sv, "quiet_raw_server", "127.0.0.1:0", NULL))
+		goto out;
+	if (conn_session(&c, &sv) != 0 || create_context(&c, R_CTX) != 0 ||
+	    create_queue(&c, R_Q, R_CTX) != 0 ||
+	    create_buffer(&c, R_BUF, R_CTX, 64, NULL, 0) != 0 ||
+	    stats(&c, &st) != 0) {
+		check("quiet_raw_setup", 0, "session setup failed");
+		goto out;
+	}
+	check("quiet_raw_counter", st.has_notifies, "Stats has no notifies");
+	before = (long long)st.notifies;
+
+	/* 128 bytes into a buffer of 64: CL_INVALID_VALUE at enqueue. */
+	fin = quiet_fill(&c, R_EV_BAD, 128) == 0 ? quiet_finish(&c) : 1;
+	check("quiet_raw_failed_finish", fin == CL_INVALID_VALUE,
+	    "Finish after a failed quiet command: %d", fin);
+	n = quiet_wait_notifies(&c, before);
+	check("quiet_raw_failed_silent", n == before,
+	    "a failed quiet command sent %lld notifications", n - before);
+	fin = quiet_marker(&c, R_EV_AFTER, R_EV_BAD) == 0 ?
+	    quiet_finish(&c) : 1;
+	n = quiet_wait_notifies(&c, before + 1);
+	check("quiet_raw_failed_waits", n == before + 1 &&
+	    fin == CL_SUCCESS, "a marker behind it: %lld notifications, "
+	    "Finish %d", n - before, fin);
+
+	fin = quiet_fill(&c, R_EV_OK, 64) == 0 &&
+	    quiet_marker(&c, R_EV_MARK, R_EV_OK) == 0 ? quiet_finish(&c) : 1;
+	n = quiet_wait_notifies(&c, before + 2);
+	check("quiet_raw_ok", fin == CL_SUCCESS && n == before + 2,
+	    "a quiet fill and a told marker: Finish %d, %lld notifications",
+	    fin, n - before);
+out:
+	if (c.fd != -1)
+		conn_close(&c);
+	srv_stop(&sv, "quiet_raw_stop");
+}
+
 static const struct test tests[] = {
 	{ "quiet_kernels", t_quiet_kernels, 120 },
+	{ "quiet_raw", t_quiet_raw, 60 },
 };
 
 int
