@@ -3,8 +3,10 @@
 # per device) against the native platform on one device, in one run.
 #
 #   scaling.sh [-g MAXNODES] [-n "SIZES"] [-s STEPS] [-t TIMEOUT] [-H "DEPTHS"]
-#              [-D "DEVICES"]
+#              [-D "DEVICES"] [-a "ARGS"]
 #
+# -a: more advection arguments for every run (-a -B: the bulk-synchronous
+# schedule instead of the overlapped one).
 # -H: halo depths to run the multi-node cases with (advection -H; default
 # "1": every step exchanges one row per side). -D "0 0": the devices the
 # servers serve (default: server i serves device i).
@@ -21,8 +23,10 @@ steps=""
 tmo=120
 depths=1
 devs=""
-while getopts D:g:H:n:s:t: o; do
+args=""
+while getopts a:D:g:H:n:s:t: o; do
 	case $o in
+	a) args=$OPTARG ;;
 	D) devs=$OPTARG ;;
 	H) depths=$OPTARG ;;
 	t) tmo=$OPTARG ;;
@@ -30,7 +34,7 @@ while getopts D:g:H:n:s:t: o; do
 	n) sizes=$OPTARG ;;
 	s) steps="-s $OPTARG" ;;
 	*) echo "usage: scaling.sh [-g N] [-n SIZES] [-s STEPS] [-t SECS]" \
-	       "[-H DEPTHS] [-D DEVICES]"
+	       "[-H DEPTHS] [-D DEVICES] [-a ARGS]"
 	   exit 2 ;;
 	esac
 done
@@ -49,7 +53,7 @@ nodes=$list
 cells() { sed -n 's/.*cells_per_s=\([0-9.e+]*\).*/\1/p' | head -1; }
 for n in $sizes; do
 	native=$(OCL_ICD_VENDORS=$NATIVE_ICD timeout "$tmo" "$BIN/advection" -n "$n" \
-	    $steps -d 1 -C 2>&1 | tee "$dir/native$n" | cells)
+	    $steps -d 1 -C $args 2>&1 | tee "$dir/native$n" | cells)
 	grep -E "cells_per_s|PASS|FAIL|L1" "$dir/native$n" | sed 's/^/native: /'
 	echo "n=$n native 1 device: $native cells/s"
 	for h in $depths; do
@@ -62,7 +66,7 @@ for n in $sizes; do
 		fi
 		v=$(VCL_NODES=$nodes OCL_ICD_VENDORS=$VCL_ICD timeout "$tmo" \
 		    "$BIN/advection" \
-		    -n "$n" $steps -d $d -H "$h" -C 2>&1 |
+		    -n "$n" $steps -d $d -H "$h" -C $args 2>&1 |
 		    tee "$dir/vcl$n.$d.$h" | cells)
 		grep -E "cells_per_s|PASS|FAIL|L1|rror" "$dir/vcl$n.$d.$h" |
 		    sed "s/^/vcl d=$d H=$h: /"
@@ -74,7 +78,7 @@ for n in $sizes; do
 		if [ $d -gt 1 ]; then
 			w=$(OCL_ICD_VENDORS=$NATIVE_ICD timeout "$tmo" \
 			    "$BIN/advection" -n "$n" $steps -d $d -H "$h" -C \
-			    2>&1 | cells)
+			    $args 2>&1 | cells)
 			awk -v n="$n" -v d="$d" -v w="$w" -v a="$native" -v h="$h" 'BEGIN {
 			    if (w == "" || a == "") { printf "n=%s H=%s native %d devices: failed\n", n, h, d; exit }
 			    printf "n=%s H=%s native %d devices, one context: %.3e cells/s = %.2fx\n",

@@ -11,6 +11,7 @@
 
 #include "vcl.pb-c.h"
 #include "vcl_buf.h"
+#include "vcl_coherence.h"
 #include "vcl_tls.h"
 
 #define VCL_EXPORT	__attribute__((visibility("default")))
@@ -55,9 +56,7 @@ struct vcl_object {
 	uint64_t		 id;		/* remote id, same on every node */
 };
 
-#define VCL_MAX_NODES	64
 #define VCL_WATCH_BUCKETS 4096		/* events awaiting a notification */
-typedef uint64_t vcl_nodeset;		/* bit i: node i */
 
 struct vcl_pending;
 
@@ -208,17 +207,7 @@ struct _cl_mem {
 	cl_mem				 parent;
 	size_t				 origin;
 	pthread_mutex_t			 lock;		/* all below */
-	/*
-	 * Coherence, for contexts over several nodes: the nodes whose
-	 * instance holds the newest bytes, the event that wrote them, and
-	 * per node the migration that filled its instance. Until the first
-	 * write every new instance starts with the initial bytes (pristine).
-	 */
-	vcl_nodeset			 valid;
-	int				 pristine;
-	void				*init;		/* COPY_HOST_PTR copy */
-	cl_event			 last_write;
-	cl_event			 ready[VCL_MAX_NODES];
+	struct vcl_coherence		 coh;		/* vcl_coherence.h */
 	struct vcl_map			*maps;
 	cl_uint				 nmaps;
 	struct vcl_mem_cb		*dtors;
@@ -437,7 +426,7 @@ cl_int		 vcl_enq_prepare(struct vcl_enq *, cl_command_queue, cl_uint,
 cl_int		 vcl_enq_wait(struct vcl_enq *, cl_event);
 void		 vcl_enq_finish(struct vcl_enq *, cl_int, cl_event *);
 
-/* Coherence of buffers across nodes (vcl_mem.c). */
+/* Coherence of buffers across nodes: the wire side (vcl_mem.c). */
 int		 vcl_ctx_multi(cl_context);
 cl_int		 vcl_mem_use(struct vcl_enq *, cl_command_queue, cl_mem, int,
 		     int);

@@ -189,8 +189,9 @@ vcl_enq_proxy(struct vcl_enq *q, cl_context ctx, cl_event ev)
  * Check a command's wait list and prepare the enqueue: the wire fields,
  * proxies for events of other nodes, and the new event when the caller
  * asked for one or need_event is set (a write whose event coherence
- * tracks); it is watched before the command is sent, so its
- * notification cannot outrun it.
+ * tracks); the caller's is watched before the command is sent, so its
+ * notification cannot outrun it. One only coherence holds is quiet: the
+ * server sends no notification for it, and its status here stays queued.
  */
 cl_int
 vcl_enq_prepare(struct vcl_enq *q, cl_command_queue cq, cl_uint n,
@@ -239,7 +240,14 @@ vcl_enq_prepare(struct vcl_enq *q, cl_command_queue cq, cl_uint n,
 		q->ev->remote = 1;
 		q->e.has_event = 1;
 		q->e.event = q->ev->obj.id;
-		vcl_node_watch(q->node, q->ev);
+		/*
+		 * Ours (a last writer) is only named in wait lists on its
+		 * own node: the server keeps it quiet, nothing comes back.
+		 */
+		if (q->internal)
+			q->e.has_quiet = q->e.quiet = 1;
+		else
+			vcl_node_watch(q->node, q->ev);
 	}
 	return (CL_SUCCESS);
 }

@@ -242,8 +242,8 @@ vcl_image_on(cl_mem mem, struct vcl_node *n)
 			return (err);
 		m.has_buffer = 1;
 		m.buffer = mem->buffer->obj.id;
-	} else if (mem->pristine)
-		data = mem->init;
+	} else if (mem->coh.pristine)
+		data = mem->coh.init;
 	m.id = mem->obj.id;
 	m.context = mem->ctx->obj.id;
 	m.flags = mem->flags & (VCL_IMG_ACCESS | VCL_IMG_HOST |
@@ -263,8 +263,7 @@ vcl_image_on(cl_mem mem, struct vcl_node *n)
 	err = vcl_node_send(n, &req, data, data != NULL ? mem->size : 0, 0);
 	if (err == CL_SUCCESS) {
 		mem->nodes |= 1ull << n->index;
-		if (mem->pristine)
-			mem->valid |= 1ull << n->index;
+		vcl_coherence_created(&mem->coh, n->index);
 	}
 	return (err);
 }
@@ -567,6 +566,7 @@ vcl_image_create(cl_context context, cl_mem_flags flags,
 	    CL_INVALID_IMAGE_FORMAT_DESCRIPTOR);
 	VCL_GOTO_IF((mem = vcl_object_new(sizeof *mem, VCL_KIND_MEM)) == NULL,
 	    CL_OUT_OF_HOST_MEMORY);
+	vcl_coherence_init(&mem->coh);
 	pthread_mutex_init(&mem->lock, NULL);
 	mem->ctx = context;
 	vcl_retain(context);
@@ -605,10 +605,9 @@ vcl_image_create(cl_context context, cl_mem_flags flags,
 	vcl_image_dims(mem, dims);
 	mem->size = dims[0] * dims[1] * dims[2] * mem->elem;
 	mem->host_ptr = host_ptr;
-	mem->pristine = 1;
 	if (host_ptr != NULL) {
 		/* The initial bytes, packed: what each node starts with. */
-		VCL_GOTO_IF((mem->init = malloc(mem->size)) == NULL,
+		VCL_GOTO_IF((mem->coh.init = malloc(mem->size)) == NULL,
 		    CL_OUT_OF_HOST_MEMORY);
 		if (mem->type == CL_MEM_OBJECT_IMAGE1D_ARRAY) {
 			s1 = mem->desc.image_slice_pitch;
@@ -617,7 +616,8 @@ vcl_image_create(cl_context context, cl_mem_flags flags,
 			s1 = mem->desc.image_row_pitch;
 			s2 = mem->desc.image_slice_pitch;
 		}
-		vcl_image_pack(mem->init, host_ptr, dims, mem->elem, s1, s2, 0);
+		vcl_image_pack(mem->coh.init, host_ptr, dims, mem->elem, s1, s2,
+		    0);
 	}
 	if (!vcl_ctx_multi(context)) {
 		/* The buffer it lies in is shared: under the buffer's lock. */
@@ -629,8 +629,8 @@ vcl_image_create(cl_context context, cl_mem_flags flags,
 				err = vcl_mem_on(mem, vcl_node_get(i));
 		if (root != mem)
 			pthread_mutex_unlock(&root->lock);
-		free(mem->init);
-		mem->init = NULL;
+		free(mem->coh.init);
+		mem->coh.init = NULL;
 	}
 	/* COPY_HOST_PTR's bytes are kept packed; USE_HOST_PTR keeps ptr. */
 	if (!(flags & CL_MEM_USE_HOST_PTR))

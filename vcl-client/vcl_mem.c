@@ -55,12 +55,7 @@ vcl_mem_unref(cl_mem mem)
 			free(m->ptr);
 		free(m);
 	}
-	for (i = 0; i < VCL_MAX_NODES; i++)
-		if (mem->ready[i] != NULL)
-			vcl_event_unref(mem->ready[i]);
-	if (mem->last_write != NULL)
-		vcl_event_unref(mem->last_write);
-	free(mem->init);
+	vcl_coherence_free(&mem->coh);
 	vcl_image_free(mem);
 	pthread_mutex_destroy(&mem->lock);
 	vcl_context_unref(mem->ctx);
@@ -127,8 +122,8 @@ vcl_mem_on(cl_mem mem, struct vcl_node *n)
 		return (vcl_mem_sub_on(mem, n));
 	if (vcl_mem_is_image(mem))
 		return (vcl_image_on(mem, n));
-	if (mem->pristine)
-		data = mem->host_ptr != NULL ? mem->host_ptr : mem->init;
+	if (mem->coh.pristine)
+		data = mem->host_ptr != NULL ? mem->host_ptr : mem->coh.init;
 	m.id = mem->obj.id;
 	m.context = mem->ctx->obj.id;
 	/* Host pointers and host access rules stay on this side. */
@@ -141,8 +136,7 @@ vcl_mem_on(cl_mem mem, struct vcl_node *n)
 	err = vcl_node_send(n, &req, data, data != NULL ? mem->size : 0, 0);
 	if (err == CL_SUCCESS) {
 		mem->nodes |= 1ull << n->index;
-		if (mem->pristine)
-			mem->valid |= 1ull << n->index;
+		vcl_coherence_created(&mem->coh, n->index);
 	}
 	return (err);
 }
@@ -206,24 +200,22 @@ vcl_mem_migrate(cl_mem mem, cl_command_queue q, struct vcl_node *x,
 	Vcl__MigrateIn		 mi = VCL__MIGRATE_IN__INIT;
 	Vcl__PeerDest		 dest = VCL__PEER_DEST__INIT;
 	struct vcl_migration	*mg;
-	struct vcl_node		*y = NULL;
+	struct vcl_node		*y;
 	struct vcl_enq		 in;
-	cl_event		 out = NULL;
+	cl_event		 out = NULL, deps[2];
 	uint64_t		 wait[2], xfer = vcl_id_new();
-	int			 i;
+	vcl_nodeset		 alive = 0;
+	size_t			 i, ndeps;
+	int			 src;
 	cl_int			 err;
 
-	/* The last writer's node if it is alive, else any live copy. */
-	if (mem->last_write != NULL &&
-	    (mem->valid & (1ull << mem->last_write->node->index)) &&
-	    vcl_node_status(mem->last_write->node) == CL_SUCCESS)
-		y = mem->last_write->node;
-	for (i = 0; y == NULL && i < vcl_nnodes(); i++)
-		if ((mem->valid & (1ull << i)) &&
-		    vcl_node_status(vcl_node_get(i)) == CL_SUCCESS)
-			y = vcl_node_get(i);
-	if (y == NULL)
+	for (i = 0; i < (size_t)vcl_nnodes(); i++)
+		if ((mem->coh.valid & (1ull << i)) &&
+		    vcl_node_status(vcl_node_get((int)i)) == CL_SUCCESS)
+			alive |= 1ull << i;
+	if ((src = vcl_coherence_source(&mem->coh, alive)) < 0)
 		return (CL_DEVICE_NOT_AVAILABLE);	/* lost with its node */
+	y = vcl_node_get(src);
 
 	/* Its own event, so a failed push can be told to x. */
 	if ((out = vcl_event_new(mem->ctx, NULL, CL_COMMAND_MIGRATE_MEM_OBJECTS))
@@ -245,10 +237,9 @@ vcl_mem_migrate(cl_mem mem, cl_command_queue q, struct vcl_node *x,
 	    (unsigned long long)xfer);
 	mo.context = mem->ctx->obj.id;
 	mo.wait = wait;
-	if (mem->last_write != NULL && mem->last_write->node == y)
-		wait[mo.n_wait++] = mem->last_write->obj.id;
-	if (mem->ready[y->index] != NULL)
-		wait[mo.n_wait++] = mem->ready[y->index]->obj.id;
+	ndeps = vcl_coherence_deps(&mem->coh, y->index, deps);
+	for (i = 0; i < ndeps; i++)
+		wait[mo.n_wait++] = deps[i]->obj.id;
 	mo.mem = mem->obj.id;
 	mo.offset = 0;
 	mo.size = mem->size;
@@ -299,7 +290,7 @@ vcl_mem_use(struct vcl_enq *enq, cl_command_queue q, cl_mem sub, int write,
 {
 	struct vcl_node	*x = q->dev->node;
 	cl_mem		 mem = vcl_mem_root(sub);
-	cl_event	 arrival = NULL;
+	cl_event	 arrival = NULL, ready;
 	cl_int		 err;
 
 	if (sub != mem && sub->size != mem->size)
@@ -307,16 +298,13 @@ vcl_mem_use(struct vcl_enq *enq, cl_command_queue q, cl_mem sub, int write,
 	pthread_mutex_lock(&mem->lock);
 	if ((err = vcl_mem_on(sub, x)) != CL_SUCCESS || !vcl_ctx_multi(mem->ctx))
 		goto out;
-	if (!(mem->valid & (1ull << x->index)) && !(write && whole)) {
+	if (vcl_coherence_stale(&mem->coh, x->index, write, whole)) {
 		if ((err = vcl_mem_migrate(mem, q, x, &arrival)) != CL_SUCCESS)
 			goto out;
-		mem->valid |= 1ull << x->index;
-		if (mem->ready[x->index] != NULL)
-			vcl_event_unref(mem->ready[x->index]);
-		mem->ready[x->index] = arrival;
+		vcl_coherence_arrived(&mem->coh, x->index, arrival);
 	}
-	if (mem->ready[x->index] != NULL)
-		err = vcl_enq_wait(enq, mem->ready[x->index]);
+	if ((ready = vcl_coherence_ready(&mem->coh, x->index)) != NULL)
+		err = vcl_enq_wait(enq, ready);
 out:
 	pthread_mutex_unlock(&mem->lock);
 	return (err);
@@ -330,25 +318,11 @@ void
 vcl_mem_written(cl_mem sub, struct vcl_node *x, cl_event ev)
 {
 	cl_mem	mem = vcl_mem_root(sub);
-	int	i;
 
 	if (!vcl_ctx_multi(mem->ctx) || ev == NULL)
 		return;
 	pthread_mutex_lock(&mem->lock);
-	mem->valid = 1ull << x->index;
-	mem->pristine = 0;
-	free(mem->init);
-	mem->init = NULL;
-	if (mem->last_write != NULL)
-		vcl_event_unref(mem->last_write);
-	vcl_retain(ev);
-	mem->last_write = ev;
-	for (i = 0; i < VCL_MAX_NODES; i++) {
-		if (i != x->index && mem->ready[i] != NULL) {
-			vcl_event_unref(mem->ready[i]);
-			mem->ready[i] = NULL;
-		}
-	}
+	vcl_coherence_written(&mem->coh, x->index, ev);
 	pthread_mutex_unlock(&mem->lock);
 }
 
@@ -388,6 +362,7 @@ vcl_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size,
 	    CL_MEM_COPY_HOST_PTR)), CL_INVALID_HOST_PTR);
 	VCL_GOTO_IF((mem = vcl_object_new(sizeof *mem, VCL_KIND_MEM)) == NULL,
 	    CL_OUT_OF_HOST_MEMORY);
+	vcl_coherence_init(&mem->coh);
 	pthread_mutex_init(&mem->lock, NULL);
 	mem->ctx = context;
 	vcl_retain(context);
@@ -396,13 +371,12 @@ vcl_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size,
 		mem->flags |= CL_MEM_READ_WRITE;
 	mem->size = size;
 	mem->host_ptr = host_ptr;
-	mem->pristine = 1;
 	if (vcl_ctx_multi(context)) {
 		/* Made on each node at first use there, with these bytes. */
 		if (flags & CL_MEM_COPY_HOST_PTR) {
-			VCL_GOTO_IF((mem->init = malloc(size)) == NULL,
+			VCL_GOTO_IF((mem->coh.init = malloc(size)) == NULL,
 			    CL_OUT_OF_HOST_MEMORY);
-			memcpy(mem->init, host_ptr, size);
+			memcpy(mem->coh.init, host_ptr, size);
 		}
 	} else {
 		for (i = 0; i < vcl_nnodes() && err == CL_SUCCESS; i++)
@@ -502,6 +476,7 @@ vcl_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags,
 	    CL_MISALIGNED_SUB_BUFFER_OFFSET);
 	VCL_GOTO_IF((mem = vcl_object_new(sizeof *mem, VCL_KIND_MEM)) == NULL,
 	    CL_OUT_OF_HOST_MEMORY);
+	vcl_coherence_init(&mem->coh);
 	pthread_mutex_init(&mem->lock, NULL);
 	mem->ctx = buffer->ctx;
 	vcl_retain(mem->ctx);

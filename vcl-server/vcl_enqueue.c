@@ -316,6 +316,7 @@ vcl_enq_begin_queue(struct vcl_session *s, const Vcl__Enqueue *e,
 
 	memset(enq, 0, sizeof *enq);
 	enq->event_id = e->has_event ? e->event : 0;
+	enq->quiet = enq->event_id != 0 && e->has_quiet && e->quiet;
 	if (enq->event_id != 0 && vcl_handle_find(&s->handles,
 	    enq->event_id) != NULL) {
 		vcl_session_close(s, "client reused an event id");
@@ -385,7 +386,7 @@ vcl_enq_end(struct vcl_session *s, struct vcl_enq *enq, cl_int err,
 	else if (o != NULL && o->error != CL_SUCCESS)
 		err = o->error;			/* over the object limit */
 	if (err == CL_SUCCESS && c == NULL && enq->event_id != 0 &&
-	    (c = vcl_cmd_new(VCL_CMD_PLAIN, 0)) == NULL)
+	    !enq->quiet && (c = vcl_cmd_new(VCL_CMD_PLAIN, 0)) == NULL)
 		err = CL_OUT_OF_HOST_MEMORY;
 	if (err != CL_SUCCESS) {
 		/* The command may have run; only its completion is lost. */
@@ -396,11 +397,12 @@ vcl_enq_end(struct vcl_session *s, struct vcl_enq *enq, cl_int err,
 			o = vcl_session_add(s, enq->event_id, VCL_KIND_EVENT);
 		if (o != NULL)
 			o->error = err;
-		else if (c == NULL && enq->q != NULL &&
+		/* A quiet event tells nobody: the next finish reports it. */
+		if ((o == NULL || enq->quiet) && c == NULL && enq->q != NULL &&
 		    enq->q->deferred == CL_SUCCESS)
 			enq->q->deferred = err;
 		if (c == NULL) {
-			if (enq->event_id != 0 && !s->dead)
+			if (enq->event_id != 0 && !enq->quiet && !s->dead)
 				vcl_session_notify(s, enq->event_id, err, NULL,
 				    0);
 			return;
@@ -422,7 +424,7 @@ vcl_enq_end(struct vcl_session *s, struct vcl_enq *enq, cl_int err,
 	c->d.s = s;
 	vcl_session_ref(s);
 	c->ev = enq->ev;
-	c->event_id = enq->event_id;
+	c->event_id = enq->quiet ? 0 : enq->event_id;
 	c->queue_id = enq->q != NULL ? enq->q->id : 0;
 	c->profiling = enq->q != NULL && enq->q->profiling;
 	c->status = err;

@@ -94,6 +94,8 @@ vcl_op_stats(struct vcl_session *s, const Vcl__Request *req,
 	st.has_peer_bytes_in = st.has_peer_bytes_out = 1;
 	st.peer_bytes_in = s->srv->peer_bytes_in;
 	st.peer_bytes_out = s->srv->peer_bytes_out;
+	st.has_notifies = 1;
+	st.notifies = s->srv->notifies;
 	r.seq = req->seq;
 	r.result_case = VCL__REPLY__RESULT_STATS;
 	r.stats = &st;

@@ -204,6 +204,7 @@ struct vcl_server {
 	uint64_t		 bytes_out;
 	uint64_t		 peer_bytes_in;
 	uint64_t		 peer_bytes_out;
+	uint64_t		 notifies;	/* Notify messages sent */
 	struct vcl_peers	 peers;		/* links to other servers */
 
 	struct vcl_workers	*workers;
@@ -467,6 +468,7 @@ struct vcl_enq {
 	cl_uint		 nwait;
 	cl_event	 ev;
 	uint64_t	 event_id;
+	int		 quiet;		/* event_id: no callback, no Notify */
 };
 
 /*

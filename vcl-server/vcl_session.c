@@ -548,6 +548,7 @@ vcl_session_notify(struct vcl_session *s, uint64_t event_id, cl_int status,
 	}
 	tc.n_notify = 1;
 	tc.notify = &np;
+	s->srv->notifies++;
 	vcl_session_send(s, &tc, NULL, 0, NULL, NULL);
 }
 

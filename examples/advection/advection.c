@@ -113,7 +113,10 @@ static const char *source =
  *	unpack[side][t]	on the neighbour's queue: edge[side][t] -> neighbour's
  *			buf[nxt] halo rows; waits for pack[side]
  * The neighbour's next kernel follows unpack on its queue, and unpack follows
- * the neighbour's previous kernel, the last reader of that halo.
+ * the neighbour's previous kernel, the last reader of that halo. Overlapped
+ * (the default), an exchange step's kernel is split: the edge rows, pack,
+ * then the interior rows, then the unpacks, so the edges cross between
+ * nodes while the interior computes.
  */
 struct band {
 	cl_command_queue	 queue;
@@ -124,6 +127,7 @@ struct band {
 	cl_event		 unpack[2][2];
 	int			 y0;		/* first row of the band */
 	int			 ny;		/* rows in the band */
+	int			 inner;		/* rows left for launch_inner */
 };
 
 struct opts {
@@ -131,6 +135,7 @@ struct opts {
 	int			 steps;		/* -1: one period */
 	int			 vband;		/* bands per device */
 	int			 halo;		/* H: rows per exchange */
+	int			 bulk;		/* -B: no overlap */
 	int			 check;		/* -1: when it is cheap */
 	int			 fp32;
 	long			 plat;
@@ -145,6 +150,7 @@ struct sim {
 	size_t			 rsize;		/* bytes per device real */
 	int			 n;
 	int			 halo;		/* H */
+	int			 overlap;	/* edges first (not -B) */
 	double			 dt;
 	void			*stage;		/* host rows in device precision */
 };
@@ -390,16 +396,15 @@ band_free(struct band *b)
 
 /*
  * Enqueue the kernel on a band: buf[cur] to buf[cur ^ 1], gs = g(t) n / pi,
- * for the band and ext rows on each side of it (within the grid).
+ * for grid rows lo .. hi - 1 (within the band and its halos).
  */
 static void
-launch(const struct sim *sim, struct band *b, int cur, double gs, int ext)
+launch_rows(const struct sim *sim, struct band *b, int cur, double gs, int lo,
+    int hi)
 {
 	size_t	gsz[2];
-	int	lo, hi, r0;
+	int	r0;
 
-	lo = b->y0 - ext > 0 ? b->y0 - ext : 0;
-	hi = b->y0 + b->ny + ext < sim->n ? b->y0 + b->ny + ext : sim->n;
 	r0 = lo - (b->y0 - sim->halo);
 	check(clSetKernelArg(b->kernel, 0, sizeof (cl_mem), &b->buf[cur]),
 	    "clSetKernelArg(0)");
@@ -413,24 +418,77 @@ launch(const struct sim *sim, struct band *b, int cur, double gs, int ext)
 	    NULL, NULL), "clEnqueueNDRangeKernel");
 }
 
+/* The kernel on a band and ext rows on each side of it (within the grid). */
+static void
+launch(const struct sim *sim, struct band *b, int cur, double gs, int ext)
+{
+	int	lo, hi;
+
+	lo = b->y0 - ext > 0 ? b->y0 - ext : 0;
+	hi = b->y0 + b->ny + ext < sim->n ? b->y0 + b->ny + ext : sim->n;
+	launch_rows(sim, b, cur, gs, lo, hi);
+}
+
+/*
+ * Overlapped exchange step, first half: the kernel on the H rows of each
+ * edge a neighbour needs (the whole band when those cover it). *inner
+ * gets whether rows remain for launch_inner.
+ */
+static void
+launch_edges(const struct sim *sim, struct band *b, int p, int nb, int cur,
+    double gs, int *inner)
+{
+	int	H = sim->halo, top = p > 0 ? H : 0, bot = p < nb - 1 ? H : 0;
+
+	*inner = top + bot < b->ny;
+	if (!*inner) {
+		launch(sim, b, cur, gs, 0);
+		return;
+	}
+	if (top)
+		launch_rows(sim, b, cur, gs, b->y0, b->y0 + H);
+	if (bot)
+		launch_rows(sim, b, cur, gs, b->y0 + b->ny - H, b->y0 + b->ny);
+}
+
+/* Overlapped exchange step, second half: the rows launch_edges left. */
+static void
+launch_inner(const struct sim *sim, struct band *b, int p, int nb, int cur,
+    double gs)
+{
+	int	H = sim->halo, top = p > 0 ? H : 0, bot = p < nb - 1 ? H : 0;
+
+	launch_rows(sim, b, cur, gs, b->y0 + top, b->y0 + b->ny - bot);
+}
+
 /*
  * Enqueue step s on every band: kernels, then, at the end of every H
- * steps but the run's last, the halo exchange.
+ * steps but the run's last, the halo exchange. Overlapped (sim->overlap),
+ * an exchange step computes each band's edge rows first, packs them, then
+ * the interior, and only then the neighbours' unpacks: the edges travel
+ * between nodes while the interior computes. Otherwise (-B) the whole
+ * band is computed before its edges leave.
  */
 static void
 step(struct sim *sim, struct band *b, int nb, int s, int last)
 {
 	size_t		 row = (size_t)sim->n * sim->rsize, src, dst;
-	int		 H = sim->halo, k = s % H;
+	int		 H = sim->halo, k = s % H, xchg;
 	int		 cur = s & 1, nxt = cur ^ 1, t = (s / H) & 1, p, side, q;
 	cl_event	*wait;
 	double		 gs;
 
 	/* g at the middle of the step keeps the run time-reversible. */
 	gs = cos(ADV_PI * (s + 0.5) * sim->dt / ADV_PERIOD) * sim->n / ADV_PI;
-	for (p = 0; p < nb; p++)
-		launch(sim, &b[p], cur, gs, H - 1 - k);
-	if (k != H - 1 || s == last) {
+	xchg = k == H - 1 && s != last && nb > 1;
+	for (p = 0; p < nb; p++) {
+		b[p].inner = 0;
+		if (xchg && sim->overlap)
+			launch_edges(sim, &b[p], p, nb, cur, gs, &b[p].inner);
+		else
+			launch(sim, &b[p], cur, gs, H - 1 - k);
+	}
+	if (!xchg) {
 		for (p = 0; p < nb; p++)
 			check(clFlush(b[p].queue), "clFlush");
 		return;
@@ -451,7 +509,18 @@ step(struct sim *sim, struct band *b, int nb, int s, int last)
 				*wait = NULL;
 			}
 		}
+		/* The edges go now, ahead of the interior. */
+		if (sim->overlap)
+			check(clFlush(b[p].queue), "clFlush");
 	}
+	/*
+	 * The interior reads buf[cur] and writes band rows of buf[nxt]; the
+	 * unpacks after it write only halo rows of buf[nxt]: no conflict,
+	 * and a queue never waits for a neighbour before its interior.
+	 */
+	for (p = 0; p < nb; p++)
+		if (b[p].inner)
+			launch_inner(sim, &b[p], p, nb, cur, gs);
 	for (p = 0; p < nb; p++) {
 		for (side = 0; side < 2; side++) {
 			if (b[p].pack[side] == NULL)
@@ -578,7 +647,7 @@ static void
 usage(void)
 {
 	fprintf(stderr,
-	    "usage: advection [-cCf] [-d count] [-n cells] [-p platform] "
+	    "usage: advection [-BcCf] [-d count] [-n cells] [-p platform] "
 	    "[-s steps] [-v bands] [-H rows]\n"
 	    "  -n cells     grid is cells x cells, %d to %d (default 1024)\n"
 	    "  -s steps     steps to run (default: one period of the flow)\n"
@@ -586,6 +655,8 @@ usage(void)
 	    "  -d count     use the first count devices (default all)\n"
 	    "  -v bands     split each device into this many bands (default 1)\n"
 	    "  -H rows      halo depth: exchange H rows every H steps (default 1)\n"
+	    "  -B           compute each band whole, then exchange (default:\n"
+	    "               edges first, the interior while they travel)\n"
 	    "  -c / -C      do / do not check against one band on device 0\n"
 	    "               (default: check when bands > 1 and cells <= %d)\n"
 	    "  -f           single precision even where fp64 is supported\n",
@@ -604,12 +675,15 @@ parse_args(struct opts *o, int argc, char **argv)
 	o->n = 1024;
 	o->steps = o->check = o->ndev = -1;
 	o->vband = o->halo = 1;
-	o->plat = o->fp32 = 0;
+	o->plat = o->fp32 = o->bulk = 0;
 	if ((env = getenv("VCL_EXAMPLE_PLATFORM")) != NULL && *env != '\0' &&
 	    (o->plat = parse_num(env, 0, 1000)) < 0)
 		usage();
-	while ((ch = getopt(argc, argv, "cCd:fH:n:p:s:v:")) != -1) {
+	while ((ch = getopt(argc, argv, "BcCd:fH:n:p:s:v:")) != -1) {
 		switch (ch) {
+		case 'B':
+			o->bulk = 1;
+			break;
 		case 'c':
 		case 'C':
 			o->check = ch == 'c';
@@ -764,6 +838,7 @@ main(int argc, char **argv)
 	memset(&sim, 0, sizeof sim);
 	sim.n = o.n;
 	sim.halo = o.halo;
+	sim.overlap = !o.bulk;
 	sim.fp64 = !o.fp32;
 	for (d = 0; d < o.ndev; d++)
 		sim.fp64 &= device_has_fp64(devs[d]);
@@ -783,8 +858,8 @@ main(int argc, char **argv)
 	if (o.check < 0)
 		o.check = nb > 1 && sim.n <= ADV_CHECKN;
 	printf("advection: n=%d dt=%.6g courant=%.3f steps=%d period=%d "
-	    "bands=%d halo=%d\n", sim.n, sim.dt, sim.dt * mo, o.steps, period,
-	    nb, sim.halo);
+	    "bands=%d halo=%d schedule=%s\n", sim.n, sim.dt, sim.dt * mo,
+	    o.steps, period, nb, sim.halo, sim.overlap ? "overlap" : "bulk");
 
 	q0 = xcalloc(cells, sizeof *q0);
 	q = xcalloc(cells, sizeof *q);
@@ -807,9 +882,10 @@ main(int argc, char **argv)
 		bdevs[p] = devs[p / o.vband];
 	elapsed = run(&sim, bdevs, nb, o.steps, q0, q, &enq);
 	printf("advection: devices=%ld n=%d steps=%d cells_per_s=%.2e bands=%d "
-	    "halo=%d precision=%s elapsed_s=%.3f enqueue_s=%.3f\n", o.ndev,
-	    sim.n, o.steps, (double)cells * o.steps / elapsed, nb, sim.halo,
-	    sim.fp64 ? "double" : "float", elapsed, enq);
+	    "halo=%d precision=%s elapsed_s=%.3f enqueue_s=%.3f schedule=%s\n",
+	    o.ndev, sim.n, o.steps, (double)cells * o.steps / elapsed, nb,
+	    sim.halo, sim.fp64 ? "double" : "float", elapsed, enq,
+	    sim.overlap ? "overlap" : "bulk");
 	if (o.check) {
 		ref = xcalloc(cells, sizeof *ref);
 		run(&sim, devs, 1, o.steps, q0, ref, &enq);
