@@ -114,8 +114,10 @@ check conffile_icd "conffiles: $(cat "$tmp/ctl/libvcl1/conffiles" \
     2>/dev/null)" grep -qx /etc/OpenCL/vendors/vcl.icd \
     "$tmp/ctl/libvcl1/conffiles"
 check server_not_enabled "a maintainer script enables or starts a unit" \
-    sh -c "! cat '$tmp'/ctl/vcl-server/*inst '$tmp'/ctl/vcl-server/*rm \
-    2>/dev/null | grep -q 'systemctl\|deb-systemd'"
+    sh -c "! cat '$tmp'/ctl/*/*inst '$tmp'/ctl/*/*rm 2>/dev/null |
+    grep -v '^#' | grep -qw -e enable -e start -e restart -e reload-or-restart"
+check server_stopped_on_remove "vcl-server's prerm does not stop the units" \
+    grep -q 'disable --now' "$tmp/ctl/vcl-server/prerm"
 check shlibs "libvcl1 has no shlibs file" grep -q '^libvcl 1 libvcl1' \
     "$tmp/ctl/libvcl1/shlibs"
 
