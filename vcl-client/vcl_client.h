@@ -335,6 +335,7 @@ extern struct _cl_platform_id		 vcl_platform;
 extern pthread_mutex_t			 vcl_ev_lock;
 extern pthread_cond_t			 vcl_ev_cond;
 extern const char			*vcl_token_path;
+extern char				 vcl_node_port[8];
 extern __thread int			 vcl_in_rx;
 
 /* vcl_object.c */

@@ -916,7 +916,9 @@ vcl_node_connect(struct vcl_node *n, const char *addr)
 		vcl_log_error("bad node address '%s' (want host:port)", addr);
 		return (CL_INVALID_VALUE);
 	}
-	if (port[0] == '\0')
+	if (port[0] == '\0' && vcl_node_port[0] != '\0')
+		snprintf(port, sizeof port, "%s", vcl_node_port);
+	else if (port[0] == '\0')
 		snprintf(port, sizeof port, "%d", VCL_DEFAULT_PORT);
 	deadline = vcl_conn_now() + timeout;
 again:

@@ -10,6 +10,7 @@
 #include <CL/vcl_ext.h>
 
 #include "vcl_client.h"
+#include "vcl_hostlist.h"
 #include "vcl_log.h"
 
 #define VCL_PLATFORM_VERSION	"OpenCL 3.0 VCL " VCL_VERSION
@@ -24,6 +25,8 @@ static int		 vcl_nnodes_;
 static cl_device_id	 vcl_devices;
 static cl_uint		 vcl_ndevices;
 const char		*vcl_token_path;
+char			 vcl_node_port[8];	/* of nodes named without one */
+static char		 vcl_conf_port[8];	/* a nodes.conf's "port" */
 
 /* The node of an index; indexes are 0..vcl_nnodes()-1. */
 struct vcl_node *
@@ -59,13 +62,24 @@ vcl_parse_nodes(const char *list, char **out, int n)
 	return (n);
 }
 
+/* Whether s is a port number, 1-65535, in decimal. */
+static int
+vcl_port_ok(const char *s)
+{
+	size_t	len = strspn(s, "0123456789");
+
+	return (len > 0 && len <= 5 && s[len] == '\0' && atoi(s) > 0 &&
+	    atoi(s) <= 65535);
+}
+
 /*
- * Read a nodes.conf: "node HOST:PORT" or bare "HOST:PORT" lines and an
- * optional "token-file PATH"; '#' starts a comment. Returns the node count,
- * or -1 if the file does not exist.
+ * Read a nodes.conf: "node HOST:PORT" or bare "HOST:PORT" lines, an
+ * optional "token-file PATH" and "port PORT" (of hosts named without one);
+ * '#' starts a comment. Nodes are taken only if nodes is set. Returns the
+ * node count, or -1 if the file does not exist.
  */
 static int
-vcl_read_conf(const char *path, char **out)
+vcl_read_conf(const char *path, char **out, int nodes)
 {
 	FILE	*f;
 	char	 line[1024], *k, *v, *e;
@@ -86,7 +100,15 @@ vcl_read_conf(const char *path, char **out)
 		if (strcmp(k, "token-file") == 0) {
 			if (vcl_token_path == NULL && *v != '\0')
 				vcl_token_path = strdup(v);
-		} else if (strcmp(k, "node") == 0)
+		} else if (strcmp(k, "port") == 0) {
+			if (vcl_port_ok(v))
+				snprintf(vcl_conf_port, sizeof vcl_conf_port,
+				    "%s", v);
+			else
+				vcl_log_error("%s: bad port '%s'", path, v);
+		} else if (!nodes)
+			continue;
+		else if (strcmp(k, "node") == 0)
 			n = vcl_parse_nodes(v, out, n);
 		else
 			n = vcl_parse_nodes(k, out, n);
@@ -100,8 +122,8 @@ static void
 vcl_init(void)
 {
 	enum vcl_log_level	 lvl;
-	char			*addrs[VCL_MAX_NODES], path[4096];
-	const char		*env, *home;
+	char			*addrs[VCL_MAX_NODES], path[4096], err[512];
+	const char		*env, *home, *nodes, *slurm;
 	struct vcl_node		*n;
 	int			 naddr = -1, i, missing = 0;
 	uint32_t		 d;
@@ -111,16 +133,44 @@ vcl_init(void)
 	else
 		vcl_log_init("vcl", VCL_LOG_ERROR);
 	vcl_token_path = getenv("VCL_TOKEN_FILE");
-	if ((env = getenv("VCL_NODES")) != NULL)
-		naddr = vcl_parse_nodes(env, addrs, 0);
-	if (naddr < 0 && (home = getenv("HOME")) != NULL) {
+	/*
+	 * The nodes: VCL_NODES, else a Slurm job's (SLURM_JOB_NODELIST), else
+	 * a nodes.conf's. Inside a job a nodes.conf still gives its port and
+	 * token-file.
+	 */
+	nodes = getenv("VCL_NODES");
+	slurm = nodes == NULL ? getenv("SLURM_JOB_NODELIST") : NULL;
+	if (nodes == NULL && (home = getenv("HOME")) != NULL) {
 		snprintf(path, sizeof path, "%s/.config/vcl/nodes.conf", home);
-		naddr = vcl_read_conf(path, addrs);
+		naddr = vcl_read_conf(path, addrs, slurm == NULL);
 	}
-	if (naddr < 0)
-		naddr = vcl_read_conf("/etc/vcl/nodes.conf", addrs);
+	if (nodes == NULL && naddr < 0)
+		naddr = vcl_read_conf("/etc/vcl/nodes.conf", addrs,
+		    slurm == NULL);
+	if ((env = getenv("VCL_PORT")) != NULL && !vcl_port_ok(env)) {
+		vcl_log_error("bad VCL_PORT '%s'", env);
+		env = NULL;
+	}
+	if (env == NULL)
+		env = vcl_conf_port;
+	if (env[0] != '\0')
+		snprintf(vcl_node_port, sizeof vcl_node_port, "%s", env);
+	else
+		snprintf(vcl_node_port, sizeof vcl_node_port, "%d",
+		    VCL_DEFAULT_PORT);
+	if (nodes != NULL)
+		naddr = vcl_parse_nodes(nodes, addrs, 0);
+	else if (slurm != NULL) {
+		naddr = vcl_hostlist_expand(slurm, vcl_node_port, addrs,
+		    VCL_MAX_NODES, err, sizeof err);
+		if (naddr < 0) {
+			vcl_log_error("SLURM_JOB_NODELIST: %s; no nodes (set "
+			    "VCL_NODES)", err);
+			naddr = 0;
+		}
+	}
 	if (naddr < 0) {
-		snprintf(path, sizeof path, "127.0.0.1:%d", VCL_DEFAULT_PORT);
+		snprintf(path, sizeof path, "127.0.0.1:%s", vcl_node_port);
 		naddr = vcl_parse_nodes(path, addrs, 0);
 	}
 	for (i = 0; i < naddr; i++) {

@@ -42,8 +42,11 @@ vcl_op_hello(struct vcl_session *s, const Vcl__Request *req,
 		return;
 	}
 	s->is_peer = h->has_peer && h->peer;
-	vcl_log_info("session %llu (%s): client %s", (unsigned long long)s->id,
-	    s->peer, h->client_name != NULL ? h->client_name : "?");
+	vcl_log_info("session %llu (%s) started: %s %s%s",
+	    (unsigned long long)s->id, s->peer,
+	    s->is_peer ? "peer link from" : "client",
+	    h->client_name != NULL ? h->client_name : "?",
+	    s->srv->tls != NULL ? ", TLS" : "");
 	r.seq = req->seq;
 	r.status = CL_SUCCESS;
 	r.result_case = VCL__REPLY__RESULT_WELCOME;

@@ -96,6 +96,8 @@ struct vcl_session {
 	int			 dead;		/* connection closed */
 	int			 authed;
 	time_t			 born;		/* for the handshake deadline */
+	struct timespec		 started;	/* monotonic, for the end log */
+	uint64_t		 nreq;		/* requests served */
 	char			 addr[64];	/* numeric host, no port */
 	time_t			 last_in;	/* last input byte */
 	time_t			 last_out;	/* last output byte or empty */

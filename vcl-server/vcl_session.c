@@ -50,6 +50,7 @@ vcl_session_new(struct vcl_server *srv, int fd, const char *peer)
 	s->refs = 1;
 	s->id = ++srv->next_session;
 	s->born = s->last_in = s->last_out = vcl_server_now();
+	clock_gettime(CLOCK_MONOTONIC, &s->started);
 	snprintf(s->peer, sizeof s->peer, "%s", peer);
 	TAILQ_INIT(&s->outq);
 	LIST_INIT(&s->inflight);
@@ -286,8 +287,12 @@ vcl_session_close(struct vcl_session *s, const char *why)
 	vcl_server_ratelog_flush(&s->warns, who);
 	if (why != NULL && (s->authed ||
 	    vcl_server_ratelog(&srv->conn_log, "connections")))
-		vcl_log_info("session %llu (%s) closed: %s",
-		    (unsigned long long)s->id, s->peer, why);
+		vcl_log_info("session %llu (%s) closed: %s; held %llu "
+		    "objects, %llu bytes; served %llu requests in %.3f s",
+		    (unsigned long long)s->id, s->peer, why,
+		    (unsigned long long)(s->handles.count - s->refused),
+		    (unsigned long long)s->bytes, (unsigned long long)s->nreq,
+		    vcl_since_ms(&s->started) / 1000);
 	if (!s->authed)
 		srv->npreauth--;
 	event_free(s->ev_read);
@@ -684,6 +689,7 @@ vcl_session_run(struct vcl_session *s, Vcl__Request *req,
 	vcl_log_debug("session %llu: %s seq %llu", (unsigned long long)s->id,
 	    op->name, (unsigned long long)req->seq);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	s->nreq++;
 	op->fn(s, req, bulk);
 	/* The loop serves every session: say when a call held it up. */
 	if ((ms = vcl_since_ms(&t0)) >= VCL_SLOW_MS)

@@ -5,6 +5,7 @@
 const char	*server_path;
 const char	*client_path;
 char		 root[] = "/tmp/vcl-session-test.XXXXXX";
+int		 srv_journal;
 
 /* State of the group running in this child. */
 static int		 result_fd = -1;
@@ -65,6 +66,23 @@ poll_wait(void)
 /* --- servers ------------------------------------------------------------ */
 
 /*
+ * In a server's child: name its stderr in JOURNAL_STREAM, as systemd does
+ * for a service whose stderr is the journal.
+ */
+static void
+srv_journal_env(void)
+{
+	struct stat	st;
+	char		v[64];
+
+	if (fstat(STDERR_FILENO, &st) == 0) {
+		snprintf(v, sizeof v, "%llu:%llu", (unsigned long long)st.st_dev,
+		    (unsigned long long)st.st_ino);
+		setenv("JOURNAL_STREAM", v, 1);
+	}
+}
+
+/*
  * Fork and exec a server listening on listen, with the extra options (NULL
  * terminated). Its stderr goes to DIR/stderr. Returns 0 or -1.
  */
@@ -104,6 +122,8 @@ srv_spawn(struct srv *sv, const char *listen, const char *const *extra)
 			dup2(fd, STDERR_FILENO);
 			close(fd);
 		}
+		if (srv_journal)
+			srv_journal_env();
 		if ((fd = open("/dev/null", O_RDWR)) != -1) {
 			dup2(fd, STDIN_FILENO);
 			dup2(fd, STDOUT_FILENO);

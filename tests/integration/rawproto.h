@@ -77,6 +77,8 @@ extern const char	*server_path;
 extern const char	*client_path;
 extern char		 root[];
 extern const char	 kernel_src[];
+/* Set: servers spawned next get JOURNAL_STREAM naming their stderr. */
+extern int		 srv_journal;
 
 int	check(const char *, int, const char *, ...)
 	    __attribute__((format(printf, 3, 4)));
