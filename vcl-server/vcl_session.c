@@ -373,6 +373,7 @@ vcl_session_authed(struct vcl_session *s)
 		return (-1);
 	s->authed = 1;
 	srv->npreauth--;
+	srv->metrics.sessions_total++;
 	return (0);
 }
 
@@ -683,10 +684,14 @@ vcl_session_run(struct vcl_session *s, Vcl__Request *req,
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	op->fn(s, req, bulk);
 	/* The loop serves every session: say when a call held it up. */
-	if ((ms = vcl_since_ms(&t0)) >= VCL_SLOW_MS)
+	ms = vcl_since_ms(&t0);
+	vcl_metrics_request(&s->srv->metrics, req->call_case, ms);
+	if (ms >= VCL_SLOW_MS) {
+		s->srv->metrics.slow_events++;
 		vcl_log_info("session %llu: %s seq %llu took %.1f ms",
 		    (unsigned long long)s->id, op->name,
 		    (unsigned long long)req->seq, ms);
+	}
 	if (bulk->data != NULL) {
 		vcl_pool_put(bulk->data, bulk->len);
 		vcl_session_uncharge(s, bulk->len);
