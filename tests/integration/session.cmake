@@ -67,3 +67,7 @@ set_tests_properties(it_soak PROPERTIES TIMEOUT 300 LABELS integration
 vcl_rawtest(image)
 vcl_rawtest(progbin)
 vcl_rawtest(review)
+vcl_rawtest(tools)
+set_property(TEST it_raw_tools APPEND PROPERTY ENVIRONMENT
+	"VCL_TEST_TOOL=$<TARGET_FILE:vcl_tool>"
+	"VCL_TEST_HELLO=$<TARGET_FILE:hello>")
