@@ -426,6 +426,25 @@ json_str(const char *s)
 	putchar('"');
 }
 
+/*
+ * A server's string made safe for a terminal: control bytes become '?'
+ * (a hostile server could otherwise send escape sequences). One of four
+ * rotating buffers, so a printf may take several.
+ */
+static const char *
+safe(const char *s)
+{
+	static char	buf[4][256];
+	static int	k;
+	char		*o = buf[k++ & 3];
+	size_t		 i;
+
+	for (i = 0; s != NULL && s[i] != '\0' && i < sizeof buf[0] - 1; i++)
+		o[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+	o[i] = '\0';
+	return (o);
+}
+
 /* A device's info value of param, or NULL. */
 static const ProtobufCBinaryData *
 dev_info(const Vcl__DeviceInfo *d, uint32_t param)
@@ -574,20 +593,20 @@ cmd_nodes(void)
 		for (i = 0; i < nodes.n; i++) {
 			if (!ns[i].up) {
 				printf("%s: DOWN (%s): %s\n", nodes.addr[i],
-				    ns[i].c.cause, ns[i].c.why);
+				    ns[i].c.cause, safe(ns[i].c.why));
 				continue;
 			}
 			w = ns[i].c.welcome->reply->welcome;
 			st = ns[i].stats->reply->stats;
 			printf("%s: up, name %s, round trip %.3f ms, server "
 			    "%s, %zu device(s), %llu other session(s)\n",
-			    nodes.addr[i], w->node_name, ns[i].rtt_ms,
-			    st->version != NULL ? st->version : "?",
+			    nodes.addr[i], safe(w->node_name), ns[i].rtt_ms,
+			    safe(st->version),
 			    w->n_devices, (unsigned long long)(st->sessions >
 			    0 ? st->sessions - 1 : 0));
 			for (d = 0; d < w->n_devices; d++) {
 				dev_name(w->devices[d], name, sizeof name);
-				printf("  device %zu: %s (%s)\n", d, name,
+				printf("  device %zu: %s (%s)\n", d, safe(name),
 				    dev_type(w->devices[d]));
 			}
 		}
@@ -598,7 +617,7 @@ cmd_nodes(void)
 				st = ns[j].stats->reply->stats;
 				printf("link %s -> %s: %s\n", nodes.addr[i],
 				    nodes.addr[j], st->transport != NULL ?
-				    st->transport : "tcp");
+				    safe(st->transport) : "tcp");
 			}
 	}
 	for (i = 0; i < nodes.n; i++) {
@@ -642,9 +661,9 @@ print_stats(const char *addr, const Vcl__Welcome *w,
 		json_str(st->transport != NULL ? st->transport : "tcp");
 		printf(", \"counters\": {");
 	} else
-		printf("%s (%s), server %s over %s:\n", addr, w->node_name,
-		    st->version != NULL ? st->version : "?",
-		    st->transport != NULL ? st->transport : "tcp");
+		printf("%s (%s), server %s over %s:\n", addr,
+		    safe(w->node_name), safe(st->version),
+		    st->transport != NULL ? safe(st->transport) : "tcp");
 	put_u64("uptime_s", st->uptime_s, &first);
 	put_u64("sessions", st->sessions, &first);
 	put_u64("sessions_total", st->sessions_total, &first);
@@ -717,7 +736,7 @@ print_down(const struct vcl_tool_conn *c)
 		printf("}");
 	} else
 		fprintf(stderr, "vcl: node %s: %s: %s\n", c->addr, c->cause,
-		    c->why);
+		    safe(c->why));
 }
 
 /* vcl stats [NODE]: the counters of one node, or of every node. */
@@ -907,7 +926,7 @@ cmd_ping(const char *node, int count, uint64_t size)
 		printf("}\n");
 	} else {
 		printf("%s (%s): connect and handshake %.3f ms\n", c.addr,
-		    c.welcome->reply->welcome->node_name, connect_ms);
+		    safe(c.welcome->reply->welcome->node_name), connect_ms);
 		if (count > 0)
 			printf("  %d round trips: min %.3f ms, avg %.3f ms, "
 			    "max %.3f ms\n", count, min, sum / count, max);
