@@ -324,7 +324,6 @@ vcl_hold_submit(struct vcl_session *s, Vcl__Request *req,
 	TAILQ_INIT(&h->waiters);
 	TAILQ_INSERT_TAIL(&s->held, h, entry);
 	s->nheld++;
-	s->srv->metrics.held_total++;
 	if (q != NULL)
 		q->held_tail = h;
 	/* A duplicate id is the client's error; the command reports it. */

@@ -740,6 +740,7 @@ vcl_session_dispatch(struct vcl_session *s)
 {
 	Vcl__Request		*req = s->in_req;
 	struct vcl_bulk		 bulk;
+	uint64_t		 order;
 
 	bulk.borrowed = s->in_bulk_borrowed;
 	bulk.data = bulk.borrowed ? NULL : s->in_bulk;
@@ -750,7 +751,10 @@ vcl_session_dispatch(struct vcl_session *s)
 	s->in_bulk = NULL;
 	s->in_bulk_borrowed = 0;
 	s->in_since = 0;	/* the next frame's clock starts at its bytes */
+	order = s->held_order;
 	vcl_hold_submit(s, req, &bulk);
+	/* Each request held takes the next order number. */
+	s->srv->metrics.held_total += s->held_order - order;
 }
 
 /*
