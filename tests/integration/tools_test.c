@@ -658,7 +658,87 @@ out:
 	srv_stop(&a, "hostile_server_exit");
 }
 
+/*
+ * Held requests in Stats: a marker waiting on an unset user event is held
+ * (now 1, in all 1); setting the event runs it (now 0, in all still 1).
+ */
+static void
+test_held(void)
+{
+	struct srv		 a;
+	struct conn		 c;
+	Vcl__StatsResult	 st = VCL__STATS_RESULT__INIT;
+	Vcl__Request		 r = VCL__REQUEST__INIT;
+	Vcl__CreateUserEvent	 ue = VCL__CREATE_USER_EVENT__INIT;
+	Vcl__Marker		 mk = VCL__MARKER__INIT;
+	Vcl__Enqueue		 q = VCL__ENQUEUE__INIT;
+	Vcl__SetUserEventStatus	 set = VCL__SET_USER_EVENT_STATUS__INIT;
+	uint64_t		 wait = 3;
+	int			 i, ok;
+
+	if (!srv_start(&a, "held_server", "127.0.0.1:0", NULL))
+		return;
+	if (!check("held_session", conn_session(&c, &a) == 0 &&
+	    create_context(&c, 1) == 0 && create_queue(&c, 2, 1) == 0,
+	    "no session, context or queue"))
+		goto out;
+	ue.id = 3;
+	ue.context = 1;
+	r.call_case = VCL__REQUEST__CALL_CREATE_USER_EVENT;
+	r.create_user_event = &ue;
+	send_req(&c, &r, NULL, 0);
+	q.queue = 2;
+	q.event = 4;
+	q.n_wait = 1;
+	q.wait = &wait;
+	mk.q = &q;
+	r.call_case = VCL__REQUEST__CALL_MARKER;
+	r.marker = &mk;
+	send_req(&c, &r, NULL, 0);
+	ok = stats(&c, &st) == 0;
+	check("held_counted", ok && st.held_now == 1 && st.held_total == 1 &&
+	    st.has_held_now, "held now %llu, in all %llu; want 1 and 1",
+	    (unsigned long long)st.held_now,
+	    (unsigned long long)st.held_total);
+	{
+		/* stats() keeps numbers only: strings need the reply. */
+		Vcl__Stats	m = VCL__STATS__INIT;
+		struct reply	rp;
+		Vcl__StatsResult *sr;
+
+		r.call_case = VCL__REQUEST__CALL_STATS;
+		r.stats = &m;
+		ok = call(&c, &r, NULL, 0, &rp) == 0;
+		sr = ok ? rp.r->stats : NULL;
+		check("held_stats_fields", sr != NULL && sr->version != NULL &&
+		    sr->transport != NULL && strcmp(sr->transport, "tcp") ==
+		    0 && sr->slow_ms == 5 && sr->sessions_total == 1 &&
+		    sr->n_ops >= 4, "version, transport, slow_ms, "
+		    "sessions_total or ops missing from StatsResult");
+		if (ok)
+			reply_free(&rp);
+	}
+	set.event = 3;
+	set.status = CL_COMPLETE;
+	r.call_case = VCL__REQUEST__CALL_SET_USER_EVENT_STATUS;
+	r.set_user_event_status = &set;
+	send_req(&c, &r, NULL, 0);
+	for (i = 0; i < STATS_POLLS; i++) {
+		if ((ok = stats(&c, &st) == 0) && st.held_now == 0)
+			break;
+		poll_wait();
+	}
+	check("held_released", ok && st.held_now == 0 && st.held_total == 1,
+	    "held now %llu, in all %llu after the event was set; want 0 "
+	    "and 1", (unsigned long long)st.held_now,
+	    (unsigned long long)st.held_total);
+	conn_close(&c);
+out:
+	srv_stop(&a, "held_server_exit");
+}
+
 static const struct test tests[] = {
+	{ "held",		test_held,		60 },
 	{ "nodes",		test_nodes,		120 },
 	{ "stats",		test_stats,		120 },
 	{ "metrics",		test_metrics,		120 },
