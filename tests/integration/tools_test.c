@@ -737,7 +737,127 @@ out:
 	srv_stop(&a, "held_server_exit");
 }
 
+/* Read (bounded) until event ev is notified; 0 with its status, or -1. */
+static int
+wait_notify(struct conn *c, uint64_t ev, cl_int *st)
+{
+	struct reply	rp;
+	size_t		i;
+	int		n, found = 0;
+
+	for (n = 0; !found && n < 2000; n++) {
+		if (recv_msg(c, &rp) != 0)
+			return (-1);
+		for (i = 0; rp.tc->notify != NULL && i < rp.tc->n_notify; i++)
+			if (rp.tc->notify[i]->event == ev) {
+				*st = rp.tc->notify[i]->status;
+				found = 1;
+			}
+		reply_free(&rp);
+	}
+	return (found ? 0 : -1);
+}
+
+/* Poll Stats (bounded) until migrations in (or out) reach want; 1 if so. */
+static int
+wait_count(struct conn *c, int in, uint64_t want, uint64_t *got)
+{
+	Vcl__StatsResult	st = VCL__STATS_RESULT__INIT;
+	int			i;
+
+	*got = 0;
+	for (i = 0; i < STATS_POLLS; i++) {
+		if (stats(c, &st) != 0)
+			return (0);
+		*got = in ? st.migrations_in : st.migrations_out;
+		if (*got >= want)
+			return (*got == want);
+		poll_wait();
+	}
+	return (0);
+}
+
+/*
+ * Migrations in Stats: a buffer range migrated from server X to server Y
+ * (MigrateOut on X, MigrateIn on Y, X pushing over a peer link) counts one
+ * out on X and one in on Y.
+ */
+static void
+test_migrations(void)
+{
+	struct srv		 x, y;
+	struct conn		 cx, cy, w;
+	Vcl__Request		 r = VCL__REQUEST__INIT;
+	Vcl__MigrateOut		 mo = VCL__MIGRATE_OUT__INIT;
+	Vcl__MigrateIn		 mi = VCL__MIGRATE_IN__INIT;
+	Vcl__PeerDest		 d = VCL__PEER_DEST__INIT;
+	Vcl__Enqueue		 q = VCL__ENQUEUE__INIT;
+	uint8_t			 data[4096];
+	char			 xaddr[64], yaddr[64];
+	uint64_t		 sid = 0, key = 0, got = 0;
+	cl_int			 st = 1, st2 = 1;
+
+	memset(data, 0x5a, sizeof data);
+	cx.fd = cy.fd = -1;
+	if (!srv_start(&x, "migr_server_x", "127.0.0.1:0", NULL))
+		return;
+	if (!srv_start(&y, "migr_server_y", "127.0.0.1:0", NULL))
+		goto stop_x;
+	snprintf(xaddr, sizeof xaddr, "127.0.0.1:%s", x.port);
+	snprintf(yaddr, sizeof yaddr, "127.0.0.1:%s", y.port);
+	if (!check("migr_sessions", conn_session(&cx, &x) == 0 &&
+	    create_context(&cx, 1) == 0 && create_queue(&cx, 2, 1) == 0 &&
+	    create_buffer(&cx, 3, 1, sizeof data, data, sizeof data) == 0 &&
+	    conn_open(&cy, &y) == 0 && hello_as(&cy, 0, &sid, &key) == 0 &&
+	    create_context(&cy, 1) == 0 && create_queue(&cy, 2, 1) == 0 &&
+	    create_buffer(&cy, 3, 1, sizeof data, NULL, 0) == 0,
+	    "no sessions, contexts, queues or buffers"))
+		goto out;
+	q.queue = 2;
+	q.has_event = 1;
+	q.event = 10;
+	mi.q = &q;
+	mi.mem = 3;
+	mi.size = sizeof data;
+	mi.transfer = 100;
+	mi.source = xaddr;
+	r.call_case = VCL__REQUEST__CALL_MIGRATE_IN;
+	r.migrate_in = &mi;
+	send_req(&cy, &r, NULL, 0);
+	d.addr = yaddr;
+	d.session = sid;
+	d.key = key;
+	mo.context = 1;
+	mo.mem = 3;
+	mo.size = sizeof data;
+	mo.dest = &d;
+	mo.transfer = 100;
+	mo.has_event = 1;
+	mo.event = 101;
+	r.call_case = VCL__REQUEST__CALL_MIGRATE_OUT;
+	r.migrate_out = &mo;
+	send_req(&cx, &r, NULL, 0);
+	check("migr_done", wait_notify(&cx, 101, &st) == 0 && st == 0 &&
+	    wait_notify(&cy, 10, &st2) == 0 && st2 == 0, "migration events: "
+	    "out %d, in %d", st, st2);
+	check("migr_out_counted", conn_session(&w, &x) == 0 &&
+	    wait_count(&w, 0, 1, &got), "migrations_out on X: %llu, want 1",
+	    (unsigned long long)got);
+	conn_close(&w);
+	check("migr_in_counted", conn_session(&w, &y) == 0 &&
+	    wait_count(&w, 1, 1, &got), "migrations_in on Y: %llu, want 1",
+	    (unsigned long long)got);
+	conn_close(&w);
+out:
+	conn_close(&cx);
+	conn_close(&cy);
+	srv_stop(&y, "migr_server_y_exit");
+stop_x:
+	srv_stop(&x, "migr_server_x_exit");
+}
+
 static const struct test tests[] = {
+	{ "migrations",		test_migrations,	60 },
 	{ "held",		test_held,		60 },
 	{ "nodes",		test_nodes,		120 },
 	{ "stats",		test_stats,		120 },
