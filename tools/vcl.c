@@ -306,7 +306,7 @@ conn_open(struct vcl_tool_conn *c, const char *addr)
 		goto out;
 	}
 	if ((tc = conn_read(c, NULL, 0, NULL)) == NULL) {
-		if (tls_ctx == NULL && strcmp(c->cause, "timeout") != 0)
+		if (tls_ctx == NULL)
 			snprintf(c->why + strlen(c->why), sizeof c->why -
 			    strlen(c->why), " (if the server uses TLS, set "
 			    "VCL_TLS=1)");
@@ -599,9 +599,10 @@ cmd_nodes(void)
 			w = ns[i].c.welcome->reply->welcome;
 			st = ns[i].stats->reply->stats;
 			printf("%s: up, name %s, round trip %.3f ms, server "
-			    "%s, %zu device(s), %llu other session(s)\n",
-			    nodes.addr[i], safe(w->node_name), ns[i].rtt_ms,
-			    safe(st->version),
+			    "%s over %s, %zu device(s), %llu other "
+			    "session(s)\n", nodes.addr[i], safe(w->node_name),
+			    ns[i].rtt_ms, safe(st->version),
+			    st->transport != NULL ? safe(st->transport) : "tcp",
 			    w->n_devices, (unsigned long long)(st->sessions >
 			    0 ? st->sessions - 1 : 0));
 			for (d = 0; d < w->n_devices; d++) {
