@@ -10,8 +10,8 @@
 #include <CL/vcl_ext.h>
 
 #include "vcl_client.h"
-#include "vcl_hostlist.h"
 #include "vcl_log.h"
+#include "vcl_nodes.h"
 
 #define VCL_PLATFORM_VERSION	"OpenCL 3.0 VCL " VCL_VERSION
 
@@ -26,7 +26,6 @@ static cl_device_id	 vcl_devices;
 static cl_uint		 vcl_ndevices;
 const char		*vcl_token_path;
 char			 vcl_node_port[8];	/* of nodes named without one */
-static char		 vcl_conf_port[8];	/* a nodes.conf's "port" */
 
 /* The node of an index; indexes are 0..vcl_nnodes()-1. */
 struct vcl_node *
@@ -42,143 +41,39 @@ vcl_nnodes(void)
 	return (vcl_nnodes_);
 }
 
-/* Append the addresses of a comma- or space-separated list. */
-static int
-vcl_parse_nodes(const char *list, char **out, int n)
-{
-	const char	*p = list;
-	size_t		 len;
-
-	while (*p != '\0' && n < VCL_MAX_NODES) {
-		p += strspn(p, ", \t\r\n");
-		len = strcspn(p, ", \t\r\n");
-		if (len == 0)
-			break;
-		if ((out[n] = strndup(p, len)) == NULL)
-			break;
-		n++;
-		p += len;
-	}
-	return (n);
-}
-
-/* Whether s is a port number, 1-65535, in decimal. */
-static int
-vcl_port_ok(const char *s)
-{
-	size_t	len = strspn(s, "0123456789");
-
-	return (len > 0 && len <= 5 && s[len] == '\0' && atoi(s) > 0 &&
-	    atoi(s) <= 65535);
-}
-
-/*
- * Read a nodes.conf: "node HOST:PORT" or bare "HOST:PORT" lines, an
- * optional "token-file PATH" and "port PORT" (of hosts named without one);
- * '#' starts a comment. Nodes are taken only if nodes is set. Returns the
- * node count, or -1 if the file does not exist.
- */
-static int
-vcl_read_conf(const char *path, char **out, int nodes)
-{
-	FILE	*f;
-	char	 line[1024], *k, *v, *e;
-	int	 n = 0;
-
-	if ((f = fopen(path, "r")) == NULL)
-		return (-1);
-	while (fgets(line, sizeof line, f) != NULL) {
-		if ((e = strchr(line, '#')) != NULL)
-			*e = '\0';
-		k = line + strspn(line, " \t");
-		e = k + strcspn(k, " \t\r\n");
-		v = e + strspn(e, " \t=");
-		v[strcspn(v, " \t\r\n")] = '\0';
-		if (*k == '\0' || *k == '\n')
-			continue;
-		*e = '\0';
-		if (strcmp(k, "token-file") == 0) {
-			if (vcl_token_path == NULL && *v != '\0')
-				vcl_token_path = strdup(v);
-		} else if (strcmp(k, "port") == 0) {
-			if (vcl_port_ok(v))
-				snprintf(vcl_conf_port, sizeof vcl_conf_port,
-				    "%s", v);
-			else
-				vcl_log_error("%s: bad port '%s'", path, v);
-		} else if (!nodes)
-			continue;
-		else if (strcmp(k, "node") == 0)
-			n = vcl_parse_nodes(v, out, n);
-		else
-			n = vcl_parse_nodes(k, out, n);
-	}
-	fclose(f);
-	return (n);
-}
+_Static_assert(VCL_NODES_MAX <= VCL_MAX_NODES, "a node list fits the table");
 
 /* Connect to every configured node and collect their devices. */
 static void
 vcl_init(void)
 {
 	enum vcl_log_level	 lvl;
-	char			*addrs[VCL_MAX_NODES], path[4096], err[512];
-	const char		*env, *home, *nodes, *slurm;
+	struct vcl_nodes	 nl;
+	const char		*env;
 	struct vcl_node		*n;
-	int			 naddr = -1, i, missing = 0;
+	int			 i, missing = 0;
 	uint32_t		 d;
 
 	if ((env = getenv("VCL_LOG")) != NULL && vcl_log_parse(env, &lvl) == 0)
 		vcl_log_init("vcl", lvl);
 	else
 		vcl_log_init("vcl", VCL_LOG_ERROR);
-	vcl_token_path = getenv("VCL_TOKEN_FILE");
-	/*
-	 * The nodes: VCL_NODES, else a Slurm job's (SLURM_JOB_NODELIST), else
-	 * a nodes.conf's. Inside a job a nodes.conf still gives its port and
-	 * token-file.
-	 */
-	nodes = getenv("VCL_NODES");
-	slurm = nodes == NULL ? getenv("SLURM_JOB_NODELIST") : NULL;
-	if (nodes == NULL && (home = getenv("HOME")) != NULL) {
-		snprintf(path, sizeof path, "%s/.config/vcl/nodes.conf", home);
-		naddr = vcl_read_conf(path, addrs, slurm == NULL);
+	if (vcl_nodes_load(&nl) != 0) {
+		vcl_init_err = CL_OUT_OF_HOST_MEMORY;
+		return;
 	}
-	if (nodes == NULL && naddr < 0)
-		naddr = vcl_read_conf("/etc/vcl/nodes.conf", addrs,
-		    slurm == NULL);
-	if ((env = getenv("VCL_PORT")) != NULL && !vcl_port_ok(env)) {
-		vcl_log_error("bad VCL_PORT '%s'", env);
-		env = NULL;
-	}
-	if (env == NULL)
-		env = vcl_conf_port;
-	if (env[0] != '\0')
-		snprintf(vcl_node_port, sizeof vcl_node_port, "%s", env);
-	else
-		snprintf(vcl_node_port, sizeof vcl_node_port, "%d",
-		    VCL_DEFAULT_PORT);
-	if (nodes != NULL)
-		naddr = vcl_parse_nodes(nodes, addrs, 0);
-	else if (slurm != NULL) {
-		naddr = vcl_hostlist_expand(slurm, vcl_node_port, addrs,
-		    VCL_MAX_NODES, err, sizeof err);
-		if (naddr < 0) {
-			vcl_log_error("SLURM_JOB_NODELIST: %s; no nodes (set "
-			    "VCL_NODES)", err);
-			naddr = 0;
-		}
-	}
-	if (naddr < 0) {
-		snprintf(path, sizeof path, "127.0.0.1:%s", vcl_node_port);
-		naddr = vcl_parse_nodes(path, addrs, 0);
-	}
-	for (i = 0; i < naddr; i++) {
+	if (nl.warn[0] != '\0')
+		vcl_log_error("%s", nl.warn);
+	snprintf(vcl_node_port, sizeof vcl_node_port, "%s", nl.port);
+	/* Kept for the life of the process, like the connections. */
+	vcl_token_path = nl.token_path;
+	nl.token_path = NULL;
+	for (i = 0; i < nl.n; i++) {
 		if ((n = calloc(1, sizeof *n)) == NULL) {
 			vcl_init_err = CL_OUT_OF_HOST_MEMORY;
 			break;
 		}
-		if (vcl_node_connect(n, addrs[i]) != CL_SUCCESS) {
+		if (vcl_node_connect(n, nl.addr[i]) != CL_SUCCESS) {
 			missing++;
 			free(n);
 		} else {
@@ -186,8 +81,8 @@ vcl_init(void)
 			vcl_nodes[vcl_nnodes_++] = n;
 			vcl_ndevices += n->ndevices;
 		}
-		free(addrs[i]);
 	}
+	vcl_nodes_free(&nl);
 	if (missing > 0 && (env = getenv("VCL_STRICT")) != NULL &&
 	    strcmp(env, "1") == 0) {
 		vcl_log_error("%d node(s) unreachable and VCL_STRICT=1", missing);

@@ -99,10 +99,15 @@ vcl_op_stats(struct vcl_session *s, const Vcl__Request *req,
 	st.peer_bytes_out = s->srv->peer_bytes_out;
 	st.has_notifies = 1;
 	st.notifies = s->srv->notifies;
+	if (vcl_metrics_stats(s->srv, &st) != 0) {
+		vcl_session_reply(s, req->seq, CL_OUT_OF_HOST_MEMORY, NULL);
+		return;
+	}
 	r.seq = req->seq;
 	r.result_case = VCL__REPLY__RESULT_STATS;
 	r.stats = &st;
 	vcl_session_reply_msg(s, &r);
+	vcl_metrics_stats_free(&st);
 }
 
 /*

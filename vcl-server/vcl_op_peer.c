@@ -295,6 +295,7 @@ vcl_arrive(struct vcl_session *s, uint64_t ctx_id, uint64_t mem_id,
 			 * the loop for milliseconds flushing those first.
 			 */
 			clFlush(mq->u.queue);
+			s->srv->metrics.migrations_in++;
 			vcl_arrive_rebind(s, event_id, c->ev);
 			(void)vcl_cmd_watch(s, c);
 			return;
@@ -581,7 +582,11 @@ vcl_peer_link_lost(struct vcl_session *ps)
 static void
 vcl_migrate_pushed(void *arg)
 {
-	vcl_cmd_finish(arg);	/* completes the command: notify, free */
+	struct vcl_cmd	*c = arg;
+
+	if (c->type == VCL_CMD_PUSH && c->status >= 0 && c->d.s != NULL)
+		c->d.s->srv->metrics.migrations_out++;
+	vcl_cmd_finish(c);	/* completes the command: notify, free */
 }
 
 /* The link dropped a push: its command fails. */

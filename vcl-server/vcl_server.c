@@ -225,8 +225,10 @@ vcl_server_flush_all(struct vcl_server *srv)
 		next = LIST_NEXT(s, entry);
 		vcl_session_flush(s);
 	}
-	if ((ms = vcl_since_ms(&t0)) >= VCL_SLOW_MS)
+	if ((ms = vcl_since_ms(&t0)) >= VCL_SLOW_MS) {
+		srv->metrics.slow_events++;
 		vcl_log_info("flushing queues and replies took %.1f ms", ms);
+	}
 }
 
 /* Run every pending completion on the loop thread, then write replies. */
@@ -253,8 +255,10 @@ vcl_server_done_cb(evutil_socket_t fd, short what, void *arg)
 		n++;
 	}
 	srv->corked = 0;
-	if ((ms = vcl_since_ms(&t0)) >= VCL_SLOW_MS)
+	if ((ms = vcl_since_ms(&t0)) >= VCL_SLOW_MS) {
+		srv->metrics.slow_events++;
 		vcl_log_info("%d completions took %.1f ms", n, ms);
+	}
 	vcl_server_flush_all(srv);
 }
 
@@ -675,7 +679,9 @@ vcl_server_run(struct vcl_server *srv, const struct vcl_options *opt)
 		vcl_log_error("cannot start worker threads");
 		goto out;
 	}
-	if (vcl_server_listen(srv, opt, err, sizeof err) != 0) {
+	if (vcl_server_listen(srv, opt, err, sizeof err) != 0 ||
+	    vcl_metrics_listen(srv, opt->metrics_listen,
+	    opt->metrics_port_file, err, sizeof err) != 0) {
 		vcl_log_error("%s", err);
 		goto out;
 	}
@@ -737,6 +743,7 @@ out:
 		event_free(srv->ev_done);
 	if (srv->lfd != -1)
 		close(srv->lfd);
+	vcl_metrics_close(srv);
 	vcl_backend_close(&srv->be);
 	if (srv->zeros != NULL)
 		munmap(srv->zeros, srv->zeros_len);

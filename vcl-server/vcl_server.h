@@ -18,6 +18,7 @@
 #include "vcl_buf.h"
 #include "vcl_frame.h"
 #include "vcl_handle.h"
+#include "vcl_metrics.h"
 #include "vcl_tls.h"
 
 struct event_base;
@@ -208,6 +209,7 @@ struct vcl_server {
 	uint64_t		 peer_bytes_out;
 	uint64_t		 notifies;	/* Notify messages sent */
 	struct vcl_peers	 peers;		/* links to other servers */
+	struct vcl_metrics	 metrics;	/* per opcode, held, ... */
 
 	struct vcl_workers	*workers;
 	struct vcl_workers	*waiters;	/* vcl_cmd_wait; never freed */

@@ -18,6 +18,8 @@ struct vcl_options {
 	const char	*tls_ca;
 	int		 tls_verify_clients;
 	int		 workers;
+	const char	*metrics_listen;	/* NULL: no /metrics */
+	const char	*metrics_port_file;
 };
 
 int	vcl_server_run(struct vcl_server *, const struct vcl_options *);

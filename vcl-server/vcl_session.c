@@ -380,6 +380,7 @@ vcl_session_authed(struct vcl_session *s)
 		return (-1);
 	s->authed = 1;
 	srv->npreauth--;
+	srv->metrics.sessions_total++;
 	return (0);
 }
 
@@ -692,10 +693,14 @@ vcl_session_run(struct vcl_session *s, Vcl__Request *req,
 	s->nreq++;
 	op->fn(s, req, bulk);
 	/* The loop serves every session: say when a call held it up. */
-	if ((ms = vcl_since_ms(&t0)) >= VCL_SLOW_MS)
+	ms = vcl_since_ms(&t0);
+	vcl_metrics_request(&s->srv->metrics, req->call_case, ms);
+	if (ms >= VCL_SLOW_MS) {
+		s->srv->metrics.slow_events++;
 		vcl_log_info("session %llu: %s seq %llu took %.1f ms",
 		    (unsigned long long)s->id, op->name,
 		    (unsigned long long)req->seq, ms);
+	}
 	if (bulk->data != NULL) {
 		vcl_pool_put(bulk->data, bulk->len);
 		vcl_session_uncharge(s, bulk->len);
@@ -744,6 +749,7 @@ vcl_session_dispatch(struct vcl_session *s)
 {
 	Vcl__Request		*req = s->in_req;
 	struct vcl_bulk		 bulk;
+	uint64_t		 order;
 
 	bulk.borrowed = s->in_bulk_borrowed;
 	bulk.data = bulk.borrowed ? NULL : s->in_bulk;
@@ -754,7 +760,10 @@ vcl_session_dispatch(struct vcl_session *s)
 	s->in_bulk = NULL;
 	s->in_bulk_borrowed = 0;
 	s->in_since = 0;	/* the next frame's clock starts at its bytes */
+	order = s->held_order;
 	vcl_hold_submit(s, req, &bulk);
+	/* Each request held takes the next order number. */
+	s->srv->metrics.held_total += s->held_order - order;
 }
 
 /*

@@ -71,3 +71,7 @@ vcl_rawtest(subdev)
 vcl_rawtest(quiet)
 target_link_libraries(quiet_test PRIVATE PkgConfig::OPENCL)
 vcl_rawtest(journal)
+vcl_rawtest(tools)
+set_property(TEST it_raw_tools APPEND PROPERTY ENVIRONMENT
+	"VCL_TEST_TOOL=$<TARGET_FILE:vcl_tool>"
+	"VCL_TEST_HELLO=$<TARGET_FILE:hello>")
