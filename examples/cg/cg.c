@@ -1052,14 +1052,15 @@ norm_diff(const double *a, const double *b, int n)
 }
 
 /*
- * Check x against A x = rhs and the known solution xs, and res against
- * ref (one band's solve, or NULL). Print each check; return whether all
+ * Check x against A x = rhs and the known solution xs (cond: a bound on
+ * A's condition number, or 0), and res against ref (one band's solve, or
+ * NULL). Print each check; return whether all
  * passed.
  */
 static int
 verify(const struct solver *sv, const struct result *res,
-    const struct result *ref, const double *xs, const double *rhs,
-    const double *x)
+    const struct result *ref, double cond, const double *xs,
+    const double *rhs, const double *x)
 {
 	const struct mtx	*a = sv->a;
 	double			*ax, tr, er, lim;
@@ -1080,11 +1081,19 @@ verify(const struct solver *sv, const struct result *res,
 	free(ax);
 
 	/*
-	 * The error: within cond(A) times the residual; a Poisson matrix of
-	 * side s has cond(A) below s^2, a loose bound for the checked sizes.
+	 * The error: at most cond(A) times the true residual. A Poisson
+	 * matrix of side s has cond(A) = cot^2(pi / (2 (s + 1))) < (s + 1)^2;
+	 * a file's is unknown.
 	 */
 	er = norm_diff(x, xs, a->n) / norm_diff(xs, NULL, a->n);
-	printf("cg: error against the known solution %.3e\n", er);
+	if (cond > 0) {
+		lim = cond * tr + (sv->fp64 ? 1e-12 : 1e-5);
+		ok &= er <= lim;
+		printf("cg: error against the known solution %.3e (limit "
+		    "%.1e): %s\n", er, lim, er <= lim ? "OK" : "FAIL");
+	} else
+		printf("cg: error against the known solution %.3e (condition "
+		    "unknown: unchecked)\n", er);
 
 	if (ref != NULL) {
 		if (ref->iters == res->iters && ref->res == res->res)
@@ -1110,7 +1119,7 @@ main(int argc, char **argv)
 	struct result	 res, ref;
 	cl_device_id	*devs, *bdevs;
 	cl_int		 err;
-	double		*xs, *rhs, *x, *xref = NULL, it_us;
+	double		*xs, *rhs, *x, *xref = NULL, it_us, cond;
 	char		 desc[512];
 	size_t		 stage;
 	int		 nb, ok, p, d, k, groups;
@@ -1185,7 +1194,8 @@ main(int argc, char **argv)
 		xref = xcalloc(a.n, sizeof *xref);
 		run(&sv, devs, 1, rhs, xref, 0, &ref);
 	}
-	ok = verify(&sv, &res, o.check ? &ref : NULL, xs, rhs, x);
+	cond = o.file != NULL ? 0 : (o.side + 1.0) * (o.side + 1.0);
+	ok = verify(&sv, &res, o.check ? &ref : NULL, cond, xs, rhs, x);
 
 	check(clReleaseProgram(sv.prog), "clReleaseProgram");
 	check(clReleaseContext(sv.ctx), "clReleaseContext");

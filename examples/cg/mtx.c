@@ -147,8 +147,10 @@ mtx_line(FILE *f, char *buf, size_t len, long *lineno, int comments)
 	char	*p;
 
 	for (;;) {
-		if (fgets(buf, (int)len, f) == NULL)
+		if (fgets(buf, (int)len, f) == NULL) {
+			*lineno += ferror(f) ? 1 : 0;
 			return (ferror(f) ? -1 : 0);
+		}
 		(*lineno)++;
 		l = strlen(buf);
 		if (l == len - 1 && buf[l - 1] != '\n' && !feof(f))
@@ -276,6 +278,13 @@ mtx_check_spd(const struct mtx *m, char *err, size_t elen)
 		}
 		for (k = m->rp[i]; k < m->rp[i + 1]; k++) {
 			t = mtx_at(m, m->ci[k], i);
+			if (isnan(t)) {
+				mtx_error(err, elen, "entry (%d, %d) = %g but "
+				    "(%d, %d) is absent: the matrix is not "
+				    "symmetric", i + 1, m->ci[k] + 1,
+				    m->va[k], m->ci[k] + 1, i + 1);
+				return (-1);
+			}
 			if (t != m->va[k]) {
 				mtx_error(err, elen, "entry (%d, %d) = %g but "
 				    "(%d, %d) = %g: the matrix is not "
@@ -317,7 +326,7 @@ mtx_read(struct mtx *m, const char *path, char *err, size_t elen)
 		goto out;
 	if ((r = mtx_line(f, line, sizeof line, &lineno, 1)) <= 0) {
 		mtx_error(err, elen, r == 0 ? "no size line" :
-		    "line %ld: too long or unreadable", lineno + 1);
+		    "line %ld: too long or unreadable", lineno);
 		goto out;
 	}
 	p = line;
@@ -365,7 +374,9 @@ mtx_read(struct mtx *m, const char *path, char *err, size_t elen)
 		errno = 0;
 		q = p;
 		v = strtod(q, &p);
-		if (p == q || errno != 0 || !isfinite(v) || !mtx_end(p)) {
+		/* An underflow (a denormal or zero) is a value like any. */
+		if (p == q || (errno != 0 && !(errno == ERANGE &&
+		    fabs(v) < 1)) || !isfinite(v) || !mtx_end(p)) {
 			mtx_error(err, elen, "line %ld: want a finite value "
 			    "after the row and column", lineno);
 			goto out;
@@ -394,7 +405,7 @@ mtx_read(struct mtx *m, const char *path, char *err, size_t elen)
 	}
 	if (r < 0) {
 		mtx_error(err, elen, "line %ld: too long or unreadable",
-		    lineno + 1);
+		    lineno);
 		goto out;
 	}
 	if (got < nnz) {
