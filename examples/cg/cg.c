@@ -240,7 +240,8 @@ struct band {
 	int			 c0, c1;
 	int			 m;		/* r1 - r0 */
 	int			 off;		/* r0 - c0 */
-	size_t			 gsz;		/* m rounded up to CG_WG */
+	size_t			 gsz;		/* global size: every band's the same */
+	size_t			 ng;		/* groups holding rows */
 };
 
 struct opts {
@@ -445,11 +446,12 @@ kernel(const struct solver *sv, const char *name)
 
 /*
  * Create band b of rows [r0, r1) on dev: its CSR with columns renumbered
- * from c0, its vectors (x = 0, r = p = b, halo zero), kernels set up.
+ * from c0, its vectors (x = 0, r = p = b, halo zero), kernels set up to
+ * run over gsz work-items (those past the band's rows add zeros).
  */
 static void
 band_create(struct solver *sv, struct band *b, cl_device_id dev, int r0,
-    int r1, const double *rhs)
+    int r1, size_t gsz, const double *rhs)
 {
 	const struct mtx	*a = sv->a;
 	double			*tmp;
@@ -466,7 +468,8 @@ band_create(struct solver *sv, struct band *b, cl_device_id dev, int r0,
 		b->c1 = a->ci[k] + 1 > b->c1 ? a->ci[k] + 1 : b->c1;
 	}
 	b->off = r0 - b->c0;
-	b->gsz = ((size_t)b->m + CG_WG - 1) / CG_WG * CG_WG;
+	b->gsz = gsz;
+	b->ng = ((size_t)b->m + CG_WG - 1) / CG_WG;
 	nnz = a->rp[r1] - a->rp[r0];
 
 	b->queue = clCreateCommandQueue(sv->ctx, dev, 0, &err);
@@ -688,7 +691,7 @@ reduce(struct solver *sv, double s[2])
 	ev = xcalloc(sv->nb, sizeof *ev);
 	for (p = 0; p < sv->nb; p++) {
 		b = &sv->b[p];
-		ng = b->gsz / CG_WG;
+		ng = b->ng;
 		check(clEnqueueReadBuffer(b->queue, b->part, CL_FALSE, 0,
 		    2 * ng * sv->rsize, (char *)sv->stage + at * sv->rsize, 0,
 		    NULL, &ev[p]), "clEnqueueReadBuffer(partials)");
@@ -816,7 +819,8 @@ run(struct solver *sv, cl_device_id *devs, int nb, const double *rhs,
 {
 	const struct mtx	*a = sv->a;
 	double			 rr = 0, bnorm, t0;
-	int			 ngroups, p, pass, k, maxit;
+	size_t			 gsz;
+	int			 ngroups, p, pass, k, maxit, r0, r1;
 
 	ngroups = (a->n + CG_WG - 1) / CG_WG;
 	for (k = 0; k < a->n; k++)
@@ -831,11 +835,24 @@ run(struct solver *sv, cl_device_id *devs, int nb, const double *rhs,
 		maxit = pass == 0 ? -1 : pass == 1 ? -split : sv->maxit;
 		sv->b = xcalloc(nb, sizeof *sv->b);
 		sv->npc = 0;
+		/*
+		 * Every band's kernels run over the largest band's groups:
+		 * PoCL 3.1 compiles one variant per global size, and variants
+		 * of one kernel compiled at once on several queues corrupt
+		 * its handle cache (an assertion at kernel release).
+		 */
+		for (p = 0, gsz = 0; p < nb; p++) {
+			r0 = (int)((long)p * ngroups / nb) * CG_WG;
+			r1 = p == nb - 1 ? a->n :
+			    (int)((long)(p + 1) * ngroups / nb) * CG_WG;
+			gsz = (size_t)(r1 - r0) > gsz ? (size_t)(r1 - r0) : gsz;
+		}
+		gsz = (gsz + CG_WG - 1) / CG_WG * CG_WG;
 		for (p = 0; p < nb; p++) {
-			band_create(sv, &sv->b[p], devs[p],
-			    (int)((long)p * ngroups / nb) * CG_WG,
-			    p == nb - 1 ? a->n :
-			    (int)((long)(p + 1) * ngroups / nb) * CG_WG, rhs);
+			r0 = (int)((long)p * ngroups / nb) * CG_WG;
+			r1 = p == nb - 1 ? a->n :
+			    (int)((long)(p + 1) * ngroups / nb) * CG_WG;
+			band_create(sv, &sv->b[p], devs[p], r0, r1, gsz, rhs);
 		}
 		pieces_create(sv);
 		finish_all(sv);
