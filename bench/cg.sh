@@ -10,8 +10,8 @@
 # -n: grid side of the Poisson matrix (default 256, 2D; -3: 3D, default
 # 40); -i: most iterations (cg's default: a run must converge, as one that
 # stops at the limit is reported failed); -a: more cg arguments (-f,
-# -m file.mtx, ...); -r: runs of each case, the fastest reported (default
-# 3: a shared machine's noise only ever adds time). -D "0 0": the devices the servers serve
+# -m file.mtx, ...); -r: runs of each case, each figure the least of them
+# (default 3: a shared machine's noise only ever adds time). -D "0 0": the devices the servers serve
 # (default: server i serves device i).
 #
 # BIN: directory with vclserver and cg; NATIVE_ICD: the vendors dir of the
@@ -59,34 +59,33 @@ nodes=$list
 
 # key FILE NAME: the value of NAME=... in cg's output.
 key() { sed -n "s/.* $2=\([0-9.e+-]*\).*/\1/p" "$1" | head -1; }
-# best OUT CMD...: run CMD $rep times, keep in OUT the output of the
-# fastest run that passed (else of the last).
-best() {
+# least NAME FILES...: the least value of NAME in the outputs that passed.
+least() {
+	_k=$1
+	shift
+	for _f in "$@"; do
+		grep -q '^cg: PASS' "$_f" && key "$_f" "$_k"
+	done | sort -g | head -1
+}
+# runs OUT CMD...: run CMD $rep times, the outputs in OUT.1, OUT.2, ...
+runs() {
 	_out=$1
 	shift
-	_b=""
-	_k=0
-	while [ $_k -lt "$rep" ]; do
-		"$@" >"$_out.try" 2>&1
-		_us=$(key "$_out.try" iter_us)
-		if grep -q '^cg: PASS' "$_out.try" && [ -n "$_us" ] &&
-		    { [ -z "$_b" ] || awk -v a="$_us" -v b="$_b" \
-		    'BEGIN { exit !(a < b) }'; }; then
-			_b=$_us
-			cp "$_out.try" "$_out"
-		fi
-		[ -n "$_b" ] || cp "$_out.try" "$_out"
+	_k=1
+	while [ $_k -le "$rep" ]; do
+		"$@" >"$_out.$_k" 2>&1
 		_k=$((_k + 1))
 	done
 }
-# row LABEL FILE NATIVE_US: one table row from a cg run's output.
+# row LABEL OUT NATIVE_US: one table row from the runs OUT.*, each figure
+# the least of the runs that passed (a shared machine's noise only adds).
 row() {
-	awk -v l="$1" -v it="$(key "$2" iterations)" -v us="$(key "$2" iter_us)" \
-	    -v a="$3" -v x="$(key "$2" exchange_us)" -v s="$(key "$2" spmv_us)" \
-	    -v u="$(key "$2" update_us)" -v r="$(key "$2" reduce_us)" \
-	    -v n="$(key "$2" reductions_per_iter)" \
-	    -v ok="$(grep -c '^cg: PASS' "$2")" 'BEGIN {
-	    if (us == "" || a == "" || ok != 1) { printf "%-22s failed\n", l; exit }
+	awk -v l="$1" -v it="$(least iterations "$2".*)" \
+	    -v us="$(least iter_us "$2".*)" -v a="$3" \
+	    -v x="$(least exchange_us "$2".*)" -v s="$(least spmv_us "$2".*)" \
+	    -v u="$(least update_us "$2".*)" -v r="$(least reduce_us "$2".*)" \
+	    -v n="$(least reductions_per_iter "$2".*)" 'BEGIN {
+	    if (us == "" || a == "") { printf "%-22s failed\n", l; exit }
 	    printf "%-22s %6d %10.1f %7.2fx %10.1f %9.1f %9.1f %9.1f %11.1f\n",
 	    l, it, us, us / a, x, s, u, r, r / n }'
 }
@@ -96,25 +95,27 @@ for m in cg cg-p; do
 	p=""
 	[ $m = cg ] || p=-P
 	# shellcheck disable=SC2086
-	best "$dir/native.$m" env OCL_ICD_VENDORS="$NATIVE_ICD" \
+	runs "$dir/native.$m" env OCL_ICD_VENDORS="$NATIVE_ICD" \
 	    timeout "$tmo" "$BIN/cg" -n "$side" $dim -i "$iters" -d 1 -C $p \
 	    $args
-	native=$(key "$dir/native.$m" iter_us)
+	native=$(least iter_us "$dir/native.$m".*)
 	row "$m native 1 device" "$dir/native.$m" "$native"
 	d=1
 	while [ $d -le "$maxn" ]; do
 		# shellcheck disable=SC2086
-		best "$dir/vcl.$m.$d" env VCL_NODES="$nodes" \
+		runs "$dir/vcl.$m.$d" env VCL_NODES="$nodes" \
 		    OCL_ICD_VENDORS="$VCL_ICD" timeout "$tmo" "$BIN/cg" \
 		    -n "$side" $dim -i "$iters" -d $d -C $p $args
 		row "$m VCL $d node(s)" "$dir/vcl.$m.$d" "$native"
-		grep -E "^cg: .*(FAIL|failed)" "$dir/vcl.$m.$d" | sed 's/^/  # /'
+		cat "$dir/vcl.$m.$d".* | grep -E "^cg: .*(FAIL|failed)" |
+		    sed 's/^/  # /'
 		d=$((d + 1))
 	done
 done
 echo "(us: microseconds per iteration; exchange, spmv, update, reduce: the"
 echo " split measured over cg -S iterations with every queue finished after"
-echo " each phase; per reduce: one reduction's host round trip)"
+echo " each phase; per reduce: one reduction's host round trip; each figure"
+echo " the least of $rep runs)"
 for i in $(seq 0 $((maxn - 1))); do
 	[ -s "$dir/server$i.log" ] && { echo "server $i log:"; cat "$dir/server$i.log"; }
 done

@@ -1144,13 +1144,13 @@ main(int argc, char **argv)
 	parse_args(&o, argc, argv);
 	load_matrix(&o, &a, desc, sizeof desc);
 	devs = open_devices(&o);
-	nb = (int)o.ndev * o.vband;
 	groups = (a.n + CG_WG - 1) / CG_WG;
-	if (nb > groups) {
-		fprintf(stderr, "cg: %d bands for %d rows: a band needs at "
-		    "least %d rows\n", nb, a.n, CG_WG);
+	if (o.ndev * o.vband > groups) {
+		fprintf(stderr, "cg: %ld bands for %d rows: a band needs at "
+		    "least %d rows\n", o.ndev * o.vband, a.n, CG_WG);
 		return (1);
 	}
+	nb = (int)(o.ndev * o.vband);
 	memset(&sv, 0, sizeof sv);
 	sv.a = &a;
 	sv.pipelined = o.pipelined;
