@@ -108,7 +108,7 @@ static const char *source =
 	"	return (a);\n"
 	"}\n"
 	"\n"
-	"/* y = A v on the band's rows; part[2g] = the group's sum of v y. */\n"
+	"/* y = A v on the band's rows; part[g] = the group's sum of v y. */\n"
 	"__kernel __attribute__((reqd_work_group_size(CG_WG, 1, 1))) void\n"
 	"spmv_dot(__global const int *rp, __global const int *ci,\n"
 	"    __global const real *va, __global const real *v, const int off,\n"
@@ -125,7 +125,7 @@ static const char *source =
 	"	}\n"
 	"	d = group_sum(t, d);\n"
 	"	if (get_local_id(0) == 0)\n"
-	"		part[2 * get_group_id(0)] = d;\n"
+	"		part[get_group_id(0)] = d;\n"
 	"}\n"
 	"\n"
 	"/* w = A r; part[2g], part[2g+1] = the group's sums of r r and w r. */\n"
@@ -153,7 +153,7 @@ static const char *source =
 	"	}\n"
 	"}\n"
 	"\n"
-	"/* x += alpha p, r -= alpha q; part[2g] = the group's sum of r r. */\n"
+	"/* x += alpha p, r -= alpha q; part[g] = the group's sum of r r. */\n"
 	"__kernel __attribute__((reqd_work_group_size(CG_WG, 1, 1))) void\n"
 	"axpy_dot(__global const real *v, const int off, __global const real *q,\n"
 	"    __global real *x, __global real *r, const real alpha, const int m,\n"
@@ -171,7 +171,7 @@ static const char *source =
 	"	}\n"
 	"	d = group_sum(t, d);\n"
 	"	if (get_local_id(0) == 0)\n"
-	"		part[2 * get_group_id(0)] = d;\n"
+	"		part[get_group_id(0)] = d;\n"
 	"}\n"
 	"\n"
 	"/* p = r + beta p, p being the band's rows of v. */\n"
@@ -678,14 +678,15 @@ launch(struct band *b, cl_kernel k)
 
 /*
  * Read every band's partial sums (all reads in flight, one wait) and add
- * them in row order: s[0] and s[1] the two sums. One round trip.
+ * them in row order: s[0], and s[1] for cg-p (two sums a group). One
+ * round trip, of n / CG_WG values (twice that for cg-p).
  */
 static void
 reduce(struct solver *sv, double s[2])
 {
 	struct band	*b;
 	cl_event	*ev;
-	size_t		 g, ng, at = 0;
+	size_t		 g, ng, at = 0, k = sv->pipelined ? 2 : 1;
 	int		 p;
 
 	ev = xcalloc(sv->nb, sizeof *ev);
@@ -693,9 +694,9 @@ reduce(struct solver *sv, double s[2])
 		b = &sv->b[p];
 		ng = b->ng;
 		check(clEnqueueReadBuffer(b->queue, b->part, CL_FALSE, 0,
-		    2 * ng * sv->rsize, (char *)sv->stage + at * sv->rsize, 0,
+		    k * ng * sv->rsize, (char *)sv->stage + at * sv->rsize, 0,
 		    NULL, &ev[p]), "clEnqueueReadBuffer(partials)");
-		at += 2 * ng;
+		at += k * ng;
 	}
 	flush_all(sv);
 	check(clWaitForEvents(sv->nb, ev), "clWaitForEvents(partials)");
@@ -704,9 +705,9 @@ reduce(struct solver *sv, double s[2])
 	free(ev);
 	from_device(sv, sv->part, 0, at);
 	s[0] = s[1] = 0;
-	for (g = 0; g < at; g += 2) {
+	for (g = 0; g < at; g += k) {
 		s[0] += sv->part[g];
-		s[1] += sv->part[g + 1];
+		s[1] += k == 2 ? sv->part[g + 1] : 0;
 	}
 	phase_end(sv, PH_REDUCE, 0);
 }
