@@ -1071,14 +1071,14 @@ norm_diff(const double *a, const double *b, int n)
 
 /*
  * Check x against A x = rhs and the known solution xs (cond: a bound on
- * A's condition number, or 0), and res against ref (one band's solve, or
- * NULL). Print each check; return whether all
+ * A's condition number, or 0), and res and x against ref and xref (one
+ * band's solve, or NULL). Print each check; return whether all
  * passed.
  */
 static int
 verify(const struct solver *sv, const struct result *res,
     const struct result *ref, double cond, const double *xs,
-    const double *rhs, const double *x)
+    const double *rhs, const double *x, const double *xref)
 {
 	const struct mtx	*a = sv->a;
 	double			*ax, tr, er, lim;
@@ -1114,15 +1114,17 @@ verify(const struct solver *sv, const struct result *res,
 		    "unknown: unchecked)\n", er);
 
 	if (ref != NULL) {
-		if (ref->iters == res->iters && ref->res == res->res)
+		if (ref->iters == res->iters && ref->res == res->res &&
+		    memcmp(x, xref, a->n * sizeof *x) == 0)
 			printf("cg: same as one band on device 0: %d iterations, "
-			    "residual bitwise: OK\n", ref->iters);
+			    "residual and solution bitwise: OK\n", ref->iters);
 		else {
 			ok = 0;
 			printf("cg: against one band on device 0: %d against "
-			    "%d iterations, residual %.17g against %.17g: "
-			    "FAIL\n", res->iters, ref->iters, res->res,
-			    ref->res);
+			    "%d iterations, residual %.17g against %.17g, "
+			    "solution %s: FAIL\n", res->iters, ref->iters,
+			    res->res, ref->res, memcmp(x, xref, a->n *
+			    sizeof *x) == 0 ? "the same" : "different");
 		}
 	}
 	return (ok);
@@ -1213,7 +1215,7 @@ main(int argc, char **argv)
 		run(&sv, devs, 1, rhs, xref, 0, &ref);
 	}
 	cond = o.file != NULL ? 0 : (o.side + 1.0) * (o.side + 1.0);
-	ok = verify(&sv, &res, o.check ? &ref : NULL, cond, xs, rhs, x);
+	ok = verify(&sv, &res, o.check ? &ref : NULL, cond, xs, rhs, x, xref);
 
 	check(clReleaseProgram(sv.prog), "clReleaseProgram");
 	check(clReleaseContext(sv.ctx), "clReleaseContext");

@@ -16,7 +16,7 @@ trap 'rm -rf "$dir"' EXIT
 fail=0
 
 if "$cg" -m "$good" -v 3 -c -S 0 >"$dir/good.out" 2>&1 &&
-    grep -q "residual bitwise: OK" "$dir/good.out" &&
+    grep -q "solution bitwise: OK" "$dir/good.out" &&
     grep -q "^cg: PASS" "$dir/good.out"; then
 	echo "PASS good: $(grep 'iterations=' "$dir/good.out" | head -1)"
 else
