@@ -22,6 +22,7 @@ cp "$build/vcl-server/vclserver" "$build/examples/advection" \
     "$build/examples/hello" "$build/examples/pingpong" \
     "$build/bench/vclbench" bench/scaling.sh bench/hops.sh \
     bench/servers.sh bench/gpu_check.sh "$out/"
+cp "$build/examples/cg" bench/cg.sh "$out/"
 cp -L "$build/vcl-client/libvcl.so.1" "$out/lib/"
 for lib in $(ldd "$build/vcl-server/vclserver" "$build/bench/vclbench" |
     awk '/=> \// { print $3 }' | sort -u); do

@@ -20,7 +20,7 @@ cmake --build build-asan -j "$jobs"
 ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-asan --output-on-failure -j "$jobs" \
-    -R '^(unit_|it_hello|it_api|it_session|it_raw_|it_advection|it_multinode|it_pingpong)'
+    -R '^(unit_|it_hello|it_api|it_session|it_raw_|it_advection|it_multinode|it_pingpong|it_cg_2nodes$|native_cg_mtx)'
 
 echo "== fuzz targets (clang, libFuzzer, ASan+UBSan): seeds and a short run"
 CC=clang cmake -S . -B build-fuzz -DVCL_FUZZ=ON -DVCL_WERROR=ON >/dev/null
