@@ -35,8 +35,10 @@
  * - Completions: done(arg, err) runs exactly once per send or posted
  *   receive, never inside send()/recv() themselves, only from progress(),
  *   cancel() or close(). err is VCL_TP_OK or a negative VCL_TP_E*;
- *   vcl_tp_error() says why in words. Until done runs, the memory belongs
- *   to the transport; after it runs the transport never touches it again.
+ *   ep->err says why in words. Until done runs, the memory belongs to
+ *   the transport; after it runs the transport never touches it again.
+ *   A done callback may send or post more on its endpoint but must not
+ *   close it (the host defers that to its loop).
  * - Limits: send() and recv() refuse a bulk over conf.max_bulk with
  *   VCL_TP_ETOOBIG (returned at once; done does not run), and recv()
  *   refuses more than conf.max_posted receives at once with VCL_TP_EBUSY.
