@@ -449,6 +449,7 @@ void	vcl_peer_forward(struct vcl_cmd *);
 void	vcl_peer_settle(struct vcl_session *, struct vcl_hobj *, cl_int);
 void	vcl_peer_let_go(struct vcl_session *, struct vcl_hobj *);
 void	vcl_peer_link_lost(struct vcl_session *);
+void	vcl_peer_xfer_release(struct vcl_session *, struct vcl_hobj *);
 
 /* vcl_op_mem.c */
 struct vcl_hobj *vcl_mem_range_get(struct vcl_session *, uint64_t, uint64_t,
@@ -520,7 +521,11 @@ struct vcl_cmd {
 	atomic_int		 refs;		/* owner + pending watchers */
 	cl_event		 wait_ev;	/* the waiter's reference */
 	int			 inflight;	/* on the session's list */
-	int			 forwarded;	/* PUSH/FORWARD: sent on */
+	void			(*then)(struct vcl_cmd *); /* once finished,
+						   before completing: hands c
+						   on (a peer's push or event),
+						   clears itself, completes c
+						   later */
 	char			*dest;		/* PUSH/FORWARD: peer address */
 	uint64_t		 dest_session;
 	uint64_t		 dest_key;
