@@ -57,6 +57,9 @@
  *   blocking and re-arms, returning 1 when it should be called again
  *   without waiting (more work at hand), 0 when it may sleep on the fd.
  *   No backend blocks the loop: every op returns at once.
+ * - Transfer ids are chosen by the sending host, unique per sending
+ *   process; a receiver tells bulks apart by the endpoint (its other end)
+ *   and the id.
  * - Threads: an instance and its endpoints are used from one thread.
  */
 #ifndef VCL_TRANSPORT_H
@@ -78,6 +81,7 @@ struct vcl_link;
 #define VCL_TP_PEER		0x1	/* server-to-server links */
 #define VCL_TP_CLIENT		0x2	/* a client link's bulk */
 #define VCL_TP_INBAND		0x4	/* bulk rides the control stream */
+#define VCL_TP_NAMED		0x8	/* offered only where named (tests) */
 
 /* Completion and return codes. */
 #define VCL_TP_OK		0
@@ -214,5 +218,6 @@ int		 vcl_tp_inband(const struct vcl_tp_ep *);
 
 /* Backends: one line each here and in vcl_transport.c registers one. */
 extern const struct vcl_transport vcl_transport_tcp;
+extern const struct vcl_transport vcl_transport_sock;
 
 #endif
