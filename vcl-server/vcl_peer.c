@@ -47,7 +47,23 @@ struct vcl_peer {
 	struct vcl_tp_ep	*ep;		/* bulk transport; NULL: tcp */
 	uint64_t		 next_xid;	/* out-of-band transfer ids */
 	uint64_t		 oob_pending;	/* sends not completed */
+	TAILQ_HEAD(, vcl_peer_wait) waits;	/* sent before READY */
 	LIST_ENTRY(vcl_peer)	 entry;
+};
+
+/*
+ * A request sent before the link is ready: its bulk's way (the stream or
+ * the transport) is known only once the handshake chose the transport.
+ */
+struct vcl_peer_wait {
+	uint8_t			*msg;		/* the packed Request */
+	size_t			 len;
+	const uint8_t		*bulk;
+	uint64_t		 bulk_len;
+	void			(*done)(void *);
+	void			(*fail)(void *);
+	void			*arg;
+	TAILQ_ENTRY(vcl_peer_wait) entry;
 };
 
 /* An out-of-band send's owner callbacks. */
@@ -56,9 +72,13 @@ struct vcl_peer_oob {
 	void			(*done)(void *);
 	void			(*fail)(void *);
 	void			*arg;
+	uint64_t		 len;
 };
 
 static void	vcl_peer_read_cb(evutil_socket_t, short, void *);
+static void	vcl_peer_go(struct vcl_peer *, Vcl__Request *, const uint8_t *,
+		    uint64_t, void (*)(void *), void (*)(void *), void *);
+static int	vcl_peer_release_waits(struct vcl_peer *);
 static void	vcl_peer_write_cb(evutil_socket_t, short, void *);
 
 /* Drop a link: fail what it still carried, free it. */
@@ -69,6 +89,14 @@ vcl_peer_close(struct vcl_peer *p, const char *why)
 	LIST_REMOVE(p, entry);
 	event_free(p->ev_read);
 	event_free(p->ev_write);
+	struct vcl_peer_wait	*w;
+
+	while ((w = TAILQ_FIRST(&p->waits)) != NULL) {
+		TAILQ_REMOVE(&p->waits, w, entry);
+		w->fail(w->arg);
+		free(w->msg);
+		free(w);
+	}
 	vcl_tp_close(p->ep);	/* its sends fail */
 	p->ep = NULL;
 	vcl_link_close(&p->link);
@@ -304,7 +332,8 @@ vcl_peer_read_cb(evutil_socket_t fd, short what, void *arg)
 			vcl_log_info("peer link to %s ready (%s, %s)", p->addr,
 			    vcl_tp_name(p->ep), vcl_link_version(&p->link));
 			vcl__to_client__free_unpacked(tc, NULL);
-			if (vcl_peer_flush(p) != 0)
+			if (vcl_peer_release_waits(p) != 0 ||
+			    vcl_peer_flush(p) != 0)
 				return;
 			continue;
 		}
@@ -368,6 +397,7 @@ vcl_peer_open(struct vcl_server *srv, const char *addr)
 	p->born = p->last_out = vcl_server_now();
 	snprintf(p->addr, sizeof p->addr, "%s", addr);
 	TAILQ_INIT(&p->outq);
+	TAILQ_INIT(&p->waits);
 	memset(&hints, 0, sizeof hints);
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
@@ -426,6 +456,7 @@ vcl_peer_oob_done(void *arg, int err)
 
 	o->p->oob_pending--;
 	if (err == VCL_TP_OK) {
+		o->p->srv->peer_bytes_oob += o->len;
 		o->p->last_out = vcl_server_now();
 		if (o->done != NULL)
 			o->done(o->arg);
@@ -461,6 +492,7 @@ vcl_peer_send_oob(struct vcl_peer *p, Vcl__Request *req, const uint8_t *bulk,
 	o->done = done;
 	o->fail = fail;
 	o->arg = arg;
+	o->len = bulk_len;
 	req->has_bulk_xfer = req->has_bulk_size = 1;
 	req->bulk_xfer = ++p->next_xid;
 	req->bulk_size = bulk_len;
@@ -496,7 +528,8 @@ vcl_peer_send(struct vcl_server *srv, const char *addr, Vcl__Request *req,
     const uint8_t *bulk, uint64_t bulk_len, void (*done)(void *),
     void (*fail)(void *), void *arg)
 {
-	struct vcl_peer	*p;
+	struct vcl_peer		*p;
+	struct vcl_peer_wait	*w;
 
 	LIST_FOREACH(p, &srv->peers, entry)
 		if (strcmp(p->addr, addr) == 0)
@@ -506,6 +539,32 @@ vcl_peer_send(struct vcl_server *srv, const char *addr, Vcl__Request *req,
 		return;
 	}
 	req->seq = 0;
+	if (p->state == VCL_PEER_READY) {
+		vcl_peer_go(p, req, bulk, bulk_len, done, fail, arg);
+		return;
+	}
+	/* Kept until the handshake says which way its bulk goes. */
+	if ((w = calloc(1, sizeof *w)) == NULL ||
+	    (w->len = protobuf_c_message_get_packed_size(&req->base)) == 0 ||
+	    (w->msg = malloc(w->len)) == NULL) {
+		free(w);
+		fail(arg);
+		return;
+	}
+	protobuf_c_message_pack(&req->base, w->msg);
+	w->bulk = bulk;
+	w->bulk_len = bulk_len;
+	w->done = done;
+	w->fail = fail;
+	w->arg = arg;
+	TAILQ_INSERT_TAIL(&p->waits, w, entry);
+}
+
+/* Queue a request on a ready link: its bulk on the stream or out of band. */
+static void
+vcl_peer_go(struct vcl_peer *p, Vcl__Request *req, const uint8_t *bulk,
+    uint64_t bulk_len, void (*done)(void *), void (*fail)(void *), void *arg)
+{
 	if (p->ep != NULL && bulk_len > 0) {
 		vcl_peer_send_oob(p, req, bulk, bulk_len, done, fail, arg);
 		return;
@@ -514,6 +573,40 @@ vcl_peer_send(struct vcl_server *srv, const char *addr, Vcl__Request *req,
 	    arg) == 0)
 		return;
 	(void)vcl_peer_flush(p);
+}
+
+/*
+ * The link is ready: send what waited for it, in order. Returns -1 when
+ * the link closed meanwhile (p is gone).
+ */
+static int
+vcl_peer_release_waits(struct vcl_peer *p)
+{
+	struct vcl_server	*srv = p->srv;
+	struct vcl_peer_wait	*w;
+	struct vcl_peer		*q;
+	Vcl__Request		*req;
+
+	while ((w = TAILQ_FIRST(&p->waits)) != NULL) {
+		TAILQ_REMOVE(&p->waits, w, entry);
+		if ((req = vcl__request__unpack(NULL, w->len, w->msg)) ==
+		    NULL)
+			w->fail(w->arg);
+		else {
+			vcl_peer_go(p, req, w->bulk, w->bulk_len, w->done,
+			    w->fail, w->arg);
+			vcl__request__free_unpacked(req, NULL);
+		}
+		free(w->msg);
+		free(w);
+		/* A failed send may have closed the link. */
+		LIST_FOREACH(q, &srv->peers, entry)
+			if (q == p)
+				break;
+		if (q == NULL)
+			return (-1);
+	}
+	return (0);
 }
 
 /* Close every link (at exit). */

@@ -213,6 +213,7 @@ struct vcl_server {
 	uint64_t		 bytes_out;
 	uint64_t		 peer_bytes_in;
 	uint64_t		 peer_bytes_out;
+	uint64_t		 peer_bytes_oob;	/* of which out of band */
 	struct vcl_peers	 peers;		/* links to other servers */
 	struct vcl_transports	*tps;		/* bulk transports offered */
 

@@ -82,6 +82,12 @@ vcl_transports_init(struct vcl_server *srv, const char *list,
 		free(ts);
 		return (-1);
 	}
+	/* A forced one is offered even where the list leaves it out. */
+	for (i = 0; ts->force != NULL && i < n; i++)
+		if (want[i] == ts->force)
+			break;
+	if (ts->force != NULL && i == n && n < VCL_TP_MAX)
+		want[n++] = ts->force;
 	memset(&conf, 0, sizeof conf);
 	conf.server = 1;
 	conf.node = srv->node_name;
