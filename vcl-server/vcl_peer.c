@@ -12,7 +12,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <netdb.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -386,9 +385,8 @@ vcl_peer_write_cb(evutil_socket_t fd, short what, void *arg)
 static struct vcl_peer *
 vcl_peer_open(struct vcl_server *srv, const char *addr)
 {
-	struct addrinfo	 hints, *res = NULL;
 	struct vcl_peer	*p;
-	char		 host[256], port[32];
+	char		 host[256], err[300];
 
 	if ((p = calloc(1, sizeof *p)) == NULL)
 		return (NULL);
@@ -398,30 +396,13 @@ vcl_peer_open(struct vcl_server *srv, const char *addr)
 	snprintf(p->addr, sizeof p->addr, "%s", addr);
 	TAILQ_INIT(&p->outq);
 	TAILQ_INIT(&p->waits);
-	memset(&hints, 0, sizeof hints);
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
-	if (vcl_io_split_hostport(addr, host, sizeof host, port,
-	    sizeof port) != 0 || port[0] == '\0' ||
-	    getaddrinfo(host, port, &hints, &res) != 0) {
-		vcl_log_warn("peer address %s: want numeric host:port", addr);
+	/* The control stream: tcp's, as for every transport. */
+	if ((p->fd = vcl_tcp_dial(addr, host, sizeof host, err,
+	    sizeof err)) == -1) {
+		vcl_log_warn("peer %s: %s", addr, err);
 		free(p);
 		return (NULL);
 	}
-	p->fd = socket(res->ai_family, res->ai_socktype | SOCK_NONBLOCK |
-	    SOCK_CLOEXEC, res->ai_protocol);
-	if (p->fd == -1 || (connect(p->fd, res->ai_addr, res->ai_addrlen) != 0 &&
-	    errno != EINPROGRESS)) {
-		vcl_log_warn("peer %s: %s", addr, strerror(errno));
-		if (p->fd != -1)
-			close(p->fd);
-		freeaddrinfo(res);
-		free(p);
-		return (NULL);
-	}
-	freeaddrinfo(res);
-	vcl_io_tune(p->fd);
 	vcl_link_init(&p->link, p->fd);
 	vcl_link_timeout(&p->link, 5000);	/* our Hello's write */
 	if (srv->tls_peer != NULL && vcl_link_tls(&p->link, srv->tls_peer, 0,

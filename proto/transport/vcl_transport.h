@@ -216,6 +216,9 @@ const char	*vcl_tp_name(const struct vcl_tp_ep *);
 const char	*vcl_tp_strerror(int);
 int		 vcl_tp_inband(const struct vcl_tp_ep *);
 
+/* tcp: the control stream every link has. */
+int	vcl_tcp_dial(const char *, char *, size_t, char *, size_t);
+
 /* Backends: one line each here and in vcl_transport.c registers one. */
 extern const struct vcl_transport vcl_transport_tcp;
 extern const struct vcl_transport vcl_transport_sock;
