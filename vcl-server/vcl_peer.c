@@ -44,7 +44,6 @@ struct vcl_peer {
 	time_t			 born;		/* for the handshake deadline */
 	time_t			 last_out;	/* output last moved, or idle */
 	struct vcl_tp_ep	*ep;		/* bulk transport; NULL: tcp */
-	uint64_t		 next_xid;	/* out-of-band transfer ids */
 	uint64_t		 oob_pending;	/* sends not completed */
 	TAILQ_HEAD(, vcl_peer_wait) waits;	/* sent before READY */
 	LIST_ENTRY(vcl_peer)	 entry;
@@ -73,6 +72,8 @@ struct vcl_peer_oob {
 	void			*arg;
 	uint64_t		 len;
 };
+
+static uint64_t	vcl_peer_next_xid;	/* out-of-band transfer ids */
 
 static void	vcl_peer_read_cb(evutil_socket_t, short, void *);
 static void	vcl_peer_go(struct vcl_peer *, Vcl__Request *, const uint8_t *,
@@ -475,7 +476,7 @@ vcl_peer_send_oob(struct vcl_peer *p, Vcl__Request *req, const uint8_t *bulk,
 	o->arg = arg;
 	o->len = bulk_len;
 	req->has_bulk_xfer = req->has_bulk_size = 1;
-	req->bulk_xfer = ++p->next_xid;
+	req->bulk_xfer = ++vcl_peer_next_xid;	/* unique in this process */
 	req->bulk_size = bulk_len;
 	if (vcl_outq_push(&p->outq, &req->base, NULL, 0, NULL, NULL, NULL) ==
 	    0) {
@@ -496,6 +497,7 @@ vcl_peer_send_oob(struct vcl_peer *p, Vcl__Request *req, const uint8_t *bulk,
 	}
 	p->oob_pending++;
 	p->srv->peer_bytes_out += bulk_len;
+	vcl_transports_kick(p->srv, p->ep->tp);
 	(void)vcl_peer_flush(p);
 }
 

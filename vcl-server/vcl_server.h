@@ -291,6 +291,7 @@ int	vcl_transports_init(struct vcl_server *, const char *, const char *,
 	    char *, size_t);
 void	vcl_transports_free(struct vcl_server *);
 void	vcl_transports_progress(struct vcl_server *);
+void	vcl_transports_kick(struct vcl_server *, struct vcl_tp *);
 size_t	vcl_transports_names(struct vcl_server *, char **, size_t);
 size_t	vcl_transports_offer(struct vcl_server *, unsigned,
 	    struct vcl_tp_offers *);

@@ -785,6 +785,7 @@ vcl_session_oob_post(struct vcl_session *s)
 		return (-1);
 	}
 	vcl_session_pause(s);
+	vcl_transports_kick(s->srv, s->tp_ep->tp);
 	return (0);
 }
 

@@ -32,6 +32,21 @@ vcl_transports_progress(struct vcl_server *srv)
 		(void)vcl_tp_progress(ts->tp[i], NULL);
 }
 
+/*
+ * Something was posted or queued on tp: have the loop progress it soon
+ * (a backend does no I/O inside send or recv).
+ */
+void
+vcl_transports_kick(struct vcl_server *srv, struct vcl_tp *tp)
+{
+	struct vcl_transports	*ts = srv->tps;
+	int			 i;
+
+	for (i = 0; ts != NULL && i < ts->n; i++)
+		if (ts->tp[i] == tp && ts->ev[i] != NULL)
+			event_active(ts->ev[i], EV_READ, 0);
+}
+
 /* The instance's event source is ready: let the backend progress. */
 static void
 vcl_transports_cb(evutil_socket_t fd, short what, void *arg)

@@ -56,7 +56,9 @@
  *   socket) and the events wanted; progress() does all it can without
  *   blocking and re-arms, returning 1 when it should be called again
  *   without waiting (more work at hand), 0 when it may sleep on the fd.
- *   No backend blocks the loop: every op returns at once.
+ *   No backend blocks the loop: every op returns at once. The host
+ *   calls progress() soon after a send() or recv() (a backend need do
+ *   no I/O inside them), whenever the fd is ready, and on a timer.
  * - Transfer ids are chosen by the sending host, unique per sending
  *   process; a receiver tells bulks apart by the endpoint (its other end)
  *   and the id.
