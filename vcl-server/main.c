@@ -141,8 +141,13 @@ transport_names(void)
 	size_t					 len = 0;
 
 	for (t = vcl_transport_list(); *t != NULL; t++)
-		len += (size_t)snprintf(buf + len, len < sizeof buf ?
-		    sizeof buf - len : 0, "%s%s", len ? "," : "", (*t)->name);
+		if (((*t)->caps & VCL_TP_NAMED) == 0 && len < sizeof buf)
+			len += (size_t)snprintf(buf + len, sizeof buf - len,
+			    "%s%s", len ? "," : "", (*t)->name);
+	for (t = vcl_transport_list(); *t != NULL; t++)
+		if (((*t)->caps & VCL_TP_NAMED) != 0 && len < sizeof buf)
+			len += (size_t)snprintf(buf + len, sizeof buf - len,
+			    "; %s only where named", (*t)->name);
 	return (buf);
 }
 
