@@ -502,6 +502,23 @@ op_name(uint32_t op)
 	return (f != NULL ? f->name : NULL);
 }
 
+/*
+ * The bulk transport a link from the server of a to the server of b would
+ * use: b picks the first of the transports it offers that a offers too
+ * (the seam's choice per pair), else tcp.
+ */
+static const char *
+pair_transport(const Vcl__StatsResult *a, const Vcl__StatsResult *b)
+{
+	size_t	i, j;
+
+	for (i = 0; i < b->n_transports; i++)
+		for (j = 0; j < a->n_transports; j++)
+			if (strcmp(b->transports[i], a->transports[j]) == 0)
+				return (b->transports[i]);
+	return ("tcp");
+}
+
 /* What one node said, for "vcl nodes". */
 struct node_seen {
 	struct vcl_tool_conn	 c;
@@ -577,14 +594,13 @@ cmd_nodes(void)
 			for (j = 0; j < nodes.n; j++) {
 				if (i == j || !ns[i].up || !ns[j].up)
 					continue;
-				st = ns[j].stats->reply->stats;
 				printf("%s\n  {\"from\": ", first ? "" : ",");
 				json_str(nodes.addr[i]);
 				printf(", \"to\": ");
 				json_str(nodes.addr[j]);
 				printf(", \"transport\": ");
-				json_str(st->transport != NULL ?
-				    st->transport : "tcp");
+				json_str(pair_transport(ns[i].stats->reply->stats,
+				    ns[j].stats->reply->stats));
 				printf("}");
 				first = 0;
 			}
@@ -603,7 +619,7 @@ cmd_nodes(void)
 			    "%s over %s, %zu device(s), %llu other "
 			    "session(s)\n", nodes.addr[i], safe(w->node_name),
 			    ns[i].rtt_ms, safe(st->version),
-			    st->transport != NULL ? safe(st->transport) : "tcp",
+			    st->control != NULL ? safe(st->control) : "tcp",
 			    w->n_devices, (unsigned long long)(st->sessions >
 			    0 ? st->sessions - 1 : 0));
 			for (d = 0; d < w->n_devices; d++) {
@@ -616,10 +632,10 @@ cmd_nodes(void)
 			for (j = 0; j < nodes.n; j++) {
 				if (i == j || !ns[i].up || !ns[j].up)
 					continue;
-				st = ns[j].stats->reply->stats;
 				printf("link %s -> %s: %s\n", nodes.addr[i],
-				    nodes.addr[j], st->transport != NULL ?
-				    safe(st->transport) : "tcp");
+				    nodes.addr[j], safe(pair_transport(
+				    ns[i].stats->reply->stats,
+				    ns[j].stats->reply->stats)));
 			}
 	}
 	for (i = 0; i < nodes.n; i++) {

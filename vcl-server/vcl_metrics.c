@@ -107,7 +107,7 @@ vcl_metrics_stats(struct vcl_server *srv, Vcl__StatsResult *st)
 	st->version = (char *)VCL_VERSION;
 	st->has_uptime_s = 1;
 	st->uptime_s = (uint64_t)(vcl_server_now() - m->started);
-	st->transport = srv->tls != NULL ? "tls" : "tcp";
+	st->control = srv->tls != NULL ? "tls" : "tcp";
 	return (0);
 }
 

@@ -3,15 +3,15 @@
  * migrated buffer bytes and forwarded event completions. A link is opened
  * on first use, authenticated like a client (Hello with peer set and the
  * token's proof), then carries asynchronous PeerPush/PeerEvent requests.
- * The transport is TCP, under TLS when the server has a certificate (the
- * other server's is verified); the link is what a shm or TCA backend
- * replaces.
+ * The control stream is TCP, under TLS when the server has a certificate
+ * (the other server's is verified). The bulk of a push goes on the
+ * transport the two servers chose in the handshake (proto/transport/):
+ * after the head on the stream for tcp, out of band for the others.
  */
 #include <sys/socket.h>
 
 #include <errno.h>
 #include <fcntl.h>
-#include <netdb.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -43,10 +43,42 @@ struct vcl_peer {
 	size_t			 in_len, in_cap;
 	time_t			 born;		/* for the handshake deadline */
 	time_t			 last_out;	/* output last moved, or idle */
+	struct vcl_tp_ep	*ep;		/* bulk transport; NULL: tcp */
+	uint64_t		 oob_pending;	/* sends not completed */
+	TAILQ_HEAD(, vcl_peer_wait) waits;	/* sent before READY */
 	LIST_ENTRY(vcl_peer)	 entry;
 };
 
+/*
+ * A request sent before the link is ready: its bulk's way (the stream or
+ * the transport) is known only once the handshake chose the transport.
+ */
+struct vcl_peer_wait {
+	uint8_t			*msg;		/* the packed Request */
+	size_t			 len;
+	const uint8_t		*bulk;
+	uint64_t		 bulk_len;
+	void			(*done)(void *);
+	void			(*fail)(void *);
+	void			*arg;
+	TAILQ_ENTRY(vcl_peer_wait) entry;
+};
+
+/* An out-of-band send's owner callbacks. */
+struct vcl_peer_oob {
+	struct vcl_peer		*p;
+	void			(*done)(void *);
+	void			(*fail)(void *);
+	void			*arg;
+	uint64_t		 len;
+};
+
+static uint64_t	vcl_peer_next_xid;	/* out-of-band transfer ids */
+
 static void	vcl_peer_read_cb(evutil_socket_t, short, void *);
+static void	vcl_peer_go(struct vcl_peer *, Vcl__Request *, const uint8_t *,
+		    uint64_t, void (*)(void *), void (*)(void *), void *);
+static int	vcl_peer_release_waits(struct vcl_peer *);
 static void	vcl_peer_write_cb(evutil_socket_t, short, void *);
 
 /* Drop a link: fail what it still carried, free it. */
@@ -57,6 +89,16 @@ vcl_peer_close(struct vcl_peer *p, const char *why)
 	LIST_REMOVE(p, entry);
 	event_free(p->ev_read);
 	event_free(p->ev_write);
+	struct vcl_peer_wait	*w;
+
+	while ((w = TAILQ_FIRST(&p->waits)) != NULL) {
+		TAILQ_REMOVE(&p->waits, w, entry);
+		w->fail(w->arg);
+		free(w->msg);
+		free(w);
+	}
+	vcl_tp_close(p->ep);	/* its sends fail */
+	p->ep = NULL;
 	vcl_link_close(&p->link);
 	vcl_outq_clear(&p->outq);
 	free(p->in);
@@ -86,6 +128,58 @@ vcl_peer_flush(struct vcl_peer *p)
 	return (0);
 }
 
+/* A backend's own message to the other server's end of the link. */
+static int
+vcl_peer_ctl_out(struct vcl_tp_ep *ep, const uint8_t *data, size_t len)
+{
+	struct vcl_peer		*p = ep->host;
+	Vcl__Request		 req = VCL__REQUEST__INIT;
+	Vcl__TransportCtl	 c = VCL__TRANSPORT_CTL__INIT;
+
+	c.transport = (char *)vcl_tp_name(ep);
+	c.data.data = (uint8_t *)data;
+	c.data.len = len;
+	req.call_case = VCL__REQUEST__CALL_TRANSPORT_CTL;
+	req.transport_ctl = &c;
+	if (vcl_outq_push(&p->outq, &req.base, NULL, 0, NULL, NULL, NULL) ==
+	    0)
+		return (VCL_TP_ENOMEM);
+	event_add(p->ev_write, NULL);	/* flushed from the loop */
+	return (VCL_TP_OK);
+}
+
+/*
+ * The Welcome names the transport the other server chose for the link
+ * (none: tcp): connect our end to its address. One that fails leaves the
+ * link on tcp, which the other end takes as well: it posts a receive only
+ * for a push that names an out-of-band transfer.
+ */
+static void
+vcl_peer_transport(struct vcl_peer *p, const Vcl__Welcome *w)
+{
+	const Vcl__TransportOffer	*o;
+	char				 why[300];
+
+	if (w == NULL || (o = w->transport) == NULL || o->name == NULL ||
+	    strcmp(o->name, vcl_transport_tcp.name) == 0)
+		return;
+	p->ep = vcl_transports_connect(p->srv, o->name, &p->link,
+	    o->has_address ? o->address.data : NULL,
+	    o->has_address ? o->address.len : 0, why, sizeof why);
+	if (p->ep == NULL) {
+		vcl_log_warn("peer link to %s: transport %s failed, tcp "
+		    "instead: %s", p->addr, o->name, why);
+		return;
+	}
+	if (vcl_tp_inband(p->ep)) {
+		vcl_tp_close(p->ep);
+		p->ep = NULL;
+		return;
+	}
+	p->ep->ctl_out = vcl_peer_ctl_out;
+	p->ep->host = p;
+}
+
 /* Send our Hello: peer, with the token's proof over the nonce. */
 static int
 vcl_peer_hello(struct vcl_peer *p, const Vcl__Greeting *g)
@@ -94,6 +188,7 @@ vcl_peer_hello(struct vcl_peer *p, const Vcl__Greeting *g)
 	Vcl__Hello	 h = VCL__HELLO__INIT;
 	struct vcl_buf	 b = { NULL, 0, 0 };
 	uint8_t		 proof[VCL_AUTH_PROOF_LEN];
+	struct vcl_tp_offers *offers;
 	struct iovec	 iov;
 	int		 rc;
 
@@ -112,10 +207,17 @@ vcl_peer_hello(struct vcl_peer *p, const Vcl__Greeting *g)
 		h.proof.data = proof;
 		h.proof.len = sizeof proof;
 	}
+	/* The transports we could use for this link, with addresses. */
+	if ((offers = malloc(sizeof *offers)) == NULL)
+		return (-1);
+	h.n_transports = vcl_transports_offer(p->srv, VCL_TP_PEER, offers);
+	h.transports = offers->p;
 	req.seq = 1;
 	req.call_case = VCL__REQUEST__CALL_HELLO;
 	req.hello = &h;
-	if (vcl_buf_pack(&b, &req.base, 0) != 0)
+	rc = vcl_buf_pack(&b, &req.base, 0);
+	free(offers);
+	if (rc != 0)
 		return (-1);
 	/* Small and first on a fresh socket: it fits the send buffer. */
 	iov.iov_base = b.data;
@@ -226,12 +328,25 @@ vcl_peer_read_cb(evutil_socket_t fd, short what, void *arg)
 				return;
 			}
 			p->state = VCL_PEER_READY;
-			vcl_log_info("peer link to %s ready (tcp, %s)", p->addr,
-			    vcl_link_version(&p->link));
+			vcl_peer_transport(p, tc->reply->welcome);
+			vcl_log_info("peer link to %s ready (%s, %s)", p->addr,
+			    vcl_tp_name(p->ep), vcl_link_version(&p->link));
 			vcl__to_client__free_unpacked(tc, NULL);
-			if (vcl_peer_flush(p) != 0)
+			if (vcl_peer_release_waits(p) != 0 ||
+			    vcl_peer_flush(p) != 0)
 				return;
 			continue;
+		}
+		/* The other end's transport speaking to ours. */
+		if (p->state == VCL_PEER_READY && tc->transport_ctl != NULL &&
+		    (p->ep == NULL || p->ep->tp->ops->ctl_in == NULL ||
+		    strcmp(tc->transport_ctl->transport, vcl_tp_name(p->ep)) !=
+		    0 || p->ep->tp->ops->ctl_in(p->ep,
+		    tc->transport_ctl->data.data,
+		    tc->transport_ctl->data.len) != VCL_TP_OK)) {
+			vcl__to_client__free_unpacked(tc, NULL);
+			vcl_peer_close(p, "transport message refused");
+			return;
 		}
 		vcl__to_client__free_unpacked(tc, NULL);
 	}
@@ -271,9 +386,8 @@ vcl_peer_write_cb(evutil_socket_t fd, short what, void *arg)
 static struct vcl_peer *
 vcl_peer_open(struct vcl_server *srv, const char *addr)
 {
-	struct addrinfo	 hints, *res = NULL;
 	struct vcl_peer	*p;
-	char		 host[256], port[32];
+	char		 host[256], err[300];
 
 	if ((p = calloc(1, sizeof *p)) == NULL)
 		return (NULL);
@@ -282,30 +396,14 @@ vcl_peer_open(struct vcl_server *srv, const char *addr)
 	p->born = p->last_out = vcl_server_now();
 	snprintf(p->addr, sizeof p->addr, "%s", addr);
 	TAILQ_INIT(&p->outq);
-	memset(&hints, 0, sizeof hints);
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
-	if (vcl_io_split_hostport(addr, host, sizeof host, port,
-	    sizeof port) != 0 || port[0] == '\0' ||
-	    getaddrinfo(host, port, &hints, &res) != 0) {
-		vcl_log_warn("peer address %s: want numeric host:port", addr);
+	TAILQ_INIT(&p->waits);
+	/* The control stream: tcp's, as for every transport. */
+	if ((p->fd = vcl_tcp_dial(addr, host, sizeof host, err,
+	    sizeof err)) == -1) {
+		vcl_log_warn("peer %s: %s", addr, err);
 		free(p);
 		return (NULL);
 	}
-	p->fd = socket(res->ai_family, res->ai_socktype | SOCK_NONBLOCK |
-	    SOCK_CLOEXEC, res->ai_protocol);
-	if (p->fd == -1 || (connect(p->fd, res->ai_addr, res->ai_addrlen) != 0 &&
-	    errno != EINPROGRESS)) {
-		vcl_log_warn("peer %s: %s", addr, strerror(errno));
-		if (p->fd != -1)
-			close(p->fd);
-		freeaddrinfo(res);
-		free(p);
-		return (NULL);
-	}
-	freeaddrinfo(res);
-	vcl_io_tune(p->fd);
 	vcl_link_init(&p->link, p->fd);
 	vcl_link_timeout(&p->link, 5000);	/* our Hello's write */
 	if (srv->tls_peer != NULL && vcl_link_tls(&p->link, srv->tls_peer, 0,
@@ -332,6 +430,77 @@ vcl_peer_open(struct vcl_server *srv, const char *addr)
 	return (p);
 }
 
+/* An out-of-band send completed: tell its owner, once. */
+static void
+vcl_peer_oob_done(void *arg, int err)
+{
+	struct vcl_peer_oob	*o = arg;
+
+	o->p->oob_pending--;
+	if (err == VCL_TP_OK) {
+		o->p->srv->peer_bytes_oob += o->len;
+		o->p->last_out = vcl_server_now();
+		if (o->done != NULL)
+			o->done(o->arg);
+	} else {
+		vcl_log_warn("peer link to %s: out-of-band bulk: %s",
+		    o->p->addr, vcl_tp_strerror(err));
+		if (o->fail != NULL)
+			o->fail(o->arg);
+		else if (o->done != NULL)
+			o->done(o->arg);
+	}
+	free(o);
+}
+
+/*
+ * A request whose bulk goes on the link's transport: the head names the
+ * transfer and its size and goes on the stream, the bytes go from their
+ * memory as that transfer. The owner hears once, from the bulk's send.
+ */
+static void
+vcl_peer_send_oob(struct vcl_peer *p, Vcl__Request *req, const uint8_t *bulk,
+    uint64_t bulk_len, void (*done)(void *), void (*fail)(void *), void *arg)
+{
+	struct vcl_peer_oob	*o;
+	struct iovec		 iov;
+	int			 rc;
+
+	if ((o = calloc(1, sizeof *o)) == NULL) {
+		fail(arg);
+		return;
+	}
+	o->p = p;
+	o->done = done;
+	o->fail = fail;
+	o->arg = arg;
+	o->len = bulk_len;
+	req->has_bulk_xfer = req->has_bulk_size = 1;
+	req->bulk_xfer = ++vcl_peer_next_xid;	/* unique in this process */
+	req->bulk_size = bulk_len;
+	if (vcl_outq_push(&p->outq, &req->base, NULL, 0, NULL, NULL, NULL) ==
+	    0) {
+		free(o);
+		fail(arg);
+		return;
+	}
+	iov.iov_base = (void *)bulk;
+	iov.iov_len = bulk_len;
+	if ((rc = vcl_tp_send(p->ep, req->bulk_xfer, &iov, 1,
+	    vcl_peer_oob_done, o)) != VCL_TP_OK) {
+		/* The head went: the other end waits for bytes; end it. */
+		vcl_log_warn("peer link to %s: %s", p->addr, p->ep->err);
+		free(o);
+		fail(arg);
+		vcl_peer_close(p, vcl_tp_strerror(rc));
+		return;
+	}
+	p->oob_pending++;
+	p->srv->peer_bytes_out += bulk_len;
+	vcl_transports_kick(p->srv, p->ep->tp);
+	(void)vcl_peer_flush(p);
+}
+
 /*
  * Send a request to the server at addr over its peer link (opened on first
  * use). done(arg) runs once the bulk is written, fail(arg) if the link
@@ -342,7 +511,8 @@ vcl_peer_send(struct vcl_server *srv, const char *addr, Vcl__Request *req,
     const uint8_t *bulk, uint64_t bulk_len, void (*done)(void *),
     void (*fail)(void *), void *arg)
 {
-	struct vcl_peer	*p;
+	struct vcl_peer		*p;
+	struct vcl_peer_wait	*w;
 
 	LIST_FOREACH(p, &srv->peers, entry)
 		if (strcmp(p->addr, addr) == 0)
@@ -352,10 +522,74 @@ vcl_peer_send(struct vcl_server *srv, const char *addr, Vcl__Request *req,
 		return;
 	}
 	req->seq = 0;
+	if (p->state == VCL_PEER_READY) {
+		vcl_peer_go(p, req, bulk, bulk_len, done, fail, arg);
+		return;
+	}
+	/* Kept until the handshake says which way its bulk goes. */
+	if ((w = calloc(1, sizeof *w)) == NULL ||
+	    (w->len = protobuf_c_message_get_packed_size(&req->base)) == 0 ||
+	    (w->msg = malloc(w->len)) == NULL) {
+		free(w);
+		fail(arg);
+		return;
+	}
+	protobuf_c_message_pack(&req->base, w->msg);
+	w->bulk = bulk;
+	w->bulk_len = bulk_len;
+	w->done = done;
+	w->fail = fail;
+	w->arg = arg;
+	TAILQ_INSERT_TAIL(&p->waits, w, entry);
+}
+
+/* Queue a request on a ready link: its bulk on the stream or out of band. */
+static void
+vcl_peer_go(struct vcl_peer *p, Vcl__Request *req, const uint8_t *bulk,
+    uint64_t bulk_len, void (*done)(void *), void (*fail)(void *), void *arg)
+{
+	if (p->ep != NULL && bulk_len > 0) {
+		vcl_peer_send_oob(p, req, bulk, bulk_len, done, fail, arg);
+		return;
+	}
 	if (vcl_outq_push(&p->outq, &req->base, bulk, bulk_len, done, fail,
 	    arg) == 0)
 		return;
 	(void)vcl_peer_flush(p);
+}
+
+/*
+ * The link is ready: send what waited for it, in order. Returns -1 when
+ * the link closed meanwhile (p is gone).
+ */
+static int
+vcl_peer_release_waits(struct vcl_peer *p)
+{
+	struct vcl_server	*srv = p->srv;
+	struct vcl_peer_wait	*w;
+	struct vcl_peer		*q;
+	Vcl__Request		*req;
+
+	while ((w = TAILQ_FIRST(&p->waits)) != NULL) {
+		TAILQ_REMOVE(&p->waits, w, entry);
+		if ((req = vcl__request__unpack(NULL, w->len, w->msg)) ==
+		    NULL)
+			w->fail(w->arg);
+		else {
+			vcl_peer_go(p, req, w->bulk, w->bulk_len, w->done,
+			    w->fail, w->arg);
+			vcl__request__free_unpacked(req, NULL);
+		}
+		free(w->msg);
+		free(w);
+		/* A failed send may have closed the link. */
+		LIST_FOREACH(q, &srv->peers, entry)
+			if (q == p)
+				break;
+		if (q == NULL)
+			return (-1);
+	}
+	return (0);
 }
 
 /* Close every link (at exit). */
@@ -397,4 +631,42 @@ vcl_peer_check_all(struct vcl_server *srv, time_t now)
 		if ((uint64_t)(now - p->last_out) > allowed)
 			vcl_peer_close(p, "the peer does not take what is sent");
 	}
+}
+
+/* The links, for Stats: address, transport, state. Free with _free. */
+size_t
+vcl_peer_stats(struct vcl_server *srv, Vcl__PeerLinkStat ***out)
+{
+	Vcl__PeerLinkStat	**v;
+	struct vcl_peer		 *p;
+	size_t			  n = 0, i = 0;
+
+	*out = NULL;
+	LIST_FOREACH(p, &srv->peers, entry)
+		n++;
+	if (n == 0 || (v = calloc(n, sizeof *v)) == NULL)
+		return (0);
+	LIST_FOREACH(p, &srv->peers, entry) {
+		if ((v[i] = malloc(sizeof **v)) == NULL)
+			break;
+		vcl__peer_link_stat__init(v[i]);
+		v[i]->address = p->addr;
+		v[i]->transport = (char *)vcl_tp_name(p->ep);
+		v[i]->has_ready = 1;
+		v[i]->ready = p->state == VCL_PEER_READY;
+		i++;
+	}
+	*out = v;
+	return (i);
+}
+
+/* Free what vcl_peer_stats made. */
+void
+vcl_peer_stats_free(Vcl__PeerLinkStat **v, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
 }

@@ -20,6 +20,8 @@ struct vcl_options {
 	int		 workers;
 	const char	*metrics_listen;	/* NULL: no /metrics */
 	const char	*metrics_port_file;
+	const char	*transports;	/* offered; NULL: all built */
+	const char	*transport_force;	/* testing: only this one */
 };
 
 int	vcl_server_run(struct vcl_server *, const struct vcl_options *);
