@@ -110,6 +110,7 @@ typedef const char	*(*tca_get_last_detail_fn)(void);
 typedef int		(*tca_get_node_fn)(void);
 typedef tcaresult	(*tca_finalize_fn)(void);
 typedef tcaresult	(*tca_test_dmac_fn)(int);
+typedef uint64_t	(*tca_model_time_fn)(int, int);
 
 tcaresult	 tcaInit(void);
 const char	*tcaGetErrorString(tcaresult);
@@ -135,5 +136,6 @@ const char	*tcaGetLastErrorDetail(void);
 int		 tcaGetNodeId(void);
 tcaresult	 tcaFinalize(void);
 tcaresult	 tcaTestDMAC(int);
+uint64_t	 tcaModelTime(int, int);
 
 #endif /* !VCL_TCA_API_H */

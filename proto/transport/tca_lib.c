@@ -45,6 +45,7 @@ vcl_tca_lib_try(struct vcl_tca_lib *l, const char *path, char *err,
 		S("tcaGetNodeId", get_node, 1),
 		S("tcaFinalize", finalize, 1),
 		S("tcaTestDMAC", test_dmac, 1),
+		S("tcaModelTime", model_time, 1),
 #undef S
 	};
 	void	*dl, *fn;

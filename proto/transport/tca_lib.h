@@ -32,6 +32,7 @@ struct vcl_tca_lib {
 	tca_get_node_fn			 get_node;
 	tca_finalize_fn			 finalize;
 	tca_test_dmac_fn		 test_dmac;
+	tca_model_time_fn		 model_time;
 };
 
 int		 vcl_tca_lib_load(struct vcl_tca_lib *, char *, size_t);

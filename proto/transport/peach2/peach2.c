@@ -31,6 +31,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -80,6 +81,7 @@ struct p2_ctl {
 	uint32_t		node;
 	_Atomic int32_t		pid;
 	uint32_t		pad;
+	_Atomic uint32_t	hw[TCA_MAX_NODES];	/* records in use below */
 	struct p2_note		ring[TCA_MAX_NODES][P2_RING];
 };
 
@@ -154,6 +156,7 @@ struct p2_chan {
 	int			 cur;		/* running descriptor */
 	int			 nrun;
 	struct p2_rdesc		*run;
+	uint64_t		 door_ns;	/* the last start's doorbell */
 	_Atomic uint64_t	 idle_ns;
 };
 
@@ -174,9 +177,17 @@ static struct {
 	double			 credit;	/* port burst bytes left */
 	uint64_t		 seq;
 	int			 pio_armed;
+	uint64_t		 clock_ns;	/* cost of one clock read */
+	uint64_t		 live_ns[TCA_MAX_NODES];	/* seen alive */
+	double			 last_door;	/* doorbell of the last start */
+	double			 last_exit;	/* when that start returned */
+	int			 last_ch;	/* and its channel */
+	uint64_t		 pio_t0;	/* first PIO store's call */
+	uint64_t		 pio_vis;	/* and when it was visible */
 } p2 = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static __thread int	p2_rule;
+static __thread uint64_t p2_seen_ns;	/* last notification's visible time */
 static __thread char	p2_detail[256];
 
 /* Record the rule a call broke and return its code. */
@@ -216,6 +227,26 @@ p2_spin_until(uint64_t t)
 {
 	while (p2_now() < t)
 		__asm__ __volatile__("" ::: "memory");
+}
+
+/* The median cost of one clock read (at most 200 ns). */
+static uint64_t
+p2_clock_cost(void)
+{
+	uint64_t	d[33], t, x;
+	int		i, j;
+
+	for (i = 0; i < 33; i++) {
+		t = p2_now();
+		d[i] = p2_now() - t;
+	}
+	for (i = 1; i < 33; i++) {
+		x = d[i];
+		for (j = i; j > 0 && d[j - 1] > x; j--)
+			d[j] = d[j - 1];
+		d[j] = x;
+	}
+	return (d[16] < 200 ? d[16] : 200);
 }
 
 /* FNV-1a hash of the domain name. */
@@ -367,6 +398,26 @@ p2_alive(int32_t pid)
 	return (pid > 0 && (kill(pid, 0) == 0 || errno == EPERM));
 }
 
+/*
+ * Is a node's owner alive? A positive answer is kept for 1 ms: the start of a
+ * chain must not pay a system call per notified node.
+ */
+static int
+p2_live(int node, struct p2_ctl *ctl)
+{
+	uint64_t	now;
+
+	if (ctl == p2.ctl)
+		return (1);
+	now = p2_now();
+	if (now - p2.live_ns[node] < 1000000)
+		return (1);
+	if (!p2_alive(atomic_load(&ctl->pid)))
+		return (0);
+	p2.live_ns[node] = now;
+	return (1);
+}
+
 /* The control segment of a node, mapped on first use; NULL if none. */
 static struct p2_ctl *
 p2_peer_ctl(int node)
@@ -376,9 +427,10 @@ p2_peer_ctl(int node)
 	if (node == p2.node)
 		return (p2.ctl);
 	/* A node restarted since: its control segment was made anew. */
-	if (p2.peer[node] != NULL && !p2_alive(atomic_load(&p2.peer[node]->pid))) {
+	if (p2.peer[node] != NULL && !p2_live(node, p2.peer[node])) {
 		munmap(p2.peer[node], sizeof *p2.peer[node]);
 		p2.peer[node] = NULL;
+		p2.live_ns[node] = 0;
 	}
 	if (p2.peer[node] == NULL) {
 		p2_shm_name(name, sizeof name, node, -1);
@@ -553,6 +605,7 @@ tcaInit(void)
 	p2.ctl->node = (uint32_t)p2.node;
 	atomic_store(&p2.ctl->pid, (int32_t)getpid());
 	p2.credit = p2.tm.burst;
+	p2.clock_ns = p2_clock_cost();
 	/* Segment ids differ between processes that held the same node. */
 	p2.next_seg = ((uint32_t)getpid() & 0xffffu) << 16;
 	p2.init = 1;
@@ -1134,8 +1187,11 @@ p2_note_free(struct p2_ctl *ctl, int skip)
 	int		 i;
 
 	for (i = 0; i < P2_RING; i++) {
-		if (atomic_load(&r[i].state) == 0 && skip-- == 0)
-			return (&r[i]);
+		if (atomic_load(&r[i].state) != 0 || skip-- != 0)
+			continue;
+		if (atomic_load(&ctl->hw[p2.node]) < (uint32_t)i + 1)
+			atomic_store(&ctl->hw[p2.node], (uint32_t)i + 1);
+		return (&r[i]);
 	}
 	return (NULL);
 }
@@ -1153,7 +1209,7 @@ tcaStartDMADesc(int ch)
 	struct p2_ctl	*ctl;
 	struct p2_note	*nr;
 	unsigned char	**sp = NULL, **dp = NULL;
-	double		 now;
+	double		 now = (double)p2_now();	/* the doorbell */
 	tcaresult	 res;
 	int		 i, j, need[TCA_MAX_NODES], others = 0, node;
 
@@ -1195,8 +1251,7 @@ tcaStartDMADesc(int ch)
 	for (node = 0; node < TCA_MAX_NODES; node++) {
 		if (need[node] == 0)
 			continue;
-		if ((ctl = p2_peer_ctl(node)) == NULL ||
-		    !p2_alive(atomic_load(&ctl->pid))) {
+		if ((ctl = p2_peer_ctl(node)) == NULL || !p2_live(node, ctl)) {
 			res = p2_fail(TCA_ERROR_INVALID_VALUE,
 			    VCL_TCA_RULE_PEER_GONE, "node %d to notify is not "
 			    "in the domain", node);
@@ -1210,7 +1265,17 @@ tcaStartDMADesc(int ch)
 	}
 
 	/* Checked: the timing, then the bytes in chain order, then notes. */
-	now = (double)p2_now();
+	/*
+	 * Back-to-back starts (a split over channels): the time the model
+	 * spent inside the previous start is the host's, not the board's.
+	 */
+	if (ch != p2.last_ch && now - p2.last_exit < 10000 &&
+	    p2.last_exit >= p2.last_door)
+		now -= p2.last_exit - p2.last_door;
+	p2.last_ch = ch;
+	if (now < p2.sim_ns)
+		now = p2.sim_ns;
+	p2.last_door = now;
 	p2_sim(now, 1, NULL);
 	for (i = 0; i < TCA_NCHANNELS; i++) {
 		if (i != ch && p2.ch[i].cur < p2.ch[i].nrun)
@@ -1245,7 +1310,9 @@ tcaStartDMADesc(int ch)
 	}
 	run = NULL;
 	c->unconfirmed = 1;
+	c->door_ns = (uint64_t)now;
 	p2_retime();
+	p2.last_exit = (double)p2_now();
 out:
 	pthread_mutex_unlock(&p2.lock);
 	free(run);
@@ -1322,8 +1389,8 @@ tcaWaitDMARecvDesc(tcaHandle *th, int slot, int tag)
 	struct p2_handle	 h;
 	struct p2_note		*r, *best;
 	struct p2_ctl		*ctl;
-	uint64_t		 end, vis, now;
-	uint32_t		 one;
+	uint64_t		 end, vis, now, start;
+	uint32_t		 one, hw;
 	tcaresult		 res;
 	int			 i, src;
 
@@ -1344,10 +1411,12 @@ tcaWaitDMARecvDesc(tcaHandle *th, int slot, int tag)
 		    TCA_NSLOTS - 1));
 	src = h.node;
 	r = p2.ctl->ring[src];
+	start = p2_now();
 	end = p2_deadline();
 	for (;;) {
 		best = NULL;
-		for (i = 0; i < P2_RING; i++) {
+		hw = atomic_load(&p2.ctl->hw[src]);
+		for (i = 0; i < (int)hw && i < P2_RING; i++) {
 			if (atomic_load(&r[i].state) != 1 ||
 			    r[i].slot != slot || r[i].tag != tag)
 				continue;
@@ -1360,8 +1429,10 @@ tcaWaitDMARecvDesc(tcaHandle *th, int slot, int tag)
 			if (vis <= now) {
 				one = 1;
 				if (atomic_compare_exchange_strong(&best->state,
-				    &one, 0))
+				    &one, 0)) {
+					p2_seen_ns = vis;
 					return (TCA_SUCCESS);
+				}
 				continue;
 			}
 			if (vis <= end) {
@@ -1371,7 +1442,9 @@ tcaWaitDMARecvDesc(tcaHandle *th, int slot, int tag)
 		} else if (src != p2.node) {
 			pthread_mutex_lock(&p2.lock);
 			ctl = p2_peer_ctl(src);
-			i = ctl == NULL || !p2_alive(atomic_load(&ctl->pid));
+			if (ctl != NULL)
+				p2.live_ns[src] = 0;
+			i = ctl == NULL || !p2_live(src, ctl);
 			pthread_mutex_unlock(&p2.lock);
 			if (i)
 				return (p2_fail(TCA_ERROR_TIMEOUT,
@@ -1383,7 +1456,9 @@ tcaWaitDMARecvDesc(tcaHandle *th, int slot, int tag)
 			return (p2_fail(TCA_ERROR_TIMEOUT, VCL_TCA_RULE_TIMEOUT,
 			    "no notification (%d, %d) from node %d within "
 			    "%.0f ms", slot, tag, src, p2.tm.wait_ms));
-		if (best == NULL)
+		/* Spin a while (a notification is microseconds away), then
+		 * let others run. */
+		if (best == NULL && now - start > 50000)
 			sched_yield();
 	}
 }
@@ -1440,6 +1515,8 @@ tcaSendPIO(tcaPIO *tp, off_t off, const void *src, size_t len)
 	uint32_t		 w;
 	size_t			 i;
 
+	uint64_t		 t0 = p2_now();
+
 	p2_ok();
 	if (tp == NULL || src == NULL)
 		return (p2_fail(TCA_ERROR_INVALID_VALUE, VCL_TCA_RULE_ARG,
@@ -1454,8 +1531,12 @@ tcaSendPIO(tcaPIO *tp, off_t off, const void *src, size_t len)
 		    "PIO of %zu bytes at %lld: outside the %llu-byte region "
 		    "or not 4-byte words", len, (long long)off,
 		    (unsigned long long)pio.len));
+	/* From the call's entry, less the clock reads the caller's own
+	 * timing and this one cost. */
 	if (!p2.pio_armed) {
-		p2_spin_until(p2_now() + (uint64_t)p2.tm.pio_ns);
+		p2.pio_t0 = t0;
+		p2.pio_vis = t0 + (uint64_t)p2.tm.pio_ns;
+		p2_spin_until(p2.pio_vis - p2.clock_ns);
 		p2.pio_armed = 1;
 	}
 	d = (volatile uint32_t *)(void *)(pio.base + off);
@@ -1474,4 +1555,40 @@ tcaSendPIOCommit(void)
 	atomic_thread_fence(memory_order_seq_cst);
 	p2.pio_armed = 0;
 	return (TCA_SUCCESS);
+}
+
+/*
+ * tcaModelTime (model extension): the model's own timestamps (CLOCK_MONOTONIC
+ * ns) for measuring it without the host's timing noise. what: 0 the last
+ * start's doorbell on channel ch, 1 when that run went idle, 2 when the
+ * calling thread's last received notification became visible, 3 the entry of
+ * the last PIO's first store, 4 when it became visible.
+ */
+P2_EXPORT uint64_t
+tcaModelTime(int what, int ch)
+{
+	uint64_t	t = 0;
+
+	pthread_mutex_lock(&p2.lock);
+	if (ch < 0 || ch >= TCA_NCHANNELS)
+		ch = 0;
+	switch (what) {
+	case 0:
+		t = p2.ch[ch].door_ns;
+		break;
+	case 1:
+		t = atomic_load(&p2.ch[ch].idle_ns);
+		break;
+	case 2:
+		t = p2_seen_ns;
+		break;
+	case 3:
+		t = p2.pio_t0;
+		break;
+	case 4:
+		t = p2.pio_vis;
+		break;
+	}
+	pthread_mutex_unlock(&p2.lock);
+	return (t);
 }
