@@ -19,6 +19,7 @@
 #include "vcl_frame.h"
 #include "vcl_handle.h"
 #include "vcl_tls.h"
+#include "vcl_transport.h"
 
 struct event_base;
 struct event;
@@ -29,6 +30,7 @@ LIST_HEAD(vcl_peers, vcl_peer);
 struct vcl_authfail;
 struct vcl_held;
 TAILQ_HEAD(vcl_helds, vcl_held);
+struct vcl_transports;
 
 /* Limits; every one has a safe default and a command-line option. */
 struct vcl_limits {
@@ -80,6 +82,7 @@ enum vcl_in_state {
 	VCL_IN_HDR,
 	VCL_IN_MSG,
 	VCL_IN_BULK,
+	VCL_IN_OOB,		/* bulk coming on the link's transport */
 };
 
 /*
@@ -151,6 +154,13 @@ struct vcl_session {
 	char			*lost[VCL_LOST_MAX]; /* peers the client lost */
 	int			 nlost;
 	uint64_t		 nxfer;		/* transfers waiting for bytes */
+	struct vcl_tp_ep	*tp_ep;		/* bulk transport; NULL: tcp */
+	uint64_t		 in_oob_xid;	/* VCL_IN_OOB: its transfer */
+	int			 in_oob_done;	/* ... its receive completed */
+	int			 in_oob_err;	/* ... with this VCL_TP_E* */
+	uint8_t			*in_oob_orphan;	/* a released transfer's staging
+						   the receive still owns */
+	uint64_t		 in_oob_orphan_len;
 	struct vcl_hobj		*dirty[16];	/* queues to flush */
 	int			 ndirty;
 	int			 flush_all;
@@ -204,6 +214,7 @@ struct vcl_server {
 	uint64_t		 peer_bytes_in;
 	uint64_t		 peer_bytes_out;
 	struct vcl_peers	 peers;		/* links to other servers */
+	struct vcl_transports	*tps;		/* bulk transports offered */
 
 	struct vcl_workers	*workers;
 	struct vcl_workers	*waiters;	/* vcl_cmd_wait; never freed */
@@ -244,6 +255,7 @@ typedef void (*vcl_op_fn)(struct vcl_session *, const Vcl__Request *,
 #define VCL_OP_PEER	0x4	/* only on peer links (server to server) */
 #define VCL_OP_ENQUEUE	0x8	/* a command: its message's field 1 is
 				   "Enqueue q" (queue, event, wait list) */
+#define VCL_OP_LINK	0x10	/* on client and peer links alike */
 
 struct vcl_op {
 	vcl_op_fn	 fn;
@@ -265,6 +277,28 @@ void	vcl_peer_send(struct vcl_server *, const char *, Vcl__Request *,
 	    void *);
 void	vcl_peer_close_all(struct vcl_server *);
 void	vcl_peer_check_all(struct vcl_server *, time_t);
+size_t	vcl_peer_stats(struct vcl_server *, Vcl__PeerLinkStat ***);
+void	vcl_peer_stats_free(Vcl__PeerLinkStat **, size_t);
+
+/* vcl_transports.c */
+struct vcl_tp_offers {
+	Vcl__TransportOffer	 o[VCL_TP_MAX];
+	Vcl__TransportOffer	*p[VCL_TP_MAX];
+	uint8_t			 addr[VCL_TP_MAX][VCL_TP_ADDR_MAX];
+};
+int	vcl_transports_init(struct vcl_server *, const char *, const char *,
+	    char *, size_t);
+void	vcl_transports_free(struct vcl_server *);
+void	vcl_transports_progress(struct vcl_server *);
+size_t	vcl_transports_names(struct vcl_server *, char **, size_t);
+size_t	vcl_transports_offer(struct vcl_server *, unsigned,
+	    struct vcl_tp_offers *);
+struct vcl_tp_ep *vcl_transports_connect(struct vcl_server *, const char *,
+	    struct vcl_link *, const uint8_t *, size_t, char *, size_t);
+int	vcl_transports_hello(struct vcl_session *, const Vcl__Hello *,
+	    Vcl__TransportOffer *, uint8_t *);
+void	vcl_op_transport_ctl(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
 
 /* vcl_dispatch.c */
 const struct vcl_op	*vcl_dispatch_lookup(unsigned);
