@@ -7,8 +7,10 @@ target_compile_options(vcl_peach2 PRIVATE ${VCL_WARNINGS} -fvisibility=hidden)
 target_link_libraries(vcl_peach2 PRIVATE Threads::Threads rt)
 install(TARGETS vcl_peach2 LIBRARY DESTINATION lib)
 
-target_sources(vclproto PRIVATE ${VCL_TCA_DIR}/tca_lib.c)
+target_sources(vclproto PRIVATE ${VCL_TCA_DIR}/tca_lib.c ${VCL_TCA_DIR}/tca.c)
 target_include_directories(vclproto PUBLIC ${VCL_TCA_DIR})
+set_source_files_properties(${VCL_TCA_DIR}/tca.c PROPERTIES
+	COMPILE_OPTIONS "${VCL_WARNINGS}")
 set_source_files_properties(${VCL_TCA_DIR}/tca_lib.c PROPERTIES
 	COMPILE_OPTIONS "${VCL_WARNINGS}"
 	COMPILE_DEFINITIONS "VCL_PEACH2_PATH=\"$<TARGET_FILE:vcl_peach2>\"")

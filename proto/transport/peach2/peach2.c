@@ -184,6 +184,7 @@ static struct {
 	int			 last_ch;	/* and its channel */
 	uint64_t		 pio_t0;	/* first PIO store's call */
 	uint64_t		 pio_vis;	/* and when it was visible */
+	int			 atexit_set;
 } p2 = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static __thread int	p2_rule;
@@ -526,6 +527,13 @@ p2_resolve(const struct p2_handle *h, uint64_t off, uint64_t len,
 	return (m->base + h->off + off);
 }
 
+/* Leave the domain at exit, unlinking what this process registered. */
+static void
+p2_atexit(void)
+{
+	tcaFinalize();
+}
+
 /* tcaInit: join the domain named by VCL_TCA_DOMAIN as node VCL_TCA_NODE. */
 P2_EXPORT tcaresult
 tcaInit(void)
@@ -609,6 +617,9 @@ tcaInit(void)
 	/* Segment ids differ between processes that held the same node. */
 	p2.next_seg = ((uint32_t)getpid() & 0xffffu) << 16;
 	p2.init = 1;
+	/* The segments go with the process (or with this library). */
+	if (!p2.atexit_set && atexit(p2_atexit) == 0)
+		p2.atexit_set = 1;
 out:
 	pthread_mutex_unlock(&p2.lock);
 	return (res);
