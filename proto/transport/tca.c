@@ -3,16 +3,21 @@
  * one TCA domain (PEACH2 boards, or the PEACH2 model on one host), through
  * the TCA user library behind function pointers (tca_lib.c).
  *
- * Each instance registers a window (tcaMalloc) of VCL_TCA_LANES lanes, one
- * per possible sending instance of the domain (node * 4 + instance), and
- * announces its handle in its address. DMA writes only, so every step is
- * a push into the other end's window:
+ * Each instance registers a window (tcaMalloc) of VCL_TCA_LANES lanes and
+ * announces its handle in its address. Each endpoint takes a lane of its
+ * own window, where all the other end writes: DMA writes only, so every
+ * step is a push into the other end's lane:
  *
- *   lane (in the receiver's window, written by one sender)
+ *   lane (in the receiver's window, written by the other end of one link)
  *     mbox[2]   chunk headers {seq, xid, total, off, len}, one per half
- *     ack       {ack_seq, closed}: written by the other end, in OUR window,
- *               for what we sent it
+ *     ack       {ack_seq, closed}: the other end's acks of what we sent
  *     data[2]   two halves of VCL_TCA_CHUNK bytes
+ *
+ * Which lane: where the host has a message path (ctl_out: the server's
+ * TransportCtl), each end announces the lane it took and sends nothing
+ * before it learnt the other's; without one (the conformance test), each
+ * end takes lane (other end's node * 4 + instance) % 16 of its window and
+ * expects the other end to do the same: one link per pair of instances.
  *
  * A send copies a chunk from the caller's memory into registered staging
  * (sources are not registered memory; the board needs 16-byte agreement and
@@ -29,6 +34,7 @@
  * work is pending so that the host keeps calling progress; the control
  * stream's end (peeked, never read) is how a vanished peer is noticed.
  */
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 
 #include <errno.h>
@@ -36,6 +42,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tca_lib.h"
 #include "vcl_log.h"
@@ -44,7 +51,7 @@
 
 #define VCL_TCA_MAGIC		0x56544341u	/* "VTCA" */
 #define VCL_TCA_INST		4		/* instances per process */
-#define VCL_TCA_LANES		(TCA_MAX_NODES * VCL_TCA_INST)
+#define VCL_TCA_LANES		16		/* links per instance */
 #define VCL_TCA_CHUNK		(128u << 10)
 #define VCL_TCA_HDR		4096u
 #define VCL_TCA_LANE		(VCL_TCA_HDR + 2 * VCL_TCA_CHUNK)
@@ -76,9 +83,19 @@ struct vcl_tca_addr {
 };
 
 struct vcl_tca {
-	uint32_t	 lane;
+	uint32_t	 lane;		/* node * 4 + instance: who we are */
 	unsigned char	*win;		/* VCL_TCA_LANES lanes */
 	tcaHandle	 winh;
+	uint32_t	 busy;		/* lanes taken, one bit each */
+	struct vcl_tp_ep *eps[VCL_TCA_LANES];	/* by lane */
+	int		 efd;		/* readable while work is pending */
+	int		 signalled;
+};
+
+/* The lane announcement (TransportCtl data). */
+struct vcl_tca_ctl {
+	uint32_t	magic;
+	uint32_t	lane;
 };
 
 struct vcl_tca_send {
@@ -105,6 +122,9 @@ struct vcl_tca_recv {
 
 struct vcl_tca_ep {
 	struct vcl_tca_addr	 peer;
+	int			 rx;		/* our lane: the peer writes it */
+	int			 prx;		/* the peer's lane; -1 unknown */
+	int			 announced;
 	unsigned char		*stage;		/* hdr area + 2 chunks */
 	tcaHandle		 stageh;
 	uint64_t		 seq;		/* last chunk pushed */
@@ -116,6 +136,8 @@ struct vcl_tca_ep {
 	int			 ndrop;
 	int			 closed;
 };
+
+static void	vcl_tca_signal(struct vcl_tp *, int);
 
 static pthread_mutex_t		 vcl_tca_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct vcl_tca_lib	 vcl_tca_L;
@@ -223,6 +245,11 @@ vcl_tca_open(struct vcl_tp *tp)
 		    vcl_tca_lib_error(&vcl_tca_L, res));
 		goto out;
 	}
+	if ((t->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) == -1) {
+		snprintf(tp->err, sizeof tp->err, "eventfd: %s",
+		    strerror(errno));
+		goto out;
+	}
 	memset(p, 0, (size_t)VCL_TCA_LANES * VCL_TCA_LANE);
 	vcl_tca_used[i] = 1;
 	t->lane = (uint32_t)(node * VCL_TCA_INST + i);
@@ -252,6 +279,7 @@ vcl_tca_fini(struct vcl_tp *tp)
 	pthread_mutex_lock(&vcl_tca_lock);
 	vcl_tca_used[t->lane % VCL_TCA_INST] = 0;
 	vcl_tca_L.free(t->win, tcaMemoryCPU);
+	close(t->efd);
 	pthread_mutex_unlock(&vcl_tca_lock);
 	free(t);
 	tp->priv = NULL;
@@ -278,14 +306,22 @@ vcl_tca_address(struct vcl_tp *tp, uint8_t *buf, size_t *len)
 	return (VCL_TP_OK);
 }
 
-/* Our lane in the peer's window, and the peer's lane in ours. */
+/* Our lane (in our window): what the other end of the link writes. */
 static unsigned char *
 vcl_tca_mylane(struct vcl_tp_ep *ep)
 {
 	struct vcl_tca		*t = ep->tp->priv;
 	struct vcl_tca_ep	*e = ep->priv;
 
-	return (t->win + (size_t)e->peer.lane * VCL_TCA_LANE);
+	return (t->win + (size_t)e->rx * VCL_TCA_LANE);
+}
+
+/* The notification slot of a lane of an instance (unique per process). */
+static int
+vcl_tca_slot(uint32_t lane, int k)
+{
+	return ((int)((lane % VCL_TCA_INST) * VCL_TCA_LANES + (uint32_t)k) %
+	    TCA_NSLOTS);
 }
 
 /* The endpoint to a peer of the same domain; else EINVAL (tcp then). */
@@ -305,7 +341,7 @@ vcl_tca_connect(struct vcl_tp_ep *ep, const uint8_t *addr, size_t len)
 	}
 	memcpy(&a, addr, sizeof a);
 	if (a.magic != VCL_TCA_MAGIC || a.domain != vcl_tca_dhash ||
-	    a.lane >= VCL_TCA_LANES || a.lane == t->lane) {
+	    a.lane >= TCA_MAX_NODES * VCL_TCA_INST || a.lane == t->lane) {
 		snprintf(ep->err, sizeof ep->err, "peer not in this TCA "
 		    "domain");
 		return (VCL_TP_EINVAL);
@@ -329,6 +365,24 @@ vcl_tca_connect(struct vcl_tp_ep *ep, const uint8_t *addr, size_t len)
 		return (VCL_TP_EIO);
 	}
 	memset(p, 0, VCL_TCA_HDR + 2 * VCL_TCA_CHUNK);
+	/* The lane the other end expects when it has no message path. */
+	e->rx = (int)(a.lane % VCL_TCA_LANES);
+	if (t->busy & (1u << e->rx)) {
+		for (e->rx = 0; e->rx < VCL_TCA_LANES &&
+		    (t->busy & (1u << e->rx)); e->rx++)
+			;
+	}
+	if (e->rx == VCL_TCA_LANES) {
+		snprintf(ep->err, sizeof ep->err, "all %d tca lanes in use",
+		    VCL_TCA_LANES);
+		vcl_tca_L.free(p, tcaMemoryCPU);
+		free(e);
+		return (VCL_TP_EBUSY);
+	}
+	t->busy |= 1u << e->rx;
+	t->eps[e->rx] = ep;
+	memset(t->win + (size_t)e->rx * VCL_TCA_LANE, 0, VCL_TCA_LANE);
+	e->prx = -1;
 	e->stage = p;
 	ep->priv = e;
 	return (VCL_TP_OK);
@@ -346,10 +400,9 @@ vcl_tca_push(struct vcl_tp_ep *ep, uint64_t doff, uint64_t soff,
     int tag)
 {
 	struct vcl_tca_ep	*e = ep->priv;
-	struct vcl_tca		*t = ep->tp->priv;
 	tcaDesc			*d;
 	tcaresult		 res = TCA_SUCCESS;
-	int			 slot = (int)(t->lane % TCA_NSLOTS);
+	int			 slot = vcl_tca_slot(e->peer.lane, e->prx);
 
 	if ((d = vcl_tca_L.desc_new()) == NULL) {
 		snprintf(ep->err, sizeof ep->err, "out of memory");
@@ -407,6 +460,7 @@ vcl_tca_send(struct vcl_tp_ep *ep, uint64_t xid, const struct iovec *iov,
 	for (pp = &e->sends; *pp != NULL; pp = &(*pp)->next)
 		;
 	*pp = s;
+	vcl_tca_signal(ep->tp, 1);
 	return (VCL_TP_OK);
 }
 
@@ -439,6 +493,7 @@ vcl_tca_recv(struct vcl_tp_ep *ep, uint64_t xid, const struct vcl_tp_dest *dest,
 		;
 	*pp = r;
 	e->nposted++;
+	vcl_tca_signal(ep->tp, 1);
 	return (VCL_TP_OK);
 }
 
@@ -477,14 +532,36 @@ vcl_tca_cancel(struct vcl_tp_ep *ep, uint64_t xid)
 	vcl_tca_recv_done(e, r, VCL_TP_ECANCELED);
 }
 
-/* Work pending: ask for writability so that the host polls progress. */
+/* Keep the instance's eventfd readable (on) or drain it (off). */
+static void
+vcl_tca_signal(struct vcl_tp *tp, int on)
+{
+	struct vcl_tca	*t = tp->priv;
+	uint64_t	 v = 1;
+
+	if (on == t->signalled)
+		return;
+	if (on)
+		(void)!write(t->efd, &v, sizeof v);
+	else
+		(void)!read(t->efd, &v, sizeof v);
+	t->signalled = on;
+}
+
+/*
+ * The instance's source: an eventfd kept readable while any endpoint has
+ * work (the host then keeps calling progress); an endpoint's: its control
+ * stream, asking for writability while work is pending.
+ */
 static int
 vcl_tca_evfd(struct vcl_tp *tp, struct vcl_tp_ep *ep, short *ev)
 {
 	struct vcl_tca_ep	*e;
 
 	*ev = VCL_TP_EV_READ;
-	if (ep == NULL || ep->ctl == NULL)
+	if (ep == NULL)
+		return (((struct vcl_tca *)tp->priv)->efd);
+	if (ep->ctl == NULL)
 		return (-1);
 	e = ep->priv;
 	if (e->sends != NULL || e->recvs != NULL)
@@ -550,7 +627,9 @@ vcl_tca_push_sends(struct vcl_tp_ep *ep)
 		snprintf(ep->err, sizeof ep->err, "peer closed");
 		return (VCL_TP_ECLOSED);
 	}
-	lane = (uint64_t)((struct vcl_tca *)ep->tp->priv)->lane * VCL_TCA_LANE;
+	if (e->prx < 0)
+		return (0);		/* the peer's lane not known yet */
+	lane = (uint64_t)e->prx * VCL_TCA_LANE;
 	while ((s = e->sends) != NULL) {
 		if (s->last_seq != 0 && s->off == s->total) {
 			if (ack->ack_seq < s->last_seq)
@@ -618,8 +697,9 @@ vcl_tca_take(struct vcl_tp_ep *ep)
 	tcaresult		 res;
 	int			 rc, did = 0, drop;
 
-	mylane = (uint64_t)((struct vcl_tca *)ep->tp->priv)->lane *
-	    VCL_TCA_LANE;
+	if (e->prx < 0)
+		return (0);
+	mylane = (uint64_t)e->prx * VCL_TCA_LANE;
 	for (;;) {
 		h = (e->rseq + 1) % 2;
 		mb = (struct vcl_tca_mbox *)(void *)(lane + h * 64);
@@ -635,7 +715,7 @@ vcl_tca_take(struct vcl_tp_ep *ep)
 			break;		/* held in the lane until posted */
 		/* The header's notification: visible at the modelled time. */
 		res = vcl_tca_L.wait_dma_recv_desc(&e->peer.win,
-		    (int)(e->peer.lane % TCA_NSLOTS),
+		    vcl_tca_slot(((struct vcl_tca *)ep->tp->priv)->lane, e->rx),
 		    (int)(mb->seq & 0x7fffffff));
 		if (res != TCA_SUCCESS) {
 			snprintf(ep->err, sizeof ep->err, "notification: %s",
@@ -686,15 +766,50 @@ vcl_tca_ctl_gone(struct vcl_tp_ep *ep)
 	    errno != EINTR));
 }
 
-/* Push sends, take arrivals, notice a vanished peer. */
+static int	vcl_tca_progress_ep(struct vcl_tp *, struct vcl_tp_ep *);
+
+/* Progress one endpoint, or (ep NULL) every endpoint of the instance. */
 static int
 vcl_tca_progress(struct vcl_tp *tp, struct vcl_tp_ep *ep)
 {
+	struct vcl_tca	*t = tp->priv;
+	int		 i, again = 0;
+
+	if (ep != NULL)
+		again = vcl_tca_progress_ep(tp, ep);
+	else {
+		for (i = 0; i < VCL_TCA_LANES; i++) {
+			if (t->eps[i] != NULL)
+				again |= vcl_tca_progress_ep(tp, t->eps[i]);
+		}
+	}
+	vcl_tca_signal(tp, again);
+	return (again);
+}
+
+/* Push sends, take arrivals, notice a vanished peer. */
+static int
+vcl_tca_progress_ep(struct vcl_tp *tp, struct vcl_tp_ep *ep)
+{
 	struct vcl_tca_ep	*e;
+	struct vcl_tca_ctl	 c;
 	int			 a, b;
 
-	if (ep == NULL || (e = ep->priv) == NULL || e->closed)
+	if ((e = ep->priv) == NULL || e->closed)
 		return (0);
+	if (!e->announced) {
+		e->announced = 1;
+		vcl_log_debug("tca: lane %d announced (%s)", e->rx,
+		    ep->ctl_out != NULL ? "message" : "static");
+		if (ep->ctl_out != NULL) {
+			c.magic = VCL_TCA_MAGIC;
+			c.lane = (uint32_t)e->rx;
+			if (ep->ctl_out(ep, (const uint8_t *)&c, sizeof c) != 0)
+				vcl_tca_fail_all(ep, VCL_TP_ECLOSED);
+		} else
+			e->prx = (int)(((struct vcl_tca *)tp->priv)->lane %
+			    VCL_TCA_LANES);
+	}
 	a = vcl_tca_push_sends(ep);
 	b = a >= 0 ? vcl_tca_take(ep) : a;
 	if (a < 0 || b < 0 || ((e->sends != NULL || e->recvs != NULL) &&
@@ -724,25 +839,50 @@ vcl_tca_close(struct vcl_tp_ep *ep)
 		mb = (struct vcl_tca_mbox *)(void *)(vcl_tca_mylane(ep) +
 		    ((e->rseq + 1) % 2) * 64);
 		if (mb->seq != e->rseq + 1 || vcl_tca_L.wait_dma_recv_desc(
-		    &e->peer.win, (int)(e->peer.lane % TCA_NSLOTS),
+		    &e->peer.win, vcl_tca_slot(((struct vcl_tca *)
+		    ep->tp->priv)->lane, e->rx),
 		    (int)(mb->seq & 0x7fffffff)) != TCA_SUCCESS)
 			break;
 		e->rseq++;
 	}
-	if (!e->closed) {
+	if (!e->closed && e->prx >= 0) {
 		ack = (struct vcl_tca_ack *)(void *)(e->stage + 256);
 		ack->ack_seq = e->rseq;
 		ack->closed = 1;
-		(void)vcl_tca_push(ep, 0, 0, 0, (uint64_t)((struct vcl_tca *)
-		    ep->tp->priv)->lane * VCL_TCA_LANE + VCL_TCA_ACK_OFF, 256,
-		    32, 0, 0);
+		(void)vcl_tca_push(ep, 0, 0, 0, (uint64_t)e->prx *
+		    VCL_TCA_LANE + VCL_TCA_ACK_OFF, 256, 32, 0, 0);
 	}
 	vcl_tca_fail_all(ep, VCL_TP_ECLOSED);
-	/* The peer's lane in our window starts clean for its next link. */
+	/* Our lane starts clean for its next link. */
 	memset(vcl_tca_mylane(ep), 0, VCL_TCA_LANE);
+	((struct vcl_tca *)ep->tp->priv)->busy &= ~(1u << e->rx);
+	((struct vcl_tca *)ep->tp->priv)->eps[e->rx] = NULL;
 	vcl_tca_L.free(e->stage, tcaMemoryCPU);
 	free(e);
 	ep->priv = NULL;
+}
+
+/* The other end's lane announcement. */
+static int
+vcl_tca_ctl_in(struct vcl_tp_ep *ep, const uint8_t *data, size_t len)
+{
+	struct vcl_tca_ep	*e = ep->priv;
+	struct vcl_tca_ctl	 c;
+
+	if (e == NULL || len != sizeof c) {
+		snprintf(ep->err, sizeof ep->err, "bad tca message");
+		return (VCL_TP_EINVAL);
+	}
+	memcpy(&c, data, sizeof c);
+	if (c.magic != VCL_TCA_MAGIC || c.lane >= VCL_TCA_LANES ||
+	    (e->prx >= 0 && (uint32_t)e->prx != c.lane)) {
+		snprintf(ep->err, sizeof ep->err, "bad tca lane announcement");
+		return (VCL_TP_EINVAL);
+	}
+	e->prx = (int)c.lane;
+	vcl_log_debug("tca: the other end writes to its lane %u, we to %d",
+	    c.lane, e->rx);
+	return (VCL_TP_OK);
 }
 
 const struct vcl_transport vcl_transport_tca = {
@@ -759,4 +899,5 @@ const struct vcl_transport vcl_transport_tca = {
 	.evfd = vcl_tca_evfd,
 	.progress = vcl_tca_progress,
 	.close = vcl_tca_close,
+	.ctl_in = vcl_tca_ctl_in,
 };
