@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 
 #include <glob.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -36,6 +37,7 @@ struct peer {
 };
 
 static unsigned char	*lbuf, *lbuf2;
+static pid_t		 last_peer;	/* one a failed test left running */
 static tcaHandle	 lh, lh2;
 
 #define RULE(call, res, rule) do {					\
@@ -140,6 +142,12 @@ peer_start(struct peer *p, const char *model)
 {
 	int	a[2], b[2];
 
+	/* A failed test's peer still holds node 1: end it first. */
+	if (last_peer > 0) {
+		kill(last_peer, SIGKILL);
+		waitpid(last_peer, NULL, 0);
+		last_peer = 0;
+	}
 	assert_int_equal(pipe(a), 0);
 	assert_int_equal(pipe(b), 0);
 	p->pid = fork();
@@ -149,6 +157,7 @@ peer_start(struct peer *p, const char *model)
 		close(b[0]);
 		peer_serve(a[0], b[1], model);
 	}
+	last_peer = p->pid;
 	close(a[0]);
 	close(b[1]);
 	p->to = a[1];
@@ -166,6 +175,7 @@ peer_stop(struct peer *p, char cmd)
 	if (cmd != 0)
 		assert_int_equal(xio(p->to, &cmd, 1, 1), 0);
 	assert_int_equal(waitpid(p->pid, &st, 0), p->pid);
+	last_peer = 0;
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 0);
 	close(p->to);
@@ -255,6 +265,10 @@ teardown(void **state)
 	glob_t	g;
 	size_t	i;
 
+	if (last_peer > 0) {
+		kill(last_peer, SIGKILL);
+		waitpid(last_peer, NULL, 0);
+	}
 	tcaFinalize();
 	/* What a peer that exited without tcaFinalize left. */
 	snprintf(pat, sizeof pat, "/dev/shm/vcl-tca-ut%d-*", (int)getpid());
