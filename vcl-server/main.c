@@ -78,6 +78,11 @@ static const char usage[] =
 "                          first both ends offer, else tcp (default: all\n"
 "                          built: %s)\n"
 "  --transport-force NAME  testing: every link uses NAME or plain tcp\n"
+"  --tca-domain NAME       the TCA domain this server is a node of (letters,\n"
+"                          digits, '_', '.'; default: none, no tca)\n"
+"  --tca-node N            this server's node id in it, 0..15 (ring N/8,\n"
+"                          position N%%8); tca library: libtca.so, else the\n"
+"                          PEACH2 model (VCL_TCA_LIB names another)\n"
 "  --config FILE           read options from FILE (\"name = value\" lines,\n"
 "                          names as above without --); SIGHUP re-reads its\n"
 "                          log-level, max-*, *-timeout and min-rate\n"
@@ -97,7 +102,7 @@ enum {
 	OPT_MAX_PREAUTH, OPT_MAX_PREAUTH_ADDR, OPT_MAX_AUTH_FAILS,
 	OPT_HANDSHAKE_TO, OPT_FRAME_TO, OPT_MIN_RATE, OPT_IDLE_TO, OPT_SEND_TO,
 	OPT_METRICS_LISTEN, OPT_METRICS_PORT_FILE,
-	OPT_TRANSPORTS, OPT_TRANSPORT_FORCE
+	OPT_TRANSPORTS, OPT_TRANSPORT_FORCE, OPT_TCA_DOMAIN, OPT_TCA_NODE
 };
 
 static const struct option longopts[] = {
@@ -133,11 +138,35 @@ static const struct option longopts[] = {
 	{ "metrics-port-file",	required_argument, NULL, OPT_METRICS_PORT_FILE },
 	{ "transports",		required_argument, NULL, OPT_TRANSPORTS },
 	{ "transport-force",	required_argument, NULL, OPT_TRANSPORT_FORCE },
+	{ "tca-domain",		required_argument, NULL, OPT_TCA_DOMAIN },
+	{ "tca-node",		required_argument, NULL, OPT_TCA_NODE },
 	{ "config",		required_argument, NULL, OPT_CONFIG },
 	{ "version",		no_argument,	   NULL, OPT_VERSION },
 	{ "help",		no_argument,	   NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 }
 };
+
+/* A --tca-domain name (node 0: letters, digits, '_', '.') or --tca-node. */
+static int
+tca_arg_ok(const char *arg, int node)
+{
+	const char	*p;
+	char		*end;
+	long		 v;
+
+	if (node) {
+		v = strtol(arg, &end, 10);
+		return (end != arg && *end == '\0' && v >= 0 && v <= 15);
+	}
+	if (*arg == '\0' || strlen(arg) > 31)
+		return (0);
+	for (p = arg; *p != '\0'; p++) {
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || *p == '_' || *p == '.'))
+			return (0);
+	}
+	return (1);
+}
 
 /* The transports built, best first, for --help. */
 static const char *
@@ -303,6 +332,18 @@ apply_option(struct vcl_server *srv, int id, const char *arg, int reload)
 			opts.transport_force = strdup(arg);
 		break;
 	}
+	case OPT_TCA_DOMAIN:
+	case OPT_TCA_NODE:
+		/* The tca backend and the PEACH2 model read these. */
+		if (!tca_arg_ok(arg, id == OPT_TCA_NODE)) {
+			fprintf(stderr, "vclserver: %s: %s\n", id ==
+			    OPT_TCA_NODE ? "tca-node: want 0..15" : "tca-domain:"
+			    " 1..31 letters, digits, '_' or '.'", arg);
+			return (-1);
+		}
+		setenv(id == OPT_TCA_NODE ? "VCL_TCA_NODE" : "VCL_TCA_DOMAIN",
+		    arg, 1);
+		break;
 	case OPT_TLS_CERT:	opts.tls_cert = strdup(arg); break;
 	case OPT_TLS_KEY:	opts.tls_key = strdup(arg); break;
 	case OPT_TLS_CA:	opts.tls_ca = strdup(arg); break;

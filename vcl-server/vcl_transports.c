@@ -72,7 +72,9 @@ vcl_transports_cb(evutil_socket_t fd, short what, void *arg)
 /*
  * Open the backends of list ("tcp,ucx", NULL: all built) that work here;
  * force (NULL: none) names the one every link must use, for testing.
- * One that cannot open is logged and left out; tcp always remains.
+ * One that cannot open is left out (logged at warn if asked for by name,
+ * else at info: a default list holds backends a host may lack); tcp always
+ * remains.
  */
 int
 vcl_transports_init(struct vcl_server *srv, const char *list,
@@ -113,8 +115,12 @@ vcl_transports_init(struct vcl_server *srv, const char *list,
 			continue;	/* rides the control stream: no instance */
 		if ((tp = vcl_tp_open(want[i], &conf, why, sizeof why)) ==
 		    NULL) {
-			vcl_log_warn("transport %s left out: %s", want[i]->name,
-			    why);
+			if (list != NULL || want[i] == ts->force)
+				vcl_log_warn("transport %s left out: %s",
+				    want[i]->name, why);
+			else
+				vcl_log_info("transport %s left out: %s",
+				    want[i]->name, why);
 			continue;
 		}
 		ts->tp[ts->n] = tp;

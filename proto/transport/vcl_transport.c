@@ -15,6 +15,7 @@
  * extern in vcl_transport.h).
  */
 static const struct vcl_transport *const vcl_transport_all[] = {
+	&vcl_transport_tca,
 	&vcl_transport_tcp,
 	&vcl_transport_sock,		/* tests: only where named */
 	NULL

@@ -224,5 +224,6 @@ int	vcl_tcp_dial(const char *, char *, size_t, char *, size_t);
 /* Backends: one line each here and in vcl_transport.c registers one. */
 extern const struct vcl_transport vcl_transport_tcp;
 extern const struct vcl_transport vcl_transport_sock;
+extern const struct vcl_transport vcl_transport_tca;
 
 #endif

@@ -8,7 +8,9 @@
 # OCL_ICD_VENDORS (the build's vcl.icd only) set, then stops the servers
 # with SIGTERM and fails if one did not exit cleanly. Needs VCL_BUILD.
 # VCL_ICD_BOTH=1 lists the native platforms too (NATIVE_ICD, for benches);
-# VCL_SERVER_WRAP runs each server under a tool (valgrind).
+# VCL_SERVER_WRAP runs each server under a tool (valgrind). In the server
+# args @NODE@ becomes the index of each server from 0, @RUN@ a name of
+# the run's own.
 set -u
 nodes=1
 sargs=""
@@ -37,11 +39,14 @@ trap 'stop; exit 1' INT TERM
 
 i=1
 while [ $i -le "$nodes" ]; do
+	# @NODE@ in the server args: this server's index from 0; @RUN@: a
+	# name of this run's own (a TCA domain, say).
+	a=$(printf '%s' "$sargs" | sed "s/@NODE@/$((i - 1))/g; s/@RUN@/r$$/g")
 	# shellcheck disable=SC2086
 	${VCL_SERVER_WRAP:-} "$VCL_BUILD/vcl-server/vclserver" \
 	    --listen 127.0.0.1:0 \
 	    --port-file "$dir/port$i" --name "node$i" --log-level warn \
-	    $sargs &
+	    $a &
 	pids="$pids $!"
 	i=$((i + 1))
 done
