@@ -1,9 +1,9 @@
 /*
  * ucx.c - the UCX engine (vcl_ucx.h): a UCP context and worker with tagged
- * messages and wakeup, the worker's event fd in the libevent loop,
- * endpoints to peers with peer-failure handling, sends from final memory
- * and receives posted into a chosen destination, each completing once
- * through a callback run from the loop.
+ * messages and wakeup, whose event fd the host's loop waits on; endpoints
+ * to peers with peer-failure handling; sends from final memory and
+ * receives posted into a chosen destination, each completing once through
+ * a callback run from vcl_ucx_progress() (or the endpoint's close).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -12,24 +12,28 @@
 #include <sys/queue.h>
 #include <time.h>
 
-#include <event2/event.h>
 #include <ucp/api/ucp.h>
 
 #include "vcl_log.h"
 #include "vcl_ucx.h"
 
+/*
+ * One send or receive. It stays on its endpoint's list from post to
+ * callback (done set when UCX finished it); UCX's request is freed in
+ * UCX's own callback.
+ */
 struct vcl_ucx_op {
 	struct vcl_ucx		*u;
-	struct vcl_ucx_ep	*ep;		/* NULL once its ep closed */
+	struct vcl_ucx_ep	*ep;
 	void			*req;		/* UCX request while in flight */
 	int			 recv;
 	size_t			 want;		/* a receive's length */
 	int			 status;
-	int			 done;
+	int			 done;		/* UCX finished it */
 	ucp_dt_iov_t		*iov;
 	vcl_ucx_done_cb		 cb;
 	void			*arg;
-	TAILQ_ENTRY(vcl_ucx_op)	 entry;		/* ep's ops, then u's done */
+	TAILQ_ENTRY(vcl_ucx_op)	 entry;		/* ep's ops */
 };
 TAILQ_HEAD(vcl_ucx_ops, vcl_ucx_op);
 
@@ -38,9 +42,10 @@ struct vcl_ucx_ep {
 	ucp_ep_h		 h;		/* NULL: receive only */
 	int			 failed;
 	int			 fail_told;
+	int			 ndone;		/* ops done, callback not run */
 	vcl_ucx_fail_cb		 fail_cb;
 	void			*fail_arg;
-	struct vcl_ucx_ops	 ops;		/* in flight */
+	struct vcl_ucx_ops	 ops;
 	LIST_ENTRY(vcl_ucx_ep)	 entry;
 };
 
@@ -51,24 +56,19 @@ struct vcl_ucx_closing {
 };
 
 struct vcl_ucx {
-	struct event_base	*base;
 	ucp_context_h		 ctx;
 	ucp_worker_h		 worker;
 	ucp_address_t		*addr;
 	size_t			 addr_len;
 	int			 efd;
-	struct event		*ev_fd;		/* worker events */
-	struct event		*ev_done;	/* run completions */
 	struct vcl_ucx_limits	 lim;
 	size_t			 recvs;
 	uint64_t		 recv_bytes;
-	struct vcl_ucx_ops	 done;
+	int			 pending;	/* callbacks or failures to run */
 	LIST_HEAD(, vcl_ucx_ep)	 eps;
 	LIST_HEAD(, vcl_ucx_closing) closing;
 	char			 info[128];
 };
-
-static void	vcl_ucx_run_done(struct vcl_ucx *);
 
 /* Map a UCX status to the engine's negative errno. */
 static int
@@ -91,14 +91,15 @@ vcl_ucx_errno(ucs_status_t st)
 	}
 }
 
-/* Make the loop run progress and completions soon. */
+/* Make the worker's fd readable, so that the loop calls progress soon. */
 static void
 vcl_ucx_kick(struct vcl_ucx *u)
 {
-	event_active(u->ev_fd, EV_READ, 0);
+	u->pending = 1;
+	(void)ucp_worker_signal(u->worker);
 }
 
-/* An op finished: account it, queue its callback for the loop. */
+/* An op finished in UCX: account it; its callback runs from progress. */
 static void
 vcl_ucx_finish(struct vcl_ucx_op *op, int status)
 {
@@ -106,20 +107,23 @@ vcl_ucx_finish(struct vcl_ucx_op *op, int status)
 
 	if (op->done)
 		return;
-	op->done = 1;
-	if (status == -ECANCELED && op->ep != NULL && op->ep->failed)
+	if (op->ep == NULL) {
+		/* An orphan of a closed endpoint: its callback already ran. */
+		free(op->iov);
+		free(op);
+		return;
+	}
+	if (status == -ECANCELED && op->ep->failed)
 		status = -ECONNRESET;
+	op->done = 1;
 	op->status = status;
 	op->req = NULL;
 	if (op->recv) {
 		u->recvs--;
 		u->recv_bytes -= op->want;
 	}
-	if (op->ep != NULL)
-		TAILQ_REMOVE(&op->ep->ops, op, entry);
-	op->ep = NULL;
-	TAILQ_INSERT_TAIL(&u->done, op, entry);
-	event_active(u->ev_done, 0, 0);
+	op->ep->ndone++;
+	u->pending = 1;
 }
 
 /* UCX: a send completed (called from ucp_worker_progress). */
@@ -155,27 +159,27 @@ vcl_ucx_err_cb(void *arg, ucp_ep_h h, ucs_status_t st)
 
 	vcl_log_debug("ucx endpoint failed: %s", ucs_status_string(st));
 	ep->failed = 1;
-	event_active(ep->u->ev_done, 0, 0);
+	ep->u->pending = 1;
 }
 
-/* Progress the worker until it has nothing more, then re-arm its fd. */
-void
-vcl_ucx_progress(struct vcl_ucx *u)
+/* Cancel an op's UCX request; it finishes through progress. */
+static void
+vcl_ucx_cancel_req(struct vcl_ucx_op *op)
+{
+	if (op->done || op->req == NULL)
+		return;
+	ucp_request_cancel(op->u->worker, op->req);
+	vcl_ucx_kick(op->u);
+}
+
+/* Progress the worker until it has nothing at hand; free closed eps. */
+static void
+vcl_ucx_drive(struct vcl_ucx *u)
 {
 	struct vcl_ucx_closing	*c, *c1;
-	ucs_status_t		 st;
 
-	for (;;) {
-		while (ucp_worker_progress(u->worker) != 0)
-			;
-		if ((st = ucp_worker_arm(u->worker)) == UCS_OK)
-			break;
-		if (st != UCS_ERR_BUSY) {
-			vcl_log_error("ucp_worker_arm: %s",
-			    ucs_status_string(st));
-			break;
-		}
-	}
+	while (ucp_worker_progress(u->worker) != 0)
+		;
 	for (c = LIST_FIRST(&u->closing); c != NULL; c = c1) {
 		c1 = LIST_NEXT(c, entry);
 		if (ucp_request_check_status(c->req) == UCS_INPROGRESS)
@@ -186,87 +190,117 @@ vcl_ucx_progress(struct vcl_ucx *u)
 	}
 }
 
-/* Loop: the worker's fd fired (or a kick). */
+/* Run the callbacks of an endpoint's finished ops, in post order. */
 static void
-vcl_ucx_fd_cb(evutil_socket_t fd, short what, void *arg)
+vcl_ucx_run_ep(struct vcl_ucx_ep *ep)
 {
-	vcl_ucx_progress(arg);
-}
+	struct vcl_ucx_op	*op, *op1;
 
-/* Loop: run queued completions and tell failed endpoints' owners. */
-static void
-vcl_ucx_done_ev(evutil_socket_t fd, short what, void *arg)
-{
-	vcl_ucx_run_done(arg);
-}
-
-/* Cancel an op's UCX request; its callback comes through progress. */
-static void
-vcl_ucx_cancel_req(struct vcl_ucx_op *op)
-{
-	if (op->done || op->req == NULL)
-		return;
-	ucp_request_cancel(op->u->worker, op->req);
-	vcl_ucx_kick(op->u);
-}
-
-/* Run queued completions; fail the ops of endpoints whose peer failed. */
-static void
-vcl_ucx_run_done(struct vcl_ucx *u)
-{
-	struct vcl_ucx_op	*op;
-	struct vcl_ucx_ep	*ep;
-
-	LIST_FOREACH(ep, &u->eps, entry) {
-		if (!ep->failed || ep->fail_told)
+	for (op = TAILQ_FIRST(&ep->ops); op != NULL && ep->ndone > 0;
+	    op = op1) {
+		op1 = TAILQ_NEXT(op, entry);
+		if (!op->done)
 			continue;
-		ep->fail_told = 1;
-		/* Receives are the worker's: no peer failure ends them. */
-		TAILQ_FOREACH(op, &ep->ops, entry) {
-			if (op->recv)
-				vcl_ucx_cancel_req(op);
-		}
-		if (ep->fail_cb != NULL)
-			ep->fail_cb(ep, ep->fail_arg);
-		break;	/* the callback may have closed others: come back */
-	}
-	if (ep != NULL)
-		event_active(u->ev_done, 0, 0);
-	while ((op = TAILQ_FIRST(&u->done)) != NULL) {
-		TAILQ_REMOVE(&u->done, op, entry);
+		TAILQ_REMOVE(&ep->ops, op, entry);
+		ep->ndone--;
 		if (op->cb != NULL)
 			op->cb(op->status, op->arg);
 		free(op->iov);
 		free(op);
+		/* A callback may have posted more: start from the head. */
+		op1 = TAILQ_FIRST(&ep->ops);
 	}
 }
 
-/* Make the engine: a UCP context and worker on this loop, or NULL. */
+/*
+ * Progress: move what can move without blocking, re-arm the worker's fd,
+ * tell owners of failed endpoints, run completions. 1: call again without
+ * waiting on the fd (a callback left work at hand).
+ */
+int
+vcl_ucx_progress(struct vcl_ucx *u)
+{
+	struct vcl_ucx_ep	*ep;
+	struct vcl_ucx_op	*op;
+	ucs_status_t		 st;
+
+	for (;;) {
+		vcl_ucx_drive(u);
+		if ((st = ucp_worker_arm(u->worker)) == UCS_OK)
+			break;
+		if (st != UCS_ERR_BUSY) {
+			vcl_log_error("ucp_worker_arm: %s",
+			    ucs_status_string(st));
+			break;
+		}
+	}
+	if (!u->pending)
+		return (0);
+	u->pending = 0;
+	/* Receives are the worker's: no peer failure ends them. Cancel. */
+	LIST_FOREACH(ep, &u->eps, entry) {
+		if (!ep->failed || ep->fail_told)
+			continue;
+		ep->fail_told = 1;
+		TAILQ_FOREACH(op, &ep->ops, entry)
+			if (op->recv)
+				vcl_ucx_cancel_req(op);
+		u->pending = 1;
+	}
+	vcl_ucx_drive(u);
+	/*
+	 * Callbacks may close endpoints (their own excepted) or post: walk
+	 * again from the head after each endpoint that ran something.
+	 */
+again:
+	LIST_FOREACH(ep, &u->eps, entry) {
+		if (ep->fail_told == 1) {
+			ep->fail_told = 2;
+			if (ep->fail_cb != NULL) {
+				ep->fail_cb(ep, ep->fail_arg);
+				goto again;
+			}
+		}
+		if (ep->ndone > 0) {
+			vcl_ucx_run_ep(ep);
+			goto again;
+		}
+	}
+	return (u->pending);
+}
+
+/* The fd the host's loop waits on (readable: call vcl_ucx_progress). */
+int
+vcl_ucx_fd(struct vcl_ucx *u)
+{
+	return (u->efd);
+}
+
+/* Make the engine: a UCP context and worker, or NULL with why in err. */
 struct vcl_ucx *
-vcl_ucx_create(struct event_base *base, const struct vcl_ucx_limits *lim,
-    char *err, size_t errlen)
+vcl_ucx_create(const struct vcl_ucx_limits *lim, char *err, size_t errlen)
 {
 	struct vcl_ucx		*u;
 	ucp_config_t		*cfg = NULL;
 	ucp_params_t		 p;
 	ucp_worker_params_t	 wp;
 	ucs_status_t		 st;
-	const char		*what = "out of memory";
 	unsigned		 maj, min, rel;
+	const char		*what = "out of memory";
 
-	if ((u = calloc(1, sizeof *u)) == NULL)
-		goto fail;
-	u->base = base;
+	if ((u = calloc(1, sizeof *u)) == NULL) {
+		snprintf(err, errlen, "%s", what);
+		return (NULL);
+	}
 	u->efd = -1;
 	if (lim != NULL)
 		u->lim = *lim;
-	TAILQ_INIT(&u->done);
 	LIST_INIT(&u->eps);
 	LIST_INIT(&u->closing);
 
 	what = "ucp_config_read";
 	if ((st = ucp_config_read(NULL, NULL, &cfg)) != UCS_OK)
-		goto ucs;
+		goto fail;
 	memset(&p, 0, sizeof p);
 	p.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_NAME;
 	p.features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP;
@@ -275,72 +309,59 @@ vcl_ucx_create(struct event_base *base, const struct vcl_ucx_limits *lim,
 	st = ucp_init(&p, cfg, &u->ctx);
 	ucp_config_release(cfg);
 	if (st != UCS_OK)
-		goto ucs;
+		goto fail;
 
 	memset(&wp, 0, sizeof wp);
 	wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
 	wp.thread_mode = UCS_THREAD_MODE_SINGLE;
 	what = "ucp_worker_create";
 	if ((st = ucp_worker_create(u->ctx, &wp, &u->worker)) != UCS_OK)
-		goto ucs;
+		goto fail;
 	what = "ucp_worker_get_address";
 	st = ucp_worker_get_address(u->worker, &u->addr, &u->addr_len);
 	if (st != UCS_OK)
-		goto ucs;
+		goto fail;
 	what = "ucp_worker_get_efd";
 	if ((st = ucp_worker_get_efd(u->worker, &u->efd)) != UCS_OK)
-		goto ucs;
-
-	what = "event_new";
-	u->ev_fd = event_new(base, u->efd, EV_READ|EV_PERSIST, vcl_ucx_fd_cb,
-	    u);
-	u->ev_done = event_new(base, -1, 0, vcl_ucx_done_ev, u);
-	if (u->ev_fd == NULL || u->ev_done == NULL ||
-	    event_add(u->ev_fd, NULL) != 0)
 		goto fail;
 	ucp_get_version(&maj, &min, &rel);
 	snprintf(u->info, sizeof u->info, "ucx %u.%u.%u, address %zu bytes",
 	    maj, min, rel, u->addr_len);
 	vcl_ucx_kick(u);
 	return (u);
-ucs:
-	snprintf(err, errlen, "%s: %s", what, ucs_status_string(st));
-	vcl_ucx_free(u);
-	return (NULL);
 fail:
-	snprintf(err, errlen, "%s", what);
+	snprintf(err, errlen, "%s: %s", what, ucs_status_string(st));
 	vcl_ucx_free(u);
 	return (NULL);
 }
 
-/* Free the engine: fail what is in flight (callbacks run now), close all. */
+/* Free the engine: close every endpoint (callbacks run now), then UCX. */
 void
 vcl_ucx_free(struct vcl_ucx *u)
 {
-	struct vcl_ucx_ep	*ep;
+	struct vcl_ucx_closing	*c;
 	struct timespec		 t0, t;
 
 	if (u == NULL)
 		return;
-	while ((ep = LIST_FIRST(&u->eps)) != NULL)
-		vcl_ucx_ep_close(ep);
+	while (!LIST_EMPTY(&u->eps))
+		vcl_ucx_ep_close(LIST_FIRST(&u->eps));
 	if (u->worker != NULL) {
-		/* Bounded: cancelled requests and force-closes end quickly. */
+		/* Bounded: force-closes end without the peer. */
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		while (!LIST_EMPTY(&u->closing)) {
-			vcl_ucx_progress(u);
+			vcl_ucx_drive(u);
 			clock_gettime(CLOCK_MONOTONIC, &t);
 			if (t.tv_sec - t0.tv_sec > 2) {
 				vcl_log_warn("ucx: endpoints still closing");
 				break;
 			}
 		}
+		while ((c = LIST_FIRST(&u->closing)) != NULL) {
+			LIST_REMOVE(c, entry);
+			free(c);
+		}
 	}
-	vcl_ucx_run_done(u);
-	if (u->ev_fd != NULL)
-		event_free(u->ev_fd);
-	if (u->ev_done != NULL)
-		event_free(u->ev_done);
 	if (u->addr != NULL)
 		ucp_worker_release_address(u->worker, u->addr);
 	if (u->worker != NULL)
@@ -368,8 +389,8 @@ vcl_ucx_info(struct vcl_ucx *u)
 
 /*
  * Open an endpoint to the worker at addr (bytes from the other side's
- * vcl_ucx_address; len is checked by UCX's own unpacking). addr NULL makes
- * a receive-only endpoint: a group of receives to fail together.
+ * vcl_ucx_address, unpacked by UCX). addr NULL makes a receive-only
+ * endpoint: a group of receives that fail together.
  */
 struct vcl_ucx_ep *
 vcl_ucx_ep_open(struct vcl_ucx *u, const void *addr, size_t len,
@@ -379,6 +400,10 @@ vcl_ucx_ep_open(struct vcl_ucx *u, const void *addr, size_t len,
 	ucp_ep_params_t		 p;
 	ucs_status_t		 st;
 
+	if (addr != NULL && (len < 8 || len > 65536)) {
+		errno = EINVAL;
+		return (NULL);
+	}
 	if ((ep = calloc(1, sizeof *ep)) == NULL)
 		return (NULL);
 	ep->u = u;
@@ -386,11 +411,13 @@ vcl_ucx_ep_open(struct vcl_ucx *u, const void *addr, size_t len,
 	ep->fail_arg = arg;
 	TAILQ_INIT(&ep->ops);
 	if (addr != NULL) {
-		if (len == 0 || len > 65536) {
-			free(ep);
-			errno = EINVAL;
-			return (NULL);
-		}
+		/*
+		 * Peer error handling: a peer that dies fails the endpoint
+		 * instead of hanging it, and lets close force it. UCX 1.13
+		 * then leaves out its shared-memory FIFOs (posix, sysv: no
+		 * failure detection) and carries small messages on tcp;
+		 * bulk goes by cross-memory attach (cma) on one host.
+		 */
 		memset(&p, 0, sizeof p);
 		p.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS |
 		    UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
@@ -420,9 +447,10 @@ vcl_ucx_ep_failed(struct vcl_ucx_ep *ep)
 }
 
 /*
- * Close an endpoint: its ops in flight are cancelled (their callbacks come
- * later from the loop, with -ECANCELED unless they had finished) and the
- * UCX endpoint is force-closed (a peer waiting on it sees it fail).
+ * Close an endpoint: cancel its receives, force-close the UCX endpoint
+ * (its sends end cancelled; a peer waiting on it sees it fail), wait a
+ * bounded time for UCX to let go of their memory, and run every op's
+ * callback (-ECANCELED unless it had finished) before returning.
  */
 void
 vcl_ucx_ep_close(struct vcl_ucx_ep *ep)
@@ -431,36 +459,65 @@ vcl_ucx_ep_close(struct vcl_ucx_ep *ep)
 	struct vcl_ucx_op	*op;
 	struct vcl_ucx_closing	*c;
 	ucp_request_param_t	 p;
+	struct timespec		 t0, t;
 	void			*req;
+	int			 busy;
 
-	while ((op = TAILQ_FIRST(&ep->ops)) != NULL) {
-		TAILQ_REMOVE(&ep->ops, op, entry);
-		op->ep = NULL;
+	TAILQ_FOREACH(op, &ep->ops, entry)
 		if (op->recv)
 			vcl_ucx_cancel_req(op);
-	}
 	if (ep->h != NULL) {
-		/* Force: outstanding sends complete cancelled through UCX. */
 		memset(&p, 0, sizeof p);
 		p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
 		p.flags = UCP_EP_CLOSE_FLAG_FORCE;
 		req = ucp_ep_close_nbx(ep->h, &p);
+		ep->h = NULL;
 		if (UCS_PTR_IS_PTR(req)) {
-			if ((c = calloc(1, sizeof *c)) == NULL) {
-				/* Leave it to UCX's cleanup of the worker. */
+			if ((c = calloc(1, sizeof *c)) == NULL)
 				ucp_request_free(req);
-			} else {
+			else {
 				c->req = req;
 				LIST_INSERT_HEAD(&u->closing, c, entry);
 			}
 		}
 	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		busy = 0;
+		TAILQ_FOREACH(op, &ep->ops, entry)
+			busy |= !op->done;
+		if (!busy)
+			break;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (t.tv_sec - t0.tv_sec > 2) {
+			vcl_log_error("ucx: operations outlive their endpoint");
+			break;
+		}
+		vcl_ucx_drive(u);
+	}
+	while ((op = TAILQ_FIRST(&ep->ops)) != NULL) {
+		TAILQ_REMOVE(&ep->ops, op, entry);
+		if (!op->done) {
+			/* UCX still holds it: an orphan, freed when it ends. */
+			if (op->recv) {
+				u->recvs--;
+				u->recv_bytes -= op->want;
+			}
+			op->ep = NULL;
+			if (op->cb != NULL)
+				op->cb(-ECANCELED, op->arg);
+			continue;
+		}
+		if (op->cb != NULL)
+			op->cb(op->status, op->arg);
+		free(op->iov);
+		free(op);
+	}
 	LIST_REMOVE(ep, entry);
 	free(ep);
-	vcl_ucx_kick(u);
 }
 
-/* A new op of an endpoint. */
+/* A new op of an endpoint, last of its list. */
 static struct vcl_ucx_op *
 vcl_ucx_op_new(struct vcl_ucx_ep *ep, vcl_ucx_done_cb cb, void *arg)
 {
@@ -541,8 +598,8 @@ vcl_ucx_send(struct vcl_ucx_ep *ep, uint64_t tag, const struct iovec *iov,
 
 /*
  * Post a receive of exactly len bytes tagged tag into dst, in ep's group
- * (failed with it). NULL: refused at once (errno ENOBUFS past the
- * engine's limits), no callback.
+ * (failed and closed with it). NULL: refused at once (errno ENOBUFS past
+ * the engine's limits), no callback.
  */
 struct vcl_ucx_op *
 vcl_ucx_recv(struct vcl_ucx_ep *ep, uint64_t tag, void *dst, size_t len,
@@ -582,12 +639,10 @@ vcl_ucx_recv(struct vcl_ucx_ep *ep, uint64_t tag, void *dst, size_t len,
 /*
  * Cancel an op not yet completed: a receive not yet matched ends with
  * -ECANCELED; one whose bytes already flow, and a send, finish as they
- * would. The callback still comes, from the loop.
+ * would. The callback still comes, from progress.
  */
 void
 vcl_ucx_cancel(struct vcl_ucx_op *op)
 {
-	if (op->done)
-		return;
 	vcl_ucx_cancel_req(op);
 }

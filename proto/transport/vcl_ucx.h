@@ -10,9 +10,14 @@
  * the destination it chose, matched by the 64-bit tag both sides derive
  * from the control frame (a transfer id). Either may come first.
  *
+ * The host waits on vcl_ucx_fd() (readable) and then calls
+ * vcl_ucx_progress(), which moves what it can without blocking, re-arms
+ * the fd and runs completions.
+ *
  * Completions: every send and receive that was accepted (returned an op)
- * calls its callback exactly once, from the event loop, never from inside
- * a vcl_ucx_* call; its memory must stay valid until then. Status 0, or a
+ * calls its callback exactly once, from vcl_ucx_progress() or from
+ * vcl_ucx_ep_close() of its endpoint, never from inside vcl_ucx_send()
+ * or vcl_ucx_recv(); its memory must stay valid until then. Status 0, or a
  * negative errno: -ECONNRESET (the peer vanished), -EMSGSIZE (the message
  * is longer than the receive), -EPROTO (shorter), -ECANCELED (cancelled or
  * its endpoint closed), -EIO (anything else).
@@ -25,7 +30,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct event_base;
 struct vcl_ucx;
 struct vcl_ucx_ep;
 struct vcl_ucx_op;
@@ -41,8 +45,7 @@ struct vcl_ucx_limits {
 	uint64_t	max_recv_bytes;	/* their bytes together */
 };
 
-struct vcl_ucx	*vcl_ucx_create(struct event_base *,
-		     const struct vcl_ucx_limits *, char *, size_t);
+struct vcl_ucx	*vcl_ucx_create(const struct vcl_ucx_limits *, char *, size_t);
 void		 vcl_ucx_free(struct vcl_ucx *);
 int		 vcl_ucx_address(struct vcl_ucx *, const void **, size_t *);
 const char	*vcl_ucx_info(struct vcl_ucx *);
@@ -57,6 +60,7 @@ struct vcl_ucx_op *vcl_ucx_send(struct vcl_ucx_ep *, uint64_t,
 struct vcl_ucx_op *vcl_ucx_recv(struct vcl_ucx_ep *, uint64_t, void *,
 		     size_t, vcl_ucx_done_cb, void *);
 void		 vcl_ucx_cancel(struct vcl_ucx_op *);
-void		 vcl_ucx_progress(struct vcl_ucx *);
+int		 vcl_ucx_fd(struct vcl_ucx *);
+int		 vcl_ucx_progress(struct vcl_ucx *);
 
 #endif /* VCL_UCX_H */
