@@ -54,6 +54,7 @@ static const struct vcl_op vcl_ops[] = {
 	OP(LINK_PROGRAM,	vcl_op_link_program,	0),
 	OP(GET_BINARY,		vcl_op_get_binary,	0),
 	OP(SET_SPEC_CONSTANT,	vcl_op_set_spec_constant, 0),
+	OP(TRANSPORT_CTL,	vcl_op_transport_ctl,	VCL_OP_LINK),
 };
 
 /* The handler of a oneof case; NULL for an unknown or empty case. */

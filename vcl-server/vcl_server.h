@@ -19,6 +19,7 @@
 #include "vcl_frame.h"
 #include "vcl_handle.h"
 #include "vcl_tls.h"
+#include "vcl_transport.h"
 
 struct event_base;
 struct event;
@@ -29,6 +30,7 @@ LIST_HEAD(vcl_peers, vcl_peer);
 struct vcl_authfail;
 struct vcl_held;
 TAILQ_HEAD(vcl_helds, vcl_held);
+struct vcl_transports;
 
 /* Limits; every one has a safe default and a command-line option. */
 struct vcl_limits {
@@ -151,6 +153,7 @@ struct vcl_session {
 	char			*lost[VCL_LOST_MAX]; /* peers the client lost */
 	int			 nlost;
 	uint64_t		 nxfer;		/* transfers waiting for bytes */
+	struct vcl_tp_ep	*tp_ep;		/* bulk transport; NULL: tcp */
 	struct vcl_hobj		*dirty[16];	/* queues to flush */
 	int			 ndirty;
 	int			 flush_all;
@@ -204,6 +207,7 @@ struct vcl_server {
 	uint64_t		 peer_bytes_in;
 	uint64_t		 peer_bytes_out;
 	struct vcl_peers	 peers;		/* links to other servers */
+	struct vcl_transports	*tps;		/* bulk transports offered */
 
 	struct vcl_workers	*workers;
 	struct vcl_workers	*waiters;	/* vcl_cmd_wait; never freed */
@@ -244,6 +248,7 @@ typedef void (*vcl_op_fn)(struct vcl_session *, const Vcl__Request *,
 #define VCL_OP_PEER	0x4	/* only on peer links (server to server) */
 #define VCL_OP_ENQUEUE	0x8	/* a command: its message's field 1 is
 				   "Enqueue q" (queue, event, wait list) */
+#define VCL_OP_LINK	0x10	/* on client and peer links alike */
 
 struct vcl_op {
 	vcl_op_fn	 fn;
@@ -265,6 +270,13 @@ void	vcl_peer_send(struct vcl_server *, const char *, Vcl__Request *,
 	    void *);
 void	vcl_peer_close_all(struct vcl_server *);
 void	vcl_peer_check_all(struct vcl_server *, time_t);
+
+/* vcl_transports.c */
+int	vcl_transports_init(struct vcl_server *, const char *, const char *,
+	    char *, size_t);
+void	vcl_transports_free(struct vcl_server *);
+void	vcl_op_transport_ctl(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
 
 /* vcl_dispatch.c */
 const struct vcl_op	*vcl_dispatch_lookup(unsigned);

@@ -770,7 +770,8 @@ vcl_session_begin(struct vcl_session *s, const uint8_t *msg)
 	if (op == NULL || (blen > 0 && !(op->flags & VCL_OP_BULK)) ||
 	    (!s->authed && !(op->flags & VCL_OP_PREAUTH)) ||
 	    (s->authed && (op->flags & VCL_OP_PREAUTH)) ||
-	    (s->authed && !s->is_peer != !(op->flags & VCL_OP_PEER))) {
+	    (s->authed && !(op->flags & VCL_OP_LINK) &&
+	    !s->is_peer != !(op->flags & VCL_OP_PEER))) {
 		protobuf_c_message_free_unpacked(&req->base, NULL);
 		vcl_session_close(s, op == NULL ? "unknown call" :
 		    "call not allowed here");

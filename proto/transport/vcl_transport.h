@@ -1,0 +1,214 @@
+/*
+ * vcl_transport.h - the transport seam: one interface that carries bulk
+ * bytes between two endpoints, with one backend per way of moving them
+ * (tcp, ucx, tca), registered in preference order in vcl_transport.c.
+ *
+ * Every link has a control stream: the TCP connection (plain or TLS,
+ * struct vcl_link) that carries the frames. A backend carries a frame's
+ * bulk bytes. An INBAND backend (tcp) moves them on the control stream,
+ * right after the frame's head, as VCL always did. Any other backend moves
+ * them out of band: the frame's header says bulk length 0, the message
+ * names the transfer (Request.bulk_xfer + bulk_size, Reply likewise) and
+ * the bytes travel on the backend under that id.
+ *
+ * Contract of every backend (tests/unit/test_transport.c checks it over
+ * every registered backend):
+ *
+ * - Instances and endpoints. open() makes one instance per process (a UCX
+ *   worker, a TCA handle table, nothing for tcp); address() gives the
+ *   opaque bytes the other end connects with (announced in Hello/Welcome,
+ *   at most VCL_TP_ADDR_MAX); connect() makes the endpoint of one link from
+ *   the other end's address and the link's control stream. Both ends of a
+ *   link connect; neither waits for the other to do so.
+ * - send() moves the bytes of the iovecs (final memory: no copy is
+ *   required of the caller, none is made unless the backend must) as the
+ *   transfer xid. The memory stays untouched by the caller until done runs.
+ * - recv() posts a receive of xid into a destination the receiver chose
+ *   (staging, a pinned block, mapped device memory): the bytes land there,
+ *   not in a bounce buffer the host copies from (a backend that cannot,
+ *   e.g. the PEACH2 model writing a registered window, copies once itself).
+ *   The size is known beforehand from the control message; a bulk of
+ *   another size fails with VCL_TP_ETOOBIG and moves no byte past the
+ *   destination. A send may arrive before its receive is posted: the
+ *   backend holds it (up to conf.max_unexpected bytes, else fails it).
+ *   An INBAND backend receives in the order sent: post in that order.
+ * - Completions: done(arg, err) runs exactly once per send or posted
+ *   receive, never inside send()/recv() themselves, only from progress(),
+ *   cancel() or close(). err is VCL_TP_OK or a negative VCL_TP_E*;
+ *   ep->err says why in words. Until done runs, the memory belongs to
+ *   the transport; after it runs the transport never touches it again.
+ *   A done callback may send or post more on its endpoint but must not
+ *   close it (the host defers that to its loop).
+ * - Limits: send() and recv() refuse a bulk over conf.max_bulk with
+ *   VCL_TP_ETOOBIG (returned at once; done does not run), and recv()
+ *   refuses more than conf.max_posted receives at once with VCL_TP_EBUSY.
+ * - Failure: when the other end vanishes (process dies, link closes,
+ *   mid-bulk or not), every pending send and receive of the endpoint
+ *   completes with VCL_TP_ECLOSED from progress(), within the time the
+ *   control stream needs to notice. Nothing waits forever. close()
+ *   completes whatever is still pending with VCL_TP_ECLOSED before it
+ *   returns, and frees the endpoint.
+ * - Event source: evfd() gives the descriptor the libevent loop waits on
+ *   for an instance (ep NULL: a UCX worker's event fd) or an endpoint (its
+ *   socket) and the events wanted; progress() does all it can without
+ *   blocking and re-arms, returning 1 when it should be called again
+ *   without waiting (more work at hand), 0 when it may sleep on the fd.
+ *   No backend blocks the loop: every op returns at once.
+ * - Threads: an instance and its endpoints are used from one thread.
+ */
+#ifndef VCL_TRANSPORT_H
+#define VCL_TRANSPORT_H
+
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct vcl_link;
+
+#define VCL_TP_NAME_MAX		16	/* a backend's name, with its NUL */
+#define VCL_TP_ADDR_MAX		4096	/* announced address bytes */
+#define VCL_TP_MAX		8	/* backends one side may announce */
+
+/* What a backend can carry (struct vcl_transport caps). */
+#define VCL_TP_PEER		0x1	/* server-to-server links */
+#define VCL_TP_CLIENT		0x2	/* a client link's bulk */
+#define VCL_TP_INBAND		0x4	/* bulk rides the control stream */
+
+/* Completion and return codes. */
+#define VCL_TP_OK		0
+#define VCL_TP_ECLOSED		(-1)	/* the other end or the link is gone */
+#define VCL_TP_ETOOBIG		(-2)	/* over a limit, or not the size posted */
+#define VCL_TP_ENOMEM		(-3)
+#define VCL_TP_EBUSY		(-4)	/* too many receives posted */
+#define VCL_TP_ECANCELED	(-5)	/* the host cancelled the receive */
+#define VCL_TP_EIO		(-6)	/* the backend failed; see the error */
+#define VCL_TP_EINVAL		(-7)	/* bad address or argument */
+
+/* Events of an event source (evfd). */
+#define VCL_TP_EV_READ		0x2	/* as libevent's EV_READ */
+#define VCL_TP_EV_WRITE		0x4	/* as libevent's EV_WRITE */
+
+/* What kind of memory a receive lands in (a hint: backends may register). */
+enum vcl_tp_mem {
+	VCL_TP_MEM_HOST,		/* pageable staging */
+	VCL_TP_MEM_PINNED,		/* a pinned staging block */
+	VCL_TP_MEM_DEVICE,		/* mapped device memory */
+};
+
+/* Where a received bulk lands: chosen by the receiver. */
+struct vcl_tp_dest {
+	void			*base;
+	uint64_t		 len;		/* exactly the bulk's size */
+	enum vcl_tp_mem		 mem;
+	void			*reg;		/* from reg(), or NULL */
+};
+
+/* Settings of an instance; zero fields take the defaults below. */
+struct vcl_tp_conf {
+	int			 server;	/* vclserver (else libvcl) */
+	const char		*node;		/* our name, for logs */
+	uint64_t		 max_bulk;	/* one transfer's bytes */
+	uint64_t		 max_posted;	/* receives posted at once */
+	uint64_t		 max_unexpected; /* bytes held before posting */
+	const char		*options;	/* backend's own "k=v,k=v" */
+};
+#define VCL_TP_DEFAULT_MAX_BULK		(4ull << 30)
+#define VCL_TP_DEFAULT_MAX_POSTED	1024
+#define VCL_TP_DEFAULT_MAX_UNEXPECTED	(256ull << 20)
+
+typedef void (*vcl_tp_done_fn)(void *, int);
+
+/* One instance of a backend (per process); the host allocates it. */
+struct vcl_tp {
+	const struct vcl_transport *ops;
+	struct vcl_tp_conf	 conf;		/* defaults filled in */
+	void			*priv;		/* the backend's */
+	char			 err[256];	/* the last failure, in words */
+};
+
+/* One end of one link; the host allocates it, connect() fills priv. */
+struct vcl_tp_ep {
+	struct vcl_tp		*tp;
+	struct vcl_link		*ctl;		/* the link's control stream */
+	void			*priv;		/* the backend's */
+	char			 err[256];
+	/*
+	 * Set by the host before connect: sends a backend's own small
+	 * message to the other end's ctl_in over the control stream
+	 * (TransportCtl). NULL where the host has none (the tests).
+	 */
+	int			(*ctl_out)(struct vcl_tp_ep *, const uint8_t *,
+				    size_t);
+	void			*host;		/* the host's, for ctl_out */
+};
+
+/*
+ * A backend: a name and its operations. Optional ones may be NULL (noted).
+ * Each returns VCL_TP_OK or a VCL_TP_E* with the reason in err.
+ */
+struct vcl_transport {
+	const char	*name;
+	unsigned	 caps;		/* VCL_TP_PEER | VCL_TP_CLIENT | ... */
+
+	/* Usable on this machine (library, device present)? why if not. */
+	int	(*probe)(char *, size_t);
+	/* Make the instance (priv); fini undoes it. */
+	int	(*open)(struct vcl_tp *);
+	void	(*fini)(struct vcl_tp *);
+	/* Our address bytes: at most *len; *len set to their length. */
+	int	(*address)(struct vcl_tp *, uint8_t *, size_t *);
+	/* The endpoint to the other end's address (ep->tp, ctl set). */
+	int	(*connect)(struct vcl_tp_ep *, const uint8_t *, size_t);
+	/* Send the iovecs as transfer xid; done(arg, err) when sent. */
+	int	(*send)(struct vcl_tp_ep *, uint64_t, const struct iovec *, int,
+		    vcl_tp_done_fn, void *);
+	/* Post a receive of xid into dest; done(arg, err) when landed. */
+	int	(*recv)(struct vcl_tp_ep *, uint64_t, const struct vcl_tp_dest *,
+		    vcl_tp_done_fn, void *);
+	/* Give a posted receive up: its done runs with VCL_TP_ECANCELED. */
+	void	(*cancel)(struct vcl_tp_ep *, uint64_t);
+	/* The fd to wait on (ep NULL: the instance's), events in *ev. */
+	int	(*evfd)(struct vcl_tp *, struct vcl_tp_ep *, short *);
+	/* Make progress, run completions; 1: call again without waiting. */
+	int	(*progress)(struct vcl_tp *, struct vcl_tp_ep *);
+	/* Fail what is pending (VCL_TP_ECLOSED), free priv. */
+	void	(*close)(struct vcl_tp_ep *);
+	/* Optional: register memory receives land in (TCA, RDMA). */
+	int	(*reg)(struct vcl_tp *, void *, uint64_t, void **);
+	void	(*dereg)(struct vcl_tp *, void *);
+	/* Optional: a message the other end's ctl_out sent us. */
+	int	(*ctl_in)(struct vcl_tp_ep *, const uint8_t *, size_t);
+};
+
+/* The registry, in preference order (vcl_transport.c). */
+const struct vcl_transport *const *vcl_transport_list(void);
+const struct vcl_transport *vcl_transport_find(const char *);
+int	vcl_transport_parse(const char *, const struct vcl_transport **,
+	    int *, char *, size_t);
+const struct vcl_transport *vcl_transport_choose(
+	    const struct vcl_transport *const *, int, const char *const *, int,
+	    unsigned);
+
+/* Host wrappers: fill the common parts, call the backend. */
+struct vcl_tp	*vcl_tp_open(const struct vcl_transport *,
+		    const struct vcl_tp_conf *, char *, size_t);
+void		 vcl_tp_free(struct vcl_tp *);
+struct vcl_tp_ep *vcl_tp_connect(struct vcl_tp *, struct vcl_link *,
+		    const uint8_t *, size_t, char *, size_t);
+int		 vcl_tp_send(struct vcl_tp_ep *, uint64_t, const struct iovec *,
+		    int, vcl_tp_done_fn, void *);
+int		 vcl_tp_recv(struct vcl_tp_ep *, uint64_t,
+		    const struct vcl_tp_dest *, vcl_tp_done_fn, void *);
+void		 vcl_tp_cancel(struct vcl_tp_ep *, uint64_t);
+int		 vcl_tp_progress(struct vcl_tp *, struct vcl_tp_ep *);
+void		 vcl_tp_close(struct vcl_tp_ep *);
+const char	*vcl_tp_name(const struct vcl_tp_ep *);
+const char	*vcl_tp_strerror(int);
+int		 vcl_tp_inband(const struct vcl_tp_ep *);
+
+/* Backends: one line each here and in vcl_transport.c registers one. */
+extern const struct vcl_transport vcl_transport_tcp;
+
+#endif

@@ -1,0 +1,519 @@
+/*
+ * test_transport.c - the conformance test of the transport seam: every
+ * case runs over every backend of vcl_transport_list(), two endpoints in
+ * one process joined by a socket pair as their control stream. A backend
+ * is tested by registering it.
+ */
+#include <sys/socket.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "vcl_tls.h"
+#include "vcl_transport.h"
+
+#define MAX_BULK	(64u << 20)
+#define MAX_POSTED	8
+#define DEADLINE_S	20	/* a hang guard, not a timing assertion */
+
+/* Two endpoints of one link: a sends, b receives (or the other way). */
+struct pair {
+	const struct vcl_transport	*ops;
+	struct vcl_link			 la, lb;
+	struct vcl_tp			*ta, *tb;
+	struct vcl_tp_ep		*ea, *eb;
+};
+
+/* One completion: how often it ran and with what. */
+struct compl {
+	int	calls;
+	int	err;
+};
+
+static void
+done_cb(void *arg, int err)
+{
+	struct compl	*c = arg;
+
+	c->calls++;
+	c->err = err;
+}
+
+/* Open both ends of a link over backend ops. */
+static void
+pair_open(struct pair *p, const struct vcl_transport *ops)
+{
+	struct vcl_tp_conf	conf;
+	uint8_t			addr_a[VCL_TP_ADDR_MAX], addr_b[VCL_TP_ADDR_MAX];
+	size_t			len_a = sizeof addr_a, len_b = sizeof addr_b;
+	char			err[300];
+	int			sv[2];
+
+	memset(p, 0, sizeof *p);
+	p->ops = ops;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK |
+	    SOCK_CLOEXEC, 0, sv), 0);
+	vcl_link_init(&p->la, sv[0]);
+	vcl_link_init(&p->lb, sv[1]);
+	memset(&conf, 0, sizeof conf);
+	conf.server = 1;
+	conf.max_bulk = MAX_BULK;
+	conf.max_posted = MAX_POSTED;
+	conf.node = "a";
+	p->ta = vcl_tp_open(ops, &conf, err, sizeof err);
+	if (p->ta == NULL)
+		fail_msg("%s: open: %s", ops->name, err);
+	conf.node = "b";
+	p->tb = vcl_tp_open(ops, &conf, err, sizeof err);
+	if (p->tb == NULL)
+		fail_msg("%s: open: %s", ops->name, err);
+	assert_int_equal(ops->address(p->ta, addr_a, &len_a), VCL_TP_OK);
+	assert_int_equal(ops->address(p->tb, addr_b, &len_b), VCL_TP_OK);
+	p->ea = vcl_tp_connect(p->ta, &p->la, addr_b, len_b, err, sizeof err);
+	if (p->ea == NULL)
+		fail_msg("%s: connect a: %s", ops->name, err);
+	p->eb = vcl_tp_connect(p->tb, &p->lb, addr_a, len_a, err, sizeof err);
+	if (p->eb == NULL)
+		fail_msg("%s: connect b: %s", ops->name, err);
+}
+
+/* Close what is still open. */
+static void
+pair_close(struct pair *p)
+{
+	vcl_tp_close(p->ea);
+	vcl_tp_close(p->eb);
+	p->ea = p->eb = NULL;
+	if (p->la.fd != -1)
+		vcl_link_close(&p->la);
+	if (p->lb.fd != -1)
+		vcl_link_close(&p->lb);
+	p->la.fd = p->lb.fd = -1;
+	vcl_tp_free(p->ta);
+	vcl_tp_free(p->tb);
+}
+
+/* One round: wait (briefly) on every event source, then progress all. */
+static void
+pair_step(struct pair *p)
+{
+	struct pollfd	 pfd[4];
+	struct vcl_tp	*tp[4] = { p->ta, p->tb, p->ta, p->tb };
+	struct vcl_tp_ep *ep[4] = { NULL, NULL, p->ea, p->eb };
+	short		 ev;
+	int		 i, n = 0, again = 0;
+
+	for (i = 0; i < 4; i++) {
+		if (tp[i] == NULL || (i >= 2 && ep[i] == NULL))
+			continue;
+		pfd[n].fd = tp[i]->ops->evfd(tp[i], ep[i], &ev);
+		if (pfd[n].fd < 0)
+			continue;
+		pfd[n].events = ((ev & VCL_TP_EV_READ) ? POLLIN : 0) |
+		    ((ev & VCL_TP_EV_WRITE) ? POLLOUT : 0);
+		if (pfd[n].events == 0)
+			pfd[n].events = POLLIN;
+		n++;
+	}
+	(void)poll(pfd, (nfds_t)n, 20);
+	for (i = 0; i < 4; i++)
+		if (tp[i] != NULL && (i < 2 || ep[i] != NULL))
+			again |= vcl_tp_progress(tp[i], ep[i]);
+	(void)again;
+}
+
+/* Step until every completion of cs ran, or fail at the deadline. */
+static void
+pair_until(struct pair *p, struct compl *cs, int n)
+{
+	time_t	end = time(NULL) + DEADLINE_S;
+	int	i;
+
+	for (;;) {
+		for (i = 0; i < n; i++)
+			if (cs[i].calls == 0)
+				break;
+		if (i == n)
+			return;
+		if (time(NULL) > end)
+			fail_msg("%s: completion %d never ran", p->ops->name,
+			    i);
+		pair_step(p);
+	}
+}
+
+static void
+fill(uint8_t *b, size_t n, unsigned seed)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++)
+		b[i] = (uint8_t)(seed * 131 + i * 7 + (i >> 11));
+}
+
+/* Several bulks land whole and in order, some posted after their send. */
+static void
+case_order(const struct vcl_transport *ops)
+{
+	static const size_t	 sz[5] = { 1, 4096, (1u << 20) + 3, 0, 77777 };
+	struct pair		 p;
+	struct compl		 sc[5], rc[5];
+	struct vcl_tp_dest	 d;
+	struct iovec		 iov[2];
+	uint8_t			*src[5], *dst[5];
+	int			 i;
+
+	memset(sc, 0, sizeof sc);
+	memset(rc, 0, sizeof rc);
+	pair_open(&p, ops);
+	for (i = 0; i < 5; i++) {
+		src[i] = malloc(sz[i] + 1);
+		dst[i] = calloc(1, sz[i] + 1);
+		assert_non_null(src[i]);
+		assert_non_null(dst[i]);
+		fill(src[i], sz[i], (unsigned)i + 1);
+	}
+	memset(&d, 0, sizeof d);
+	for (i = 0; i < 2; i++) {
+		d.base = dst[i];
+		d.len = sz[i];
+		assert_int_equal(vcl_tp_recv(p.eb, 100 + (uint64_t)i, &d,
+		    done_cb, &rc[i]), VCL_TP_OK);
+	}
+	for (i = 0; i < 5; i++) {
+		/* Two pieces: a bulk may be gathered from several places. */
+		iov[0].iov_base = src[i];
+		iov[0].iov_len = sz[i] / 2;
+		iov[1].iov_base = src[i] + sz[i] / 2;
+		iov[1].iov_len = sz[i] - sz[i] / 2;
+		assert_int_equal(vcl_tp_send(p.ea, 100 + (uint64_t)i, iov, 2,
+		    done_cb, &sc[i]), VCL_TP_OK);
+	}
+	/* Nothing completes inside send or recv. */
+	for (i = 0; i < 5; i++)
+		assert_int_equal(sc[i].calls + rc[i].calls, 0);
+	pair_step(&p);
+	for (i = 2; i < 5; i++) {
+		d.base = dst[i];
+		d.len = sz[i];
+		assert_int_equal(vcl_tp_recv(p.eb, 100 + (uint64_t)i, &d,
+		    done_cb, &rc[i]), VCL_TP_OK);
+	}
+	pair_until(&p, rc, 5);
+	pair_until(&p, sc, 5);
+	for (i = 0; i < 5; i++) {
+		assert_int_equal(sc[i].calls, 1);
+		assert_int_equal(rc[i].calls, 1);
+		assert_int_equal(sc[i].err, VCL_TP_OK);
+		assert_int_equal(rc[i].err, VCL_TP_OK);
+		assert_memory_equal(src[i], dst[i], sz[i]);
+		free(src[i]);
+		free(dst[i]);
+	}
+	pair_close(&p);
+}
+
+/* A bulk lands exactly in the destination chosen, nothing around it. */
+static void
+case_dest(const struct vcl_transport *ops)
+{
+	const size_t		 len = (1u << 20) + 12, off = 4096 + 16;
+	struct pair		 p;
+	struct compl		 sc = { 0, 0 }, rc = { 0, 0 };
+	struct vcl_tp_dest	 d;
+	struct iovec		 iov;
+	uint8_t			*src, *region, *guard;
+	size_t			 rlen = len + 2 * off;
+
+	pair_open(&p, ops);
+	src = malloc(len);
+	region = malloc(rlen);
+	guard = malloc(rlen);
+	assert_non_null(src);
+	assert_non_null(region);
+	assert_non_null(guard);
+	fill(src, len, 9);
+	memset(region, 0xee, rlen);
+	memset(guard, 0xee, rlen);
+	memset(&d, 0, sizeof d);
+	d.base = region + off;
+	d.len = len;
+	d.mem = VCL_TP_MEM_PINNED;
+	assert_int_equal(vcl_tp_recv(p.eb, 7, &d, done_cb, &rc), VCL_TP_OK);
+	iov.iov_base = src;
+	iov.iov_len = len;
+	assert_int_equal(vcl_tp_send(p.ea, 7, &iov, 1, done_cb, &sc),
+	    VCL_TP_OK);
+	pair_until(&p, &rc, 1);
+	pair_until(&p, &sc, 1);
+	assert_int_equal(rc.err, VCL_TP_OK);
+	assert_int_equal(sc.err, VCL_TP_OK);
+	assert_memory_equal(region + off, src, len);
+	assert_memory_equal(region, guard, off);
+	assert_memory_equal(region + off + len, guard, off);
+	free(src);
+	free(region);
+	free(guard);
+	pair_close(&p);
+}
+
+/*
+ * The sender vanishes mid-bulk (its endpoint and control stream closed, as
+ * when its process dies): the receive completes with an error, the send's
+ * completion ran once, and nothing waits.
+ */
+static void
+case_vanish_sender(const struct vcl_transport *ops)
+{
+	const size_t		 len = 32u << 20;
+	struct pair		 p;
+	struct compl		 sc = { 0, 0 }, rc = { 0, 0 };
+	struct vcl_tp_dest	 d;
+	struct iovec		 iov;
+	uint8_t			*src, *dst;
+	int			 i;
+
+	pair_open(&p, ops);
+	src = malloc(len);
+	dst = malloc(len);
+	assert_non_null(src);
+	assert_non_null(dst);
+	memset(src, 0x5a, len);
+	memset(&d, 0, sizeof d);
+	d.base = dst;
+	d.len = len;
+	assert_int_equal(vcl_tp_recv(p.eb, 1, &d, done_cb, &rc), VCL_TP_OK);
+	iov.iov_base = src;
+	iov.iov_len = len;
+	assert_int_equal(vcl_tp_send(p.ea, 1, &iov, 1, done_cb, &sc),
+	    VCL_TP_OK);
+	/* Some of it moves: a few rounds, far from 32 MiB's worth. */
+	for (i = 0; i < 3 && rc.calls == 0; i++)
+		pair_step(&p);
+	vcl_tp_close(p.ea);
+	p.ea = NULL;
+	vcl_link_close(&p.la);
+	p.la.fd = -1;
+	/* close() ran the send's completion, once. */
+	assert_int_equal(sc.calls, 1);
+	pair_until(&p, &rc, 1);
+	assert_int_equal(rc.calls, 1);
+	if (rc.err == VCL_TP_OK)
+		fail_msg("%s: 32 MiB landed in 3 rounds; the case tests "
+		    "nothing", ops->name);
+	assert_int_equal(rc.err, VCL_TP_ECLOSED);
+	/* The endpoint stays usable for nothing but closing. */
+	pair_close(&p);
+	free(src);
+	free(dst);
+}
+
+/* The receiver vanishes: the pending send completes with an error. */
+static void
+case_vanish_receiver(const struct vcl_transport *ops)
+{
+	const size_t		 len = 32u << 20;
+	struct pair		 p;
+	struct compl		 sc = { 0, 0 }, rc = { 0, 0 };
+	struct vcl_tp_dest	 d;
+	struct iovec		 iov;
+	uint8_t			*src, *dst;
+
+	pair_open(&p, ops);
+	src = malloc(len);
+	dst = malloc(len);
+	assert_non_null(src);
+	assert_non_null(dst);
+	memset(src, 0x33, len);
+	memset(&d, 0, sizeof d);
+	d.base = dst;
+	d.len = len;
+	assert_int_equal(vcl_tp_recv(p.eb, 2, &d, done_cb, &rc), VCL_TP_OK);
+	iov.iov_base = src;
+	iov.iov_len = len;
+	assert_int_equal(vcl_tp_send(p.ea, 2, &iov, 1, done_cb, &sc),
+	    VCL_TP_OK);
+	pair_step(&p);
+	vcl_tp_close(p.eb);
+	p.eb = NULL;
+	vcl_link_close(&p.lb);
+	p.lb.fd = -1;
+	assert_int_equal(rc.calls, 1);		/* close ran it */
+	assert_int_not_equal(rc.err, VCL_TP_OK);
+	pair_until(&p, &sc, 1);
+	assert_int_equal(sc.calls, 1);
+	assert_int_equal(sc.err, VCL_TP_ECLOSED);
+	pair_close(&p);
+	free(src);
+	free(dst);
+}
+
+/*
+ * Limits: a bulk over max_bulk is refused on either side at once (no
+ * completion), receives over max_posted are refused, cancelled receives
+ * complete once with VCL_TP_ECANCELED; out of band, a bulk larger than
+ * the receive posted for it fails and writes nothing past it.
+ */
+static void
+case_limits(const struct vcl_transport *ops)
+{
+	struct pair		 p;
+	struct compl		 c[MAX_POSTED + 1], sc = { 0, 0 };
+	struct vcl_tp_dest	 d;
+	struct iovec		 iov[2];
+	uint8_t			 small[64], big[4096];
+	int			 i;
+
+	memset(c, 0, sizeof c);
+	pair_open(&p, ops);
+	memset(&d, 0, sizeof d);
+	d.base = small;
+	d.len = (uint64_t)MAX_BULK + 1;
+	assert_int_equal(vcl_tp_recv(p.eb, 1, &d, done_cb, &c[0]),
+	    VCL_TP_ETOOBIG);
+	iov[0].iov_base = small;
+	iov[0].iov_len = MAX_BULK;
+	iov[1].iov_base = small;
+	iov[1].iov_len = 1;
+	assert_int_equal(vcl_tp_send(p.ea, 1, iov, 2, done_cb, &sc),
+	    VCL_TP_ETOOBIG);
+	assert_int_equal(c[0].calls + sc.calls, 0);
+
+	d.len = sizeof small;
+	for (i = 0; i < MAX_POSTED; i++)
+		assert_int_equal(vcl_tp_recv(p.eb, 10 + (uint64_t)i, &d,
+		    done_cb, &c[i]), VCL_TP_OK);
+	assert_int_equal(vcl_tp_recv(p.eb, 99, &d, done_cb, &c[MAX_POSTED]),
+	    VCL_TP_EBUSY);
+	for (i = 0; i < MAX_POSTED; i++)
+		vcl_tp_cancel(p.eb, 10 + (uint64_t)i);
+	pair_until(&p, c, MAX_POSTED);
+	for (i = 0; i < MAX_POSTED; i++) {
+		assert_int_equal(c[i].calls, 1);
+		assert_int_equal(c[i].err, VCL_TP_ECANCELED);
+	}
+	assert_int_equal(c[MAX_POSTED].calls, 0);
+	pair_close(&p);
+
+	/* Out of band the size travels with the bytes: a mismatch fails. */
+	if (ops->caps & VCL_TP_INBAND)
+		return;
+	memset(c, 0, sizeof c);
+	memset(&sc, 0, sizeof sc);
+	pair_open(&p, ops);
+	memset(small, 0xee, sizeof small);
+	memset(big, 0x11, sizeof big);
+	d.base = small;
+	d.len = 16;
+	assert_int_equal(vcl_tp_recv(p.eb, 5, &d, done_cb, &c[0]), VCL_TP_OK);
+	iov[0].iov_base = big;
+	iov[0].iov_len = sizeof big;
+	assert_int_equal(vcl_tp_send(p.ea, 5, iov, 1, done_cb, &sc),
+	    VCL_TP_OK);
+	pair_until(&p, c, 1);
+	assert_int_equal(c[0].err, VCL_TP_ETOOBIG);
+	for (i = 16; i < (int)sizeof small; i++)
+		assert_int_equal(small[i], 0xee);
+	pair_until(&p, &sc, 1);
+	pair_close(&p);
+}
+
+/* Run one case over every registered backend. */
+static void
+over_all(void (*fn)(const struct vcl_transport *))
+{
+	const struct vcl_transport *const	*t;
+	char					 why[256];
+
+	for (t = vcl_transport_list(); *t != NULL; t++) {
+		if ((*t)->probe != NULL && (*t)->probe(why, sizeof why) != 0) {
+			print_message("[ SKIP     ] %s: %s\n", (*t)->name, why);
+			continue;
+		}
+		print_message("[ BACKEND  ] %s\n", (*t)->name);
+		fn(*t);
+	}
+}
+
+static void test_order(void **st) { (void)st; over_all(case_order); }
+static void test_dest(void **st) { (void)st; over_all(case_dest); }
+static void test_vanish_sender(void **st)
+{ (void)st; over_all(case_vanish_sender); }
+static void test_vanish_receiver(void **st)
+{ (void)st; over_all(case_vanish_receiver); }
+static void test_limits(void **st) { (void)st; over_all(case_limits); }
+
+/* The registry: tcp is there, names are unique, lists parse and choose. */
+static void
+test_registry(void **st)
+{
+	const struct vcl_transport *const	*t, *const *u;
+	const struct vcl_transport		*out[VCL_TP_MAX];
+	const char				*theirs[2] = { "nope", "tcp" };
+	char					 err[128];
+	int					 n;
+
+	(void)st;
+	assert_ptr_equal(vcl_transport_find("tcp"), &vcl_transport_tcp);
+	assert_null(vcl_transport_find("nope"));
+	assert_null(vcl_transport_find(NULL));
+	for (t = vcl_transport_list(); *t != NULL; t++) {
+		assert_true(strlen((*t)->name) < VCL_TP_NAME_MAX);
+		assert_non_null((*t)->send);
+		assert_non_null((*t)->recv);
+		assert_non_null((*t)->cancel);
+		assert_non_null((*t)->evfd);
+		assert_non_null((*t)->progress);
+		assert_non_null((*t)->close);
+		assert_non_null((*t)->connect);
+		assert_non_null((*t)->address);
+		for (u = t + 1; *u != NULL; u++)
+			assert_string_not_equal((*t)->name, (*u)->name);
+	}
+	assert_int_equal(vcl_transport_parse(NULL, out, &n, err, sizeof err),
+	    0);
+	assert_true(n >= 1);
+	assert_int_equal(vcl_transport_parse("tcp", out, &n, err, sizeof err),
+	    0);
+	assert_int_equal(n, 1);
+	assert_int_equal(vcl_transport_parse("tcp,tcp", out, &n, err,
+	    sizeof err), -1);
+	assert_int_equal(vcl_transport_parse("tcp,bogus", out, &n, err,
+	    sizeof err), -1);
+	assert_int_equal(vcl_transport_parse(",", out, &n, err, sizeof err),
+	    -1);
+	assert_int_equal(vcl_transport_parse("tcp", out, &n, err, sizeof err),
+	    0);
+	assert_ptr_equal(vcl_transport_choose(out, n, theirs, 2, VCL_TP_PEER),
+	    &vcl_transport_tcp);
+	assert_null(vcl_transport_choose(out, n, theirs, 1, VCL_TP_PEER));
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_registry),
+		cmocka_unit_test(test_order),
+		cmocka_unit_test(test_dest),
+		cmocka_unit_test(test_vanish_sender),
+		cmocka_unit_test(test_vanish_receiver),
+		cmocka_unit_test(test_limits),
+	};
+
+	signal(SIGPIPE, SIG_IGN);
+	return (cmocka_run_group_tests(tests, NULL, NULL));
+}
