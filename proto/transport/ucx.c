@@ -335,6 +335,34 @@ fail:
 	return (NULL);
 }
 
+/*
+ * Let the worker send what it still has queued (wireup replies to peers'
+ * endpoints), a bounded time: UCX 1.13 asserts when destroying a worker
+ * whose tcp lanes still hold a wireup reply.
+ */
+static void
+vcl_ucx_flush(struct vcl_ucx *u)
+{
+	ucp_request_param_t	 p;
+	struct timespec		 t0, t;
+	void			*req;
+
+	memset(&p, 0, sizeof p);
+	req = ucp_worker_flush_nbx(u->worker, &p);
+	if (!UCS_PTR_IS_PTR(req))
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (ucp_request_check_status(req) == UCS_INPROGRESS) {
+		vcl_ucx_drive(u);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (t.tv_sec - t0.tv_sec > 1)
+			break;
+	}
+	if (ucp_request_check_status(req) == UCS_INPROGRESS)
+		ucp_request_cancel(u->worker, req);
+	ucp_request_free(req);
+}
+
 /* Free the engine: close every endpoint (callbacks run now), then UCX. */
 void
 vcl_ucx_free(struct vcl_ucx *u)
@@ -361,6 +389,7 @@ vcl_ucx_free(struct vcl_ucx *u)
 			LIST_REMOVE(c, entry);
 			free(c);
 		}
+		vcl_ucx_flush(u);
 	}
 	if (u->addr != NULL)
 		ucp_worker_release_address(u->worker, u->addr);

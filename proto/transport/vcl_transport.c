@@ -15,6 +15,9 @@
  * extern in vcl_transport.h).
  */
 static const struct vcl_transport *const vcl_transport_all[] = {
+#ifdef VCL_HAVE_UCX
+	&vcl_transport_ucx,
+#endif
 	&vcl_transport_tcp,
 	NULL
 };

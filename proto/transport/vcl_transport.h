@@ -210,5 +210,6 @@ int		 vcl_tp_inband(const struct vcl_tp_ep *);
 
 /* Backends: one line each here and in vcl_transport.c registers one. */
 extern const struct vcl_transport vcl_transport_tcp;
+extern const struct vcl_transport vcl_transport_ucx;
 
 #endif
