@@ -69,6 +69,11 @@ static const char usage[] =
 "                          sessions together (default 256M; 0: none)\n"
 "  --max-objects N         objects per session (default 1000000)\n"
 "  --workers N             threads for program builds (default 2)\n"
+"  --transports LIST       bulk transports offered to peers and clients,\n"
+"                          comma-separated (default: all built, best first:\n"
+"                          %s); a pair uses the first both ends offer,\n"
+"                          else tcp\n"
+"  --transport-force NAME  testing: every link uses NAME or plain tcp\n"
 "  --config FILE           read options from FILE (\"name = value\" lines,\n"
 "                          names as above without --); SIGHUP re-reads its\n"
 "                          log-level, max-*, *-timeout and min-rate\n"
@@ -86,7 +91,8 @@ enum {
 	OPT_CONFIG, OPT_VERSION, OPT_HELP,
 	OPT_TLS_CERT, OPT_TLS_KEY, OPT_TLS_CA, OPT_TLS_VERIFY, OPT_TRUST_BINARIES,
 	OPT_MAX_PREAUTH, OPT_MAX_PREAUTH_ADDR, OPT_MAX_AUTH_FAILS,
-	OPT_HANDSHAKE_TO, OPT_FRAME_TO, OPT_MIN_RATE, OPT_IDLE_TO, OPT_SEND_TO
+	OPT_HANDSHAKE_TO, OPT_FRAME_TO, OPT_MIN_RATE, OPT_IDLE_TO, OPT_SEND_TO,
+	OPT_TRANSPORTS, OPT_TRANSPORT_FORCE
 };
 
 static const struct option longopts[] = {
@@ -118,11 +124,27 @@ static const struct option longopts[] = {
 	{ "min-rate",		required_argument, NULL, OPT_MIN_RATE },
 	{ "idle-timeout",	required_argument, NULL, OPT_IDLE_TO },
 	{ "send-timeout",	required_argument, NULL, OPT_SEND_TO },
+	{ "transports",		required_argument, NULL, OPT_TRANSPORTS },
+	{ "transport-force",	required_argument, NULL, OPT_TRANSPORT_FORCE },
 	{ "config",		required_argument, NULL, OPT_CONFIG },
 	{ "version",		no_argument,	   NULL, OPT_VERSION },
 	{ "help",		no_argument,	   NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 }
 };
+
+/* The transports built, best first, for --help. */
+static const char *
+transport_names(void)
+{
+	static char				 buf[256];
+	const struct vcl_transport *const	*t;
+	size_t					 len = 0;
+
+	for (t = vcl_transport_list(); *t != NULL; t++)
+		len += (size_t)snprintf(buf + len, len < sizeof buf ?
+		    sizeof buf - len : 0, "%s%s", len ? "," : "", (*t)->name);
+	return (buf);
+}
 
 /* Parse a count or byte size with an optional K/M/G suffix. */
 static int
@@ -249,6 +271,24 @@ apply_option(struct vcl_server *srv, int id, const char *arg, int reload)
 		} else
 			opts.insecure = 1;
 		break;
+	case OPT_TRANSPORTS:
+	case OPT_TRANSPORT_FORCE: {
+		const struct vcl_transport	*t[VCL_TP_MAX];
+		int				 n;
+
+		if (vcl_transport_parse(arg, t, &n, err, sizeof err) != 0 ||
+		    (id == OPT_TRANSPORT_FORCE && n != 1)) {
+			fprintf(stderr, "vclserver: %s: %s\n", id ==
+			    OPT_TRANSPORTS ? "transports" : "transport-force",
+			    n > 1 ? "name one transport" : err);
+			return (-1);
+		}
+		if (id == OPT_TRANSPORTS)
+			opts.transports = strdup(arg);
+		else
+			opts.transport_force = strdup(arg);
+		break;
+	}
 	case OPT_TLS_CERT:	opts.tls_cert = strdup(arg); break;
 	case OPT_TLS_KEY:	opts.tls_key = strdup(arg); break;
 	case OPT_TLS_CA:	opts.tls_ca = strdup(arg); break;
@@ -398,7 +438,7 @@ main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_HELP:
-			printf(usage, VCL_DEFAULT_PORT);
+			printf(usage, VCL_DEFAULT_PORT, transport_names());
 			return (0);
 		case OPT_VERSION:
 			printf("vclserver %s (protocol %u)\n", VCL_VERSION,

@@ -13,6 +13,8 @@ vcl_op_hello(struct vcl_session *s, const Vcl__Request *req,
 {
 	const Vcl__Hello	*h = req->hello;
 	Vcl__Reply		 r = VCL__REPLY__INIT;
+	Vcl__TransportOffer	 off;
+	uint8_t			*addr = NULL;
 	char			 msg[160];
 
 	if (h->version != VCL_PROTOCOL_VERSION) {
@@ -53,7 +55,14 @@ vcl_op_hello(struct vcl_session *s, const Vcl__Request *req,
 	r.welcome->session_id = s->id;
 	r.welcome->has_session_key = 1;
 	r.welcome->session_key = s->key;
+	/* The link's bulk transport: announced, chosen, our end connected. */
+	r.welcome->transport = NULL;
+	if (h->n_transports > 0 && (addr = malloc(VCL_TP_ADDR_MAX)) != NULL &&
+	    vcl_transports_hello(s, h, &off, addr))
+		r.welcome->transport = &off;
 	vcl_session_reply_msg(s, &r);
+	r.welcome->transport = NULL;
+	free(addr);
 }
 
 /* Release one object: the client's last reference is gone. */
@@ -83,6 +92,8 @@ vcl_op_stats(struct vcl_session *s, const Vcl__Request *req,
 {
 	Vcl__Reply	 r = VCL__REPLY__INIT;
 	Vcl__StatsResult st = VCL__STATS_RESULT__INIT;
+	Vcl__PeerLinkStat **links = NULL;
+	char		*names[VCL_TP_MAX + 1];
 
 	st.sessions = s->srv->nsessions;
 	st.objects = s->srv->objects;
@@ -94,10 +105,16 @@ vcl_op_stats(struct vcl_session *s, const Vcl__Request *req,
 	st.has_peer_bytes_in = st.has_peer_bytes_out = 1;
 	st.peer_bytes_in = s->srv->peer_bytes_in;
 	st.peer_bytes_out = s->srv->peer_bytes_out;
+	st.transport = (char *)vcl_tp_name(s->tp_ep);
+	st.n_transports = vcl_transports_names(s->srv, names, VCL_TP_MAX + 1);
+	st.transports = names;
+	st.n_peer_links = vcl_peer_stats(s->srv, &links);
+	st.peer_links = links;
 	r.seq = req->seq;
 	r.result_case = VCL__REPLY__RESULT_STATS;
 	r.stats = &st;
 	vcl_session_reply_msg(s, &r);
+	vcl_peer_stats_free(links, st.n_peer_links);
 }
 
 /*

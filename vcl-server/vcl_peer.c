@@ -3,9 +3,10 @@
  * migrated buffer bytes and forwarded event completions. A link is opened
  * on first use, authenticated like a client (Hello with peer set and the
  * token's proof), then carries asynchronous PeerPush/PeerEvent requests.
- * The transport is TCP, under TLS when the server has a certificate (the
- * other server's is verified); the link is what a shm or TCA backend
- * replaces.
+ * The control stream is TCP, under TLS when the server has a certificate
+ * (the other server's is verified). The bulk of a push goes on the
+ * transport the two servers chose in the handshake (proto/transport/):
+ * after the head on the stream for tcp, out of band for the others.
  */
 #include <sys/socket.h>
 
@@ -43,7 +44,18 @@ struct vcl_peer {
 	size_t			 in_len, in_cap;
 	time_t			 born;		/* for the handshake deadline */
 	time_t			 last_out;	/* output last moved, or idle */
+	struct vcl_tp_ep	*ep;		/* bulk transport; NULL: tcp */
+	uint64_t		 next_xid;	/* out-of-band transfer ids */
+	uint64_t		 oob_pending;	/* sends not completed */
 	LIST_ENTRY(vcl_peer)	 entry;
+};
+
+/* An out-of-band send's owner callbacks. */
+struct vcl_peer_oob {
+	struct vcl_peer		*p;
+	void			(*done)(void *);
+	void			(*fail)(void *);
+	void			*arg;
 };
 
 static void	vcl_peer_read_cb(evutil_socket_t, short, void *);
@@ -57,6 +69,8 @@ vcl_peer_close(struct vcl_peer *p, const char *why)
 	LIST_REMOVE(p, entry);
 	event_free(p->ev_read);
 	event_free(p->ev_write);
+	vcl_tp_close(p->ep);	/* its sends fail */
+	p->ep = NULL;
 	vcl_link_close(&p->link);
 	vcl_outq_clear(&p->outq);
 	free(p->in);
@@ -86,6 +100,58 @@ vcl_peer_flush(struct vcl_peer *p)
 	return (0);
 }
 
+/* A backend's own message to the other server's end of the link. */
+static int
+vcl_peer_ctl_out(struct vcl_tp_ep *ep, const uint8_t *data, size_t len)
+{
+	struct vcl_peer		*p = ep->host;
+	Vcl__Request		 req = VCL__REQUEST__INIT;
+	Vcl__TransportCtl	 c = VCL__TRANSPORT_CTL__INIT;
+
+	c.transport = (char *)vcl_tp_name(ep);
+	c.data.data = (uint8_t *)data;
+	c.data.len = len;
+	req.call_case = VCL__REQUEST__CALL_TRANSPORT_CTL;
+	req.transport_ctl = &c;
+	if (vcl_outq_push(&p->outq, &req.base, NULL, 0, NULL, NULL, NULL) ==
+	    0)
+		return (VCL_TP_ENOMEM);
+	event_add(p->ev_write, NULL);	/* flushed from the loop */
+	return (VCL_TP_OK);
+}
+
+/*
+ * The Welcome names the transport the other server chose for the link
+ * (none: tcp): connect our end to its address. One that fails leaves the
+ * link on tcp, which the other end takes as well: it posts a receive only
+ * for a push that names an out-of-band transfer.
+ */
+static void
+vcl_peer_transport(struct vcl_peer *p, const Vcl__Welcome *w)
+{
+	const Vcl__TransportOffer	*o;
+	char				 why[300];
+
+	if (w == NULL || (o = w->transport) == NULL || o->name == NULL ||
+	    strcmp(o->name, vcl_transport_tcp.name) == 0)
+		return;
+	p->ep = vcl_transports_connect(p->srv, o->name, &p->link,
+	    o->has_address ? o->address.data : NULL,
+	    o->has_address ? o->address.len : 0, why, sizeof why);
+	if (p->ep == NULL) {
+		vcl_log_warn("peer link to %s: transport %s failed, tcp "
+		    "instead: %s", p->addr, o->name, why);
+		return;
+	}
+	if (vcl_tp_inband(p->ep)) {
+		vcl_tp_close(p->ep);
+		p->ep = NULL;
+		return;
+	}
+	p->ep->ctl_out = vcl_peer_ctl_out;
+	p->ep->host = p;
+}
+
 /* Send our Hello: peer, with the token's proof over the nonce. */
 static int
 vcl_peer_hello(struct vcl_peer *p, const Vcl__Greeting *g)
@@ -94,6 +160,7 @@ vcl_peer_hello(struct vcl_peer *p, const Vcl__Greeting *g)
 	Vcl__Hello	 h = VCL__HELLO__INIT;
 	struct vcl_buf	 b = { NULL, 0, 0 };
 	uint8_t		 proof[VCL_AUTH_PROOF_LEN];
+	struct vcl_tp_offers *offers;
 	struct iovec	 iov;
 	int		 rc;
 
@@ -112,10 +179,17 @@ vcl_peer_hello(struct vcl_peer *p, const Vcl__Greeting *g)
 		h.proof.data = proof;
 		h.proof.len = sizeof proof;
 	}
+	/* The transports we could use for this link, with addresses. */
+	if ((offers = malloc(sizeof *offers)) == NULL)
+		return (-1);
+	h.n_transports = vcl_transports_offer(p->srv, VCL_TP_PEER, offers);
+	h.transports = offers->p;
 	req.seq = 1;
 	req.call_case = VCL__REQUEST__CALL_HELLO;
 	req.hello = &h;
-	if (vcl_buf_pack(&b, &req.base, 0) != 0)
+	rc = vcl_buf_pack(&b, &req.base, 0);
+	free(offers);
+	if (rc != 0)
 		return (-1);
 	/* Small and first on a fresh socket: it fits the send buffer. */
 	iov.iov_base = b.data;
@@ -226,12 +300,24 @@ vcl_peer_read_cb(evutil_socket_t fd, short what, void *arg)
 				return;
 			}
 			p->state = VCL_PEER_READY;
-			vcl_log_info("peer link to %s ready (tcp, %s)", p->addr,
-			    vcl_link_version(&p->link));
+			vcl_peer_transport(p, tc->reply->welcome);
+			vcl_log_info("peer link to %s ready (%s, %s)", p->addr,
+			    vcl_tp_name(p->ep), vcl_link_version(&p->link));
 			vcl__to_client__free_unpacked(tc, NULL);
 			if (vcl_peer_flush(p) != 0)
 				return;
 			continue;
+		}
+		/* The other end's transport speaking to ours. */
+		if (p->state == VCL_PEER_READY && tc->transport_ctl != NULL &&
+		    (p->ep == NULL || p->ep->tp->ops->ctl_in == NULL ||
+		    strcmp(tc->transport_ctl->transport, vcl_tp_name(p->ep)) !=
+		    0 || p->ep->tp->ops->ctl_in(p->ep,
+		    tc->transport_ctl->data.data,
+		    tc->transport_ctl->data.len) != VCL_TP_OK)) {
+			vcl__to_client__free_unpacked(tc, NULL);
+			vcl_peer_close(p, "transport message refused");
+			return;
 		}
 		vcl__to_client__free_unpacked(tc, NULL);
 	}
@@ -332,6 +418,74 @@ vcl_peer_open(struct vcl_server *srv, const char *addr)
 	return (p);
 }
 
+/* An out-of-band send completed: tell its owner, once. */
+static void
+vcl_peer_oob_done(void *arg, int err)
+{
+	struct vcl_peer_oob	*o = arg;
+
+	o->p->oob_pending--;
+	if (err == VCL_TP_OK) {
+		o->p->last_out = vcl_server_now();
+		if (o->done != NULL)
+			o->done(o->arg);
+	} else {
+		vcl_log_warn("peer link to %s: out-of-band bulk: %s",
+		    o->p->addr, vcl_tp_strerror(err));
+		if (o->fail != NULL)
+			o->fail(o->arg);
+		else if (o->done != NULL)
+			o->done(o->arg);
+	}
+	free(o);
+}
+
+/*
+ * A request whose bulk goes on the link's transport: the head names the
+ * transfer and its size and goes on the stream, the bytes go from their
+ * memory as that transfer. The owner hears once, from the bulk's send.
+ */
+static void
+vcl_peer_send_oob(struct vcl_peer *p, Vcl__Request *req, const uint8_t *bulk,
+    uint64_t bulk_len, void (*done)(void *), void (*fail)(void *), void *arg)
+{
+	struct vcl_peer_oob	*o;
+	struct iovec		 iov;
+	int			 rc;
+
+	if ((o = calloc(1, sizeof *o)) == NULL) {
+		fail(arg);
+		return;
+	}
+	o->p = p;
+	o->done = done;
+	o->fail = fail;
+	o->arg = arg;
+	req->has_bulk_xfer = req->has_bulk_size = 1;
+	req->bulk_xfer = ++p->next_xid;
+	req->bulk_size = bulk_len;
+	if (vcl_outq_push(&p->outq, &req->base, NULL, 0, NULL, NULL, NULL) ==
+	    0) {
+		free(o);
+		fail(arg);
+		return;
+	}
+	iov.iov_base = (void *)bulk;
+	iov.iov_len = bulk_len;
+	if ((rc = vcl_tp_send(p->ep, req->bulk_xfer, &iov, 1,
+	    vcl_peer_oob_done, o)) != VCL_TP_OK) {
+		/* The head went: the other end waits for bytes; end it. */
+		vcl_log_warn("peer link to %s: %s", p->addr, p->ep->err);
+		free(o);
+		fail(arg);
+		vcl_peer_close(p, vcl_tp_strerror(rc));
+		return;
+	}
+	p->oob_pending++;
+	p->srv->peer_bytes_out += bulk_len;
+	(void)vcl_peer_flush(p);
+}
+
 /*
  * Send a request to the server at addr over its peer link (opened on first
  * use). done(arg) runs once the bulk is written, fail(arg) if the link
@@ -352,6 +506,10 @@ vcl_peer_send(struct vcl_server *srv, const char *addr, Vcl__Request *req,
 		return;
 	}
 	req->seq = 0;
+	if (p->ep != NULL && bulk_len > 0) {
+		vcl_peer_send_oob(p, req, bulk, bulk_len, done, fail, arg);
+		return;
+	}
 	if (vcl_outq_push(&p->outq, &req->base, bulk, bulk_len, done, fail,
 	    arg) == 0)
 		return;
@@ -397,4 +555,42 @@ vcl_peer_check_all(struct vcl_server *srv, time_t now)
 		if ((uint64_t)(now - p->last_out) > allowed)
 			vcl_peer_close(p, "the peer does not take what is sent");
 	}
+}
+
+/* The links, for Stats: address, transport, state. Free with _free. */
+size_t
+vcl_peer_stats(struct vcl_server *srv, Vcl__PeerLinkStat ***out)
+{
+	Vcl__PeerLinkStat	**v;
+	struct vcl_peer		 *p;
+	size_t			  n = 0, i = 0;
+
+	*out = NULL;
+	LIST_FOREACH(p, &srv->peers, entry)
+		n++;
+	if (n == 0 || (v = calloc(n, sizeof *v)) == NULL)
+		return (0);
+	LIST_FOREACH(p, &srv->peers, entry) {
+		if ((v[i] = malloc(sizeof **v)) == NULL)
+			break;
+		vcl__peer_link_stat__init(v[i]);
+		v[i]->address = p->addr;
+		v[i]->transport = (char *)vcl_tp_name(p->ep);
+		v[i]->has_ready = 1;
+		v[i]->ready = p->state == VCL_PEER_READY;
+		i++;
+	}
+	*out = v;
+	return (i);
+}
+
+/* Free what vcl_peer_stats made. */
+void
+vcl_peer_stats_free(Vcl__PeerLinkStat **v, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
 }

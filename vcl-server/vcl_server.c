@@ -552,7 +552,9 @@ vcl_server_check_session(struct vcl_server *srv, struct vcl_session *s,
 		return;
 	}
 	if (s->in_since != 0) {
-		if (!s->reading || s->paused)
+		/* Held back by us, not by the client; out-of-band bulk
+		 * holds input too, yet its bytes must keep coming. */
+		if ((!s->reading || s->paused) && s->in_state != VCL_IN_OOB)
 			s->in_since = now;
 		allowed = lim->frame_s + (s->in_frame.msg_len +
 		    s->in_frame.bulk_len) / (lim->frame_rate ? lim->frame_rate :
@@ -599,6 +601,7 @@ vcl_server_check_cb(evutil_socket_t fd, short what, void *arg)
 		vcl_server_check_session(srv, s, now);
 	}
 	vcl_peer_check_all(srv, now);
+	vcl_transports_progress(srv);
 	if (srv->conn_log.suppressed > 0 &&
 	    now - srv->conn_log.start >= VCL_RATELOG_SECONDS)
 		vcl_server_ratelog_flush(&srv->conn_log, "connections");
@@ -675,6 +678,11 @@ vcl_server_run(struct vcl_server *srv, const struct vcl_options *opt)
 		vcl_log_error("cannot start worker threads");
 		goto out;
 	}
+	if (vcl_transports_init(srv, opt->transports, opt->transport_force,
+	    err, sizeof err) != 0) {
+		vcl_log_error("%s", err);
+		goto out;
+	}
 	if (vcl_server_listen(srv, opt, err, sizeof err) != 0) {
 		vcl_log_error("%s", err);
 		goto out;
@@ -708,6 +716,7 @@ vcl_server_run(struct vcl_server *srv, const struct vcl_options *opt)
 	while ((s = LIST_FIRST(&srv->sessions)) != NULL)
 		vcl_session_close(s, "server exiting");
 	vcl_peer_close_all(srv);
+	vcl_transports_free(srv);
 	/*
 	 * Commands of released objects may still call back; wait (bounded)
 	 * until no session can be touched by one before freeing the rest.

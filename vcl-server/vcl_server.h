@@ -82,6 +82,7 @@ enum vcl_in_state {
 	VCL_IN_HDR,
 	VCL_IN_MSG,
 	VCL_IN_BULK,
+	VCL_IN_OOB,		/* bulk coming on the link's transport */
 };
 
 /*
@@ -154,6 +155,12 @@ struct vcl_session {
 	int			 nlost;
 	uint64_t		 nxfer;		/* transfers waiting for bytes */
 	struct vcl_tp_ep	*tp_ep;		/* bulk transport; NULL: tcp */
+	uint64_t		 in_oob_xid;	/* VCL_IN_OOB: its transfer */
+	int			 in_oob_done;	/* ... its receive completed */
+	int			 in_oob_err;	/* ... with this VCL_TP_E* */
+	uint8_t			*in_oob_orphan;	/* a released transfer's staging
+						   the receive still owns */
+	uint64_t		 in_oob_orphan_len;
 	struct vcl_hobj		*dirty[16];	/* queues to flush */
 	int			 ndirty;
 	int			 flush_all;
@@ -270,11 +277,26 @@ void	vcl_peer_send(struct vcl_server *, const char *, Vcl__Request *,
 	    void *);
 void	vcl_peer_close_all(struct vcl_server *);
 void	vcl_peer_check_all(struct vcl_server *, time_t);
+size_t	vcl_peer_stats(struct vcl_server *, Vcl__PeerLinkStat ***);
+void	vcl_peer_stats_free(Vcl__PeerLinkStat **, size_t);
 
 /* vcl_transports.c */
+struct vcl_tp_offers {
+	Vcl__TransportOffer	 o[VCL_TP_MAX];
+	Vcl__TransportOffer	*p[VCL_TP_MAX];
+	uint8_t			 addr[VCL_TP_MAX][VCL_TP_ADDR_MAX];
+};
 int	vcl_transports_init(struct vcl_server *, const char *, const char *,
 	    char *, size_t);
 void	vcl_transports_free(struct vcl_server *);
+void	vcl_transports_progress(struct vcl_server *);
+size_t	vcl_transports_names(struct vcl_server *, char **, size_t);
+size_t	vcl_transports_offer(struct vcl_server *, unsigned,
+	    struct vcl_tp_offers *);
+struct vcl_tp_ep *vcl_transports_connect(struct vcl_server *, const char *,
+	    struct vcl_link *, const uint8_t *, size_t, char *, size_t);
+int	vcl_transports_hello(struct vcl_session *, const Vcl__Hello *,
+	    Vcl__TransportOffer *, uint8_t *);
 void	vcl_op_transport_ctl(struct vcl_session *, const Vcl__Request *,
 	    struct vcl_bulk *);
 

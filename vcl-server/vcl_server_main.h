@@ -18,6 +18,8 @@ struct vcl_options {
 	const char	*tls_ca;
 	int		 tls_verify_clients;
 	int		 workers;
+	const char	*transports;	/* offered; NULL: all built */
+	const char	*transport_force;	/* testing: only this one */
 };
 
 int	vcl_server_run(struct vcl_server *, const struct vcl_options *);

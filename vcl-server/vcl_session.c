@@ -158,6 +158,19 @@ vcl_session_release(struct vcl_session *s, struct vcl_hobj *o)
 			struct vcl_session	*ps = o->receiving;
 
 			if (ps->in_xfer == o) {
+				/*
+				 * Out of band, the transport owns the staging
+				 * until its receive completes: the link frees
+				 * it then.
+				 */
+				if (ps->in_state == VCL_IN_OOB &&
+				    !ps->in_oob_done && ps->tp_ep != NULL) {
+					ps->in_oob_orphan = o->data;
+					ps->in_oob_orphan_len = o->bytes;
+					o->data = NULL;
+					vcl_tp_cancel(ps->tp_ep,
+					    ps->in_oob_xid);
+				}
 				ps->in_bulk = NULL;
 				ps->in_bulk_borrowed = 0;
 				ps->in_xfer = NULL;
@@ -301,6 +314,12 @@ vcl_session_close(struct vcl_session *s, const char *why)
 	if (s->in_req != NULL)
 		protobuf_c_message_free_unpacked(&s->in_req->base, NULL);
 	s->in_req = NULL;
+	/* Its receives complete (failed) before their memory goes. */
+	vcl_tp_close(s->tp_ep);
+	s->tp_ep = NULL;
+	if (s->in_oob_orphan != NULL)
+		vcl_pool_put(s->in_oob_orphan, s->in_oob_orphan_len);
+	s->in_oob_orphan = NULL;
 	if (s->in_bulk != NULL && !s->in_bulk_borrowed) {
 		vcl_pool_put(s->in_bulk, s->in_frame.bulk_len);
 		vcl_session_uncharge(s, s->in_frame.bulk_len);
@@ -749,6 +768,87 @@ vcl_session_dispatch(struct vcl_session *s)
 }
 
 /*
+ * May this request's bulk come out of band? Only on a link whose transport
+ * is not the control stream, for a call that takes bulk, with none in the
+ * frame itself, within the frame limit. 0: yes.
+ */
+static int
+vcl_session_oob_ok(struct vcl_session *s, const Vcl__Request *req,
+    const struct vcl_op *op)
+{
+	if (s->tp_ep == NULL || vcl_tp_inband(s->tp_ep) ||
+	    !(op->flags & VCL_OP_BULK) || !req->has_bulk_xfer ||
+	    !req->has_bulk_size || s->in_frame.bulk_len != 0 ||
+	    req->bulk_size > s->srv->limits.frame.max_bulk)
+		return (-1);
+	return (0);
+}
+
+/* The out-of-band bulk landed, failed or was cancelled: on the loop. */
+static void
+vcl_session_oob_cb(void *arg, int err)
+{
+	struct vcl_session	*s = arg;
+
+	if (s->dead)
+		return;
+	s->in_oob_done = 1;
+	s->in_oob_err = err;
+	event_active(s->ev_read, EV_READ, 0);
+}
+
+/*
+ * Post the receive of the request's out-of-band bulk into the staging just
+ * chosen (none: the transport drops the bytes) and hold the session's
+ * input until it lands, as an inband bulk does. Returns 0, or -1 when the
+ * session was closed.
+ */
+static int
+vcl_session_oob_post(struct vcl_session *s)
+{
+	struct vcl_tp_dest	d;
+	int			rc;
+
+	memset(&d, 0, sizeof d);
+	d.base = s->in_bulk;
+	d.len = s->in_frame.bulk_len;
+	d.mem = VCL_TP_MEM_HOST;
+	s->in_state = VCL_IN_OOB;
+	s->in_oob_xid = s->in_req->bulk_xfer;
+	s->in_oob_done = 0;
+	s->in_oob_err = VCL_TP_OK;
+	if ((rc = vcl_tp_recv(s->tp_ep, s->in_oob_xid, &d, vcl_session_oob_cb,
+	    s)) != VCL_TP_OK) {
+		vcl_session_warn(s, "out-of-band bulk: %s", s->tp_ep->err);
+		vcl_session_close(s, vcl_tp_strerror(rc));
+		return (-1);
+	}
+	vcl_session_pause(s);
+	return (0);
+}
+
+/* The out-of-band bulk is done: run its request, take input again. */
+static void
+vcl_session_oob_end(struct vcl_session *s)
+{
+	s->in_state = VCL_IN_HDR;
+	s->in_oob_done = 0;
+	if (s->in_oob_orphan != NULL)
+		vcl_pool_put(s->in_oob_orphan, s->in_oob_orphan_len);
+	s->in_oob_orphan = NULL;
+	if (s->in_oob_err != VCL_TP_OK && s->in_oob_err != VCL_TP_ECANCELED &&
+	    s->in_bulk_err == CL_SUCCESS) {
+		vcl_session_warn(s, "out-of-band bulk %llu: %s",
+		    (unsigned long long)s->in_oob_xid,
+		    vcl_tp_strerror(s->in_oob_err));
+		s->in_bulk_err = s->in_oob_err == VCL_TP_ETOOBIG ?
+		    CL_INVALID_VALUE : CL_DEVICE_NOT_AVAILABLE;
+	}
+	vcl_session_resume(s);
+	vcl_session_dispatch(s);
+}
+
+/*
  * A frame's message is in: decode it, check it against the dispatch table
  * and the handshake state, and prepare to take its bulk. Returns 0, or -1
  * when the session was closed.
@@ -760,6 +860,7 @@ vcl_session_begin(struct vcl_session *s, const uint8_t *msg)
 	Vcl__Request		*req;
 	struct vcl_hobj		*ctx = NULL;
 	uint64_t		 blen = s->in_frame.bulk_len;
+	int			 oob = 0;
 
 	req = vcl__request__unpack(NULL, s->in_frame.msg_len, msg);
 	if (req == NULL) {
@@ -777,6 +878,16 @@ vcl_session_begin(struct vcl_session *s, const uint8_t *msg)
 		    "call not allowed here");
 		return (-1);
 	}
+	/* Out of band: the bytes come on the link's transport. */
+	if ((req->has_bulk_xfer || req->has_bulk_size) && req->bulk_size > 0) {
+		if (vcl_session_oob_ok(s, req, op) != 0) {
+			protobuf_c_message_free_unpacked(&req->base, NULL);
+			vcl_session_close(s, "out-of-band bulk refused");
+			return (-1);
+		}
+		blen = s->in_frame.bulk_len = req->bulk_size;
+		oob = 1;
+	}
 	s->in_req = req;
 	s->in_bulk = NULL;
 	s->in_bulk_got = 0;
@@ -793,7 +904,7 @@ vcl_session_begin(struct vcl_session *s, const uint8_t *msg)
 			s->in_bulk = x->data;
 			s->in_bulk_borrowed = 1;
 			s->in_xfer = x;
-			return (0);
+			return (oob ? vcl_session_oob_post(s) : 0);
 		}
 	}
 	/* A write's bytes go to a device: pinned staging if there is some. */
@@ -803,7 +914,7 @@ vcl_session_begin(struct vcl_session *s, const uint8_t *msg)
 		    req->write_buffer->q->queue, VCL_KIND_QUEUE));
 	s->in_bulk = vcl_stage_alloc(s, ctx, blen,
 	    CL_MEM_OBJECT_ALLOCATION_FAILURE, &s->in_bulk_err);
-	return (0);
+	return (oob ? vcl_session_oob_post(s) : 0);
 }
 
 /* After a large frame, give the input buffer's memory back. */
@@ -973,9 +1084,16 @@ vcl_session_read_cb(evutil_socket_t fd, short what, void *arg)
 		vcl_session_handshake(s);
 		return;
 	}
+	/* Out of band: nothing to read until the bulk's receive is done. */
+	if (s->in_state == VCL_IN_OOB && !s->in_oob_done)
+		return;
 	vcl_session_ref(s);
 	s->last_in = vcl_server_now();
 	s->srv->corked = 1;
+	if (s->in_state == VCL_IN_OOB) {
+		vcl_session_oob_end(s);
+		done++;
+	}
 	while (!s->dead && s->reading && done < VCL_BATCH_MAX &&
 	    s->nheld < VCL_HOLD_MAX &&
 	    (rc = vcl_session_read(s, &done, &budget)) == 0)

@@ -19,17 +19,39 @@ struct vcl_transports {
 	const struct vcl_transport *force;	/* testing: this one only */
 };
 
+/* Every tick and after control traffic: progress what has no fd. */
+void
+vcl_transports_progress(struct vcl_server *srv)
+{
+	struct vcl_transports	*ts = srv->tps;
+	int			 i;
+
+	if (ts == NULL)
+		return;
+	for (i = 0; i < ts->n; i++)
+		(void)vcl_tp_progress(ts->tp[i], NULL);
+}
+
 /* The instance's event source is ready: let the backend progress. */
 static void
 vcl_transports_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct vcl_tp	*tp = arg;
-	int		 again;
+	struct vcl_server *srv = tp->conf.host;
+	struct event	*ev = NULL;
+	int		 again = 0, i;
 
 	(void)fd;
 	(void)what;
-	again = vcl_tp_progress(tp, NULL);
-	(void)again;
+	for (i = 0; i < srv->tps->n; i++)
+		if (srv->tps->tp[i] == tp)
+			ev = srv->tps->ev[i];
+	/* Bounded: a backend that always has more yields to the loop. */
+	for (i = 0; i < 64; i++)
+		if ((again = vcl_tp_progress(tp, NULL)) == 0)
+			break;
+	if (again)
+		event_active(ev, EV_READ, 0);
 }
 
 /*
@@ -64,6 +86,7 @@ vcl_transports_init(struct vcl_server *srv, const char *list,
 	conf.server = 1;
 	conf.node = srv->node_name;
 	conf.max_bulk = srv->limits.frame.max_bulk;
+	conf.host = srv;
 	for (i = 0; i < n; i++) {
 		if ((want[i]->caps & VCL_TP_INBAND) != 0)
 			continue;	/* rides the control stream: no instance */
@@ -121,4 +144,180 @@ vcl_op_transport_ctl(struct vcl_session *s, const Vcl__Request *req,
 		vcl_session_close(s, "transport message refused");
 		return;
 	}
+}
+
+/* The names of the transports offered ("tcp" always, last). */
+size_t
+vcl_transports_names(struct vcl_server *srv, char **out, size_t max)
+{
+	struct vcl_transports	*ts = srv->tps;
+	size_t			 n = 0;
+	int			 i;
+
+	for (i = 0; ts != NULL && i < ts->n && n + 1 < max; i++)
+		if (ts->force == NULL || ts->force == ts->tp[i]->ops)
+			out[n++] = (char *)ts->tp[i]->ops->name;
+	if (n < max)
+		out[n++] = (char *)vcl_transport_tcp.name;
+	return (n);
+}
+
+/*
+ * What a connecting end offers in its Hello: each instance that can carry
+ * caps (only the forced one, if any) with its address. Returns how many
+ * went into o (VCL_TP_MAX entries, addresses in addr).
+ */
+size_t
+vcl_transports_offer(struct vcl_server *srv, unsigned caps,
+    struct vcl_tp_offers *o)
+{
+	struct vcl_transports	*ts = srv->tps;
+	struct vcl_tp		*tp;
+	size_t			 n = 0, len;
+	int			 i;
+
+	for (i = 0; ts != NULL && i < ts->n && n < VCL_TP_MAX; i++) {
+		tp = ts->tp[i];
+		if ((tp->ops->caps & caps) != caps ||
+		    (ts->force != NULL && ts->force != tp->ops))
+			continue;
+		len = VCL_TP_ADDR_MAX;
+		if (tp->ops->address(tp, o->addr[n], &len) != VCL_TP_OK) {
+			vcl_log_warn("transport %s: no address: %s",
+			    tp->ops->name, tp->err);
+			continue;
+		}
+		vcl__transport_offer__init(&o->o[n]);
+		o->o[n].name = (char *)tp->ops->name;
+		o->o[n].has_address = 1;
+		o->o[n].address.data = o->addr[n];
+		o->o[n].address.len = len;
+		o->p[n] = &o->o[n];
+		n++;
+	}
+	return (n);
+}
+
+/* The instance of a backend by name, or NULL. */
+static struct vcl_tp *
+vcl_transports_get(struct vcl_server *srv, const char *name)
+{
+	struct vcl_transports	*ts = srv->tps;
+	int			 i;
+
+	for (i = 0; ts != NULL && i < ts->n; i++)
+		if (strcmp(ts->tp[i]->ops->name, name) == 0)
+			return (ts->tp[i]);
+	return (NULL);
+}
+
+/*
+ * The endpoint of a link over the backend named, to the other end's
+ * address; NULL (with why) when it cannot be made: the link's bulk then
+ * rides the control stream (tcp).
+ */
+struct vcl_tp_ep *
+vcl_transports_connect(struct vcl_server *srv, const char *name,
+    struct vcl_link *ctl, const uint8_t *addr, size_t len, char *why,
+    size_t whylen)
+{
+	struct vcl_tp	*tp;
+
+	if ((tp = vcl_transports_get(srv, name)) == NULL) {
+		snprintf(why, whylen, "transport %s not offered here", name);
+		return (NULL);
+	}
+	return (vcl_tp_connect(tp, ctl, addr, len, why, whylen));
+}
+
+/* A backend's own message to the client or peer at the session's end. */
+static int
+vcl_transports_ctl_session(struct vcl_tp_ep *ep, const uint8_t *data,
+    size_t len)
+{
+	struct vcl_session	*s = ep->host;
+	Vcl__ToClient		 tc = VCL__TO_CLIENT__INIT;
+	Vcl__TransportCtl	 c = VCL__TRANSPORT_CTL__INIT;
+
+	c.transport = (char *)vcl_tp_name(ep);
+	c.data.data = (uint8_t *)data;
+	c.data.len = len;
+	tc.transport_ctl = &c;
+	return (vcl_session_send(s, &tc, NULL, 0, NULL, NULL) == 0 ?
+	    VCL_TP_OK : VCL_TP_ECLOSED);
+}
+
+/*
+ * The Hello's offers: choose the link's transport (the first of ours the
+ * other end offers and that carries this kind of link; only the forced one
+ * when one is), connect our end and fill off (with our address in addr,
+ * VCL_TP_ADDR_MAX bytes) for the Welcome. Returns 1 when off was filled;
+ * 0: tcp, the control stream carries the bulk.
+ */
+int
+vcl_transports_hello(struct vcl_session *s, const Vcl__Hello *h,
+    Vcl__TransportOffer *off, uint8_t *addr)
+{
+	struct vcl_transports		*ts = s->srv->tps;
+	const struct vcl_transport	*ours[VCL_TP_MAX], *pick;
+	const char			*theirs[VCL_TP_MAX];
+	const Vcl__TransportOffer	*o = NULL;
+	struct vcl_tp_ep		*ep;
+	char				 why[300];
+	size_t				 i, len;
+	int				 n = 0, k = 0;
+
+	if (ts == NULL)
+		return (0);
+	for (i = 0; i < h->n_transports && k < VCL_TP_MAX; i++)
+		if (h->transports[i]->name != NULL)
+			theirs[k++] = h->transports[i]->name;
+	for (i = 0; i < (size_t)ts->n; i++)
+		if (ts->force == NULL || ts->force == ts->tp[i]->ops)
+			ours[n++] = ts->tp[i]->ops;
+	pick = vcl_transport_choose(ours, n, theirs, k, s->is_peer ?
+	    VCL_TP_PEER : VCL_TP_CLIENT);
+	if (pick == NULL) {
+		if (ts->force != NULL && ts->force != &vcl_transport_tcp)
+			vcl_log_warn("session %llu (%s): forced transport %s "
+			    "not offered by the other end: tcp",
+			    (unsigned long long)s->id, s->peer,
+			    ts->force->name);
+		return (0);
+	}
+	for (i = 0; i < h->n_transports && i < VCL_TP_MAX; i++)
+		if (h->transports[i]->name != NULL &&
+		    strcmp(h->transports[i]->name, pick->name) == 0) {
+			o = h->transports[i];
+			break;
+		}
+	if (o == NULL)
+		return (0);
+	ep = vcl_transports_connect(s->srv, pick->name, &s->link,
+	    o->has_address ? o->address.data : NULL,
+	    o->has_address ? o->address.len : 0, why, sizeof why);
+	len = VCL_TP_ADDR_MAX;
+	if (ep != NULL && ep->tp->ops->address(ep->tp, addr, &len) !=
+	    VCL_TP_OK) {
+		snprintf(why, sizeof why, "%s", ep->tp->err);
+		vcl_tp_close(ep);
+		ep = NULL;
+	}
+	if (ep == NULL) {
+		vcl_log_warn("session %llu (%s): transport %s failed, tcp "
+		    "instead: %s", (unsigned long long)s->id, s->peer,
+		    pick->name, why);
+		return (0);
+	}
+	ep->ctl_out = vcl_transports_ctl_session;
+	ep->host = s;
+	s->tp_ep = ep;
+	vcl__transport_offer__init(off);
+	off->name = (char *)pick->name;
+	off->has_address = 1;
+	off->address.data = addr;
+	off->address.len = len;
+	vcl_log_info("session %llu (%s): transport %s",
+	    (unsigned long long)s->id, s->peer, pick->name);
+	return (1);
 }

@@ -145,10 +145,6 @@ vcl_tcp_recv(struct vcl_tp_ep *ep, uint64_t xid, const struct vcl_tp_dest *dest,
 		    (unsigned long long)te->nposted);
 		return (VCL_TP_EBUSY);
 	}
-	if (dest->base == NULL && dest->len > 0) {
-		snprintf(ep->err, sizeof ep->err, "no destination");
-		return (VCL_TP_EINVAL);
-	}
 	if ((r = calloc(1, sizeof *r)) == NULL) {
 		snprintf(ep->err, sizeof ep->err, "out of memory");
 		return (VCL_TP_ENOMEM);

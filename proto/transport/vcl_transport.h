@@ -32,6 +32,9 @@
  *   destination. A send may arrive before its receive is posted: the
  *   backend holds it (up to conf.max_unexpected bytes, else fails it).
  *   An INBAND backend receives in the order sent: post in that order.
+ *   dest.base NULL: the receiver has no memory for it; the bytes are
+ *   taken and dropped. A cancelled receive's bytes, should they still
+ *   come, are dropped as well (never held for ever).
  * - Completions: done(arg, err) runs exactly once per send or posted
  *   receive, never inside send()/recv() themselves, only from progress(),
  *   cancel() or close(). err is VCL_TP_OK or a negative VCL_TP_E*;
@@ -113,6 +116,7 @@ struct vcl_tp_conf {
 	uint64_t		 max_posted;	/* receives posted at once */
 	uint64_t		 max_unexpected; /* bytes held before posting */
 	const char		*options;	/* backend's own "k=v,k=v" */
+	void			*host;		/* the host's, for its callbacks */
 };
 #define VCL_TP_DEFAULT_MAX_BULK		(4ull << 30)
 #define VCL_TP_DEFAULT_MAX_POSTED	1024
