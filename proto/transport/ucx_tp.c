@@ -33,6 +33,7 @@ struct vcl_ucx_xfer {
 	struct vcl_ucx_tpep	*e;
 	uint64_t		 xid;
 	int			 recv;
+	int			 drop;		/* no destination: discard */
 	struct vcl_ucx_op	*op;
 	vcl_tp_done_fn		 done;
 	void			*arg;
@@ -75,6 +76,9 @@ vcl_ucx_tp_done(int status, void *arg)
 	struct vcl_ucx_xfer	*x = arg;
 	int			 err;
 
+	/* Dropped: a message truncated to nothing is the goal. */
+	if (x->drop && status == -EMSGSIZE)
+		status = 0;
 	err = vcl_ucx_tp_err(x->e, status);
 	LIST_REMOVE(x, entry);
 	if (err != VCL_TP_OK)
@@ -254,13 +258,20 @@ vcl_ucx_tp_send(struct vcl_tp_ep *ep, uint64_t xid, const struct iovec *iov,
 	return (VCL_TP_OK);
 }
 
-/* Post the receive of xid into dest (exactly dest->len bytes). */
+/*
+ * Post the receive of xid into dest (exactly dest->len bytes). A dest with
+ * no base drops the bytes: a receive of 0 bytes, which UCX completes as
+ * truncated without writing anything (nor, by rendezvous, fetching it).
+ */
 static int
 vcl_ucx_tp_recv(struct vcl_tp_ep *ep, uint64_t xid,
     const struct vcl_tp_dest *dest, vcl_tp_done_fn done, void *arg)
 {
 	struct vcl_ucx_tpep	*e = ep->priv;
 	struct vcl_ucx_xfer	*x;
+	static uint8_t		 none[1];
+	void			*base = dest->base;
+	size_t			 len = (size_t)dest->len;
 
 	if (e->uep == NULL || vcl_ucx_ep_failed(e->uep)) {
 		snprintf(ep->err, sizeof ep->err, "ucx: link closed");
@@ -268,8 +279,13 @@ vcl_ucx_tp_recv(struct vcl_tp_ep *ep, uint64_t xid,
 	}
 	if ((x = vcl_ucx_tp_xfer(e, xid, 1, done, arg)) == NULL)
 		return (VCL_TP_ENOMEM);
+	if (base == NULL && len > 0) {
+		x->drop = 1;
+		base = none;
+		len = 0;
+	}
 	x->op = vcl_ucx_recv(e->uep, ((uint64_t)e->peer_ns << 32) ^ xid,
-	    dest->base, (size_t)dest->len, vcl_ucx_tp_done, x);
+	    base, len, vcl_ucx_tp_done, x);
 	if (x->op == NULL) {
 		LIST_REMOVE(x, entry);
 		free(x);

@@ -67,3 +67,6 @@ set_tests_properties(it_soak PROPERTIES TIMEOUT 300 LABELS integration
 vcl_rawtest(image)
 vcl_rawtest(progbin)
 vcl_rawtest(review)
+if(VCL_HAVE_UCX)
+	vcl_rawtest(ucx)
+endif()
