@@ -5,17 +5,17 @@
  * hosts where a fabric exists, else TCP), the control stream staying on
  * the link.
  *
- * Tags: a transfer xid travels as the tag (ns << 32) ^ xid, where ns is a
- * random number the sending endpoint draws at connect and tells the other
- * end with ctl_out (TransportCtl, ahead of any frame that names a
- * transfer). A worker receives for many links at once; ns keeps their
- * transfers apart. Without ctl_out (a host with none) ns is 0.
+ * Tags: a transfer xid travels as the tag (ns << 32) ^ xid, where ns is
+ * a 32-bit hash (FNV-1a) of the sending worker's address. The receiving
+ * end got that address in the handshake (connect's addr), so it posts
+ * under the same tag with no message of its own; a worker receives for
+ * many links at once, and the sender's address keeps their transfers
+ * apart. (Two links in one direction between the same two servers, one
+ * per address of the receiver, would share a namespace: not separated.)
  */
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/queue.h>
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,9 +24,6 @@
 #include "vcl_tls.h"
 #include "vcl_transport.h"
 #include "vcl_ucx.h"
-
-#define VCL_UCX_CTL_NS		1	/* ctl message: our send namespace */
-#define VCL_UCX_CTL_LEN		8	/* type u32, ns u32, network order */
 
 /* A send or receive in flight, for its done and for cancel by xid. */
 struct vcl_ucx_xfer {
@@ -44,8 +41,8 @@ struct vcl_ucx_xfer {
 struct vcl_ucx_tpep {
 	struct vcl_tp_ep	*ep;
 	struct vcl_ucx_ep	*uep;		/* NULL once failed or closed */
-	uint32_t		 ns;		/* ours: tags of our sends */
-	uint32_t		 peer_ns;	/* theirs: tags of our receives */
+	uint32_t		 ns;		/* our address's: our sends */
+	uint32_t		 peer_ns;	/* theirs: our receives */
 	int			 closing;	/* cancelled means closed */
 	LIST_HEAD(, vcl_ucx_xfer) xfers;
 };
@@ -145,24 +142,45 @@ vcl_ucx_tp_failed(struct vcl_ucx_ep *uep, void *arg)
 	snprintf(e->ep->err, sizeof e->ep->err, "ucx: peer failed");
 }
 
-/* The endpoint to the other end's worker; tell it our namespace. */
+/* The namespace of a worker's transfers: FNV-1a of its address. */
+static uint32_t
+vcl_ucx_tp_ns(const void *addr, size_t len)
+{
+	const uint8_t	*p = addr;
+	uint32_t	 h = 2166136261u;
+	size_t		 i;
+
+	for (i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= 16777619u;
+	}
+	return (h);
+}
+
+/* The endpoint to the other end's worker. */
 static int
 vcl_ucx_tp_connect(struct vcl_tp_ep *ep, const uint8_t *addr, size_t len)
 {
 	struct vcl_ucx_tpep	*e;
-	uint8_t			 msg[VCL_UCX_CTL_LEN];
-	uint32_t		 v;
+	const void		*ours;
+	size_t			 olen;
 
+	/*
+	 * UCX does not encrypt: a link whose control stream is TLS keeps its
+	 * bytes on it too (the host falls back to tcp for the link).
+	 */
+	if (ep->ctl != NULL && ep->ctl->ssl != NULL) {
+		snprintf(ep->err, sizeof ep->err, "the link is under TLS; ucx "
+		    "would carry its bytes unencrypted");
+		return (VCL_TP_EINVAL);
+	}
 	if ((e = calloc(1, sizeof *e)) == NULL)
 		return (VCL_TP_ENOMEM);
 	e->ep = ep;
 	LIST_INIT(&e->xfers);
-	if (ep->ctl_out != NULL &&
-	    getrandom(&e->ns, sizeof e->ns, 0) != sizeof e->ns) {
-		free(e);
-		snprintf(ep->err, sizeof ep->err, "getrandom failed");
-		return (VCL_TP_EIO);
-	}
+	vcl_ucx_address(ep->tp->priv, &ours, &olen);
+	e->ns = vcl_ucx_tp_ns(ours, olen);
+	e->peer_ns = vcl_ucx_tp_ns(addr, len);
 	if ((e->uep = vcl_ucx_ep_open(ep->tp->priv, addr, len,
 	    vcl_ucx_tp_failed, e)) == NULL) {
 		free(e);
@@ -171,37 +189,6 @@ vcl_ucx_tp_connect(struct vcl_tp_ep *ep, const uint8_t *addr, size_t len)
 		return (VCL_TP_EINVAL);
 	}
 	ep->priv = e;
-	if (ep->ctl_out != NULL) {
-		v = htonl(VCL_UCX_CTL_NS);
-		memcpy(msg, &v, 4);
-		v = htonl(e->ns);
-		memcpy(msg + 4, &v, 4);
-		if (ep->ctl_out(ep, msg, sizeof msg) != 0) {
-			vcl_ucx_ep_close(e->uep);
-			free(e);
-			ep->priv = NULL;
-			snprintf(ep->err, sizeof ep->err, "ucx: cannot send "
-			    "the namespace");
-			return (VCL_TP_EIO);
-		}
-	}
-	return (VCL_TP_OK);
-}
-
-/* The other end's message: its send namespace (exactly 8 bytes). */
-static int
-vcl_ucx_tp_ctl_in(struct vcl_tp_ep *ep, const uint8_t *msg, size_t len)
-{
-	struct vcl_ucx_tpep	*e = ep->priv;
-	uint32_t		 v;
-
-	if (e == NULL || len != VCL_UCX_CTL_LEN)
-		return (VCL_TP_EINVAL);
-	memcpy(&v, msg, 4);
-	if (ntohl(v) != VCL_UCX_CTL_NS)
-		return (VCL_TP_EINVAL);
-	memcpy(&v, msg + 4, 4);
-	e->peer_ns = ntohl(v);
 	return (VCL_TP_OK);
 }
 
@@ -392,5 +379,4 @@ const struct vcl_transport vcl_transport_ucx = {
 	.evfd = vcl_ucx_tp_evfd,
 	.progress = vcl_ucx_tp_progress,
 	.close = vcl_ucx_tp_close,
-	.ctl_in = vcl_ucx_tp_ctl_in,
 };

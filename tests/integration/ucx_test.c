@@ -99,10 +99,27 @@ migrate_in(struct conn *c, uint64_t ev, uint64_t mem, uint64_t size,
 }
 
 /*
- * The head of a PeerPush whose size bytes come out of band as transfer
- * xid (the tag the peer sends them under: no TransportCtl was sent, so
- * the server's namespace for this link is 0 and the tag is xid).
+ * The tag of transfer xid from the worker u, as the ucx backend forms it:
+ * FNV-1a of the sending worker's address, shifted up, mixed with xid.
  */
+static uint64_t
+tag_of(struct vcl_ucx *u, uint64_t xid)
+{
+	const uint8_t	*p;
+	const void	*a;
+	size_t		 len, i;
+	uint32_t	 h = 2166136261u;
+
+	vcl_ucx_address(u, &a, &len);
+	p = a;
+	for (i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= 16777619u;
+	}
+	return (((uint64_t)h << 32) ^ xid);
+}
+
+/* The head of a PeerPush whose size bytes come out of band as xid. */
 static int
 push_head(struct conn *p, uint64_t sid, uint64_t key, uint64_t transfer,
     uint64_t xid, uint64_t size)
@@ -240,7 +257,7 @@ test_push(void)
 	rc = create_buffer(&c, 3, 1, SIZE, NULL, 0);
 	rc |= migrate_in(&c, 10, 3, SIZE, 77);
 	rc |= push_head(&p, sid, key, 77, 1, SIZE);
-	rc |= ucx_send_all(u, ep, 1, data, SIZE);
+	rc |= ucx_send_all(u, ep, tag_of(u, 1), data, SIZE);
 	rc |= wait_notify(&c, 10, &evst);
 	check("push_lands", rc == 0 && evst == CL_COMPLETE, "MigrateIn event "
 	    "%d (rc %d)", evst, rc);
@@ -257,14 +274,14 @@ test_push(void)
 	rc = create_buffer(&c, 4, 1, SIZE, NULL, 0);
 	rc |= migrate_in(&c, 11, 4, SIZE, 78);
 	rc |= push_head(&p, sid, key, 78, 2, SIZE);
-	rc |= ucx_send_all(u, ep, 2, data, SIZE / 2);
+	rc |= ucx_send_all(u, ep, tag_of(u, 2), data, SIZE / 2);
 	rc |= wait_notify(&c, 11, &evst);
 	check("push_short_fails", rc == 0 && evst == CL_INVALID_VALUE,
 	    "MigrateIn of a short bulk: event %d (rc %d)", evst, rc);
 	evst = 1;
 	rc = migrate_in(&c, 12, 4, 4096, 79);
 	rc |= push_head(&p, sid, key, 79, 3, 4096);
-	rc |= ucx_send_all(u, ep, 3, data, 4096);
+	rc |= ucx_send_all(u, ep, tag_of(u, 3), data, 4096);
 	rc |= wait_notify(&c, 12, &evst);
 	check("push_link_goes_on", rc == 0 && evst == CL_COMPLETE,
 	    "the next push: event %d (rc %d)", evst, rc);
