@@ -107,6 +107,7 @@ struct vcl_node {
 	uint32_t		 ndevices;
 	uint64_t		 bytes_out;	/* bulk bytes sent, for tests */
 	uint64_t		 bytes_in;
+	const char		*transport;	/* the link's bulk transport */
 };
 
 /* A reply someone waits for, or an asynchronous one with a handler. */
@@ -370,6 +371,8 @@ cl_int		 vcl_node_call(struct vcl_node *, Vcl__Request *,
 		     Vcl__ToClient **);
 cl_int		 vcl_node_call_async(struct vcl_node *, Vcl__Request *,
 		     void *, uint64_t, void (*)(struct vcl_pending *), void *);
+cl_int		 vcl_node_peer_links(struct vcl_node *, size_t, void *,
+		     size_t *);
 cl_int		 vcl_node_flush(struct vcl_node *);
 void		 vcl_node_flush_all(void);
 cl_int		 vcl_node_status(struct vcl_node *);

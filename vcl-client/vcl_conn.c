@@ -20,6 +20,7 @@
 #include "vcl_io.h"
 #include "vcl_log.h"
 #include "vcl_tls.h"
+#include "vcl_transport.h"
 
 #define VCL_SEND_BATCH		(64u << 10)	/* flush async calls past this */
 #define VCL_CONNECT_TIMEOUT	5000		/* ms, VCL_CONNECT_TIMEOUT_MS */
@@ -726,6 +727,75 @@ vcl_node_call(struct vcl_node *n, Vcl__Request *req, const void *bulk,
 }
 
 /*
+ * The node's peer links as text, one "host:port transport" line each,
+ * from its Stats (a synchronous call), answered as a char[] info value.
+ */
+cl_int
+vcl_node_peer_links(struct vcl_node *n, size_t size, void *value,
+    size_t *size_ret)
+{
+	Vcl__Request		 req = VCL__REQUEST__INIT;
+	Vcl__Stats		 st = VCL__STATS__INIT;
+	Vcl__ToClient		*tc = NULL;
+	const Vcl__StatsResult	*r;
+	struct vcl_buf		 b = { NULL, 0, 0 };
+	char			 line[600];
+	size_t			 i;
+	cl_int			 err;
+
+	req.call_case = VCL__REQUEST__CALL_STATS;
+	req.stats = &st;
+	if ((err = vcl_node_call(n, &req, NULL, 0, NULL, 0, &tc)) !=
+	    CL_SUCCESS)
+		goto out;
+	if (tc == NULL || tc->reply == NULL ||
+	    (r = tc->reply->stats) == NULL) {
+		err = CL_DEVICE_NOT_AVAILABLE;
+		goto out;
+	}
+	for (i = 0; i < r->n_peer_links; i++) {
+		snprintf(line, sizeof line, "%s %s\n",
+		    r->peer_links[i]->address, r->peer_links[i]->transport);
+		if (vcl_buf_reserve(&b, strlen(line)) != 0) {
+			err = CL_OUT_OF_HOST_MEMORY;
+			goto out;
+		}
+		memcpy(b.data + b.len, line, strlen(line));
+		b.len += strlen(line);
+	}
+	if (vcl_buf_reserve(&b, 1) != 0) {
+		err = CL_OUT_OF_HOST_MEMORY;
+		goto out;
+	}
+	b.data[b.len++] = '\0';
+	err = vcl_info_ret(b.data, b.len, size, value, size_ret);
+out:
+	vcl_buf_free(&b);
+	if (tc != NULL)
+		vcl__to_client__free_unpacked(tc, NULL);
+	return (err);
+}
+
+/*
+ * VCL_TRANSPORT (testing) names the transport a link should use. libvcl
+ * moves its bulk on the control stream (tcp) and offers no other yet; any
+ * other name is reported once and the link stays on tcp.
+ */
+static void
+vcl_conn_transport_env(void)
+{
+	static atomic_int	 told;
+	const char		*e = getenv("VCL_TRANSPORT");
+
+	if (e == NULL || *e == '\0' || strcmp(e, vcl_transport_tcp.name) == 0)
+		return;
+	if (atomic_exchange(&told, 1) == 0)
+		vcl_log_warn("VCL_TRANSPORT=%s: %s; client links use tcp", e,
+		    vcl_transport_find(e) == NULL ? "no such transport" :
+		    "libvcl does not use it for its own links yet");
+}
+
+/*
  * A call whose reply is handled by fn on the receiver thread (non-blocking
  * reads, builds with a callback). fn owns the pending record and frees it
  * (and its msg). Sent with the batch; the caller flushes when it must.
@@ -963,6 +1033,7 @@ again:
 		goto fail;
 	}
 	hello.version = VCL_PROTOCOL_VERSION;
+	vcl_conn_transport_env();
 	snprintf(name, sizeof name, "libvcl pid %ld", (long)getpid());
 	hello.client_name = name;
 	if (tc->greeting->auth_required) {
@@ -1026,6 +1097,8 @@ again:
 	n->session = tc->reply->welcome->session_id;
 	n->key = tc->reply->welcome->session_key;
 	n->name = tc->reply->welcome->node_name;
+	/* We offer none: a server that names one anyway is ignored. */
+	n->transport = vcl_transport_tcp.name;
 	n->ndevices = (uint32_t)tc->reply->welcome->n_devices;
 	/*
 	 * Past the handshake, socket waits wake every tick so the receiver

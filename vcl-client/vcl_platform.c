@@ -528,6 +528,16 @@ vcl_clGetDeviceInfo(cl_device_id device, cl_device_info param_name,
 		err = vcl_info_ret(s, strlen(s) + 1, param_value_size,
 		    param_value, param_value_size_ret);
 		goto out;
+	case CL_DEVICE_VCL_NODE_TRANSPORT:
+		s = device->node->transport != NULL ? device->node->transport :
+		    "tcp";
+		err = vcl_info_ret(s, strlen(s) + 1, param_value_size,
+		    param_value, param_value_size_ret);
+		goto out;
+	case CL_DEVICE_VCL_NODE_PEER_LINKS:
+		err = vcl_node_peer_links(device->node, param_value_size,
+		    param_value, param_value_size_ret);
+		goto out;
 	case CL_DEVICE_VCL_NODE_INDEX:
 	case CL_DEVICE_VCL_NODE_DEVICE:
 		u = param_name == CL_DEVICE_VCL_NODE_INDEX ?

@@ -139,9 +139,8 @@ vcl_cmd_complete(struct vcl_cmd *c)
 	Vcl__Reply		 r = VCL__REPLY__INIT;
 	cl_int			 st = c->status < 0 ? c->status : CL_SUCCESS;
 
-	if ((c->type == VCL_CMD_PUSH || c->type == VCL_CMD_FORWARD) &&
-	    !c->forwarded && !s->dead) {
-		vcl_peer_forward(c);	/* comes back here once sent */
+	if (c->then != NULL && !s->dead) {
+		c->then(c);		/* comes back here once done */
 		return;
 	}
 	if (!s->dead) {

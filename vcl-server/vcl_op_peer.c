@@ -608,7 +608,7 @@ vcl_peer_forward(struct vcl_cmd *c)
 	Vcl__PeerEvent		 pe = VCL__PEER_EVENT__INIT;
 	cl_int			 st = c->status < 0 ? c->status : CL_SUCCESS;
 
-	c->forwarded = 1;
+	c->then = NULL;		/* completes for good when sent */
 	vcl_log_debug("%s %llu to %s", c->type == VCL_CMD_PUSH ? "push" :
 	    "event", (unsigned long long)c->xid, c->dest);
 	if (c->type == VCL_CMD_PUSH) {
@@ -668,6 +668,7 @@ vcl_migrate_out_run(struct vcl_session *s, const Vcl__MigrateOut *m,
 		vcl_session_close(s, "out of memory");
 		return;
 	}
+	c->then = vcl_peer_forward;
 	memset(&enq, 0, sizeof enq);
 	e.has_event = m->has_event;
 	e.event = m->event;
@@ -740,6 +741,7 @@ vcl_op_forward_event(struct vcl_session *s, const Vcl__Request *req,
 		vcl_session_close(s, "out of memory");
 		return;
 	}
+	c->then = vcl_peer_forward;
 	c->d.s = s;
 	vcl_session_ref(s);
 	o = vcl_handle_get(&s->handles, m->event, VCL_KIND_EVENT);
@@ -866,4 +868,50 @@ vcl_op_peer_fail(struct vcl_session *s, const Vcl__Request *req,
 					vcl_peer_settle(s, o, st);
 			}
 	vcl_xfer_sweep(s);	/* the transfers failed above */
+}
+
+/*
+ * Tear a transfer down (released by its client, or its session closing).
+ * A peer still streaming into it drops the rest (read into the link's own
+ * buffer and discarded) before the staging goes: arrived or not, it is
+ * freed and its charge returned; a MigrateIn waiting on it fails.
+ */
+void
+vcl_peer_xfer_release(struct vcl_session *s, struct vcl_hobj *o)
+{
+	if (o->receiving != NULL) {
+		struct vcl_session	*ps = o->receiving;
+
+		if (ps->in_xfer == o) {
+			/*
+			 * Out of band, the transport owns the staging
+			 * until its receive completes: the link frees
+			 * it then.
+			 */
+			if (ps->in_state == VCL_IN_OOB &&
+			    !ps->in_oob_done && ps->tp_ep != NULL) {
+				ps->in_oob_orphan = o->data;
+				ps->in_oob_orphan_len = o->bytes;
+				o->data = NULL;
+				vcl_tp_cancel(ps->tp_ep,
+				    ps->in_oob_xid);
+			}
+			ps->in_bulk = NULL;
+			ps->in_bulk_borrowed = 0;
+			ps->in_xfer = NULL;
+		}
+		o->receiving = NULL;
+	}
+	if (o->xevent != 0)
+		s->nxfer--;	/* a MigrateIn's, waiting */
+	if (o->data != NULL)
+		vcl_pool_put(o->data, o->bytes);
+	vcl_session_uncharge(s, o->bytes);
+	o->data = NULL;
+	o->bytes = 0;
+	if (!o->arrived && o->u.event != NULL && !o->user_set)
+		clSetUserEventStatus(o->u.event,
+		    CL_DEVICE_NOT_AVAILABLE);
+	if (o->u.event != NULL)
+		clReleaseEvent(o->u.event);
 }

@@ -12,7 +12,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <netdb.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -45,9 +44,24 @@ struct vcl_peer {
 	time_t			 born;		/* for the handshake deadline */
 	time_t			 last_out;	/* output last moved, or idle */
 	struct vcl_tp_ep	*ep;		/* bulk transport; NULL: tcp */
-	uint64_t		 next_xid;	/* out-of-band transfer ids */
 	uint64_t		 oob_pending;	/* sends not completed */
+	TAILQ_HEAD(, vcl_peer_wait) waits;	/* sent before READY */
 	LIST_ENTRY(vcl_peer)	 entry;
+};
+
+/*
+ * A request sent before the link is ready: its bulk's way (the stream or
+ * the transport) is known only once the handshake chose the transport.
+ */
+struct vcl_peer_wait {
+	uint8_t			*msg;		/* the packed Request */
+	size_t			 len;
+	const uint8_t		*bulk;
+	uint64_t		 bulk_len;
+	void			(*done)(void *);
+	void			(*fail)(void *);
+	void			*arg;
+	TAILQ_ENTRY(vcl_peer_wait) entry;
 };
 
 /* An out-of-band send's owner callbacks. */
@@ -56,9 +70,15 @@ struct vcl_peer_oob {
 	void			(*done)(void *);
 	void			(*fail)(void *);
 	void			*arg;
+	uint64_t		 len;
 };
 
+static uint64_t	vcl_peer_next_xid;	/* out-of-band transfer ids */
+
 static void	vcl_peer_read_cb(evutil_socket_t, short, void *);
+static void	vcl_peer_go(struct vcl_peer *, Vcl__Request *, const uint8_t *,
+		    uint64_t, void (*)(void *), void (*)(void *), void *);
+static int	vcl_peer_release_waits(struct vcl_peer *);
 static void	vcl_peer_write_cb(evutil_socket_t, short, void *);
 
 /* Drop a link: fail what it still carried, free it. */
@@ -69,6 +89,14 @@ vcl_peer_close(struct vcl_peer *p, const char *why)
 	LIST_REMOVE(p, entry);
 	event_free(p->ev_read);
 	event_free(p->ev_write);
+	struct vcl_peer_wait	*w;
+
+	while ((w = TAILQ_FIRST(&p->waits)) != NULL) {
+		TAILQ_REMOVE(&p->waits, w, entry);
+		w->fail(w->arg);
+		free(w->msg);
+		free(w);
+	}
 	vcl_tp_close(p->ep);	/* its sends fail */
 	p->ep = NULL;
 	vcl_link_close(&p->link);
@@ -304,7 +332,8 @@ vcl_peer_read_cb(evutil_socket_t fd, short what, void *arg)
 			vcl_log_info("peer link to %s ready (%s, %s)", p->addr,
 			    vcl_tp_name(p->ep), vcl_link_version(&p->link));
 			vcl__to_client__free_unpacked(tc, NULL);
-			if (vcl_peer_flush(p) != 0)
+			if (vcl_peer_release_waits(p) != 0 ||
+			    vcl_peer_flush(p) != 0)
 				return;
 			continue;
 		}
@@ -357,9 +386,8 @@ vcl_peer_write_cb(evutil_socket_t fd, short what, void *arg)
 static struct vcl_peer *
 vcl_peer_open(struct vcl_server *srv, const char *addr)
 {
-	struct addrinfo	 hints, *res = NULL;
 	struct vcl_peer	*p;
-	char		 host[256], port[32];
+	char		 host[256], err[300];
 
 	if ((p = calloc(1, sizeof *p)) == NULL)
 		return (NULL);
@@ -368,30 +396,14 @@ vcl_peer_open(struct vcl_server *srv, const char *addr)
 	p->born = p->last_out = vcl_server_now();
 	snprintf(p->addr, sizeof p->addr, "%s", addr);
 	TAILQ_INIT(&p->outq);
-	memset(&hints, 0, sizeof hints);
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
-	if (vcl_io_split_hostport(addr, host, sizeof host, port,
-	    sizeof port) != 0 || port[0] == '\0' ||
-	    getaddrinfo(host, port, &hints, &res) != 0) {
-		vcl_log_warn("peer address %s: want numeric host:port", addr);
+	TAILQ_INIT(&p->waits);
+	/* The control stream: tcp's, as for every transport. */
+	if ((p->fd = vcl_tcp_dial(addr, host, sizeof host, err,
+	    sizeof err)) == -1) {
+		vcl_log_warn("peer %s: %s", addr, err);
 		free(p);
 		return (NULL);
 	}
-	p->fd = socket(res->ai_family, res->ai_socktype | SOCK_NONBLOCK |
-	    SOCK_CLOEXEC, res->ai_protocol);
-	if (p->fd == -1 || (connect(p->fd, res->ai_addr, res->ai_addrlen) != 0 &&
-	    errno != EINPROGRESS)) {
-		vcl_log_warn("peer %s: %s", addr, strerror(errno));
-		if (p->fd != -1)
-			close(p->fd);
-		freeaddrinfo(res);
-		free(p);
-		return (NULL);
-	}
-	freeaddrinfo(res);
-	vcl_io_tune(p->fd);
 	vcl_link_init(&p->link, p->fd);
 	vcl_link_timeout(&p->link, 5000);	/* our Hello's write */
 	if (srv->tls_peer != NULL && vcl_link_tls(&p->link, srv->tls_peer, 0,
@@ -426,6 +438,7 @@ vcl_peer_oob_done(void *arg, int err)
 
 	o->p->oob_pending--;
 	if (err == VCL_TP_OK) {
+		o->p->srv->peer_bytes_oob += o->len;
 		o->p->last_out = vcl_server_now();
 		if (o->done != NULL)
 			o->done(o->arg);
@@ -461,8 +474,9 @@ vcl_peer_send_oob(struct vcl_peer *p, Vcl__Request *req, const uint8_t *bulk,
 	o->done = done;
 	o->fail = fail;
 	o->arg = arg;
+	o->len = bulk_len;
 	req->has_bulk_xfer = req->has_bulk_size = 1;
-	req->bulk_xfer = ++p->next_xid;
+	req->bulk_xfer = ++vcl_peer_next_xid;	/* unique in this process */
 	req->bulk_size = bulk_len;
 	if (vcl_outq_push(&p->outq, &req->base, NULL, 0, NULL, NULL, NULL) ==
 	    0) {
@@ -483,6 +497,7 @@ vcl_peer_send_oob(struct vcl_peer *p, Vcl__Request *req, const uint8_t *bulk,
 	}
 	p->oob_pending++;
 	p->srv->peer_bytes_out += bulk_len;
+	vcl_transports_kick(p->srv, p->ep->tp);
 	(void)vcl_peer_flush(p);
 }
 
@@ -496,7 +511,8 @@ vcl_peer_send(struct vcl_server *srv, const char *addr, Vcl__Request *req,
     const uint8_t *bulk, uint64_t bulk_len, void (*done)(void *),
     void (*fail)(void *), void *arg)
 {
-	struct vcl_peer	*p;
+	struct vcl_peer		*p;
+	struct vcl_peer_wait	*w;
 
 	LIST_FOREACH(p, &srv->peers, entry)
 		if (strcmp(p->addr, addr) == 0)
@@ -506,6 +522,32 @@ vcl_peer_send(struct vcl_server *srv, const char *addr, Vcl__Request *req,
 		return;
 	}
 	req->seq = 0;
+	if (p->state == VCL_PEER_READY) {
+		vcl_peer_go(p, req, bulk, bulk_len, done, fail, arg);
+		return;
+	}
+	/* Kept until the handshake says which way its bulk goes. */
+	if ((w = calloc(1, sizeof *w)) == NULL ||
+	    (w->len = protobuf_c_message_get_packed_size(&req->base)) == 0 ||
+	    (w->msg = malloc(w->len)) == NULL) {
+		free(w);
+		fail(arg);
+		return;
+	}
+	protobuf_c_message_pack(&req->base, w->msg);
+	w->bulk = bulk;
+	w->bulk_len = bulk_len;
+	w->done = done;
+	w->fail = fail;
+	w->arg = arg;
+	TAILQ_INSERT_TAIL(&p->waits, w, entry);
+}
+
+/* Queue a request on a ready link: its bulk on the stream or out of band. */
+static void
+vcl_peer_go(struct vcl_peer *p, Vcl__Request *req, const uint8_t *bulk,
+    uint64_t bulk_len, void (*done)(void *), void (*fail)(void *), void *arg)
+{
 	if (p->ep != NULL && bulk_len > 0) {
 		vcl_peer_send_oob(p, req, bulk, bulk_len, done, fail, arg);
 		return;
@@ -514,6 +556,40 @@ vcl_peer_send(struct vcl_server *srv, const char *addr, Vcl__Request *req,
 	    arg) == 0)
 		return;
 	(void)vcl_peer_flush(p);
+}
+
+/*
+ * The link is ready: send what waited for it, in order. Returns -1 when
+ * the link closed meanwhile (p is gone).
+ */
+static int
+vcl_peer_release_waits(struct vcl_peer *p)
+{
+	struct vcl_server	*srv = p->srv;
+	struct vcl_peer_wait	*w;
+	struct vcl_peer		*q;
+	Vcl__Request		*req;
+
+	while ((w = TAILQ_FIRST(&p->waits)) != NULL) {
+		TAILQ_REMOVE(&p->waits, w, entry);
+		if ((req = vcl__request__unpack(NULL, w->len, w->msg)) ==
+		    NULL)
+			w->fail(w->arg);
+		else {
+			vcl_peer_go(p, req, w->bulk, w->bulk_len, w->done,
+			    w->fail, w->arg);
+			vcl__request__free_unpacked(req, NULL);
+		}
+		free(w->msg);
+		free(w);
+		/* A failed send may have closed the link. */
+		LIST_FOREACH(q, &srv->peers, entry)
+			if (q == p)
+				break;
+		if (q == NULL)
+			return (-1);
+	}
+	return (0);
 }
 
 /* Close every link (at exit). */

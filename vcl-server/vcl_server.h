@@ -213,6 +213,7 @@ struct vcl_server {
 	uint64_t		 bytes_out;
 	uint64_t		 peer_bytes_in;
 	uint64_t		 peer_bytes_out;
+	uint64_t		 peer_bytes_oob;	/* of which out of band */
 	struct vcl_peers	 peers;		/* links to other servers */
 	struct vcl_transports	*tps;		/* bulk transports offered */
 
@@ -290,6 +291,7 @@ int	vcl_transports_init(struct vcl_server *, const char *, const char *,
 	    char *, size_t);
 void	vcl_transports_free(struct vcl_server *);
 void	vcl_transports_progress(struct vcl_server *);
+void	vcl_transports_kick(struct vcl_server *, struct vcl_tp *);
 size_t	vcl_transports_names(struct vcl_server *, char **, size_t);
 size_t	vcl_transports_offer(struct vcl_server *, unsigned,
 	    struct vcl_tp_offers *);
@@ -449,6 +451,7 @@ void	vcl_peer_forward(struct vcl_cmd *);
 void	vcl_peer_settle(struct vcl_session *, struct vcl_hobj *, cl_int);
 void	vcl_peer_let_go(struct vcl_session *, struct vcl_hobj *);
 void	vcl_peer_link_lost(struct vcl_session *);
+void	vcl_peer_xfer_release(struct vcl_session *, struct vcl_hobj *);
 
 /* vcl_op_mem.c */
 struct vcl_hobj *vcl_mem_range_get(struct vcl_session *, uint64_t, uint64_t,
@@ -520,7 +523,11 @@ struct vcl_cmd {
 	atomic_int		 refs;		/* owner + pending watchers */
 	cl_event		 wait_ev;	/* the waiter's reference */
 	int			 inflight;	/* on the session's list */
-	int			 forwarded;	/* PUSH/FORWARD: sent on */
+	void			(*then)(struct vcl_cmd *); /* once finished,
+						   before completing: hands c
+						   on (a peer's push or event),
+						   clears itself, completes c
+						   later */
 	char			*dest;		/* PUSH/FORWARD: peer address */
 	uint64_t		 dest_session;
 	uint64_t		 dest_key;

@@ -149,46 +149,7 @@ vcl_session_release(struct vcl_session *s, struct vcl_hobj *o)
 			clReleaseCommandQueue(o->u.queue);
 		break;
 	case VCL_KIND_XFER:
-		/*
-		 * A peer still streaming into it drops the rest (read into
-		 * the link's own buffer and discarded) before the staging
-		 * goes: arrived or not, it is freed and its charge returned.
-		 */
-		if (o->receiving != NULL) {
-			struct vcl_session	*ps = o->receiving;
-
-			if (ps->in_xfer == o) {
-				/*
-				 * Out of band, the transport owns the staging
-				 * until its receive completes: the link frees
-				 * it then.
-				 */
-				if (ps->in_state == VCL_IN_OOB &&
-				    !ps->in_oob_done && ps->tp_ep != NULL) {
-					ps->in_oob_orphan = o->data;
-					ps->in_oob_orphan_len = o->bytes;
-					o->data = NULL;
-					vcl_tp_cancel(ps->tp_ep,
-					    ps->in_oob_xid);
-				}
-				ps->in_bulk = NULL;
-				ps->in_bulk_borrowed = 0;
-				ps->in_xfer = NULL;
-			}
-			o->receiving = NULL;
-		}
-		if (o->xevent != 0)
-			s->nxfer--;	/* a MigrateIn's, waiting */
-		if (o->data != NULL)
-			vcl_pool_put(o->data, o->bytes);
-		vcl_session_uncharge(s, o->bytes);
-		o->data = NULL;
-		o->bytes = 0;
-		if (!o->arrived && o->u.event != NULL && !o->user_set)
-			clSetUserEventStatus(o->u.event,
-			    CL_DEVICE_NOT_AVAILABLE);
-		if (o->u.event != NULL)
-			clReleaseEvent(o->u.event);
+		vcl_peer_xfer_release(s, o);
 		break;
 	case VCL_KIND_MEM:
 		/* A sub-buffer is charged nothing: its parent holds the bytes. */
@@ -824,6 +785,7 @@ vcl_session_oob_post(struct vcl_session *s)
 		return (-1);
 	}
 	vcl_session_pause(s);
+	vcl_transports_kick(s->srv, s->tp_ep->tp);
 	return (0);
 }
 

@@ -32,6 +32,21 @@ vcl_transports_progress(struct vcl_server *srv)
 		(void)vcl_tp_progress(ts->tp[i], NULL);
 }
 
+/*
+ * Something was posted or queued on tp: have the loop progress it soon
+ * (a backend does no I/O inside send or recv).
+ */
+void
+vcl_transports_kick(struct vcl_server *srv, struct vcl_tp *tp)
+{
+	struct vcl_transports	*ts = srv->tps;
+	int			 i;
+
+	for (i = 0; ts != NULL && i < ts->n; i++)
+		if (ts->tp[i] == tp && ts->ev[i] != NULL)
+			event_active(ts->ev[i], EV_READ, 0);
+}
+
 /* The instance's event source is ready: let the backend progress. */
 static void
 vcl_transports_cb(evutil_socket_t fd, short what, void *arg)
@@ -82,6 +97,12 @@ vcl_transports_init(struct vcl_server *srv, const char *list,
 		free(ts);
 		return (-1);
 	}
+	/* A forced one is offered even where the list leaves it out. */
+	for (i = 0; ts->force != NULL && i < n; i++)
+		if (want[i] == ts->force)
+			break;
+	if (ts->force != NULL && i == n && n < VCL_TP_MAX)
+		want[n++] = ts->force;
 	memset(&conf, 0, sizeof conf);
 	conf.server = 1;
 	conf.node = srv->node_name;

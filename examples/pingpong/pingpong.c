@@ -24,6 +24,33 @@
 
 #include "util.h"
 
+/* VCL's own queries (include/CL/vcl_ext.h); other platforms refuse them. */
+#ifndef CL_DEVICE_VCL_NODE_TRANSPORT
+#define CL_DEVICE_VCL_NODE_TRANSPORT	0x7E10
+#define CL_DEVICE_VCL_NODE_PEER_LINKS	0x7E11
+#endif
+
+/* On VCL: the transport of each device's node and its peer links. */
+static void
+show_links(cl_device_id *devs)
+{
+	char	tp[64], links[4096], *p;
+	int	i;
+
+	for (i = 0; i < 2; i++) {
+		if (clGetDeviceInfo(devs[i], CL_DEVICE_VCL_NODE_TRANSPORT,
+		    sizeof tp, tp, NULL) != CL_SUCCESS)
+			return;		/* not VCL */
+		if (clGetDeviceInfo(devs[i], CL_DEVICE_VCL_NODE_PEER_LINKS,
+		    sizeof links, links, NULL) != CL_SUCCESS)
+			links[0] = '\0';
+		for (p = links; (p = strchr(p, '\n')) != NULL; )
+			*p = p[1] != '\0' ? ',' : '\0';
+		printf("pingpong: device %d: client link %s, peer links: %s\n",
+		    i, tp, links[0] != '\0' ? links : "none");
+	}
+}
+
 const char	*ex_prog = "pingpong";
 
 #define PP_MAXSIZES	16
@@ -206,6 +233,7 @@ main(int argc, char **argv)
 		    (tpp - tone) / hops * 1e6, tpp > tone ?
 		    sizes[i] / ((tpp - tone) / hops) / 1e9 : 0.0);
 	}
+	show_links(devs);
 	printf("pingpong: PASS\n");
 
 	check(clReleaseKernel(k), "clReleaseKernel");

@@ -19,5 +19,11 @@
 /* cl_ulong: bulk bytes this process sent to / received from the node. */
 #define CL_DEVICE_VCL_NODE_BYTES_SENT	0x7E04
 #define CL_DEVICE_VCL_NODE_BYTES_RECEIVED 0x7E05
+/* char[]: the transport carrying bulk bytes between this process and the
+ * node ("tcp", "ucx", ...). */
+#define CL_DEVICE_VCL_NODE_TRANSPORT	0x7E10
+/* char[]: the node's links to other vclservers, one "host:port transport"
+ * line each ("" when none), asked of the node at the time of the query. */
+#define CL_DEVICE_VCL_NODE_PEER_LINKS	0x7E11
 
 #endif

@@ -6,13 +6,17 @@
  * available: the default and the fallback of every pair.
  */
 #include <sys/queue.h>
+#include <sys/socket.h>
 
 #include <errno.h>
 #include <limits.h>
+#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "vcl_io.h"
 #include "vcl_tls.h"
 #include "vcl_transport.h"
 
@@ -351,6 +355,45 @@ vcl_tcp_close(struct vcl_tp_ep *ep)
 	vcl_tcp_fail_all(te, VCL_TP_ECLOSED);
 	free(te);
 	ep->priv = NULL;
+}
+
+/*
+ * Start the control stream of a link to a numeric "host:port" (names are
+ * refused: a server dials what a client names): a non-blocking connect
+ * under way, tuned. host gets the host part (TLS checks it). Returns the
+ * socket, or -1 with why in err.
+ */
+int
+vcl_tcp_dial(const char *addr, char *host, size_t hostlen, char *err,
+    size_t errlen)
+{
+	struct addrinfo	 hints, *res = NULL;
+	char		 port[32];
+	int		 fd;
+
+	memset(&hints, 0, sizeof hints);
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
+	if (vcl_io_split_hostport(addr, host, hostlen, port,
+	    sizeof port) != 0 || port[0] == '\0' ||
+	    getaddrinfo(host, port, &hints, &res) != 0) {
+		snprintf(err, errlen, "want numeric host:port");
+		return (-1);
+	}
+	fd = socket(res->ai_family, res->ai_socktype | SOCK_NONBLOCK |
+	    SOCK_CLOEXEC, res->ai_protocol);
+	if (fd == -1 || (connect(fd, res->ai_addr, res->ai_addrlen) != 0 &&
+	    errno != EINPROGRESS)) {
+		snprintf(err, errlen, "%s", strerror(errno));
+		if (fd != -1)
+			close(fd);
+		freeaddrinfo(res);
+		return (-1);
+	}
+	freeaddrinfo(res);
+	vcl_io_tune(fd);
+	return (fd);
 }
 
 const struct vcl_transport vcl_transport_tcp = {

@@ -19,6 +19,7 @@ static const struct vcl_transport *const vcl_transport_all[] = {
 	&vcl_transport_ucx,
 #endif
 	&vcl_transport_tcp,
+	&vcl_transport_sock,		/* tests: only where named */
 	NULL
 };
 
@@ -45,7 +46,7 @@ vcl_transport_find(const char *name)
 
 /*
  * Parse a list of backend names ("ucx,tcp"; NULL or "" or "all": every one
- * built, best first) into out (VCL_TP_MAX entries), in the order given.
+ * built but those offered only where named, best first) into out (VCL_TP_MAX entries), in the order given.
  * Returns 0, or -1 with why in err for an unknown or repeated name.
  */
 int
@@ -62,7 +63,8 @@ vcl_transport_parse(const char *list, const struct vcl_transport **out,
 	*n = 0;
 	if (list == NULL || *list == '\0' || strcmp(list, "all") == 0) {
 		for (t = vcl_transport_all; *t != NULL && *n < VCL_TP_MAX; t++)
-			out[(*n)++] = *t;
+			if (((*t)->caps & VCL_TP_NAMED) == 0)
+				out[(*n)++] = *t;
 		return (0);
 	}
 	for (p = list; *p != '\0'; p = *e == ',' ? e + 1 : e) {

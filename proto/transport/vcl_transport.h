@@ -56,7 +56,12 @@
  *   socket) and the events wanted; progress() does all it can without
  *   blocking and re-arms, returning 1 when it should be called again
  *   without waiting (more work at hand), 0 when it may sleep on the fd.
- *   No backend blocks the loop: every op returns at once.
+ *   No backend blocks the loop: every op returns at once. The host
+ *   calls progress() soon after a send() or recv() (a backend need do
+ *   no I/O inside them), whenever the fd is ready, and on a timer.
+ * - Transfer ids are chosen by the sending host, unique per sending
+ *   process; a receiver tells bulks apart by the endpoint (its other end)
+ *   and the id.
  * - Threads: an instance and its endpoints are used from one thread.
  */
 #ifndef VCL_TRANSPORT_H
@@ -78,6 +83,7 @@ struct vcl_link;
 #define VCL_TP_PEER		0x1	/* server-to-server links */
 #define VCL_TP_CLIENT		0x2	/* a client link's bulk */
 #define VCL_TP_INBAND		0x4	/* bulk rides the control stream */
+#define VCL_TP_NAMED		0x8	/* offered only where named (tests) */
 
 /* Completion and return codes. */
 #define VCL_TP_OK		0
@@ -212,8 +218,12 @@ const char	*vcl_tp_name(const struct vcl_tp_ep *);
 const char	*vcl_tp_strerror(int);
 int		 vcl_tp_inband(const struct vcl_tp_ep *);
 
+/* tcp: the control stream every link has. */
+int	vcl_tcp_dial(const char *, char *, size_t, char *, size_t);
+
 /* Backends: one line each here and in vcl_transport.c registers one. */
 extern const struct vcl_transport vcl_transport_tcp;
 extern const struct vcl_transport vcl_transport_ucx;
+extern const struct vcl_transport vcl_transport_sock;
 
 #endif
