@@ -10,8 +10,8 @@
  * end got that address in the handshake (connect's addr), so it posts
  * under the same tag with no message of its own; a worker receives for
  * many links at once, and the sender's address keeps their transfers
- * apart. (Two links in one direction between the same two servers, one
- * per address of the receiver, would share a namespace: not separated.)
+ * apart (the seam has a sending process number its transfers once for
+ * all its links, so two links of one sender into one worker differ too).
  */
 #include <sys/socket.h>
 #include <sys/queue.h>
