@@ -6,7 +6,9 @@
 #   bench/bundle.sh [DIR]		(default .dev/gpu, ignored by git)
 #
 # On the GPU host:
-#   cd DIR && export LD_LIBRARY_PATH=$PWD/lib:/usr/local/nvidia/lib64
+#   cd DIR && . ./env.sh	(LD_LIBRARY_PATH, and UCX_MODULE_DIR for UCX's
+#				 transports, when the build has UCX)
+#   export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:/usr/local/nvidia/lib64
 #   BIN=$PWD NATIVE_ICD=$PWD/icd-nvidia VCL_ICD=$PWD/icd-vcl/vcl.icd \
 #       ./scaling.sh -g 2 -n 4096
 set -eu
@@ -31,6 +33,29 @@ for lib in $(ldd "$build/vcl-server/vclserver" "$build/bench/vclbench" |
 	*) cp -L "$lib" "$out/lib/" ;;
 	esac
 done
+# UCX (when built with it): its modules (cma, ib, rdmacm) and what they
+# need; RDMA verbs providers and their /etc/libibverbs.d come from the host.
+ucxmods=/usr/lib/x86_64-linux-gnu/ucx
+[ -x "$build/bench/ucxbench" ] && cp "$build/bench/ucxbench" "$out/"
+if ldd "$build/vcl-server/vclserver" | grep -q libucp && [ -d "$ucxmods" ]; then
+	mkdir -p "$out/lib/ucx"
+	for m in "$ucxmods"/libuct_*.so.0; do
+		cp -L "$m" "$out/lib/ucx/"
+		for lib in $(ldd "$m" | awk '/=> \// { print $3 }'); do
+			case $(basename "$lib") in
+			libc.so*|libm.so*|libpthread.so*|libdl.so*|ld-linux*) ;;
+			*) [ -e "$out/lib/$(basename "$lib")" ] ||
+			    cp -L "$lib" "$out/lib/" ;;
+			esac
+		done
+	done
+fi
+cat >"$out/env.sh" <<'ENV'
+# . ./env.sh in the bundle: its libraries first, UCX's modules from it.
+b=$(pwd)
+export LD_LIBRARY_PATH=$b/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+[ -d "$b/lib/ucx" ] && export UCX_MODULE_DIR=$b/lib/ucx
+ENV
 echo libnvidia-opencl.so.1 >"$out/icd-nvidia/nvidia.icd"
 echo libvcl.so.1 >"$out/icd-vcl/vcl.icd"
 echo "bundle: $out ($(du -sh "$out" | cut -f1))"

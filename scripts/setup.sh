@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 pkgs="build-essential cmake pkg-config ocl-icd-opencl-dev ocl-icd-libopencl1
 opencl-headers pocl-opencl-icd libevent-dev libprotobuf-c-dev
 protobuf-c-compiler libcmocka-dev libssl-dev openssl clinfo iproute2 valgrind
-clang llvm libclang-rt-dev libegl1 file python3"
+clang llvm libclang-rt-dev libegl1 file python3 libucx-dev"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null |

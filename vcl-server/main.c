@@ -477,6 +477,7 @@ main(int argc, char **argv)
 	int				c;
 
 	vcl_log_init("vclserver", VCL_LOG_INFO);
+	vcl_transports_register();
 	opts.listen = "127.0.0.1";
 	opts.workers = 2;
 	srv.limits.frame.max_msg = VCL_FRAME_DEFAULT_MAX_MSG;

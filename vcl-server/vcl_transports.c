@@ -70,6 +70,18 @@ vcl_transports_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 /*
+ * Add to the registry the backends vclserver links that vclproto does not
+ * (ucx: a library of its own, kept out of libvcl). Idempotent.
+ */
+void
+vcl_transports_register(void)
+{
+#ifdef VCL_HAVE_UCX
+	(void)vcl_transport_register(&vcl_transport_ucx);
+#endif
+}
+
+/*
  * Open the backends of list ("tcp,ucx", NULL: all built) that work here;
  * force (NULL: none) names the one every link must use, for testing.
  * One that cannot open is left out (logged at warn if asked for by name,
@@ -88,6 +100,7 @@ vcl_transports_init(struct vcl_server *srv, const char *list,
 	short				 ev;
 	int				 i, n, fd;
 
+	vcl_transports_register();
 	if (vcl_transport_parse(list, want, &n, err, errlen) != 0)
 		return (-1);
 	if ((ts = calloc(1, sizeof *ts)) == NULL) {

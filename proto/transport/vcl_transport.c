@@ -10,16 +10,45 @@
 #include "vcl_transport.h"
 
 /*
- * Every backend built, best first: a pair uses the first one both ends
- * announce. Adding a backend is its file plus one line here (and its
- * extern in vcl_transport.h).
+ * Every backend built into vclproto, best first: a pair uses the first one
+ * both ends announce. Adding a backend is its file plus one line here (and
+ * its extern in vcl_transport.h); a backend in a library of its own (ucx)
+ * is added by the program that links it, with vcl_transport_register.
  */
-static const struct vcl_transport *const vcl_transport_all[] = {
+static const struct vcl_transport *vcl_transport_all[VCL_TP_MAX + 1] = {
 	&vcl_transport_tca,
 	&vcl_transport_tcp,
 	&vcl_transport_sock,		/* tests: only where named */
 	NULL
 };
+
+/*
+ * Add a backend linked into this program: ahead of the in-band ones (tcp),
+ * behind the other out-of-band ones. At start, before any other use of the
+ * registry. Returns 0, or -1 if the table is full or it is there already.
+ */
+int
+vcl_transport_register(const struct vcl_transport *tp)
+{
+	int	i, n, at = -1;
+
+	for (n = 0; vcl_transport_all[n] != NULL; n++) {
+		if (vcl_transport_all[n] == tp ||
+		    strcmp(vcl_transport_all[n]->name, tp->name) == 0)
+			return (-1);
+		if (at < 0 && (vcl_transport_all[n]->caps & VCL_TP_INBAND))
+			at = n;
+	}
+	if (n >= VCL_TP_MAX)
+		return (-1);
+	if (at < 0)
+		at = n;
+	for (i = n; i > at; i--)
+		vcl_transport_all[i] = vcl_transport_all[i - 1];
+	vcl_transport_all[at] = tp;
+	vcl_transport_all[n + 1] = NULL;
+	return (0);
+}
 
 /* The backends built, best first, NULL-terminated. */
 const struct vcl_transport *const *

@@ -83,7 +83,7 @@ struct vcl_link;
 #define VCL_TP_PEER		0x1	/* server-to-server links */
 #define VCL_TP_CLIENT		0x2	/* a client link's bulk */
 #define VCL_TP_INBAND		0x4	/* bulk rides the control stream */
-#define VCL_TP_NAMED		0x8	/* offered only where named (tests) */
+#define VCL_TP_NAMED		0x8	/* offered only where named (opt-in) */
 
 /* Completion and return codes. */
 #define VCL_TP_OK		0
@@ -193,6 +193,7 @@ struct vcl_transport {
 };
 
 /* The registry, in preference order (vcl_transport.c). */
+int	 vcl_transport_register(const struct vcl_transport *);
 const struct vcl_transport *const *vcl_transport_list(void);
 const struct vcl_transport *vcl_transport_find(const char *);
 int	vcl_transport_parse(const char *, const struct vcl_transport **,
@@ -223,6 +224,7 @@ int	vcl_tcp_dial(const char *, char *, size_t, char *, size_t);
 
 /* Backends: one line each here and in vcl_transport.c registers one. */
 extern const struct vcl_transport vcl_transport_tcp;
+extern const struct vcl_transport vcl_transport_ucx;
 extern const struct vcl_transport vcl_transport_sock;
 extern const struct vcl_transport vcl_transport_tca;
 

@@ -75,4 +75,8 @@ vcl_rawtest(tools)
 set_property(TEST it_raw_tools APPEND PROPERTY ENVIRONMENT
 	"VCL_TEST_TOOL=$<TARGET_FILE:vcl_tool>"
 	"VCL_TEST_HELLO=$<TARGET_FILE:hello>")
+if(VCL_HAVE_UCX)
+	vcl_rawtest(ucx)
+	target_link_libraries(ucx_test PRIVATE vclucx)
+endif()
 vcl_rawtest(transport)

@@ -196,7 +196,7 @@ stop_a:
 	srv_stop(&a, "transport_server_a_exit");
 }
 
-/* Nothing said: the pair uses tcp. */
+/* Nothing said: the pair uses tcp (ucx and sock are offered only where named). */
 static void
 test_default(void)
 {

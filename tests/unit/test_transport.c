@@ -509,6 +509,10 @@ test_registry(void **st)
 int
 main(void)
 {
+#ifdef VCL_HAVE_UCX
+	/* As vclserver does: ucx lives in a library of its own. */
+	(void)vcl_transport_register(&vcl_transport_ucx);
+#endif
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_registry),
 		cmocka_unit_test(test_order),
