@@ -5,7 +5,9 @@ add_library(vcl_peach2 SHARED ${VCL_TCA_DIR}/peach2/peach2.c)
 target_include_directories(vcl_peach2 PRIVATE ${VCL_TCA_DIR})
 target_compile_options(vcl_peach2 PRIVATE ${VCL_WARNINGS} -fvisibility=hidden)
 target_link_libraries(vcl_peach2 PRIVATE Threads::Threads rt)
-install(TARGETS vcl_peach2 LIBRARY DESTINATION lib)
+# vclserver loads it (dlopen) where no vendor libtca.so exists.
+install(TARGETS vcl_peach2 LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+	COMPONENT server)
 
 target_sources(vclproto PRIVATE ${VCL_TCA_DIR}/tca_lib.c ${VCL_TCA_DIR}/tca.c)
 target_include_directories(vclproto PUBLIC ${VCL_TCA_DIR})

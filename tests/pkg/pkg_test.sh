@@ -82,6 +82,7 @@ expect_files libvcl1 $L/libvcl.so.1 $L/libvcl.so.1.0.0 \
 expect_files libvcl-dev $L/libvcl.so $L/pkgconfig/vcl.pc \
     /usr/include/CL/vcl_ext.h
 expect_files vcl-server /usr/sbin/vclserver /etc/vcl/vclserver.conf \
+    $L/libvcl_peach2.so \
     /lib/systemd/system/vclserver.service \
     /lib/systemd/system/vclserver@.service \
     /usr/share/man/man8/vclserver.8 /usr/share/man/man5/vclserver.conf.5
