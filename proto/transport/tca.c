@@ -183,7 +183,8 @@ vcl_tca_load(char *why, size_t len)
 		}
 	}
 	if (vcl_tca_ready != 1)
-		snprintf(why, len, "%s", vcl_tca_why);
+		snprintf(why, len, "%.*s", (int)(len > 0 ? len - 1 : 0),
+		    vcl_tca_why);
 	pthread_mutex_unlock(&vcl_tca_lock);
 	return (vcl_tca_ready == 1 ? VCL_TP_OK : VCL_TP_EIO);
 }

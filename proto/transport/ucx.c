@@ -566,13 +566,15 @@ vcl_ucx_op_new(struct vcl_ucx_ep *ep, vcl_ucx_done_cb cb, void *arg)
 static void
 vcl_ucx_posted(struct vcl_ucx_op *op, ucs_status_ptr_t r)
 {
+	struct vcl_ucx	*u = op->u;	/* finish may free an orphan op */
+
 	if (r == NULL)
 		vcl_ucx_finish(op, 0);
 	else if (UCS_PTR_IS_ERR(r))
 		vcl_ucx_finish(op, vcl_ucx_errno(UCS_PTR_STATUS(r)));
 	else
 		op->req = r;
-	vcl_ucx_kick(op->u);
+	vcl_ucx_kick(u);
 }
 
 /*

@@ -1078,7 +1078,7 @@ out:
 static void
 p2_sim(double until, int commit, double *ends[TCA_NCHANNELS])
 {
-	double	 rem[TCA_NCHANNELS][2], rate[TCA_NCHANNELS], t, dt, sumr;
+	double	 rem[TCA_NCHANNELS][2], rate[TCA_NCHANNELS] = { 0 }, t, dt, sumr;
 	double	 credit, tmp;
 	int	 cur[TCA_NCHANNELS], act[TCA_NCHANNELS], c, k;
 
