@@ -27,9 +27,9 @@ echo "== pingpong"; $V VCL_NODES=$A,$B timeout 90 ./pingpong -r 50 -b 4096 -b 10
 echo "== native vs VCL one node, 4096^2, 1000 steps"
 OCL_ICD_VENDORS=$NAT timeout 90 ./advection -n 4096 -s 1000 -d 1 -C 2>&1 | tail -2
 $V VCL_NODES=$A timeout 90 ./advection -n 4096 -s 1000 -C 2>&1 | tail -2
-echo "== advection 2 nodes on one GPU, 4096^2, 500 steps: bulk, then -O"
+echo "== advection 2 nodes on one GPU, 4096^2, 500 steps: overlapped, then -B"
 $V VCL_NODES=$A,$B timeout 90 ./advection -n 4096 -s 500 -C 2>&1 | grep cells_per_s
-$V VCL_NODES=$A,$B timeout 90 ./advection -n 4096 -s 500 -C -O 2>&1 | grep cells_per_s
+$V VCL_NODES=$A,$B timeout 90 ./advection -n 4096 -s 500 -C -B 2>&1 | grep cells_per_s
 if [ -x ./ucxbench ]; then
 	for i in 2 3; do
 		OCL_ICD_VENDORS=$NAT ./vclserver --listen 127.0.0.1:0 \

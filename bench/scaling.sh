@@ -5,8 +5,8 @@
 #   scaling.sh [-g MAXNODES] [-n "SIZES"] [-s STEPS] [-t TIMEOUT] [-H "DEPTHS"]
 #              [-D "DEVICES"] [-a "ARGS"]
 #
-# -a: more advection arguments for every run (-a -O: the overlapped
-# schedule instead of the bulk-synchronous default).
+# -a: more advection arguments for every run (-a -B: the bulk-synchronous
+# schedule instead of the overlapped default).
 # -H: halo depths to run the multi-node cases with (advection -H; default
 # "1": every step exchanges one row per side). -D "0 0": the devices the
 # servers serve (default: server i serves device i).
