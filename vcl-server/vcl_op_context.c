@@ -252,6 +252,12 @@ vcl_partition_check(const int64_t *p, size_t n)
  * sub-device objects only name it. Used on the loop thread only.
  */
 #define VCL_PARTITIONS_MAX	256
+/*
+ * The table is never emptied: one session may add only its share, so that
+ * a session partitioning sub-devices of sub-devices cannot fill it for
+ * every other session (reusing a partition already made is free).
+ */
+#define VCL_PARTITIONS_SESSION	16
 struct vcl_partition {
 	cl_device_id	 parent;
 	int64_t		 props[VCL_SUBDEVICES_MAX + 2];
@@ -340,6 +346,9 @@ vcl_op_create_sub_devices(struct vcl_session *s, const Vcl__Request *req,
 	if (err == CL_SUCCESS && (part = vcl_partition_find(dev,
 	    m->properties, m->n_properties)) != NULL)
 		n = part->n;
+	else if (err == CL_SUCCESS && m->n_ids > 0 &&
+	    s->partitions >= VCL_PARTITIONS_SESSION)
+		err = CL_OUT_OF_RESOURCES;
 	else if (err == CL_SUCCESS) {
 		for (i = 0; i < m->n_properties; i++)
 			props[i] = (cl_device_partition_property)
@@ -353,7 +362,8 @@ vcl_op_create_sub_devices(struct vcl_session *s, const Vcl__Request *req,
 			for (i = 0; i < n; i++)
 				clReleaseDevice(out[i]);
 			err = CL_OUT_OF_RESOURCES;
-		}
+		} else if (part != NULL)
+			s->partitions++;
 	}
 	if (err == CL_SUCCESS && m->n_ids > 0 && n != m->n_ids) {
 		/* The client must ask for exactly what the partition makes. */

@@ -1,0 +1,143 @@
+/* hostile_test.c - one session against the others: shared server state. */
+
+/*
+ * Raw-protocol tests through a real vclserver on PoCL. Partitions of
+ * devices are kept for the server's life in one table shared by every
+ * session: a session that partitions sub-devices of its sub-devices, each
+ * partition new, is refused once it has made its share, and another
+ * session can still make a partition of its own.
+ */
+
+#include "rawproto.h"
+
+#define SUBDEV_BIT	0x80000000u	/* as vcl_server.h */
+#define CHAIN_MAX	400		/* past the server's whole table */
+
+/* CreateSubDevices EQUALLY k on dev; status, or -1000 with no reply. */
+static int
+equally(struct conn *c, uint32_t dev, int64_t k, const uint64_t *ids,
+    size_t nids, uint32_t *count)
+{
+	const int64_t		 p[] = { CL_DEVICE_PARTITION_EQUALLY, k };
+	Vcl__Request		 r = VCL__REQUEST__INIT;
+	Vcl__CreateSubDevices	 m = VCL__CREATE_SUB_DEVICES__INIT;
+	struct reply		 rp;
+	int			 status;
+
+	m.device = dev;
+	m.properties = (int64_t *)p;
+	m.n_properties = 2;
+	m.ids = (uint64_t *)ids;
+	m.n_ids = nids;
+	r.call_case = VCL__REQUEST__CALL_CREATE_SUB_DEVICES;
+	r.create_sub_devices = &m;
+	if (call(c, &r, NULL, 0, &rp) != 0)
+		return (-1000);
+	status = rp.r->status;
+	if (count != NULL)
+		*count = status == CL_SUCCESS && rp.r->sub_devices != NULL ?
+		    rp.r->sub_devices->count : 0;
+	reply_free(&rp);
+	return (status);
+}
+
+/* Device 0's compute units (a cl_uint), or 0. */
+static uint32_t
+compute_units(struct conn *c)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__GetInfo	m = VCL__GET_INFO__INIT;
+	struct reply	rp;
+	uint32_t	v = 0;
+
+	m.what = VCL__GET_INFO__WHAT__DEVICE;
+	m.id = 0;
+	m.param = CL_DEVICE_MAX_COMPUTE_UNITS;
+	r.call_case = VCL__REQUEST__CALL_GET_INFO;
+	r.get_info = &m;
+	if (call(c, &r, NULL, 0, &rp) != 0)
+		return (0);
+	if (rp.r->status == CL_SUCCESS && rp.r->info != NULL &&
+	    rp.r->info->value.len == sizeof v)
+		memcpy(&v, rp.r->info->value.data, sizeof v);
+	reply_free(&rp);
+	return (v);
+}
+
+/*
+ * One step down a chain: partition *dev EQUALLY k, k all its compute
+ * units (count, then make with fresh ids from *next): its one sub-device,
+ * as whole as its parent, is the new *dev.
+ */
+static int
+chain_step(struct conn *c, uint32_t *dev, uint64_t *next, int64_t k)
+{
+	uint64_t	ids[64];
+	uint32_t	n = 0, i;
+	int		st;
+
+	if ((st = equally(c, *dev, k, NULL, 0, &n)) != CL_SUCCESS)
+		return (st);
+	if (n == 0 || n > 64)
+		return (-1001);
+	for (i = 0; i < n; i++)
+		ids[i] = (*next)++;
+	if ((st = equally(c, *dev, k, ids, n, NULL)) != CL_SUCCESS)
+		return (st);
+	*dev = SUBDEV_BIT | (uint32_t)ids[0];
+	return (CL_SUCCESS);
+}
+
+/* One session's new partitions are bounded; another's still succeed. */
+static void
+test_partition_share(void)
+{
+	struct srv	sv;
+	struct conn	a, b;
+	uint64_t	next_a = 1000, next_b = 1000;
+	uint32_t	dev_a = 0, dev_b = 0;
+	uint32_t	cus;
+	int		depth_a = 0, depth_b, st = CL_SUCCESS;
+
+	if (!srv_start(&sv, "share_server_start", "127.0.0.1:0", NULL))
+		return;
+	if (!check("share_session_a", conn_session(&a, &sv) == 0, "no session"))
+		goto out;
+	if (!check("share_session_b", conn_session(&b, &sv) == 0, "no session"))
+		goto out_a;
+	if (!check("share_compute_units", (cus = compute_units(&a)) > 0,
+	    "no count"))
+		goto out_b;
+	/* A chain of new partitions until the server refuses one. */
+	while (depth_a < CHAIN_MAX &&
+	    (st = chain_step(&a, &dev_a, &next_a, (int64_t)cus)) == CL_SUCCESS)
+		depth_a++;
+	note("session a made %d partitions, then status %d", depth_a, st);
+	if (!check("share_a_refused", st == CL_OUT_OF_RESOURCES && depth_a > 0,
+	    "after %d partitions status %d, want CL_OUT_OF_RESOURCES", depth_a,
+	    st))
+		goto out_b;
+	/* B walks A's chain (made already: free) and goes one further. */
+	for (depth_b = 0; depth_b <= depth_a; depth_b++)
+		if ((st = chain_step(&b, &dev_b, &next_b, (int64_t)cus)) != CL_SUCCESS)
+			break;
+	check("share_b_new_partition", st == CL_SUCCESS, "session b refused "
+	    "at depth %d of %d: status %d", depth_b, depth_a + 1, st);
+	check("share_server_alive", srv_alive(&sv), "server died");
+out_b:
+	conn_close(&b);
+out_a:
+	conn_close(&a);
+out:
+	srv_stop(&sv, "share_server_exit");
+}
+
+static const struct test tests[] = {
+	{ "partition_share",	test_partition_share,	60 },
+};
+
+int
+main(int argc, char **argv)
+{
+	return (rawproto_main(argc, argv, tests, sizeof tests / sizeof tests[0]));
+}
