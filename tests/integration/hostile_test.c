@@ -5,7 +5,9 @@
  * devices are kept for the server's life in one table shared by every
  * session: a session that partitions sub-devices of its sub-devices, each
  * partition new, is refused once it has made its share, and another
- * session can still make a partition of its own.
+ * session can still make a partition of its own; sessions of one address
+ * that reconnect to go on are refused at half the table, and a session
+ * of another address still makes one.
  */
 
 #include "rawproto.h"
@@ -132,8 +134,111 @@ out:
 	srv_stop(&sv, "share_server_exit");
 }
 
+/* A session from source address src (another loopback address). */
+static int
+session_from(struct conn *c, const struct srv *sv, const char *src)
+{
+	struct sockaddr_in	 sa;
+	struct timeval		 tv = { RECV_TIMEOUT_S, 0 };
+	struct reply		 rp;
+
+	memset(c, 0, sizeof *c);
+	memset(&sa, 0, sizeof sa);
+	sa.sin_family = AF_INET;
+	if ((c->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1 ||
+	    inet_pton(AF_INET, src, &sa.sin_addr) != 1 ||
+	    bind(c->fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+		note("bind %s: %s", src, strerror(errno));
+		goto fail;
+	}
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sa.sin_port = htons((uint16_t)atoi(sv->port));
+	setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+	if (connect(c->fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+		note("connect from %s: %s", src, strerror(errno));
+		goto fail;
+	}
+	if (recv_msg(c, &rp) != 0 || rp.tc->greeting == NULL) {
+		reply_free(&rp);
+		goto fail;
+	}
+	reply_free(&rp);
+	if (hello(c, NULL) != 0)
+		goto fail;
+	return (0);
+fail:
+	if (c->fd != -1)
+		close(c->fd);
+	c->fd = -1;
+	return (-1);
+}
+
+/*
+ * Sessions of one address, one after the other, each adding its share of
+ * new partitions: together they are refused at half the table; a session
+ * from another address still makes a partition.
+ */
+static void
+test_partition_addr(void)
+{
+	struct srv	sv;
+	struct conn	c;
+	uint64_t	next;
+	uint32_t	dev, cus = 0;
+	int		k, depth = 0, made = 0, st = CL_SUCCESS;
+
+	if (!srv_start(&sv, "addr_server_start", "127.0.0.1:0", NULL))
+		return;
+	/* At most 16 sessions of 16 each: the whole table of 256. */
+	for (k = 0; k < 16 && st == CL_SUCCESS; k++) {
+		if (!check("addr_session", conn_session(&c, &sv) == 0,
+		    "no session %d", k))
+			goto out;
+		if (cus == 0 && (cus = compute_units(&c)) == 0) {
+			check("addr_compute_units", 0, "no count");
+			conn_close(&c);
+			goto out;
+		}
+		next = 1000;
+		dev = 0;
+		/* The chain so far (free), then new ones until refused. */
+		for (depth = 0; depth < CHAIN_MAX; depth++)
+			if ((st = chain_step(&c, &dev, &next,
+			    (int64_t)cus)) != CL_SUCCESS)
+				break;
+		conn_close(&c);
+		if (st != CL_OUT_OF_RESOURCES || depth == made)
+			break;		/* a failure, or refused a first new one */
+		made = depth;
+		if (k < 15)
+			st = CL_SUCCESS;	/* this session's share: next */
+	}
+	note("sessions of 127.0.0.1: a chain of %d, then status %d", made, st);
+	if (!check("addr_refused", st == CL_OUT_OF_RESOURCES && made <= 128,
+	    "sessions of one address made %d partitions (status %d), want "
+	    "at most 128", made, st))
+		goto out;
+	if (!check("addr_other_session", session_from(&c, &sv, "127.0.0.2") ==
+	    0, "no session from 127.0.0.2"))
+		goto out;
+	next = 1000;
+	dev = 0;
+	for (depth = 0; depth <= made; depth++)
+		if ((st = chain_step(&c, &dev, &next, (int64_t)cus)) !=
+		    CL_SUCCESS)
+			break;
+	check("addr_other_new_partition", st == CL_SUCCESS, "a session of "
+	    "127.0.0.2 refused at depth %d of %d: status %d", depth, made + 1,
+	    st);
+	conn_close(&c);
+out:
+	srv_stop(&sv, "addr_server_exit");
+}
+
 static const struct test tests[] = {
 	{ "partition_share",	test_partition_share,	60 },
+	{ "partition_addr",	test_partition_addr,	60 },
 };
 
 int
