@@ -7,7 +7,8 @@
  * partition new, is refused once it has made its share, and another
  * session can still make a partition of its own; sessions of one address
  * that reconnect to go on are refused at half the table, and a session
- * of another address still makes one.
+ * of another address still makes one. The metrics endpoint ends HTTP
+ * connections that drip their headers past its connection lifetime.
  */
 
 #include "rawproto.h"
@@ -236,9 +237,102 @@ out:
 	srv_stop(&sv, "addr_server_exit");
 }
 
+/* A loopback TCP connection to port, or -1. */
+static int
+tcp_to(const char *port)
+{
+	struct sockaddr_in	sa;
+	int			fd;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sa.sin_port = htons((uint16_t)atoi(port));
+	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return (-1);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+		close(fd);
+		return (-1);
+	}
+	return (fd);
+}
+
+/* Wait (bounded) for the metrics port file; 1 with port, else 0. */
+static int
+metrics_port(const char *file, char *port, size_t len)
+{
+	FILE	*f;
+	int	 i, ok = 0;
+
+	for (i = 0; i < READY_POLLS && !ok; i++) {
+		if ((f = fopen(file, "r")) != NULL) {
+			ok = fgets(port, (int)len, f) != NULL && port[0] != '\n';
+			fclose(f);
+		}
+		if (!ok)
+			poll_wait();
+	}
+	port[strcspn(port, "\n")] = '\0';
+	return (ok);
+}
+
+/*
+ * Slowloris on the metrics endpoint: every connection it takes drips a
+ * header line at a time, each within the read timeout. They are ended
+ * at their lifetime, and a scrape waiting behind them is answered.
+ */
+static void
+test_metrics_slow(void)
+{
+	struct srv	 sv;
+	struct pollfd	 pfd;
+	char		 pf[PATH_MAX + 16], port[16];
+	const char	*extra[] = { "--metrics-listen", "127.0.0.1:0",
+			    "--metrics-port-file", pf, NULL };
+	static const char get[] = "GET /metrics HTTP/1.1\r\nHost: x\r\n"
+			    "Connection: close\r\n\r\n";
+	int		 slow[16], n = 0, fd = -1, i, t, answered = 0;
+
+	snprintf(pf, sizeof pf, "%s/slow.port", root);
+	if (!srv_start(&sv, "slow_server_start", "127.0.0.1:0", extra))
+		return;
+	if (!check("slow_port", metrics_port(pf, port, sizeof port),
+	    "no metrics port file"))
+		goto out;
+	for (i = 0; i < 16; i++) {
+		if ((slow[n] = tcp_to(port)) == -1)
+			break;
+		(void)send(slow[n++], "GET /metrics HTTP/1.1\r\n", 23,
+		    MSG_NOSIGNAL);
+	}
+	/* Behind the 16 (the backlog keeps order): a whole request. */
+	if ((fd = tcp_to(port)) != -1)
+		(void)send(fd, get, sizeof get - 1, MSG_NOSIGNAL);
+	pfd.fd = fd;
+	pfd.events = POLLIN;
+	/* A header line from each every second: never idle to evhttp. */
+	for (t = 0; fd != -1 && n == 16 && t < 3 * 20 && !answered; t++) {
+		for (i = 0; i < n; i++)
+			(void)send(slow[i], "X-Slow: a\r\n", 11, MSG_NOSIGNAL);
+		pfd.revents = 0;
+		answered = poll(&pfd, 1, 1000) == 1;
+	}
+	note("answered after about %d s", t);
+	check("slow_scrape_answered", answered, "a scrape behind 16 slow "
+	    "connections got no answer in %d s (%d opened)", t, n);
+	for (i = 0; i < n; i++)
+		close(slow[i]);
+	if (fd != -1)
+		close(fd);
+	check("slow_server_alive", srv_alive(&sv), "server died");
+out:
+	srv_stop(&sv, "slow_server_exit");
+}
+
 static const struct test tests[] = {
 	{ "partition_share",	test_partition_share,	60 },
 	{ "partition_addr",	test_partition_addr,	60 },
+	{ "metrics_slow",	test_metrics_slow,	120 },
 };
 
 int
