@@ -8,7 +8,8 @@
  * session can still make a partition of its own; sessions of one address
  * that reconnect to go on are refused at half the table, and a session
  * of another address still makes one. The metrics endpoint ends HTTP
- * connections that drip their headers past its connection lifetime.
+ * connections that drip their headers past its connection lifetime. The
+ * sock transport's connect to an address a client offers is bounded.
  */
 
 #include "rawproto.h"
@@ -329,10 +330,78 @@ out:
 	srv_stop(&sv, "slow_server_exit");
 }
 
+/*
+ * A client offers sock with the port of a listener whose backlog is full
+ * (anything on the host may listen there): the server's connect to it
+ * must not hold the loop. The session is welcomed (on tcp), at once.
+ */
+static void
+test_sock_backlog(void)
+{
+	const char *const	 sock[] = { "--transports", "sock", NULL };
+	Vcl__Request		 r = VCL__REQUEST__INIT;
+	Vcl__Hello		 h = VCL__HELLO__INIT;
+	Vcl__TransportOffer	 off = VCL__TRANSPORT_OFFER__INIT, *offp = &off;
+	struct sockaddr_in	 sa;
+	socklen_t		 sl = sizeof sa;
+	struct srv		 sv;
+	struct conn		 c;
+	struct reply		 rp;
+	uint8_t			 addr[10] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	int			 lfd, fill = -1, rc;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if ((lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1 ||
+	    bind(lfd, (struct sockaddr *)&sa, sizeof sa) != 0 ||
+	    listen(lfd, 0) != 0 ||
+	    getsockname(lfd, (struct sockaddr *)&sa, &sl) != 0 ||
+	    (fill = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1 ||
+	    connect(fill, (struct sockaddr *)&sa, sizeof sa) != 0) {
+		check("backlog_listener", 0, "%s", strerror(errno));
+		goto out_fd;
+	}
+	/* The one connection a backlog of 0 holds is taken: it is full. */
+	addr[8] = (uint8_t)(ntohs(sa.sin_port) >> 8);
+	addr[9] = (uint8_t)(ntohs(sa.sin_port) & 0xff);
+	if (!srv_start(&sv, "backlog_server_start", "127.0.0.1:0", sock))
+		goto out_fd;
+	if (!check("backlog_open", conn_open(&c, &sv) == 0, "no connection"))
+		goto out;
+	off.name = "sock";
+	off.has_address = 1;
+	off.address.data = addr;
+	off.address.len = sizeof addr;
+	h.version = VCL_PROTOCOL_VERSION;
+	h.client_name = "hostile_test";
+	h.n_transports = 1;
+	h.transports = &offp;
+	r.call_case = VCL__REQUEST__CALL_HELLO;
+	r.hello = &h;
+	rc = call(&c, &r, NULL, 0, &rp);
+	check("backlog_welcomed", rc == 0 && rp.r->status == CL_SUCCESS &&
+	    rp.r->welcome != NULL, "no Welcome within %d s: the server's "
+	    "loop waits on a connect", RECV_TIMEOUT_S);
+	if (rc == 0)
+		reply_free(&rp);
+	conn_close(&c);
+	check("backlog_server_alive", srv_alive(&sv), "server %s",
+	    srv_how(&sv));
+out:
+	srv_stop(&sv, "backlog_server_exit");
+out_fd:
+	if (fill != -1)
+		close(fill);
+	if (lfd != -1)
+		close(lfd);
+}
+
 static const struct test tests[] = {
 	{ "partition_share",	test_partition_share,	60 },
 	{ "partition_addr",	test_partition_addr,	60 },
 	{ "metrics_slow",	test_metrics_slow,	120 },
+	{ "sock_backlog",	test_sock_backlog,	60 },
 };
 
 int
