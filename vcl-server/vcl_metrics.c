@@ -265,22 +265,31 @@ vcl_metrics_http_cb(struct evhttp_request *req, void *arg)
  * when that brings them under the cap. evhttp 2.1 has neither a cap nor a
  * hook for a connection's end: each connection's bufferevent carries a
  * reference of ours, and evhttp freeing it clears its callbacks (evhttp
- * keeps its error callback set for as long as it uses one).
+ * keeps its error callback set for as long as it uses one). Its timeout
+ * restarts with every byte: a connection open past VCL_METRICS_LIFE_S (a
+ * slow drip of header bytes) is shut down, and evhttp then ends it.
  */
 static void
 vcl_metrics_sweep(struct vcl_metrics *m)
 {
 	bufferevent_event_cb	 ecb;
+	evutil_socket_t		 fd;
+	time_t			 now = vcl_server_now();
 	int			 i, was = m->conns;
 
 	for (i = 0; i < m->conns; ) {
 		bufferevent_getcb(m->bevs[i], NULL, NULL, &ecb, NULL);
 		if (ecb != NULL) {
+			if (now - m->born[i] > VCL_METRICS_LIFE_S &&
+			    (fd = bufferevent_getfd(m->bevs[i])) != -1)
+				(void)shutdown(fd, SHUT_RDWR);
 			i++;
 			continue;
 		}
 		bufferevent_decref(m->bevs[i]);		/* frees, closes */
-		m->bevs[i] = m->bevs[--m->conns];
+		m->conns--;
+		m->bevs[i] = m->bevs[m->conns];
+		m->born[i] = m->born[m->conns];
 	}
 	if (was == VCL_METRICS_MAX_CONNS && m->conns < was && m->bound != NULL)
 		evconnlistener_enable(evhttp_bound_socket_get_listener(m->bound));
@@ -316,6 +325,7 @@ vcl_metrics_bev_cb(struct event_base *base, void *arg)
 		return (NULL);
 	if (m->conns < VCL_METRICS_MAX_CONNS) {
 		bufferevent_incref(bev);
+		m->born[m->conns] = vcl_server_now();
 		m->bevs[m->conns++] = bev;
 	}
 	if (m->conns == VCL_METRICS_MAX_CONNS && m->bound != NULL)

@@ -11,6 +11,7 @@
 #define VCL_METRICS_MAX_CONNS	16	/* HTTP connections at once */
 #define VCL_METRICS_TIMEOUT_S	10	/* HTTP read/write timeout */
 #define VCL_METRICS_MAX_HEADERS	8192	/* bytes of request headers */
+#define VCL_METRICS_LIFE_S	20	/* an HTTP connection, at most */
 
 struct bufferevent;
 struct event;
@@ -37,6 +38,7 @@ struct vcl_metrics {
 	struct evhttp			*http;
 	struct evhttp_bound_socket	*bound;
 	struct bufferevent		*bevs[VCL_METRICS_MAX_CONNS];
+	time_t				 born[VCL_METRICS_MAX_CONNS];
 	int				 conns;		/* HTTP, open */
 	struct event			*ev_sweep;
 	uint64_t			 http_refused;	/* not GET /metrics */

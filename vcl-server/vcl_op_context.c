@@ -252,12 +252,21 @@ vcl_partition_check(const int64_t *p, size_t n)
  * sub-device objects only name it. Used on the loop thread only.
  */
 #define VCL_PARTITIONS_MAX	256
+/*
+ * The table is never emptied: one session may add only its share, so that
+ * a session partitioning sub-devices of sub-devices cannot fill it for
+ * every other session (reusing a partition already made is free).
+ */
+#define VCL_PARTITIONS_SESSION	16
+/* ... and all sessions of one address, reconnecting, half the table. */
+#define VCL_PARTITIONS_ADDR	(VCL_PARTITIONS_MAX / 2)
 struct vcl_partition {
 	cl_device_id	 parent;
 	int64_t		 props[VCL_SUBDEVICES_MAX + 2];
 	size_t		 nprops;
 	cl_device_id	 subs[VCL_SUBDEVICES_MAX];
 	cl_uint		 n;
+	char		 addr[64];	/* of the session that made it */
 };
 static struct vcl_partition	vcl_partitions[VCL_PARTITIONS_MAX];
 static size_t			vcl_npartitions;
@@ -276,10 +285,22 @@ vcl_partition_find(cl_device_id parent, const int64_t *p, size_t n)
 	return (NULL);
 }
 
+/* How many kept partitions sessions from addr made. */
+static size_t
+vcl_partition_count(const char *addr)
+{
+	size_t	i, n = 0;
+
+	for (i = 0; i < vcl_npartitions; i++)
+		if (strcmp(vcl_partitions[i].addr, addr) == 0)
+			n++;
+	return (n);
+}
+
 /* Keep a partition just made; NULL when the table is full. */
 static struct vcl_partition *
 vcl_partition_keep(cl_device_id parent, const int64_t *p, size_t np,
-    const cl_device_id *subs, cl_uint n)
+    const cl_device_id *subs, cl_uint n, const char *addr)
 {
 	struct vcl_partition	*k;
 
@@ -292,6 +313,7 @@ vcl_partition_keep(cl_device_id parent, const int64_t *p, size_t np,
 	k->nprops = np;
 	memcpy(k->subs, subs, n * sizeof *subs);
 	k->n = n;
+	snprintf(k->addr, sizeof k->addr, "%s", addr);
 	return (k);
 }
 
@@ -340,6 +362,10 @@ vcl_op_create_sub_devices(struct vcl_session *s, const Vcl__Request *req,
 	if (err == CL_SUCCESS && (part = vcl_partition_find(dev,
 	    m->properties, m->n_properties)) != NULL)
 		n = part->n;
+	else if (err == CL_SUCCESS && m->n_ids > 0 &&
+	    (s->partitions >= VCL_PARTITIONS_SESSION ||
+	    vcl_partition_count(s->addr) >= VCL_PARTITIONS_ADDR))
+		err = CL_OUT_OF_RESOURCES;
 	else if (err == CL_SUCCESS) {
 		for (i = 0; i < m->n_properties; i++)
 			props[i] = (cl_device_partition_property)
@@ -349,11 +375,12 @@ vcl_op_create_sub_devices(struct vcl_session *s, const Vcl__Request *req,
 		    m->n_ids > 0 ? out : NULL, &n);
 		if (err == CL_SUCCESS && m->n_ids > 0 && n == m->n_ids &&
 		    (part = vcl_partition_keep(dev, m->properties,
-		    m->n_properties, out, n)) == NULL) {
+		    m->n_properties, out, n, s->addr)) == NULL) {
 			for (i = 0; i < n; i++)
 				clReleaseDevice(out[i]);
 			err = CL_OUT_OF_RESOURCES;
-		}
+		} else if (part != NULL)
+			s->partitions++;
 	}
 	if (err == CL_SUCCESS && m->n_ids > 0 && n != m->n_ids) {
 		/* The client must ask for exactly what the partition makes. */

@@ -142,6 +142,7 @@ struct vcl_session {
 
 	struct vcl_htab		 handles;
 	uint64_t		 refused;	/* ids over the object limit */
+	unsigned		 partitions;	/* sub-device partitions made */
 	struct vcl_cmds		 inflight;	/* commands awaiting completion */
 	struct vcl_helds	 held;		/* held requests, in order */
 	struct vcl_helds	 ublocked;	/* ... waiting on user events */

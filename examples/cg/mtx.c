@@ -29,6 +29,7 @@
 #include "mtx.h"
 
 #define MTX_LINEMAX	1024	/* longest line the reader accepts */
+#define MTX_GROW	65536	/* entries allocated first, then doubled */
 
 /* One entry while reading: row, column, value. */
 struct mtx_ent {
@@ -38,7 +39,7 @@ struct mtx_ent {
 };
 
 /* Format an error message into err. */
-static void
+static void __attribute__((format(printf, 3, 4)))
 mtx_error(char *err, size_t len, const char *fmt, ...)
 {
 	va_list	ap;
@@ -305,10 +306,10 @@ int
 mtx_read(struct mtx *m, const char *path, char *err, size_t elen)
 {
 	FILE		*f;
-	struct mtx_ent	*e = NULL;
+	struct mtx_ent	*e = NULL, *ne2;
 	char		 line[MTX_LINEMAX], *p, *q;
 	long		 lineno = 0, rows, cols, nnz, i, j, k, got = 0, most;
-	size_t		 ne = 0, out;
+	size_t		 ne = 0, out, cap, room;
 	double		 v;
 	int		 sym = 0, rc = -1, r;
 
@@ -355,8 +356,21 @@ mtx_read(struct mtx *m, const char *path, char *err, size_t elen)
 		    "1 to %ld", lineno, nnz, rows, most);
 		goto out;
 	}
-	if ((e = calloc((size_t)(sym ? 2 * nnz : nnz), sizeof *e)) == NULL) {
-		mtx_error(err, elen, "out of memory for %ld entries", nnz);
+	/* Each row needs its diagonal entry: fewer lines cannot make one. */
+	if (nnz < rows) {
+		mtx_error(err, elen, "line %ld: %ld entries for %ld rows: a "
+		    "diagonal entry is missing (the matrix is not positive "
+		    "definite)", lineno, nnz, rows);
+		goto out;
+	}
+	/*
+	 * The entries grow as lines come, up to what the size line says: a
+	 * short file that claims 2^27 entries allocates for what it holds.
+	 */
+	cap = (size_t)(sym ? 2 * nnz : nnz);
+	room = cap < MTX_GROW ? cap : MTX_GROW;
+	if ((e = calloc(room, sizeof *e)) == NULL) {
+		mtx_error(err, elen, "out of memory for %zu entries", room);
 		goto out;
 	}
 	while ((r = mtx_line(f, line, sizeof line, &lineno, 1)) > 0) {
@@ -364,6 +378,15 @@ mtx_read(struct mtx *m, const char *path, char *err, size_t elen)
 			mtx_error(err, elen, "line %ld: more entries than the "
 			    "%ld the size line gives", lineno, nnz);
 			goto out;
+		}
+		if (ne + 2 > room && room < cap) {
+			room = room > cap / 2 ? cap : room * 2;
+			if ((ne2 = realloc(e, room * sizeof *e)) == NULL) {
+				mtx_error(err, elen, "out of memory for %zu "
+				    "entries", room);
+				goto out;
+			}
+			e = ne2;
 		}
 		p = line;
 		if (mtx_int(&p, &i) != 0 || mtx_int(&p, &j) != 0) {

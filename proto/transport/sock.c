@@ -15,6 +15,7 @@
 #include <sys/epoll.h>
 #include <sys/queue.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 
 #include <netinet/in.h>
 
@@ -31,6 +32,7 @@
 #include "vcl_transport.h"
 
 #define VCL_SOCK_ADDR_LEN	10	/* instance id, port */
+#define VCL_SOCK_CONNECT_MS	100	/* a connect, at most (loopback) */
 
 /* A posted receive, bytes that came before theirs was, or a tombstone. */
 struct vcl_sock_rx {
@@ -178,6 +180,7 @@ vcl_sock_connect(struct vcl_tp_ep *ep, const uint8_t *addr, size_t len)
 	struct vcl_sock		*v = ep->tp->priv;
 	struct vcl_sock_ep	*se;
 	struct sockaddr_in	 sa;
+	struct timeval		 tv = { 0, VCL_SOCK_CONNECT_MS * 1000 };
 	int			 fd;
 
 	if (addr == NULL || len != VCL_SOCK_ADDR_LEN) {
@@ -188,8 +191,14 @@ vcl_sock_connect(struct vcl_tp_ep *ep, const uint8_t *addr, size_t len)
 	sa.sin_family = AF_INET;
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	sa.sin_port = htons((uint16_t)(addr[8] << 8 | addr[9]));
-	/* Loopback: the connect completes at once. */
+	/*
+	 * Loopback: the connect completes at once, or is refused at once,
+	 * unless the port's listener has a full backlog (the address comes
+	 * from the other end: anything may listen there). Then it would wait
+	 * minutes for SYN retries, on the event loop: bounded.
+	 */
 	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1 ||
+	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) != 0 ||
 	    connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0 ||
 	    fcntl(fd, F_SETFL, O_NONBLOCK) != 0 ||
 	    (se = calloc(1, sizeof *se)) == NULL) {

@@ -22,7 +22,8 @@
  *
  * Object ids: context 1, queues 2 and 9, buffers 3, 4 and 8, program 5,
  * kernels 6 and 7, events from 100; images 20-26, samplers 30 and 31,
- * sub-buffers 40-43, programs 50-59 and their kernels 60 and 61.
+ * sub-buffers 40-43, programs 50-59 and their kernels 60 and 61; a
+ * sub-device 10, its context 11 and queue 12.
  */
 
 struct gen {
@@ -1364,6 +1365,147 @@ gen_abandon_images(struct gen *g)
 	gen_release(g, VCL__KIND__KIND_MEM, 3);
 }
 
+/*
+ * Sub-devices: a partition counted, one made (by counts: one sub-device,
+ * id 10, on any device), a context 11 and queue 12 on it, its info, all
+ * released.
+ */
+static void
+gen_subdev(struct gen *g)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__CreateSubDevices	m = VCL__CREATE_SUB_DEVICES__INIT;
+	Vcl__CreateContext	cc = VCL__CREATE_CONTEXT__INIT;
+	Vcl__CreateQueue	cq = VCL__CREATE_QUEUE__INIT;
+	int64_t			eq[2] = { CL_DEVICE_PARTITION_EQUALLY, 1 };
+	int64_t			cnt[3] = { CL_DEVICE_PARTITION_BY_COUNTS, 1,
+				    CL_DEVICE_PARTITION_BY_COUNTS_LIST_END };
+	uint64_t		id = 10;
+	uint32_t		dev = 0x80000000u | 10;
+
+	gen_hello(g);
+	gen_context(g);
+	m.device = 0;
+	m.properties = eq;
+	m.n_properties = 2;
+	r.call_case = VCL__REQUEST__CALL_CREATE_SUB_DEVICES;
+	r.create_sub_devices = &m;
+	gen_put(g, &r, NULL, 0);
+	m.properties = cnt;
+	m.n_properties = 3;
+	m.ids = &id;
+	m.n_ids = 1;
+	gen_put(g, &r, NULL, 0);
+	cc.id = 11;
+	cc.n_devices = 1;
+	cc.devices = &dev;
+	r.call_case = VCL__REQUEST__CALL_CREATE_CONTEXT;
+	r.create_context = &cc;
+	gen_put(g, &r, NULL, 0);
+	cq.id = 12;
+	cq.context = 11;
+	cq.device = dev;
+	r.call_case = VCL__REQUEST__CALL_CREATE_QUEUE;
+	r.create_queue = &cq;
+	gen_put(g, &r, NULL, 0);
+	gen_info(g, VCL__GET_INFO__WHAT__DEVICE, dev,
+	    CL_DEVICE_MAX_COMPUTE_UNITS);
+	gen_release(g, VCL__KIND__KIND_QUEUE, 12);
+	gen_release(g, VCL__KIND__KIND_CONTEXT, 11);
+	gen_release(g, VCL__KIND__KIND_DEVICE, 10);
+	gen_release(g, VCL__KIND__KIND_CONTEXT, 1);
+	gen_stats(g);
+}
+
+/*
+ * Quiet events (named only in wait lists here) on writes and a launch,
+ * waited on by a read; a kernel's sub-group info with its ND-range input.
+ */
+static void
+gen_quiet(struct gen *g)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__WriteBuffer	m = VCL__WRITE_BUFFER__INIT;
+	Vcl__GetInfo		gi = VCL__GET_INFO__INIT;
+	Vcl__Enqueue		e;
+	int32_t			v[4] = { 1, 2, 3, 4 };
+	uint64_t		w[2] = { 110, 111 }, nd[1] = { 64 };
+
+	gen_setup(g, 0, NULL, 0);
+	gen_kernel(g, 6, "k");
+	gen_enq(&e, 2, 110, NULL, 0);
+	e.has_quiet = 1;
+	e.quiet = 1;
+	m.q = &e;
+	m.mem = 3;
+	m.offset = 0;
+	m.size = sizeof v;
+	r.call_case = VCL__REQUEST__CALL_WRITE_BUFFER;
+	r.write_buffer = &m;
+	gen_put(g, &r, v, sizeof v);
+	gen_enq(&e, 2, 111, w, 1);
+	e.has_quiet = 1;
+	e.quiet = 1;
+	m.offset = sizeof v;
+	gen_put(g, &r, v, sizeof v);
+	gen_read_buffer(g, 3, 0, 2 * sizeof v, w, 2, 112);
+	gi.what = VCL__GET_INFO__WHAT__KERNEL_SUB_GROUP;
+	gi.id = 6;
+	gi.param = CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE;
+	gi.has_device = 1;
+	gi.device = 0;
+	gi.has_input = 1;
+	gi.input.data = (uint8_t *)nd;
+	gi.input.len = sizeof nd;
+	r.call_case = VCL__REQUEST__CALL_GET_INFO;
+	r.get_info = &gi;
+	gen_put(g, &r, NULL, 0);
+	gen_finish(g, 0);
+	gen_release(g, VCL__KIND__KIND_EVENT, 110);
+	gen_release(g, VCL__KIND__KIND_EVENT, 111);
+	gen_release(g, VCL__KIND__KIND_EVENT, 112);
+	gen_release_all(g, 100, 100);
+}
+
+/*
+ * What only a peer or a transport may send, from a client: a transport's
+ * control message, and a write whose bulk is to come out of band (each
+ * ends the session).
+ */
+static void
+gen_transport(struct gen *g, int oob)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__TransportCtl	c = VCL__TRANSPORT_CTL__INIT;
+	Vcl__WriteBuffer	m = VCL__WRITE_BUFFER__INIT;
+	Vcl__Enqueue		e;
+	uint8_t			d[8] = { 1, 0, 0, 0, 7, 0, 0, 0 };
+
+	gen_hello(g);
+	if (!oob) {
+		c.transport = (char *)"sock";
+		c.data.data = d;
+		c.data.len = sizeof d;
+		r.call_case = VCL__REQUEST__CALL_TRANSPORT_CTL;
+		r.transport_ctl = &c;
+		gen_put(g, &r, NULL, 0);
+		return;
+	}
+	gen_context(g);
+	gen_queue(g, 2, 0);
+	gen_buffer(g, 3, CL_MEM_READ_WRITE, 64, NULL);
+	gen_enq(&e, 2, 0, NULL, 0);
+	m.q = &e;
+	m.mem = 3;
+	m.size = 64;
+	r.has_bulk_xfer = r.has_bulk_size = 1;
+	r.bulk_xfer = 1;
+	r.bulk_size = 64;
+	r.call_case = VCL__REQUEST__CALL_WRITE_BUFFER;
+	r.write_buffer = &m;
+	gen_put(g, &r, NULL, 0);
+}
+
 /* Write every seed into the directory named on the command line. */
 int
 main(int argc, char **argv)
@@ -1397,6 +1539,14 @@ main(int argc, char **argv)
 	gen_write(&g, argv[1], "gen_progbin");
 	gen_abandon_images(&g);
 	gen_write(&g, argv[1], "gen_abandon_images");
+	gen_subdev(&g);
+	gen_write(&g, argv[1], "gen_subdev");
+	gen_quiet(&g);
+	gen_write(&g, argv[1], "gen_quiet");
+	gen_transport(&g, 0);
+	gen_write(&g, argv[1], "gen_transport_ctl");
+	gen_transport(&g, 1);
+	gen_write(&g, argv[1], "gen_oob");
 	vcl_buf_free(&g.b);
 	return (0);
 }
