@@ -76,3 +76,4 @@ set_property(TEST it_raw_tools APPEND PROPERTY ENVIRONMENT
 	"VCL_TEST_TOOL=$<TARGET_FILE:vcl_tool>"
 	"VCL_TEST_HELLO=$<TARGET_FILE:hello>")
 vcl_rawtest(transport)
+vcl_rawtest(chunkread)
