@@ -297,6 +297,9 @@ vcl_op_write_buffer(struct vcl_session *s, const Vcl__Request *req,
  * a second large read completing meanwhile is sent whole once all its
  * chunks are in. Only in-order queues without profiling are chunked: the
  * client's event is the last chunk's, which then completes after the rest.
+ * Only the first chunk waits for the read's wait list and the others are
+ * enqueued right behind it, so once the head is out nothing the client
+ * does can hold the rest of the bulk (and the frames behind it) back.
  */
 uint64_t	 vcl_read_chunk = 4ull << 20;	/* --read-chunk; 0: off */
 

@@ -77,3 +77,7 @@ set_property(TEST it_raw_tools APPEND PROPERTY ENVIRONMENT
 	"VCL_TEST_HELLO=$<TARGET_FILE:hello>")
 vcl_rawtest(transport)
 vcl_rawtest(chunkread)
+# readbench: a large read whole against chunked (a benchmark, not a test).
+add_executable(readbench readbench.c)
+target_link_libraries(readbench PRIVATE rawproto)
+target_compile_options(readbench PRIVATE ${VCL_WARNINGS})
