@@ -67,6 +67,8 @@ static const char usage[] =
 "                          seconds (default 0: never)\n"
 "  --max-pinned BYTES      pinned host memory for transfer staging, all\n"
 "                          sessions together (default 256M; 0: none)\n"
+"  --read-chunk BYTES      send a read of twice this or more in chunks of it,\n"
+"                          each as its copy completes (default 4M; 0: off)\n"
 "  --max-objects N         objects per session (default 1000000)\n"
 "  --workers N             threads for program builds (default 2)\n"
 "  --metrics-listen ADDR   serve Prometheus metrics at http://ADDR/metrics\n"
@@ -97,6 +99,7 @@ enum {
 	OPT_LISTEN = 256, OPT_PORT_FILE, OPT_PLATFORM, OPT_DEVICES, OPT_NAME,
 	OPT_TOKEN, OPT_INSECURE, OPT_LOG, OPT_MAX_FRAME, OPT_MAX_BULK,
 	OPT_MAX_SBYTES, OPT_MAX_SESSIONS, OPT_MAX_PINNED, OPT_MAX_OBJECTS, OPT_WORKERS,
+	OPT_READ_CHUNK,
 	OPT_CONFIG, OPT_VERSION, OPT_HELP,
 	OPT_TLS_CERT, OPT_TLS_KEY, OPT_TLS_CA, OPT_TLS_VERIFY, OPT_TRUST_BINARIES,
 	OPT_MAX_PREAUTH, OPT_MAX_PREAUTH_ADDR, OPT_MAX_AUTH_FAILS,
@@ -124,6 +127,7 @@ static const struct option longopts[] = {
 	{ "max-session-bytes",	required_argument, NULL, OPT_MAX_SBYTES },
 	{ "max-sessions",	required_argument, NULL, OPT_MAX_SESSIONS },
 	{ "max-pinned",		required_argument, NULL, OPT_MAX_PINNED },
+	{ "read-chunk",		required_argument, NULL, OPT_READ_CHUNK },
 	{ "max-objects",	required_argument, NULL, OPT_MAX_OBJECTS },
 	{ "workers",		required_argument, NULL, OPT_WORKERS },
 	{ "max-preauth",	required_argument, NULL, OPT_MAX_PREAUTH },
@@ -253,6 +257,14 @@ apply_option(struct vcl_server *srv, int id, const char *arg, int reload)
 			return (-1);
 		}
 		vcl_pin_max = v;	/* blocks over it go as they come back */
+		return (0);
+	case OPT_READ_CHUNK:
+		if (parse_size(arg, &v) != 0 || (v != 0 && v < 4096)) {
+			fprintf(stderr, "vclserver: bad read chunk (0, or 4K "
+			    "or more): %s\n", arg);
+			return (-1);
+		}
+		vcl_read_chunk = v;
 		return (0);
 	case OPT_MAX_AUTH_FAILS: case OPT_FRAME_TO: case OPT_IDLE_TO:
 	case OPT_SEND_TO:

@@ -139,6 +139,8 @@ vcl_cmd_complete(struct vcl_cmd *c)
 	Vcl__Reply		 r = VCL__REPLY__INIT;
 	cl_int			 st = c->status < 0 ? c->status : CL_SUCCESS;
 
+	if (c->type == VCL_CMD_CHUNK)
+		vcl_mem_chunk_done(c);	/* its read answers, whatever s is */
 	if (c->then != NULL && !s->dead) {
 		c->then(c);		/* comes back here once done */
 		return;
@@ -180,7 +182,7 @@ vcl_cmd_complete(struct vcl_cmd *c)
 			vcl_session_notify(s, c->event_id, c->status < 0 ?
 			    c->status : CL_COMPLETE, c->ev, c->profiling);
 		else if (st < 0 && c->type != VCL_CMD_READ &&
-		    c->type != VCL_CMD_FINISH &&
+		    c->type != VCL_CMD_FINISH && c->type != VCL_CMD_CHUNK &&
 		    (q = vcl_handle_get(&s->handles, c->queue_id,
 		    VCL_KIND_QUEUE)) != NULL && q->deferred == CL_SUCCESS)
 			q->deferred = st;	/* the next Finish reports it */
@@ -464,7 +466,8 @@ vcl_cmd_watch(struct vcl_session *s, struct vcl_cmd *c)
 	 * milliseconds (docs/performance.md).
 	 */
 	if ((c->type == VCL_CMD_READ || c->type == VCL_CMD_FINISH ||
-	    c->type == VCL_CMD_PUSH) && s->srv->waiters != NULL) {
+	    c->type == VCL_CMD_PUSH || c->type == VCL_CMD_CHUNK) &&
+	    s->srv->waiters != NULL) {
 		atomic_fetch_add(&c->refs, 1);
 		clRetainEvent(c->ev);
 		c->wait_ev = c->ev;

@@ -284,6 +284,309 @@ vcl_op_write_buffer(struct vcl_session *s, const Vcl__Request *req,
 	vcl_enq_end(s, &enq, err, c);
 }
 
+/*
+ * Chunked reads. A large read is enqueued as several reads of
+ * vcl_read_chunk bytes into one staging block, and the reply's bulk goes
+ * out chunk by chunk as each copy completes, so the device copy of one
+ * chunk overlaps the send of those before it. The reply head (announcing
+ * the whole size, status CL_SUCCESS) goes out once the first chunk is in;
+ * every failure known by then is answered as before. A chunk failing after
+ * the head went out cannot be told in that frame: the session is closed
+ * (the stream stays framed; libvcl fails the read). While a reply is in
+ * parts, the session's other frames wait behind it (vcl_session_send_part);
+ * a second large read completing meanwhile is sent whole once all its
+ * chunks are in. Only in-order queues without profiling are chunked: the
+ * client's event is the last chunk's, which then completes after the rest.
+ * Only the first chunk waits for the read's wait list and the others are
+ * enqueued right behind it, so once the head is out nothing the client
+ * does can hold the rest of the bulk (and the frames behind it) back.
+ */
+uint64_t	 vcl_read_chunk = 4ull << 20;	/* --read-chunk; 0: off */
+
+enum vcl_rd_mode {
+	VCL_RD_WAIT,		/* for the first chunk */
+	VCL_RD_PARTS,		/* head out; the chunks follow as ready */
+	VCL_RD_WHOLE,		/* another reply is in parts: send all at once */
+	VCL_RD_ANSWERED,	/* all queued, or failed */
+};
+
+struct vcl_rd {
+	struct vcl_session	*s;
+	struct vcl_stage	*stage;
+	uint64_t		 seq;
+	uint64_t		 event_id;	/* the client's, to notify */
+	cl_int			 status;	/* first failure */
+	enum vcl_rd_mode	 mode;
+	uint64_t		 chunk;
+	size_t			 n;
+	size_t			 ndone;
+	size_t			 nsent;		/* chunks queued to send */
+	int			 refs;		/* chunks in flight + sending */
+	int			 sending;	/* the send's reference held */
+	int			 notified;
+	cl_event		 last;		/* the client's event */
+	int8_t			*state;		/* per chunk: 0, 1 done, -1 failed */
+};
+
+static long	vcl_rd_fault = -2;	/* VCL_TEST_READ_FAIL_CHUNK */
+
+/* Drop a reference to a chunked read; the last frees its staging. */
+static void
+vcl_rd_put(struct vcl_rd *rd)
+{
+	if (--rd->refs > 0)
+		return;
+	vcl_stage_free(rd->stage);
+	if (rd->last != NULL)
+		clReleaseEvent(rd->last);
+	free(rd->state);
+	free(rd);
+}
+
+/* The bytes of a chunked read were sent or dropped. */
+static void
+vcl_rd_sent(void *arg)
+{
+	vcl_rd_put(arg);
+}
+
+/*
+ * Give up the send's reference: nothing more of the read will be sent.
+ * Callers hold a reference of their own, so this is never the last.
+ */
+static void
+vcl_rd_unsend(struct vcl_rd *rd)
+{
+	if (!rd->sending)
+		return;
+	rd->sending = 0;
+	rd->refs--;
+}
+
+/* Answer a chunked read with an error and no bytes. */
+static void
+vcl_rd_fail(struct vcl_rd *rd)
+{
+	vcl_session_reply(rd->s, rd->seq, rd->status, NULL);
+	rd->mode = VCL_RD_ANSWERED;
+	vcl_rd_unsend(rd);
+}
+
+/* Queue what can go out of a chunked read now; notify once it is all out. */
+static void
+vcl_rd_progress(struct vcl_rd *rd)
+{
+	struct vcl_session	*s = rd->s;
+	Vcl__ToClient		 tc = VCL__TO_CLIENT__INIT;
+	Vcl__Reply		 r = VCL__REPLY__INIT;
+	uint64_t		 off, len;
+	int			 last;
+
+	r.seq = rd->seq;
+	r.status = CL_SUCCESS;
+	tc.reply = &r;
+	if (rd->mode == VCL_RD_WAIT && rd->state[0] != 0) {
+		if (rd->state[0] < 0 || rd->status != CL_SUCCESS)
+			vcl_rd_fail(rd);
+		else if (vcl_session_parting(s))
+			rd->mode = VCL_RD_WHOLE;
+		else
+			rd->mode = VCL_RD_PARTS;
+	}
+	while (rd->mode == VCL_RD_PARTS && !s->dead && rd->nsent < rd->n &&
+	    rd->state[rd->nsent] != 0) {
+		if (rd->state[rd->nsent] < 0) {
+			vcl_log_warn("session %llu: read of %llu bytes failed "
+			    "at byte %llu, after its reply began: %d",
+			    (unsigned long long)s->id,
+			    (unsigned long long)rd->stage->size,
+			    (unsigned long long)(rd->nsent * rd->chunk),
+			    (int)rd->status);
+			rd->mode = VCL_RD_ANSWERED;
+			vcl_session_close(s, "a read failed after its reply "
+			    "began");
+			vcl_rd_unsend(rd);
+			break;
+		}
+		off = rd->nsent * rd->chunk;
+		len = rd->stage->size - off < rd->chunk ?
+		    rd->stage->size - off : rd->chunk;
+		last = ++rd->nsent == rd->n;
+		if (last)
+			rd->mode = VCL_RD_ANSWERED;
+		/* The last part carries the send's reference. */
+		if (last)
+			rd->sending = 0;
+		vcl_session_send_part(s, off == 0 ? &tc : NULL,
+		    rd->stage->size, rd->stage->data + off, len, last,
+		    last ? vcl_rd_sent : NULL, rd);
+	}
+	if (rd->mode == VCL_RD_WHOLE && rd->ndone == rd->n) {
+		if (rd->status != CL_SUCCESS)
+			vcl_rd_fail(rd);
+		else {
+			rd->mode = VCL_RD_ANSWERED;
+			rd->sending = 0;
+			vcl_session_send(s, &tc, rd->stage->data,
+			    rd->stage->size, vcl_rd_sent, rd);
+		}
+	}
+	if (rd->mode == VCL_RD_ANSWERED && rd->ndone == rd->n &&
+	    !rd->notified) {
+		rd->notified = 1;
+		if (rd->event_id != 0 && !s->dead)
+			vcl_session_notify(s, rd->event_id, rd->status < 0 ?
+			    rd->status : CL_COMPLETE, rd->last, 0);
+	}
+}
+
+/*
+ * A chunk's copy completed (status < 0: failed), on the loop thread, from
+ * vcl_cmd_complete: whatever the session's state, the chunk's reference
+ * goes.
+ */
+void
+vcl_mem_chunk_done(struct vcl_cmd *c)
+{
+	struct vcl_rd	*rd = c->job;
+	size_t		 i = (size_t)c->xid;
+	cl_int		 st = c->status < 0 ? c->status : CL_SUCCESS;
+
+	c->job = NULL;
+	if (rd == NULL)
+		return;
+	if (st == CL_SUCCESS && vcl_rd_fault >= 0 && (long)i == vcl_rd_fault)
+		st = CL_OUT_OF_RESOURCES;	/* a test's fault */
+	rd->state[i] = st == CL_SUCCESS ? 1 : -1;
+	if (st != CL_SUCCESS && rd->status == CL_SUCCESS)
+		rd->status = st;
+	rd->ndone++;
+	if (rd->s->dead)
+		vcl_rd_unsend(rd);
+	else
+		vcl_rd_progress(rd);
+	vcl_rd_put(rd);
+}
+
+/* Whether a read of size bytes on queue q goes in chunks. */
+static int
+vcl_rd_chunked(struct vcl_hobj *q, uint64_t size)
+{
+	cl_command_queue_properties	 props;
+
+	if (vcl_read_chunk == 0 || size / 2 < vcl_read_chunk || q->profiling)
+		return (0);
+	if (clGetCommandQueueInfo(q->u.queue, CL_QUEUE_PROPERTIES,
+	    sizeof props, &props, NULL) != CL_SUCCESS ||
+	    (props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE))
+		return (0);
+	return (1);
+}
+
+/*
+ * Enqueue a chunked read of m into st (the read's staging, which the job
+ * takes) after enq's wait list; the first chunk waits for it, the rest
+ * follow in queue order. Consumes enq.
+ */
+static void
+vcl_rd_start(struct vcl_session *s, const Vcl__Request *req,
+    struct vcl_enq *enq, struct vcl_hobj *mem, struct vcl_stage *st)
+{
+	const Vcl__ReadBuffer	*m = req->read_buffer;
+	struct vcl_rd		*rd;
+	struct vcl_cmd		*c;
+	struct vcl_hobj		*o = NULL;
+	cl_event		 ev;
+	uint64_t		 off, len;
+	size_t			 i, n;
+	cl_int			 err = CL_SUCCESS;
+
+	if (vcl_rd_fault == -2) {
+		const char *f = getenv("VCL_TEST_READ_FAIL_CHUNK");
+
+		vcl_rd_fault = f != NULL ? strtol(f, NULL, 10) : -1;
+	}
+	n = (size_t)((m->size + vcl_read_chunk - 1) / vcl_read_chunk);
+	if ((rd = calloc(1, sizeof *rd)) == NULL ||
+	    (rd->state = calloc(n, sizeof *rd->state)) == NULL) {
+		free(rd);
+		vcl_stage_free(st);
+		free(enq->wait);
+		vcl_session_close(s, "out of memory");
+		return;
+	}
+	rd->s = s;
+	rd->stage = st;
+	rd->seq = req->seq;
+	rd->chunk = vcl_read_chunk;
+	rd->n = n;
+	rd->refs = 2;		/* this function's and the send's */
+	rd->sending = 1;
+	for (i = 0; i < n; i++) {
+		off = i * rd->chunk;
+		len = m->size - off < rd->chunk ? m->size - off : rd->chunk;
+		ev = NULL;
+		if (err == CL_SUCCESS)
+			err = clEnqueueReadBuffer(enq->q->u.queue, mem->u.mem,
+			    CL_FALSE, m->offset + off, len, st->data + off,
+			    i == 0 ? enq->nwait : 0, i == 0 ? enq->wait : NULL,
+			    &ev);
+		if (err != CL_SUCCESS) {
+			/* Never enqueued: failed now, the read with it. */
+			rd->state[i] = -1;
+			rd->ndone++;
+			if (rd->status == CL_SUCCESS)
+				rd->status = err;
+			continue;
+		}
+		if ((c = vcl_cmd_new(VCL_CMD_CHUNK, req->seq)) == NULL) {
+			clWaitForEvents(1, &ev);	/* its memory is ours */
+			clReleaseEvent(ev);
+			rd->state[i] = -1;
+			rd->ndone++;
+			rd->status = err = CL_OUT_OF_HOST_MEMORY;
+			continue;
+		}
+		if (rd->last != NULL)
+			clReleaseEvent(rd->last);
+		rd->last = ev;
+		clRetainEvent(ev);
+		c->job = rd;
+		c->xid = i;
+		c->d.s = s;
+		vcl_session_ref(s);
+		c->ev = ev;
+		c->queue_id = enq->q->id;
+		rd->refs++;
+		(void)vcl_cmd_watch(s, c);
+	}
+	free(enq->wait);
+	enq->wait = NULL;
+	if (rd->last != NULL)
+		vcl_session_mark_dirty(s, enq->q);
+	/* The client's event is the last chunk's: it completes last. */
+	if (enq->event_id != 0) {
+		if ((o = vcl_session_add(s, enq->event_id,
+		    VCL_KIND_EVENT)) == NULL)
+			err = CL_OUT_OF_RESOURCES;
+		else if (o->error != CL_SUCCESS)
+			err = o->error;
+		else if (rd->status != CL_SUCCESS || rd->last == NULL)
+			o->error = err = rd->status;
+		else {
+			o->u.event = rd->last;
+			clRetainEvent(rd->last);
+		}
+		if (err == CL_SUCCESS && !enq->quiet)
+			rd->event_id = enq->event_id;
+		if (rd->status == CL_SUCCESS)
+			rd->status = err;
+	}
+	if (!s->dead)
+		vcl_rd_progress(rd);
+	vcl_rd_put(rd);
+}
+
 /* ReadBuffer: the runtime copies into staging; the reply sends it. */
 void
 vcl_op_read_buffer(struct vcl_session *s, const Vcl__Request *req,
@@ -303,7 +606,13 @@ vcl_op_read_buffer(struct vcl_session *s, const Vcl__Request *req,
 	    (mem = vcl_mem_range_get(s, m->mem, m->offset, m->size, &err)) !=
 	    NULL) {
 		if ((c->stage = vcl_stage_get(s, vcl_queue_context(s, enq.q),
-		    m->size, CL_OUT_OF_RESOURCES, &err)) != NULL)
+		    m->size, CL_OUT_OF_RESOURCES, &err)) != NULL &&
+		    vcl_rd_chunked(enq.q, m->size)) {
+			vcl_rd_start(s, req, &enq, mem, c->stage);
+			free(c);
+			return;
+		}
+		if (c->stage != NULL)
 			err = clEnqueueReadBuffer(enq.q->u.queue, mem->u.mem,
 			    CL_FALSE, m->offset, m->size, c->stage->data,
 			    enq.nwait, enq.wait, &enq.ev);

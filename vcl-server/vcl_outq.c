@@ -36,18 +36,33 @@ vcl_outq_push(struct vcl_outq *q, const ProtobufCMessage *m,
     const uint8_t *bulk, uint64_t bulk_len, void (*done)(void *),
     void (*fail)(void *), void *arg)
 {
+	return (vcl_outq_push_part(q, m, bulk_len, bulk, bulk_len, done, fail,
+	    arg));
+}
+
+/*
+ * Queue part of a frame: m's head announcing frame_bulk bytes of bulk and
+ * the first bulk_len of them, or (m NULL) the next bulk_len bytes of the
+ * frame whose head went before. The caller sends the frame's bulk whole
+ * before any other frame. Returns as vcl_outq_push.
+ */
+uint64_t
+vcl_outq_push_part(struct vcl_outq *q, const ProtobufCMessage *m,
+    uint64_t frame_bulk, const uint8_t *bulk, uint64_t bulk_len,
+    void (*done)(void *), void (*fail)(void *), void *arg)
+{
 	struct vcl_out	*o = TAILQ_LAST(q, vcl_outq);
 	size_t		 before;
 
 	/* An item carries one owner's callbacks: coalesce only into none. */
-	if (o == NULL || o->bulk_len != 0 || o->done != NULL ||
+	if (m == NULL || o == NULL || o->bulk_len != 0 || o->done != NULL ||
 	    o->fail != NULL || o->head.len > VCL_OUTQ_COALESCE) {
 		if ((o = calloc(1, sizeof *o)) == NULL)
 			goto oom;
 		TAILQ_INSERT_TAIL(q, o, entry);
 	}
 	before = o->head.len;
-	if (vcl_buf_pack(&o->head, m, bulk_len) != 0)
+	if (m != NULL && vcl_buf_pack(&o->head, m, frame_bulk) != 0)
 		goto oom;
 	o->bulk = bulk;
 	o->bulk_len = bulk_len;

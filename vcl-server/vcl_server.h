@@ -139,6 +139,9 @@ struct vcl_session {
 	struct vcl_outq		 outq;
 	uint64_t		 out_bytes;
 	uint64_t		 out_charged;	/* frame heads queued, charged */
+	struct vcl_outq		 outq_held;	/* sent while a reply's bulk
+						   goes out in parts: after it */
+	int			 out_parting;	/* that bulk is not all queued */
 
 	struct vcl_htab		 handles;
 	uint64_t		 refused;	/* ids over the object limit */
@@ -275,6 +278,9 @@ struct vcl_op {
 uint64_t vcl_outq_push(struct vcl_outq *, const ProtobufCMessage *,
 	    const uint8_t *, uint64_t, void (*)(void *), void (*)(void *),
 	    void *);
+uint64_t vcl_outq_push_part(struct vcl_outq *, const ProtobufCMessage *,
+	    uint64_t, const uint8_t *, uint64_t, void (*)(void *),
+	    void (*)(void *), void *);
 ssize_t	vcl_outq_write(struct vcl_outq *, struct vcl_link *, int *,
 	    uint64_t *);
 void	vcl_outq_clear(struct vcl_outq *);
@@ -355,6 +361,10 @@ void	vcl_hold_kick(struct vcl_session *);
 void	vcl_hold_drop(struct vcl_session *);
 int	vcl_session_send(struct vcl_session *, const Vcl__ToClient *,
 	    const uint8_t *, uint64_t, void (*)(void *), void *);
+int	vcl_session_send_part(struct vcl_session *, const Vcl__ToClient *,
+	    uint64_t, const uint8_t *, uint64_t, int, void (*)(void *),
+	    void *);
+int	vcl_session_parting(struct vcl_session *);
 void	vcl_session_reply(struct vcl_session *, uint64_t, cl_int,
 	    const char *);
 void	vcl_session_reply_msg(struct vcl_session *, Vcl__Reply *);
@@ -528,6 +538,7 @@ enum vcl_cmd_type {
 	VCL_CMD_FORWARD,	/* then tell a peer the event's status */
 	VCL_CMD_ARRIVE,		/* migrated bytes written: complete the
 				   client's event (a user event here) */
+	VCL_CMD_CHUNK,		/* a chunk of a large read (vcl_op_mem.c) */
 };
 struct vcl_cmd {
 	struct vcl_done		 d;		/* must stay first */
@@ -551,7 +562,9 @@ struct vcl_cmd {
 	char			*dest;		/* PUSH/FORWARD: peer address */
 	uint64_t		 dest_session;
 	uint64_t		 dest_key;
-	uint64_t		 xid;		/* transfer or proxy id */
+	uint64_t		 xid;		/* transfer or proxy id; CHUNK:
+						   its index */
+	void			*job;		/* CHUNK: its read */
 	LIST_ENTRY(vcl_cmd)	 entry;
 };
 
@@ -580,5 +593,7 @@ void	vcl_enq_end(struct vcl_session *, struct vcl_enq *, cl_int,
 	    struct vcl_cmd *);
 struct vcl_cmd *vcl_cmd_new(enum vcl_cmd_type, uint64_t);
 void	vcl_cmd_reap(struct vcl_session *);
+void	vcl_mem_chunk_done(struct vcl_cmd *);
+extern uint64_t vcl_read_chunk;
 
 #endif

@@ -53,6 +53,7 @@ vcl_session_new(struct vcl_server *srv, int fd, const char *peer)
 	clock_gettime(CLOCK_MONOTONIC, &s->started);
 	snprintf(s->peer, sizeof s->peer, "%s", peer);
 	TAILQ_INIT(&s->outq);
+	TAILQ_INIT(&s->outq_held);
 	LIST_INIT(&s->inflight);
 	if (vcl_handle_init(&s->handles, srv->limits.objects + 1024) != 0 ||
 	    vcl_handle_init(&s->early, srv->limits.objects + 1024) != 0 ||
@@ -274,6 +275,8 @@ vcl_session_close(struct vcl_session *s, const char *why)
 	vcl_link_close(&s->link);
 	s->fd = -1;
 	vcl_outq_clear(&s->outq);
+	vcl_outq_clear(&s->outq_held);
+	s->out_parting = 0;
 	s->out_bytes = 0;
 	vcl_session_uncharge(s, s->out_charged);
 	s->out_charged = 0;
@@ -465,8 +468,9 @@ vcl_session_send(struct vcl_session *s, const Vcl__ToClient *m,
 	}
 	if (s->out_bytes == 0)
 		s->last_out = vcl_server_now();	/* the send deadline starts */
-	if ((n = vcl_outq_push(&s->outq, &m->base, bulk, bulk_len, done, NULL,
-	    arg)) == 0) {
+	/* A reply's bulk is going out in parts: the frame waits for it. */
+	if ((n = vcl_outq_push(s->out_parting ? &s->outq_held : &s->outq,
+	    &m->base, bulk, bulk_len, done, NULL, arg)) == 0) {
 		vcl_session_close(s, "out of memory queueing a reply");
 		return (-1);
 	}
@@ -477,6 +481,52 @@ vcl_session_send(struct vcl_session *s, const Vcl__ToClient *m,
 	if (!s->srv->corked)
 		vcl_session_flush_out(s);
 	return (0);
+}
+
+/*
+ * Send a reply whose bulk (total bytes) goes out in parts as they become
+ * ready: m with the first part, then (m NULL) each next part, the one
+ * that makes up total marked last. Until the last part is queued every
+ * other frame of the session waits in outq_held, then follows it: nothing
+ * lands inside the bulk. done(arg) runs once the part is sent or dropped.
+ * Only one reply at a time may be in parts (see vcl_session_parting).
+ */
+int
+vcl_session_send_part(struct vcl_session *s, const Vcl__ToClient *m,
+    uint64_t total, const uint8_t *bulk, uint64_t len, int last,
+    void (*done)(void *), void *arg)
+{
+	uint64_t	n;
+
+	if (s->dead) {
+		if (done != NULL)
+			done(arg);
+		return (-1);
+	}
+	if (s->out_bytes == 0)
+		s->last_out = vcl_server_now();
+	if ((n = vcl_outq_push_part(&s->outq, m != NULL ? &m->base : NULL,
+	    total, bulk, len, done, NULL, arg)) == 0) {
+		vcl_session_close(s, "out of memory queueing a reply");
+		return (-1);
+	}
+	s->out_parting = !last;
+	if (last)
+		TAILQ_CONCAT(&s->outq, &s->outq_held, entry);
+	s->out_bytes += n;
+	s->out_charged += n - len;
+	vcl_session_charge_over(s, n - len);
+	s->srv->bytes_out += len;
+	if (!s->srv->corked)
+		vcl_session_flush_out(s);
+	return (0);
+}
+
+/* Whether a reply's bulk is going out in parts (another must wait). */
+int
+vcl_session_parting(struct vcl_session *s)
+{
+	return (s->out_parting);
 }
 
 /* Reply to a synchronous call with a status and an optional message. */

@@ -81,3 +81,8 @@ if(VCL_HAVE_UCX)
 endif()
 vcl_rawtest(transport)
 vcl_rawtest(hostile)
+vcl_rawtest(chunkread)
+# readbench: a large read whole against chunked (a benchmark, not a test).
+add_executable(readbench readbench.c)
+target_link_libraries(readbench PRIVATE rawproto)
+target_compile_options(readbench PRIVATE ${VCL_WARNINGS})
