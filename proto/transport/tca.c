@@ -64,7 +64,8 @@ struct vcl_tca_mbox {
 	uint64_t		total;
 	uint64_t		off;
 	uint64_t		len;
-	uint64_t		pad[3];
+	uint64_t		lane;		/* the sender's lane: acks go there */
+	uint64_t		pad[2];
 };
 
 struct vcl_tca_ack {
@@ -657,6 +658,7 @@ vcl_tca_push_sends(struct vcl_tp_ep *ep)
 		mb->total = s->total;
 		mb->off = s->off;
 		mb->len = n;
+		mb->lane = (uint64_t)e->rx;
 		rc = vcl_tca_push(ep, lane + VCL_TCA_HDR + h * VCL_TCA_CHUNK,
 		    VCL_TCA_HDR + h * VCL_TCA_CHUNK, (n + 15) & ~15ull,
 		    lane + h * 64, h * 64, 64, 1, (int)((e->seq + 1) &
@@ -697,15 +699,24 @@ vcl_tca_take(struct vcl_tp_ep *ep)
 	tcaresult		 res;
 	int			 rc, did = 0, drop;
 
-	if (e->prx < 0)
-		return (0);
-	mylane = (uint64_t)e->prx * VCL_TCA_LANE;
 	for (;;) {
 		h = (e->rseq + 1) % 2;
 		mb = (struct vcl_tca_mbox *)(void *)(lane + h * 64);
 		if (mb->seq != e->rseq + 1)
 			break;
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		/*
+		 * The header names the sender's lane, where our acks go: a
+		 * receiver needs no announcement of its own (the host's may
+		 * be queued behind the very push whose bytes these are).
+		 */
+		if (mb->lane >= VCL_TCA_LANES || (e->prx >= 0 &&
+		    (uint64_t)e->prx != mb->lane)) {
+			snprintf(ep->err, sizeof ep->err, "bad tca chunk lane");
+			return (VCL_TP_EIO);
+		}
+		e->prx = (int)mb->lane;
+		mylane = (uint64_t)e->prx * VCL_TCA_LANE;
 		for (r = e->recvs; r != NULL; r = r->next) {
 			if (r->xid == mb->xid)
 				break;
