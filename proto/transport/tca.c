@@ -42,6 +42,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tca_lib.h"
@@ -56,7 +57,9 @@
 #define VCL_TCA_HDR		4096u
 #define VCL_TCA_LANE		(VCL_TCA_HDR + 2 * VCL_TCA_CHUNK)
 #define VCL_TCA_ACK_OFF		128u
-#define VCL_TCA_CH		0		/* the DMA channel used */
+#define VCL_TCA_CH		0		/* the channel of headers, acks */
+#define VCL_TCA_SPLIT_MIN	(4u << 10)	/* data split over the four */
+#define VCL_TCA_SPLIT_MAX	(64u << 10)	/* channels (seed 003 §6.1) */
 
 struct vcl_tca_mbox {
 	volatile uint64_t	seq;
@@ -91,6 +94,7 @@ struct vcl_tca {
 	struct vcl_tp_ep *eps[VCL_TCA_LANES];	/* by lane */
 	int		 efd;		/* readable while work is pending */
 	int		 signalled;
+	double		 w[TCA_NCHANNELS];	/* the split's, measured */
 };
 
 /* The lane announcement (TransportCtl data). */
@@ -252,6 +256,11 @@ vcl_tca_open(struct vcl_tp *tp)
 		goto out;
 	}
 	memset(p, 0, (size_t)VCL_TCA_LANES * VCL_TCA_LANE);
+	/* Seed 003's channel bandwidths until measured. */
+	t->w[0] = 2.9;
+	t->w[1] = 1.3;
+	t->w[2] = 0.7;
+	t->w[3] = 0.7;
 	vcl_tca_used[i] = 1;
 	t->lane = (uint32_t)(node * VCL_TCA_INST + i);
 	t->win = p;
@@ -389,6 +398,77 @@ vcl_tca_connect(struct vcl_tp_ep *ep, const uint8_t *addr, size_t len)
 	return (VCL_TP_OK);
 }
 
+/* Now, in ns (the split's channel times). */
+static uint64_t
+vcl_tca_now(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
+}
+
+/*
+ * Push [stage + soff, len) to window offset doff split over the four
+ * channels by the instance's weights, wait for all of them, and weigh the
+ * channels again from their times (seed 003's adaptive split: the four
+ * controllers share the board's read tags unevenly). No notification:
+ * the header that follows on channel 0 is started after all are done.
+ */
+static tcaresult
+vcl_tca_push_split(struct vcl_tp_ep *ep, uint64_t doff, uint64_t soff,
+    uint64_t len)
+{
+	struct vcl_tca		*t = ep->tp->priv;
+	struct vcl_tca_ep	*e = ep->priv;
+	tcaDesc			*d;
+	size_t			 part[TCA_NCHANNELS], off = 0;
+	uint64_t		 t0, tc[TCA_NCHANNELS];
+	tcaresult		 res = TCA_SUCCESS;
+	int			 c, left, started = 0;
+
+	vcl_tca_split((size_t)len, t->w, TCA_NCHANNELS, part);
+	for (c = 0; c < TCA_NCHANNELS && res == TCA_SUCCESS; c++) {
+		if ((d = vcl_tca_L.desc_new()) == NULL)
+			return (TCA_ERROR_OUT_OF_MEMORY);
+		res = vcl_tca_L.desc_set_memcpy(d, &e->peer.win,
+		    (off_t)(doff + off), &e->stageh, (off_t)(soff + off),
+		    part[c], 0, 0, 0);
+		if (res == TCA_SUCCESS)
+			res = vcl_tca_L.desc_set(d, c);
+		vcl_tca_L.desc_free(d);
+		off += part[c];
+	}
+	t0 = vcl_tca_now();
+	for (c = 0; c < TCA_NCHANNELS && res == TCA_SUCCESS; c++) {
+		res = vcl_tca_L.start_dma_desc(c);
+		started = c + 1;
+		tc[c] = 0;
+	}
+	/* Each channel's time: polled where the library can, else waited. */
+	for (left = started; vcl_tca_L.test_dmac != NULL && left > 0; ) {
+		for (c = 0; c < started; c++) {
+			if (tc[c] == 0 && vcl_tca_L.test_dmac(c) ==
+			    TCA_SUCCESS) {
+				tc[c] = vcl_tca_now() - t0 + 1;
+				left--;
+			}
+		}
+		if (vcl_tca_now() - t0 > 1000000000ull)
+			break;		/* the waits below are bounded */
+	}
+	for (c = 0; c < started; c++) {
+		if (vcl_tca_L.wait_dmac(c) != TCA_SUCCESS &&
+		    res == TCA_SUCCESS)
+			res = TCA_ERROR_INVALID_VALUE;
+		if (tc[c] == 0)
+			tc[c] = vcl_tca_now() - t0 + 1;
+	}
+	if (res == TCA_SUCCESS)
+		vcl_tca_weigh(part, tc, TCA_NCHANNELS, t->w);
+	return (res);
+}
+
 /*
  * Push a chain of one or two transfers into the peer's window and wait for
  * the channel: [stage + soff, len) to window offset doff (len 0: none),
@@ -405,6 +485,12 @@ vcl_tca_push(struct vcl_tp_ep *ep, uint64_t doff, uint64_t soff,
 	tcaresult		 res = TCA_SUCCESS;
 	int			 slot = vcl_tca_slot(e->peer.lane, e->prx);
 
+	if (len >= VCL_TCA_SPLIT_MIN && len <= VCL_TCA_SPLIT_MAX) {
+		if ((res = vcl_tca_push_split(ep, doff, soff, len)) !=
+		    TCA_SUCCESS)
+			goto out;
+		len = 0;
+	}
 	if ((d = vcl_tca_L.desc_new()) == NULL) {
 		snprintf(ep->err, sizeof ep->err, "out of memory");
 		return (VCL_TP_ENOMEM);
@@ -423,6 +509,7 @@ vcl_tca_push(struct vcl_tp_ep *ep, uint64_t doff, uint64_t soff,
 	if (res == TCA_SUCCESS)
 		res = vcl_tca_L.wait_dmac(VCL_TCA_CH);
 	vcl_tca_L.desc_free(d);
+out:
 	if (res != TCA_SUCCESS) {
 		snprintf(ep->err, sizeof ep->err, "DMA: %s",
 		    vcl_tca_lib_error(&vcl_tca_L, res));

@@ -11,6 +11,7 @@
 #define MIB		(1u << 20)
 #define NOTIFY_MSGS	2000	/* messages read while waiting for one */
 #define XFER_BYTES	(3 * MIB + 12)
+#define SPLIT_BYTES	(40 * 1024 + 4)
 
 
 /* A client session (with its id and key) and a context 1, queue 2. */
@@ -82,13 +83,14 @@ peer_link_of(struct conn *c, const char *addr, char *tp, size_t tplen,
 }
 
 /*
- * Migrate buffer 3 of server from (session cf) to server to (session ct,
- * its id and key) as transfer xid, and check its bytes arrive whole.
+ * Migrate the first size bytes of buffer 3 of server from (session cf) to
+ * server to (session ct, its id and key) as transfer xid, and check they
+ * arrive whole.
  */
 static void
 migrate(const char *name, struct conn *cf, const char *from_addr,
     struct conn *ct, const char *to_addr, uint64_t sid, uint64_t key,
-    const uint8_t *data, uint64_t xid)
+    const uint8_t *data, uint64_t xid, uint64_t size)
 {
 	Vcl__Request	 r = VCL__REQUEST__INIT;
 	Vcl__MigrateOut	 mo = VCL__MIGRATE_OUT__INIT;
@@ -105,7 +107,7 @@ migrate(const char *name, struct conn *cf, const char *from_addr,
 	q.event = xid + 1;
 	mi.q = &q;
 	mi.mem = 3;
-	mi.size = XFER_BYTES;
+	mi.size = size;
 	mi.transfer = xid;
 	mi.source = (char *)from_addr;
 	r.call_case = VCL__REQUEST__CALL_MIGRATE_IN;
@@ -116,7 +118,7 @@ migrate(const char *name, struct conn *cf, const char *from_addr,
 	d.key = key;
 	mo.context = 1;
 	mo.mem = 3;
-	mo.size = XFER_BYTES;
+	mo.size = size;
 	mo.dest = &d;
 	mo.transfer = xid;
 	mo.has_event = 1;
@@ -133,10 +135,10 @@ migrate(const char *name, struct conn *cf, const char *from_addr,
 	    "%s (out %d, in %d)", rc != 0 ? "no notification" : "failed",
 	    st_out, st_in);
 	snprintf(what, sizeof what, "%s_bytes_whole", name);
-	if (read_buffer(ct, 2, 3, XFER_BYTES, &rp) == 0) {
+	if (read_buffer(ct, 2, 3, size, &rp) == 0) {
 		check(what, rp.r->status == CL_SUCCESS &&
-		    rp.bulk_len == XFER_BYTES &&
-		    memcmp(rp.bulk, data, XFER_BYTES) == 0,
+		    rp.bulk_len == size &&
+		    memcmp(rp.bulk, data, size) == 0,
 		    "status %d, %llu bytes, or not the bytes sent",
 		    rp.r->status, (unsigned long long)rp.bulk_len);
 		reply_free(&rp);
@@ -176,7 +178,7 @@ test_both_ways(void)
 	    dom, "--tca-node", "1", "--frame-timeout", "8", NULL };
 	struct srv	 a, b;
 	struct conn	 ca, cb;
-	uint8_t		*da = NULL, *db = NULL;
+	uint8_t		*da = NULL, *db = NULL, *dc = NULL;
 	uint64_t	 sa, ka, sb, kb, i;
 
 	snprintf(dom, sizeof dom, "tcatest%ld", (long)getpid());
@@ -188,11 +190,13 @@ test_both_ways(void)
 	snprintf(addr_a, sizeof addr_a, "127.0.0.1:%s", a.port);
 	snprintf(addr_b, sizeof addr_b, "127.0.0.1:%s", b.port);
 	if ((da = malloc(XFER_BYTES)) == NULL ||
-	    (db = malloc(XFER_BYTES)) == NULL)
+	    (db = malloc(XFER_BYTES)) == NULL ||
+	    (dc = malloc(XFER_BYTES)) == NULL)
 		goto stop;
 	for (i = 0; i < XFER_BYTES; i++) {
 		da[i] = (uint8_t)(i * 7 + (i >> 13));
 		db[i] = (uint8_t)(i * 13 + (i >> 11) + 1);
+		dc[i] = (uint8_t)(i * 5 + (i >> 9) + 3);
 	}
 	if (!check("tca_sessions", client_open(&cb, &b, &sb, &kb) == 0 &&
 	    create_buffer(&cb, 3, 1, XFER_BYTES, db, XFER_BYTES) == 0 &&
@@ -201,8 +205,15 @@ test_both_ways(void)
 	    "no sessions"))
 		goto stop;
 	/* b's buffer goes to a first: b's own bytes are then gone there. */
-	migrate("tca_b_to_a", &cb, addr_b, &ca, addr_a, sa, ka, db, 100);
-	migrate("tca_a_to_b", &ca, addr_a, &cb, addr_b, sb, kb, db, 200);
+	migrate("tca_b_to_a", &cb, addr_b, &ca, addr_a, sa, ka, db, 100,
+	    XFER_BYTES);
+	migrate("tca_a_to_b", &ca, addr_a, &cb, addr_b, sb, kb, db, 200,
+	    XFER_BYTES);
+	/* 4 KiB..64 KiB: split over the four DMA channels (new bytes). */
+	if (check("tca_split_buffer", release(&cb, VCL__KIND__KIND_MEM, 3) ==
+	    0 && create_buffer(&cb, 3, 1, XFER_BYTES, dc, XFER_BYTES) == 0, "buffer not remade"))
+		migrate("tca_split_b_to_a", &cb, addr_b, &ca, addr_a, sa, ka,
+		    dc, 300, SPLIT_BYTES);
 	check_link("tca_a_stats", &ca, addr_b);
 	check_link("tca_b_stats", &cb, addr_a);
 	check("tca_log", srv_stderr_has(&a, "ready (tca"), "no \"ready (tca\" "
@@ -212,6 +223,7 @@ test_both_ways(void)
 stop:
 	free(da);
 	free(db);
+	free(dc);
 	conn_close(&ca);
 	conn_close(&cb);
 	srv_stop(&b, "tca_server_b_exit");
