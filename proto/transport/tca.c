@@ -213,6 +213,26 @@ vcl_tca_probe(char *why, size_t len)
 	return (vcl_tca_load(why, len));
 }
 
+/* A size in bytes from the environment (digits only), else def. */
+static uint64_t
+vcl_tca_env_size(const char *name, uint64_t def)
+{
+	const char		*s = getenv(name);
+	char			*end;
+	unsigned long long	 v;
+
+	if (s == NULL || *s < '0' || *s > '9')
+		return (def);
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0 || *end != '\0') {
+		vcl_log_warn("tca: %s=%s is not a size in bytes: %llu", name,
+		    s, (unsigned long long)def);
+		return (def);
+	}
+	return (v);
+}
+
 /* The instance: a lane number and the registered window. */
 static int
 vcl_tca_open(struct vcl_tp *tp)
@@ -256,6 +276,13 @@ vcl_tca_open(struct vcl_tp *tp)
 		goto out;
 	}
 	memset(p, 0, (size_t)VCL_TCA_LANES * VCL_TCA_LANE);
+	/*
+	 * Sizes left to the link's tcp stream: under VCL_TCA_TCP_BELOW
+	 * (default 4 KiB: a frame, a DMA, its ack and the loop's turns cost
+	 * more than the bytes inline) or over VCL_TCA_TCP_ABOVE (none).
+	 */
+	tp->stream_below = vcl_tca_env_size("VCL_TCA_TCP_BELOW", 4096);
+	tp->stream_above = vcl_tca_env_size("VCL_TCA_TCP_ABOVE", 0);
 	/* Seed 003's channel bandwidths until measured. */
 	t->w[0] = 2.9;
 	t->w[1] = 1.3;

@@ -12,6 +12,7 @@
 #define NOTIFY_MSGS	2000	/* messages read while waiting for one */
 #define XFER_BYTES	(3 * MIB + 12)
 #define SPLIT_BYTES	(40 * 1024 + 4)
+#define SMALL_BYTES	1028u
 
 
 /* A client session (with its id and key) and a context 1, queue 2. */
@@ -164,6 +165,29 @@ check_link(const char *name, struct conn *c, const char *addr)
 }
 
 /*
+ * A small migration from the server of cf to that of ct: the bytes land
+ * and the sender's out-of-band count stays as it was (tcp carried them).
+ */
+static void
+small_on_stream(struct conn *cf, const char *from_addr, struct conn *ct,
+    const char *to_addr, uint64_t sid, uint64_t key, const uint8_t *data)
+{
+	char		 tp[32] = "";
+	uint64_t	 oob0 = 0, oob1 = 0;
+	int		 ready = 0, offered = 0, rc;
+
+	rc = peer_link_of(cf, to_addr, tp, sizeof tp, &ready, "tca", &offered,
+	    &oob0);
+	migrate("tca_small", cf, from_addr, ct, to_addr, sid, key, data, 400,
+	    SMALL_BYTES);
+	rc |= peer_link_of(cf, to_addr, tp, sizeof tp, &ready, "tca",
+	    &offered, &oob1);
+	check("tca_small_on_stream", rc == 0 && oob1 == oob0 && oob0 > 0,
+	    "%llu bytes out of band before, %llu after a %u-byte migration",
+	    (unsigned long long)oob0, (unsigned long long)oob1, SMALL_BYTES);
+}
+
+/*
  * Two servers, nodes 0 and 1 of a domain of this run's own, forced to
  * tca, with a short frame deadline (a stalled transfer fails in seconds):
  * a buffer goes from a to b, another from b to a, each over its own link.
@@ -214,6 +238,8 @@ test_both_ways(void)
 	    0 && create_buffer(&cb, 3, 1, XFER_BYTES, dc, XFER_BYTES) == 0, "buffer not remade"))
 		migrate("tca_split_b_to_a", &cb, addr_b, &ca, addr_a, sa, ka,
 		    dc, 300, SPLIT_BYTES);
+	/* Under 4 KiB the bytes ride the link's tcp stream: none out of band. */
+	small_on_stream(&cb, addr_b, &ca, addr_a, sa, ka, dc);
 	check_link("tca_a_stats", &ca, addr_b);
 	check_link("tca_b_stats", &cb, addr_a);
 	check("tca_log", srv_stderr_has(&a, "ready (tca"), "no \"ready (tca\" "
