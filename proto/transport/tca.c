@@ -39,6 +39,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,6 +96,7 @@ struct vcl_tca {
 	int		 efd;		/* readable while work is pending */
 	int		 signalled;
 	double		 w[TCA_NCHANNELS];	/* the split's, measured */
+	int		 did;		/* a pass moved something */
 };
 
 /* The lane announcement (TransportCtl data). */
@@ -909,6 +911,13 @@ vcl_tca_progress(struct vcl_tp *tp, struct vcl_tp_ep *ep)
 		}
 	}
 	vcl_tca_signal(tp, again);
+	/*
+	 * Work pending but none done: the other end's process must run for
+	 * any to come (on a host of few cores, the peer server itself).
+	 */
+	if (again && !t->did)
+		sched_yield();
+	t->did = 0;
 	return (again);
 }
 
@@ -945,6 +954,8 @@ vcl_tca_progress_ep(struct vcl_tp *tp, struct vcl_tp_ep *ep)
 		    VCL_TP_EIO : VCL_TP_ECLOSED);
 		return (0);
 	}
+	if (a > 0 || b > 0)
+		((struct vcl_tca *)tp->priv)->did = 1;
 	return (a > 0 || b > 0 || e->sends != NULL || e->recvs != NULL);
 }
 
