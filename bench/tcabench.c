@@ -240,29 +240,6 @@ struct pp {
 	double		 w[NSIZES][TCA_NCHANNELS];
 };
 
-/* Split n bytes by weights w into 16-byte multiples, each channel > 0. */
-static void
-split(size_t n, const double *w, int nch, size_t *part)
-{
-	double	sum = 0;
-	size_t	left = n;
-	int	c;
-
-	for (c = 0; c < nch; c++)
-		sum += w[c];
-	for (c = nch - 1; c > 0; c--) {
-		part[c] = ((size_t)((double)n * w[c] / sum) + 15) & ~(size_t)15;
-		if (part[c] < 16)
-			part[c] = 16;
-		if (part[c] > left - 16 * (size_t)c)
-			part[c] = 16;
-		left -= part[c];
-	}
-	part[0] = left;
-	for (c = nch; c < TCA_NCHANNELS; c++)
-		part[c] = 0;
-}
-
 /* Build and load one chain per channel for n bytes in parts. */
 static void
 pp_load(struct pp *p, size_t *part, int nch)
@@ -345,7 +322,7 @@ pp_size(struct pp *p, int si, size_t n, int nch, double *wall)
 {
 	uint64_t	 tc[TCA_NCHANNELS], *t = NULL, t0, best = UINT64_MAX;
 	uint64_t	*door, *vis, *pdoor, *pvis, *ow;
-	double		 bw[TCA_NCHANNELS], sum, *w = p->w[si], res = 0;
+	double		*w = p->w[si], res = 0;
 	double		 bestw[TCA_NCHANNELS];
 	size_t		 part[TCA_NCHANNELS];
 	int		 c, k, i, adapt = nch > 1 ? 12 : 0;
@@ -360,7 +337,7 @@ pp_size(struct pp *p, int si, size_t n, int nch, double *wall)
 	ow = calloc((size_t)reps * 2, sizeof *ow);
 	for (k = 0; k < adapt + reps; k++) {
 		if (k <= adapt) {
-			split(n, k < adapt ? w : bestw, nch, part);
+			vcl_tca_split(n, k < adapt ? w : bestw, nch, part);
 			pp_load(p, part, nch);
 		}
 		t0 = now_ns();
@@ -384,13 +361,7 @@ pp_size(struct pp *p, int si, size_t n, int nch, double *wall)
 			best = t0;
 			memcpy(bestw, w, sizeof bestw);
 		}
-		sum = 0;
-		for (c = 0; c < nch; c++) {
-			bw[c] = (double)part[c] / (double)tc[c];
-			sum += bw[c];
-		}
-		for (c = 0; c < nch; c++)
-			w[c] = bw[c] / sum;
+		vcl_tca_weigh(part, tc, nch, w);
 	}
 	/* One-way: a message's visible time at the receiver less its
 	 * doorbell at the sender, both directions. */

@@ -548,7 +548,7 @@ static void
 vcl_peer_go(struct vcl_peer *p, Vcl__Request *req, const uint8_t *bulk,
     uint64_t bulk_len, void (*done)(void *), void (*fail)(void *), void *arg)
 {
-	if (p->ep != NULL && bulk_len > 0) {
+	if (p->ep != NULL && vcl_tp_oob_size(p->ep, bulk_len)) {
 		vcl_peer_send_oob(p, req, bulk, bulk_len, done, fail, arg);
 		return;
 	}

@@ -15,6 +15,7 @@
 struct vcl_transports {
 	struct vcl_tp		*tp[VCL_TP_MAX];
 	struct event		*ev[VCL_TP_MAX];
+	struct event		*again[VCL_TP_MAX]; /* progress after I/O */
 	int			 n;
 	const struct vcl_transport *force;	/* testing: this one only */
 };
@@ -54,19 +55,26 @@ vcl_transports_cb(evutil_socket_t fd, short what, void *arg)
 	struct vcl_tp	*tp = arg;
 	struct vcl_server *srv = tp->conf.host;
 	struct event	*ev = NULL;
+	struct timeval	 now = { 0, 0 };
 	int		 again = 0, i;
 
 	(void)fd;
 	(void)what;
 	for (i = 0; i < srv->tps->n; i++)
 		if (srv->tps->tp[i] == tp)
-			ev = srv->tps->ev[i];
+			ev = srv->tps->again[i];
 	/* Bounded: a backend that always has more yields to the loop. */
 	for (i = 0; i < 64; i++)
 		if ((again = vcl_tp_progress(tp, NULL)) == 0)
 			break;
-	if (again)
-		event_active(ev, EV_READ, 0);
+	/*
+	 * Again, but after the loop has polled the sockets: an event made
+	 * active from its own callback runs in the same pass, before any
+	 * I/O, and a backend waiting for a control message (TransportCtl)
+	 * would starve the very read that brings it.
+	 */
+	if (again && ev != NULL)
+		event_add(ev, &now);
 }
 
 /*
@@ -141,6 +149,7 @@ vcl_transports_init(struct vcl_server *srv, const char *list,
 		    (ts->ev[ts->n] = event_new(srv->base, fd, EV_READ |
 		    EV_PERSIST, vcl_transports_cb, tp)) != NULL)
 			event_add(ts->ev[ts->n], NULL);
+		ts->again[ts->n] = evtimer_new(srv->base, vcl_transports_cb, tp);
 		ts->n++;
 	}
 	srv->tps = ts;
@@ -159,6 +168,8 @@ vcl_transports_free(struct vcl_server *srv)
 	for (i = 0; i < ts->n; i++) {
 		if (ts->ev[i] != NULL)
 			event_free(ts->ev[i]);
+		if (ts->again[i] != NULL)
+			event_free(ts->again[i]);
 		vcl_tp_free(ts->tp[i]);
 	}
 	free(ts);

@@ -39,9 +39,11 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tca_lib.h"
@@ -56,7 +58,9 @@
 #define VCL_TCA_HDR		4096u
 #define VCL_TCA_LANE		(VCL_TCA_HDR + 2 * VCL_TCA_CHUNK)
 #define VCL_TCA_ACK_OFF		128u
-#define VCL_TCA_CH		0		/* the DMA channel used */
+#define VCL_TCA_CH		0		/* the channel of headers, acks */
+#define VCL_TCA_SPLIT_MIN	(4u << 10)	/* data split over the four */
+#define VCL_TCA_SPLIT_MAX	(64u << 10)	/* channels (seed 003 §6.1) */
 
 struct vcl_tca_mbox {
 	volatile uint64_t	seq;
@@ -64,7 +68,8 @@ struct vcl_tca_mbox {
 	uint64_t		total;
 	uint64_t		off;
 	uint64_t		len;
-	uint64_t		pad[3];
+	uint64_t		lane;		/* the sender's lane: acks go there */
+	uint64_t		pad[2];
 };
 
 struct vcl_tca_ack {
@@ -90,6 +95,8 @@ struct vcl_tca {
 	struct vcl_tp_ep *eps[VCL_TCA_LANES];	/* by lane */
 	int		 efd;		/* readable while work is pending */
 	int		 signalled;
+	double		 w[TCA_NCHANNELS];	/* the split's, measured */
+	int		 did;		/* a pass moved something */
 };
 
 /* The lane announcement (TransportCtl data). */
@@ -209,6 +216,26 @@ vcl_tca_probe(char *why, size_t len)
 	return (vcl_tca_load(why, len));
 }
 
+/* A size in bytes from the environment (digits only), else def. */
+static uint64_t
+vcl_tca_env_size(const char *name, uint64_t def)
+{
+	const char		*s = getenv(name);
+	char			*end;
+	unsigned long long	 v;
+
+	if (s == NULL || *s < '0' || *s > '9')
+		return (def);
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0 || *end != '\0') {
+		vcl_log_warn("tca: %s=%s is not a size in bytes: %llu", name,
+		    s, (unsigned long long)def);
+		return (def);
+	}
+	return (v);
+}
+
 /* The instance: a lane number and the registered window. */
 static int
 vcl_tca_open(struct vcl_tp *tp)
@@ -252,6 +279,18 @@ vcl_tca_open(struct vcl_tp *tp)
 		goto out;
 	}
 	memset(p, 0, (size_t)VCL_TCA_LANES * VCL_TCA_LANE);
+	/*
+	 * Sizes left to the link's tcp stream: under VCL_TCA_TCP_BELOW
+	 * (default 4 KiB: a frame, a DMA, its ack and the loop's turns cost
+	 * more than the bytes inline) or over VCL_TCA_TCP_ABOVE (none).
+	 */
+	tp->stream_below = vcl_tca_env_size("VCL_TCA_TCP_BELOW", 4096);
+	tp->stream_above = vcl_tca_env_size("VCL_TCA_TCP_ABOVE", 0);
+	/* Seed 003's channel bandwidths until measured. */
+	t->w[0] = 2.9;
+	t->w[1] = 1.3;
+	t->w[2] = 0.7;
+	t->w[3] = 0.7;
 	vcl_tca_used[i] = 1;
 	t->lane = (uint32_t)(node * VCL_TCA_INST + i);
 	t->win = p;
@@ -389,6 +428,77 @@ vcl_tca_connect(struct vcl_tp_ep *ep, const uint8_t *addr, size_t len)
 	return (VCL_TP_OK);
 }
 
+/* Now, in ns (the split's channel times). */
+static uint64_t
+vcl_tca_now(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
+}
+
+/*
+ * Push [stage + soff, len) to window offset doff split over the four
+ * channels by the instance's weights, wait for all of them, and weigh the
+ * channels again from their times (seed 003's adaptive split: the four
+ * controllers share the board's read tags unevenly). No notification:
+ * the header that follows on channel 0 is started after all are done.
+ */
+static tcaresult
+vcl_tca_push_split(struct vcl_tp_ep *ep, uint64_t doff, uint64_t soff,
+    uint64_t len)
+{
+	struct vcl_tca		*t = ep->tp->priv;
+	struct vcl_tca_ep	*e = ep->priv;
+	tcaDesc			*d;
+	size_t			 part[TCA_NCHANNELS], off = 0;
+	uint64_t		 t0, tc[TCA_NCHANNELS];
+	tcaresult		 res = TCA_SUCCESS;
+	int			 c, left, started = 0;
+
+	vcl_tca_split((size_t)len, t->w, TCA_NCHANNELS, part);
+	for (c = 0; c < TCA_NCHANNELS && res == TCA_SUCCESS; c++) {
+		if ((d = vcl_tca_L.desc_new()) == NULL)
+			return (TCA_ERROR_OUT_OF_MEMORY);
+		res = vcl_tca_L.desc_set_memcpy(d, &e->peer.win,
+		    (off_t)(doff + off), &e->stageh, (off_t)(soff + off),
+		    part[c], 0, 0, 0);
+		if (res == TCA_SUCCESS)
+			res = vcl_tca_L.desc_set(d, c);
+		vcl_tca_L.desc_free(d);
+		off += part[c];
+	}
+	t0 = vcl_tca_now();
+	for (c = 0; c < TCA_NCHANNELS && res == TCA_SUCCESS; c++) {
+		res = vcl_tca_L.start_dma_desc(c);
+		started = c + 1;
+		tc[c] = 0;
+	}
+	/* Each channel's time: polled where the library can, else waited. */
+	for (left = started; vcl_tca_L.test_dmac != NULL && left > 0; ) {
+		for (c = 0; c < started; c++) {
+			if (tc[c] == 0 && vcl_tca_L.test_dmac(c) ==
+			    TCA_SUCCESS) {
+				tc[c] = vcl_tca_now() - t0 + 1;
+				left--;
+			}
+		}
+		if (vcl_tca_now() - t0 > 1000000000ull)
+			break;		/* the waits below are bounded */
+	}
+	for (c = 0; c < started; c++) {
+		if (vcl_tca_L.wait_dmac(c) != TCA_SUCCESS &&
+		    res == TCA_SUCCESS)
+			res = TCA_ERROR_INVALID_VALUE;
+		if (tc[c] == 0)
+			tc[c] = vcl_tca_now() - t0 + 1;
+	}
+	if (res == TCA_SUCCESS)
+		vcl_tca_weigh(part, tc, TCA_NCHANNELS, t->w);
+	return (res);
+}
+
 /*
  * Push a chain of one or two transfers into the peer's window and wait for
  * the channel: [stage + soff, len) to window offset doff (len 0: none),
@@ -405,6 +515,12 @@ vcl_tca_push(struct vcl_tp_ep *ep, uint64_t doff, uint64_t soff,
 	tcaresult		 res = TCA_SUCCESS;
 	int			 slot = vcl_tca_slot(e->peer.lane, e->prx);
 
+	if (len >= VCL_TCA_SPLIT_MIN && len <= VCL_TCA_SPLIT_MAX) {
+		if ((res = vcl_tca_push_split(ep, doff, soff, len)) !=
+		    TCA_SUCCESS)
+			goto out;
+		len = 0;
+	}
 	if ((d = vcl_tca_L.desc_new()) == NULL) {
 		snprintf(ep->err, sizeof ep->err, "out of memory");
 		return (VCL_TP_ENOMEM);
@@ -423,6 +539,7 @@ vcl_tca_push(struct vcl_tp_ep *ep, uint64_t doff, uint64_t soff,
 	if (res == TCA_SUCCESS)
 		res = vcl_tca_L.wait_dmac(VCL_TCA_CH);
 	vcl_tca_L.desc_free(d);
+out:
 	if (res != TCA_SUCCESS) {
 		snprintf(ep->err, sizeof ep->err, "DMA: %s",
 		    vcl_tca_lib_error(&vcl_tca_L, res));
@@ -658,6 +775,7 @@ vcl_tca_push_sends(struct vcl_tp_ep *ep)
 		mb->total = s->total;
 		mb->off = s->off;
 		mb->len = n;
+		mb->lane = (uint64_t)e->rx;
 		rc = vcl_tca_push(ep, lane + VCL_TCA_HDR + h * VCL_TCA_CHUNK,
 		    VCL_TCA_HDR + h * VCL_TCA_CHUNK, (n + 15) & ~15ull,
 		    lane + h * 64, h * 64, 64, 1, (int)((e->seq + 1) &
@@ -698,15 +816,24 @@ vcl_tca_take(struct vcl_tp_ep *ep)
 	tcaresult		 res;
 	int			 rc, did = 0, drop;
 
-	if (e->prx < 0)
-		return (0);
-	mylane = (uint64_t)e->prx * VCL_TCA_LANE;
 	for (;;) {
 		h = (e->rseq + 1) % 2;
 		mb = (struct vcl_tca_mbox *)(void *)(lane + h * 64);
 		if (mb->seq != e->rseq + 1)
 			break;
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		/*
+		 * The header names the sender's lane, where our acks go: a
+		 * receiver needs no announcement of its own (the host's may
+		 * be queued behind the very push whose bytes these are).
+		 */
+		if (mb->lane >= VCL_TCA_LANES || (e->prx >= 0 &&
+		    (uint64_t)e->prx != mb->lane)) {
+			snprintf(ep->err, sizeof ep->err, "bad tca chunk lane");
+			return (VCL_TP_EIO);
+		}
+		e->prx = (int)mb->lane;
+		mylane = (uint64_t)e->prx * VCL_TCA_LANE;
 		for (r = e->recvs; r != NULL; r = r->next) {
 			if (r->xid == mb->xid)
 				break;
@@ -785,6 +912,13 @@ vcl_tca_progress(struct vcl_tp *tp, struct vcl_tp_ep *ep)
 		}
 	}
 	vcl_tca_signal(tp, again);
+	/*
+	 * Work pending but none done: the other end's process must run for
+	 * any to come (on a host of few cores, the peer server itself).
+	 */
+	if (again && !t->did)
+		sched_yield();
+	t->did = 0;
 	return (again);
 }
 
@@ -821,6 +955,8 @@ vcl_tca_progress_ep(struct vcl_tp *tp, struct vcl_tp_ep *ep)
 		    VCL_TP_EIO : VCL_TP_ECLOSED);
 		return (0);
 	}
+	if (a > 0 || b > 0)
+		((struct vcl_tca *)tp->priv)->did = 1;
 	return (a > 0 || b > 0 || e->sends != NULL || e->recvs != NULL);
 }
 

@@ -1,6 +1,7 @@
 /* tca_lib.c - load the TCA user library: vendor libtca.so, else the PEACH2 model. */
 
 #include <dlfcn.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,4 +127,49 @@ vcl_tca_lib_error(const struct vcl_tca_lib *l, tcaresult res)
 	snprintf(buf, sizeof buf, "%s%s%s", l->strerror != NULL ?
 	    l->strerror(res) : "TCA error", *d != '\0' ? ": " : "", d);
 	return (buf);
+}
+
+/*
+ * Split n bytes over nch channels by weights w (seed 003's adaptive split)
+ * into 16-byte multiples, each channel at least 16 bytes (n >= 16 * nch);
+ * channel 0 takes the rest. Channels from nch on get 0.
+ */
+void
+vcl_tca_split(size_t n, const double *w, int nch, size_t *part)
+{
+	double	sum = 0;
+	size_t	left = n;
+	int	c;
+
+	for (c = 0; c < nch; c++)
+		sum += w[c];
+	for (c = nch - 1; c > 0; c--) {
+		part[c] = ((size_t)((double)n * w[c] / sum) + 15) & ~(size_t)15;
+		if (part[c] < 16)
+			part[c] = 16;
+		if (part[c] > left - 16 * (size_t)c)
+			part[c] = 16;
+		left -= part[c];
+	}
+	part[0] = left;
+	for (c = nch; c < TCA_NCHANNELS; c++)
+		part[c] = 0;
+}
+
+/*
+ * New weights w from a split's parts and each channel's time (ns): the
+ * weights follow each channel's measured bandwidth (seed 003 §5.2).
+ */
+void
+vcl_tca_weigh(const size_t *part, const uint64_t *tc, int nch, double *w)
+{
+	double	bw[TCA_NCHANNELS], sum = 0;
+	int	c;
+
+	for (c = 0; c < nch; c++) {
+		bw[c] = (double)part[c] / (double)(tc[c] > 0 ? tc[c] : 1);
+		sum += bw[c];
+	}
+	for (c = 0; c < nch && sum > 0; c++)
+		w[c] = bw[c] / sum;
 }

@@ -38,5 +38,7 @@ struct vcl_tca_lib {
 int		 vcl_tca_lib_load(struct vcl_tca_lib *, char *, size_t);
 void		 vcl_tca_lib_unload(struct vcl_tca_lib *);
 const char	*vcl_tca_lib_error(const struct vcl_tca_lib *, tcaresult);
+void		 vcl_tca_split(size_t, const double *, int, size_t *);
+void		 vcl_tca_weigh(const size_t *, const uint64_t *, int, double *);
 
 #endif /* !VCL_TCA_LIB_H */

@@ -292,6 +292,20 @@ vcl_tp_inband(const struct vcl_tp_ep *ep)
 	return (ep == NULL || (ep->tp->ops->caps & VCL_TP_INBAND) != 0);
 }
 
+/*
+ * Whether a bulk of len bytes goes on the endpoint's transport (1) or
+ * rides the control stream (0): a backend may leave sizes where it loses
+ * to the stream (tp->stream_below, tp->stream_above) to the stream.
+ */
+int
+vcl_tp_oob_size(const struct vcl_tp_ep *ep, uint64_t len)
+{
+	if (vcl_tp_inband(ep) || len == 0)
+		return (0);
+	return (len >= ep->tp->stream_below && (ep->tp->stream_above == 0 ||
+	    len <= ep->tp->stream_above));
+}
+
 /* A VCL_TP_E* in words. */
 const char *
 vcl_tp_strerror(int err)

@@ -136,6 +136,13 @@ struct vcl_tp {
 	struct vcl_tp_conf	 conf;		/* defaults filled in */
 	void			*priv;		/* the backend's */
 	char			 err[256];	/* the last failure, in words */
+	/*
+	 * Set by open (0: none): bulks under stream_below bytes or over
+	 * stream_above ride the control stream, sizes where the backend
+	 * loses to it; vcl_tp_oob_size says which way a bulk goes.
+	 */
+	uint64_t		 stream_below;
+	uint64_t		 stream_above;
 };
 
 /* One end of one link; the host allocates it, connect() fills priv. */
@@ -218,6 +225,7 @@ void		 vcl_tp_close(struct vcl_tp_ep *);
 const char	*vcl_tp_name(const struct vcl_tp_ep *);
 const char	*vcl_tp_strerror(int);
 int		 vcl_tp_inband(const struct vcl_tp_ep *);
+int		 vcl_tp_oob_size(const struct vcl_tp_ep *, uint64_t);
 
 /* tcp: the control stream every link has. */
 int	vcl_tcp_dial(const char *, char *, size_t, char *, size_t);
