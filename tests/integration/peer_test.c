@@ -7,17 +7,6 @@
 #include "rawproto.h"
 
 #define MIB		(1u << 20)
-#define NOTIFY_MSGS	2000	/* messages read while waiting for one */
-
-/* A client session (with its id and key) and a context 1, queue 2. */
-static int
-client_open(struct conn *c, const struct srv *sv, uint64_t *sid,
-    uint64_t *key)
-{
-	if (conn_open(c, sv) != 0 || hello_as(c, 0, sid, key) != 0)
-		return (-1);
-	return (create_context(c, 1) | create_queue(c, 2, 1));
-}
 
 /* A peer link session. */
 static int
@@ -118,30 +107,6 @@ peer_fail(struct conn *c, uint64_t *ids, size_t n, const char *source)
 	r.call_case = VCL__REQUEST__CALL_PEER_FAIL;
 	r.peer_fail = &pf;
 	return (send_req(c, &r, NULL, 0));
-}
-
-/*
- * Read (bounded) until the server notifies event ev. Returns 0 with its
- * status in *st, -1 when none came (timeout or closed).
- */
-static int
-wait_notify(struct conn *c, uint64_t ev, cl_int *st)
-{
-	struct reply	rp;
-	size_t		i;
-	int		n, found = 0;
-
-	for (n = 0; !found && n < NOTIFY_MSGS; n++) {
-		if (recv_msg(c, &rp) != 0)
-			return (-1);
-		for (i = 0; rp.tc->notify != NULL && i < rp.tc->n_notify; i++)
-			if (rp.tc->notify[i]->event == ev) {
-				*st = rp.tc->notify[i]->status;
-				found = 1;
-			}
-		reply_free(&rp);
-	}
-	return (found ? 0 : -1);
 }
 
 /* Read (bounded) the next Reply on a peer link; its status, or 1: none. */

@@ -885,3 +885,34 @@ rawproto_main(int argc, char **argv, const struct test *tests, size_t ntests)
 	printf("%d passed, %d failed\n", passed, failed);
 	return (failed == 0 ? 0 : 1);
 }
+
+/* A client session (with its id and key) and a context 1, queue 2. */
+int
+client_open(struct conn *c, const struct srv *sv, uint64_t *sid,
+    uint64_t *key)
+{
+	if (conn_open(c, sv) != 0 || hello_as(c, 0, sid, key) != 0)
+		return (-1);
+	return (create_context(c, 1) | create_queue(c, 2, 1));
+}
+
+/* Read messages (bounded) until event ev's notification; its status. */
+int
+wait_notify(struct conn *c, uint64_t ev, cl_int *st)
+{
+	struct reply	rp;
+	size_t		i;
+	int		n, found = 0;
+
+	for (n = 0; !found && n < 2000; n++) {
+		if (recv_msg(c, &rp) != 0)
+			return (-1);
+		for (i = 0; rp.tc->notify != NULL && i < rp.tc->n_notify; i++)
+			if (rp.tc->notify[i]->event == ev) {
+				*st = rp.tc->notify[i]->status;
+				found = 1;
+			}
+		reply_free(&rp);
+	}
+	return (found ? 0 : -1);
+}

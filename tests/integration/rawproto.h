@@ -124,6 +124,9 @@ int get_info_status(struct conn *c, Vcl__GetInfo__What what, uint64_t id,
     uint32_t param);
 int device_info_u64(struct conn *c, uint32_t param, uint64_t *v);
 int msg_has(const struct reply *rp, const char *word);
+int client_open(struct conn *c, const struct srv *sv, uint64_t *sid,
+    uint64_t *key);
+int wait_notify(struct conn *c, uint64_t ev, cl_int *st);
 
 /*
  * Run the groups (SESSION_TEST_ONLY names one) against VCLSERVER, each in a

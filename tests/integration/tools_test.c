@@ -737,27 +737,6 @@ out:
 	srv_stop(&a, "held_server_exit");
 }
 
-/* Read (bounded) until event ev is notified; 0 with its status, or -1. */
-static int
-wait_notify(struct conn *c, uint64_t ev, cl_int *st)
-{
-	struct reply	rp;
-	size_t		i;
-	int		n, found = 0;
-
-	for (n = 0; !found && n < 2000; n++) {
-		if (recv_msg(c, &rp) != 0)
-			return (-1);
-		for (i = 0; rp.tc->notify != NULL && i < rp.tc->n_notify; i++)
-			if (rp.tc->notify[i]->event == ev) {
-				*st = rp.tc->notify[i]->status;
-				found = 1;
-			}
-		reply_free(&rp);
-	}
-	return (found ? 0 : -1);
-}
-
 /* Poll Stats (bounded) until migrations in (or out) reach want; 1 if so. */
 static int
 wait_count(struct conn *c, int in, uint64_t want, uint64_t *got)

@@ -10,39 +10,7 @@
 #include "vcl_transport.h"
 
 #define MIB		(1u << 20)
-#define NOTIFY_MSGS	2000	/* messages read while waiting for one */
 #define XFER_BYTES	(8 * MIB + 12)
-
-/* A client session (with its id and key) and a context 1, queue 2. */
-static int
-client_open(struct conn *c, const struct srv *sv, uint64_t *sid,
-    uint64_t *key)
-{
-	if (conn_open(c, sv) != 0 || hello_as(c, 0, sid, key) != 0)
-		return (-1);
-	return (create_context(c, 1) | create_queue(c, 2, 1));
-}
-
-/* Read messages (bounded) until event ev's notification; its status. */
-static int
-wait_notify(struct conn *c, uint64_t ev, cl_int *st)
-{
-	struct reply	rp;
-	size_t		i;
-	int		n, found = 0;
-
-	for (n = 0; !found && n < NOTIFY_MSGS; n++) {
-		if (recv_msg(c, &rp) != 0)
-			return (-1);
-		for (i = 0; rp.tc->notify != NULL && i < rp.tc->n_notify; i++)
-			if (rp.tc->notify[i]->event == ev) {
-				*st = rp.tc->notify[i]->status;
-				found = 1;
-			}
-		reply_free(&rp);
-	}
-	return (found ? 0 : -1);
-}
 
 /*
  * Stats of c's server: the transport of its peer link to addr (into tp),

@@ -14,21 +14,10 @@
 #include "vcl_ucx.h"
 
 #define MIB		(1u << 20)
-#define NOTIFY_MSGS	2000	/* messages read while waiting for one */
 
 /* The server forced to ucx, with a frame deadline far past the tests'. */
 static const char *const ucx_args[] = { "--transport-force", "ucx",
     "--frame-timeout", "600", NULL };
-
-/* A client session (with its id and key) and a context 1, queue 2. */
-static int
-client_open(struct conn *c, const struct srv *sv, uint64_t *sid,
-    uint64_t *key)
-{
-	if (conn_open(c, sv) != 0 || hello_as(c, 0, sid, key) != 0)
-		return (-1);
-	return (create_context(c, 1) | create_queue(c, 2, 1));
-}
 
 /*
  * A peer link offering ucx with u's address; the server must choose ucx:
@@ -167,30 +156,6 @@ ucx_send_all(struct vcl_ucx *u, struct vcl_ucx_ep *ep, uint64_t tag,
 			(void)poll(&pfd, 1, 10);
 	}
 	return (sent_n == want ? sent_status : -1);
-}
-
-/*
- * Read (bounded) until the server notifies event ev. Returns 0 with its
- * status in *st, -1 when none came (timeout or closed).
- */
-static int
-wait_notify(struct conn *c, uint64_t ev, cl_int *st)
-{
-	struct reply	rp;
-	size_t		i;
-	int		n, found = 0;
-
-	for (n = 0; !found && n < NOTIFY_MSGS; n++) {
-		if (recv_msg(c, &rp) != 0)
-			return (-1);
-		for (i = 0; rp.tc->notify != NULL && i < rp.tc->n_notify; i++)
-			if (rp.tc->notify[i]->event == ev) {
-				*st = rp.tc->notify[i]->status;
-				found = 1;
-			}
-		reply_free(&rp);
-	}
-	return (found ? 0 : -1);
 }
 
 /* Poll Stats on w (bounded) until bytes_in reaches want. */
