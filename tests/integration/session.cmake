@@ -78,12 +78,6 @@ set_property(TEST it_raw_tools APPEND PROPERTY ENVIRONMENT
 if(VCL_HAVE_UCX)
 	vcl_rawtest(ucx)
 	target_link_libraries(ucx_test PRIVATE vclucx)
-	# Its pushes through this process's own UCX worker timed out now and
-	# then (all three at 10 s), cause not found: run it by hand
-	# (build/tests/integration/ucx_test with vclserver and
-	# busy_client as its arguments) until it is found; ucx is offered
-	# only where named.
-	set_tests_properties(it_raw_ucx PROPERTIES DISABLED TRUE)
 endif()
 vcl_rawtest(transport)
 vcl_rawtest(hostile)
