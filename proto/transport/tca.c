@@ -26,7 +26,10 @@
  * header in its window, waits for the header's notification (the modelled
  * time it became visible), copies the chunk into the posted destination and
  * pushes the ack back. A chunk of a transfer no receive is posted for waits
- * in the lane (held, costing no memory) until one is.
+ * in the lane (held, costing no memory) until one is, at most
+ * VCL_TCA_HOLD_MS (default 30 s, as the server's frame deadline): then its
+ * transfer's bytes are dropped, so that one stray transfer cannot stop the
+ * link's others for the rest of its life.
  *
  * The loop is never held longer than one chunk's DMA (waited with
  * tcaWaitDMAC, bounded by the library's wait bound). TCA has no descriptor
@@ -61,6 +64,7 @@
 #define VCL_TCA_CH		0		/* the channel of headers, acks */
 #define VCL_TCA_SPLIT_MIN	(4u << 10)	/* data split over the four */
 #define VCL_TCA_SPLIT_MAX	(64u << 10)	/* channels (seed 003 §6.1) */
+#define VCL_TCA_HOLD_MS		30000		/* unposted chunk in a lane */
 
 struct vcl_tca_mbox {
 	volatile uint64_t	seq;
@@ -97,6 +101,7 @@ struct vcl_tca {
 	int		 signalled;
 	double		 w[TCA_NCHANNELS];	/* the split's, measured */
 	int		 did;		/* a pass moved something */
+	uint64_t	 hold_ns;	/* an unposted chunk's bound */
 };
 
 /* The lane announcement (TransportCtl data). */
@@ -142,6 +147,8 @@ struct vcl_tca_ep {
 	uint64_t		 dropxid[8];	/* cancelled xids, to drop */
 	int			 ndrop;
 	int			 closed;
+	uint64_t		 held_seq;	/* chunk waiting for a receive */
+	uint64_t		 held_since;	/* since when (ns), 0: none */
 };
 
 static void	vcl_tca_signal(struct vcl_tp *, int);
@@ -286,6 +293,10 @@ vcl_tca_open(struct vcl_tp *tp)
 	 */
 	tp->stream_below = vcl_tca_env_size("VCL_TCA_TCP_BELOW", 4096);
 	tp->stream_above = vcl_tca_env_size("VCL_TCA_TCP_ABOVE", 0);
+	t->hold_ns = vcl_tca_env_size("VCL_TCA_HOLD_MS", VCL_TCA_HOLD_MS) *
+	    1000000ull;
+	if (t->hold_ns == 0)
+		t->hold_ns = VCL_TCA_HOLD_MS * 1000000ull;
 	/* Seed 003's channel bandwidths until measured. */
 	t->w[0] = 2.9;
 	t->w[1] = 1.3;
@@ -803,6 +814,32 @@ vcl_tca_dropped(struct vcl_tca_ep *e, uint64_t xid)
 	return (0);
 }
 
+/*
+ * A chunk no receive is posted for: 1 once it has waited in the lane past
+ * the instance's bound, its transfer then dropped (with what else of it
+ * still comes); else 0, the clock started at its first sight.
+ */
+static int
+vcl_tca_held_long(struct vcl_tp_ep *ep, const struct vcl_tca_mbox *mb)
+{
+	struct vcl_tca		*t = ep->tp->priv;
+	struct vcl_tca_ep	*e = ep->priv;
+	uint64_t		 now = vcl_tca_now();
+
+	if (e->held_since == 0 || e->held_seq != mb->seq) {
+		e->held_seq = mb->seq;
+		e->held_since = now;
+		return (0);
+	}
+	if (now - e->held_since < t->hold_ns)
+		return (0);
+	vcl_log_warn("tca: transfer %llu: no receive posted in %llu ms, its "
+	    "bytes dropped", (unsigned long long)mb->xid,
+	    (unsigned long long)(t->hold_ns / 1000000));
+	e->dropxid[e->ndrop++ % 8] = mb->xid;
+	return (1);
+}
+
 /* Take the chunks that arrived in our window for posted receives. */
 static int
 vcl_tca_take(struct vcl_tp_ep *ep)
@@ -839,8 +876,9 @@ vcl_tca_take(struct vcl_tp_ep *ep)
 				break;
 		}
 		drop = vcl_tca_dropped(e, mb->xid);
-		if (r == NULL && !drop)
+		if (r == NULL && !drop && !vcl_tca_held_long(ep, mb))
 			break;		/* held in the lane until posted */
+		e->held_since = 0;
 		/* The header's notification: visible at the modelled time. */
 		res = vcl_tca_L.wait_dma_recv_desc(&e->peer.win,
 		    vcl_tca_slot(((struct vcl_tca *)ep->tp->priv)->lane, e->rx),
