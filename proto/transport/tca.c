@@ -33,12 +33,16 @@
  *
  * The loop is never held longer than one chunk's DMA (waited with
  * tcaWaitDMAC, bounded by the library's wait bound). TCA has no descriptor
- * to wait on: evfd gives the control stream, asking for writability while
- * work is pending so that the host keeps calling progress; the control
- * stream's end (peeked, never read) is how a vanished peer is noticed.
+ * to wait on: the instance's event source is a timerfd, readable at once
+ * while passes move bytes; while work is pending but a pass moved nothing
+ * (the other end has not run yet), a few passes yield the CPU, then the
+ * timer sleeps for a backoff growing from 50 us to VCL_TCA_NAP_MAX_US, so
+ * that a link waiting on its peer does not spin a core. An endpoint's
+ * source is its control stream, whose end (peeked, never read) is how a
+ * vanished peer is noticed.
  */
-#include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 
 #include <errno.h>
 #include <pthread.h>
@@ -65,6 +69,9 @@
 #define VCL_TCA_SPLIT_MIN	(4u << 10)	/* data split over the four */
 #define VCL_TCA_SPLIT_MAX	(64u << 10)	/* channels (seed 003 §6.1) */
 #define VCL_TCA_HOLD_MS		30000		/* unposted chunk in a lane */
+#define VCL_TCA_SPIN		8		/* idle passes that yield */
+#define VCL_TCA_NAP_MIN_US	50		/* then the timer's backoff */
+#define VCL_TCA_NAP_MAX_US	2000
 
 struct vcl_tca_mbox {
 	volatile uint64_t	seq;
@@ -97,8 +104,10 @@ struct vcl_tca {
 	tcaHandle	 winh;
 	uint32_t	 busy;		/* lanes taken, one bit each */
 	struct vcl_tp_ep *eps[VCL_TCA_LANES];	/* by lane */
-	int		 efd;		/* readable while work is pending */
-	int		 signalled;
+	int		 efd;		/* timerfd: readable when to progress */
+	int		 armed;		/* 0 off, 1 at once, 2 a nap */
+	int		 idle;		/* passes in a row that moved nothing */
+	uint64_t	 nap_us;	/* the next nap */
 	double		 w[TCA_NCHANNELS];	/* the split's, measured */
 	int		 did;		/* a pass moved something */
 	uint64_t	 hold_ns;	/* an unposted chunk's bound */
@@ -280,8 +289,9 @@ vcl_tca_open(struct vcl_tp *tp)
 		    vcl_tca_lib_error(&vcl_tca_L, res));
 		goto out;
 	}
-	if ((t->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) == -1) {
-		snprintf(tp->err, sizeof tp->err, "eventfd: %s",
+	if ((t->efd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK |
+	    TFD_CLOEXEC)) == -1) {
+		snprintf(tp->err, sizeof tp->err, "timerfd: %s",
 		    strerror(errno));
 		goto out;
 	}
@@ -297,6 +307,7 @@ vcl_tca_open(struct vcl_tp *tp)
 	    1000000ull;
 	if (t->hold_ns == 0)
 		t->hold_ns = VCL_TCA_HOLD_MS * 1000000ull;
+	t->nap_us = VCL_TCA_NAP_MIN_US;
 	/* Seed 003's channel bandwidths until measured. */
 	t->w[0] = 2.9;
 	t->w[1] = 1.3;
@@ -661,40 +672,52 @@ vcl_tca_cancel(struct vcl_tp_ep *ep, uint64_t xid)
 	vcl_tca_recv_done(e, r, VCL_TP_ECANCELED);
 }
 
-/* Keep the instance's eventfd readable (on) or drain it (off). */
+/*
+ * Set the instance's timerfd: off (0), readable at once (1), or readable
+ * after us microseconds (2). Setting it clears what had expired.
+ */
+static void
+vcl_tca_arm(struct vcl_tca *t, int how, uint64_t us)
+{
+	struct itimerspec	its;
+
+	if (how == t->armed && how != 2)
+		return;
+	memset(&its, 0, sizeof its);
+	if (how == 1)
+		its.it_value.tv_nsec = 1;
+	else if (how == 2) {
+		its.it_value.tv_sec = (time_t)(us / 1000000);
+		its.it_value.tv_nsec = (long)(us % 1000000) * 1000;
+	}
+	(void)timerfd_settime(t->efd, 0, &its, NULL);
+	t->armed = how;
+}
+
+/* Work was posted (on) or none is left (off): progress at once, or not. */
 static void
 vcl_tca_signal(struct vcl_tp *tp, int on)
 {
 	struct vcl_tca	*t = tp->priv;
-	uint64_t	 v = 1;
 
-	if (on == t->signalled)
-		return;
-	if (on)
-		(void)!write(t->efd, &v, sizeof v);
-	else
-		(void)!read(t->efd, &v, sizeof v);
-	t->signalled = on;
+	t->idle = 0;
+	t->nap_us = VCL_TCA_NAP_MIN_US;
+	vcl_tca_arm(t, on ? 1 : 0, 0);
 }
 
 /*
- * The instance's source: an eventfd kept readable while any endpoint has
- * work (the host then keeps calling progress); an endpoint's: its control
- * stream, asking for writability while work is pending.
+ * The instance's source: its timerfd, readable when progress should run
+ * (at once while bytes move, after a nap while work waits on the other
+ * end); an endpoint's: its control stream (its end fails the link).
  */
 static int
 vcl_tca_evfd(struct vcl_tp *tp, struct vcl_tp_ep *ep, short *ev)
 {
-	struct vcl_tca_ep	*e;
-
 	*ev = VCL_TP_EV_READ;
 	if (ep == NULL)
 		return (((struct vcl_tca *)tp->priv)->efd);
 	if (ep->ctl == NULL)
 		return (-1);
-	e = ep->priv;
-	if (e->sends != NULL || e->recvs != NULL)
-		*ev |= VCL_TP_EV_WRITE;
 	return (ep->ctl->fd);
 }
 
@@ -949,13 +972,23 @@ vcl_tca_progress(struct vcl_tp *tp, struct vcl_tp_ep *ep)
 				again |= vcl_tca_progress_ep(tp, t->eps[i]);
 		}
 	}
-	vcl_tca_signal(tp, again);
-	/*
-	 * Work pending but none done: the other end's process must run for
-	 * any to come (on a host of few cores, the peer server itself).
-	 */
-	if (again && !t->did)
+	if (!again || t->did) {
+		/* Nothing pending, or bytes moved: progress again at once. */
+		vcl_tca_signal(tp, again);
+	} else if (++t->idle <= VCL_TCA_SPIN) {
+		/*
+		 * Work pending but none done: the other end's process must
+		 * run for any to come (on a host of few cores, the peer
+		 * server itself). Yield a few passes, then nap.
+		 */
+		vcl_tca_arm(t, 1, 0);
 		sched_yield();
+	} else {
+		vcl_tca_arm(t, 2, t->nap_us);
+		if ((t->nap_us *= 2) > VCL_TCA_NAP_MAX_US)
+			t->nap_us = VCL_TCA_NAP_MAX_US;
+		again = 0;	/* sleep on the timer */
+	}
 	t->did = 0;
 	return (again);
 }
