@@ -88,3 +88,6 @@ target_link_libraries(readbench PRIVATE rawproto)
 target_compile_options(readbench PRIVATE ${VCL_WARNINGS})
 vcl_rawtest(tca)
 vcl_rawtest(tcawait)
+vcl_rawtest(options)
+set_property(TEST it_raw_options APPEND PROPERTY ENVIRONMENT
+	"VCL_TEST_TOOL=$<TARGET_FILE:vcl_tool>")
