@@ -25,6 +25,7 @@
 #include "vcl_frame.h"
 #include "vcl_io.h"
 #include "vcl_nodes.h"
+#include "vcl_opt.h"
 #include "vcl_tls.h"
 
 #define VCL_TOOL_TIMEOUT	5000		/* ms, --timeout */
@@ -981,8 +982,8 @@ main(int argc, char **argv)
 	int		 ch, count = 20, rc = 2;
 	uint64_t	 size = 16u << 20;
 
-	while ((ch = getopt_long(argc, argv, "jt:n:s:h", longopts,
-	    NULL)) != -1) {
+	while ((ch = vcl_opt_next(argc, argv, "jt:n:s:h", longopts,
+	    "vcl")) != -1) {
 		switch (ch) {
 		case 'j':
 			opt_json = 1;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "vcl_log.h"
+#include "vcl_opt.h"
 #include "vcl_pin.h"
 #include "vcl_server.h"
 #include "vcl_server_main.h"
@@ -503,7 +504,8 @@ main(int argc, char **argv)
 	srv.limits.frame_s = 30;
 	srv.limits.frame_rate = 64u << 10;
 
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	while ((c = vcl_opt_next(argc, argv, "", longopts, "vclserver")) !=
+	    -1) {
 		switch (c) {
 		case OPT_HELP:
 			printf(usage, VCL_DEFAULT_PORT, transport_names());

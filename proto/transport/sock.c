@@ -10,7 +10,11 @@
  * Wire: each sending endpoint opens one connection to the other process's
  * listener, writes its instance id (8 bytes), then per bulk {xid u64,
  * length u64} and the bytes. A receiver matches (sending instance, xid) to
- * a posted receive, else holds the bytes (up to max_unexpected).
+ * a posted receive, else holds the bytes (up to max_unexpected, each bulk
+ * held charged its entry as well, so that bulks of zero bytes are bounded
+ * too); one refused over that limit leaves a tombstone, to fail its
+ * receive when posted (at most VCL_SOCK_REFUSED_MAX at once; past them
+ * such a bulk is dropped without trace).
  */
 #include <sys/epoll.h>
 #include <sys/queue.h>
@@ -33,6 +37,7 @@
 
 #define VCL_SOCK_ADDR_LEN	10	/* instance id, port */
 #define VCL_SOCK_CONNECT_MS	100	/* a connect, at most (loopback) */
+#define VCL_SOCK_REFUSED_MAX	64	/* tombstones of refused early bulks */
 
 /* A posted receive, bytes that came before theirs was, or a tombstone. */
 struct vcl_sock_rx {
@@ -41,7 +46,8 @@ struct vcl_sock_rx {
 	uint8_t			*base;		/* NULL: discard */
 	uint64_t		 len, got;
 	int			 unexpected;	/* before its receive */
-	uint64_t		 held;		/* bytes of ours in base */
+	int			 refused;	/* over the limit: a tombstone */
+	uint64_t		 held;		/* charged: base's bytes + entry */
 	int			 streaming;	/* a connection fills it */
 	int			 complete;
 	int			 err;
@@ -90,6 +96,7 @@ struct vcl_sock {
 	uint16_t		 port;
 	uint64_t		 unexpected;	/* bytes held */
 	uint64_t		 max_unexpected;
+	uint64_t		 refused;	/* tombstones of refused ones */
 	struct vcl_sock_rxs	 rxs;
 	LIST_HEAD(, vcl_sock_in) ins;
 	LIST_HEAD(, vcl_sock_ep) eps;
@@ -290,6 +297,9 @@ vcl_sock_recv(struct vcl_tp_ep *ep, uint64_t xid, const struct vcl_tp_dest *d,
 		v->unexpected -= r->held;
 		r->held = 0;
 		r->unexpected = 0;
+		if (r->refused)
+			v->refused--;
+		r->refused = 0;
 	} else {
 		if ((r = calloc(1, sizeof *r)) == NULL)
 			return (VCL_TP_ENOMEM);
@@ -337,6 +347,8 @@ vcl_sock_rx_free(struct vcl_sock *v, struct vcl_sock_rx *r)
 		v->unexpected -= r->held;
 		free(r->base);
 	}
+	if (r->refused)
+		v->refused--;
 	TAILQ_REMOVE(&v->rxs, r, entry);
 	free(r);
 }
@@ -458,9 +470,14 @@ vcl_sock_route(struct vcl_sock *v, struct vcl_sock_in *in, uint64_t xid,
 		return;
 	}
 	/*
-	 * Before its receive: hold it, within the limit; over it, drop the
-	 * bytes and fail the receive when it comes.
+	 * Before its receive: hold it, its bytes and its entry within the
+	 * limit; over it, drop the bytes and leave a tombstone that fails
+	 * the receive when it comes, while there are few of them.
 	 */
+	if (v->refused >= VCL_SOCK_REFUSED_MAX &&
+	    (len > v->max_unexpected - v->unexpected ||
+	    sizeof *r > v->max_unexpected - v->unexpected - len))
+		return;		/* dropped: in->cur NULL */
 	if ((r = calloc(1, sizeof *r)) == NULL)
 		return;
 	r->src = in->src;
@@ -468,12 +485,15 @@ vcl_sock_route(struct vcl_sock *v, struct vcl_sock_in *in, uint64_t xid,
 	r->len = len;
 	r->unexpected = r->streaming = 1;
 	if (len <= v->max_unexpected - v->unexpected &&
+	    sizeof *r <= v->max_unexpected - v->unexpected - len &&
 	    (r->base = malloc(len ? len : 1)) != NULL) {
-		r->held = len;
-		v->unexpected += len;
+		r->held = len + sizeof *r;
+		v->unexpected += r->held;
 	} else {
 		r->err = VCL_TP_ETOOBIG;
 		r->complete = 1;
+		r->refused = 1;
+		v->refused++;
 	}
 	TAILQ_INSERT_TAIL(&v->rxs, r, entry);
 	in->cur = r;

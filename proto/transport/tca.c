@@ -26,16 +26,23 @@
  * header in its window, waits for the header's notification (the modelled
  * time it became visible), copies the chunk into the posted destination and
  * pushes the ack back. A chunk of a transfer no receive is posted for waits
- * in the lane (held, costing no memory) until one is.
+ * in the lane (held, costing no memory) until one is, at most
+ * VCL_TCA_HOLD_MS (default 30 s, as the server's frame deadline): then its
+ * transfer's bytes are dropped, so that one stray transfer cannot stop the
+ * link's others for the rest of its life.
  *
  * The loop is never held longer than one chunk's DMA (waited with
  * tcaWaitDMAC, bounded by the library's wait bound). TCA has no descriptor
- * to wait on: evfd gives the control stream, asking for writability while
- * work is pending so that the host keeps calling progress; the control
- * stream's end (peeked, never read) is how a vanished peer is noticed.
+ * to wait on: the instance's event source is a timerfd, readable at once
+ * while passes move bytes; while work is pending but a pass moved nothing
+ * (the other end has not run yet), a few passes yield the CPU, then the
+ * timer sleeps for a backoff growing from 50 us to VCL_TCA_NAP_MAX_US, so
+ * that a link waiting on its peer does not spin a core. An endpoint's
+ * source is its control stream, whose end (peeked, never read) is how a
+ * vanished peer is noticed.
  */
-#include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 
 #include <errno.h>
 #include <pthread.h>
@@ -61,6 +68,10 @@
 #define VCL_TCA_CH		0		/* the channel of headers, acks */
 #define VCL_TCA_SPLIT_MIN	(4u << 10)	/* data split over the four */
 #define VCL_TCA_SPLIT_MAX	(64u << 10)	/* channels (seed 003 §6.1) */
+#define VCL_TCA_HOLD_MS		30000		/* unposted chunk in a lane */
+#define VCL_TCA_SPIN		8		/* idle passes that yield */
+#define VCL_TCA_NAP_MIN_US	50		/* then the timer's backoff */
+#define VCL_TCA_NAP_MAX_US	2000
 
 struct vcl_tca_mbox {
 	volatile uint64_t	seq;
@@ -93,10 +104,13 @@ struct vcl_tca {
 	tcaHandle	 winh;
 	uint32_t	 busy;		/* lanes taken, one bit each */
 	struct vcl_tp_ep *eps[VCL_TCA_LANES];	/* by lane */
-	int		 efd;		/* readable while work is pending */
-	int		 signalled;
+	int		 efd;		/* timerfd: readable when to progress */
+	int		 armed;		/* 0 off, 1 at once, 2 a nap */
+	int		 idle;		/* passes in a row that moved nothing */
+	uint64_t	 nap_us;	/* the next nap */
 	double		 w[TCA_NCHANNELS];	/* the split's, measured */
 	int		 did;		/* a pass moved something */
+	uint64_t	 hold_ns;	/* an unposted chunk's bound */
 };
 
 /* The lane announcement (TransportCtl data). */
@@ -142,6 +156,8 @@ struct vcl_tca_ep {
 	uint64_t		 dropxid[8];	/* cancelled xids, to drop */
 	int			 ndrop;
 	int			 closed;
+	uint64_t		 held_seq;	/* chunk waiting for a receive */
+	uint64_t		 held_since;	/* since when (ns), 0: none */
 };
 
 static void	vcl_tca_signal(struct vcl_tp *, int);
@@ -273,8 +289,9 @@ vcl_tca_open(struct vcl_tp *tp)
 		    vcl_tca_lib_error(&vcl_tca_L, res));
 		goto out;
 	}
-	if ((t->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) == -1) {
-		snprintf(tp->err, sizeof tp->err, "eventfd: %s",
+	if ((t->efd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK |
+	    TFD_CLOEXEC)) == -1) {
+		snprintf(tp->err, sizeof tp->err, "timerfd: %s",
 		    strerror(errno));
 		goto out;
 	}
@@ -286,6 +303,11 @@ vcl_tca_open(struct vcl_tp *tp)
 	 */
 	tp->stream_below = vcl_tca_env_size("VCL_TCA_TCP_BELOW", 4096);
 	tp->stream_above = vcl_tca_env_size("VCL_TCA_TCP_ABOVE", 0);
+	t->hold_ns = vcl_tca_env_size("VCL_TCA_HOLD_MS", VCL_TCA_HOLD_MS) *
+	    1000000ull;
+	if (t->hold_ns == 0)
+		t->hold_ns = VCL_TCA_HOLD_MS * 1000000ull;
+	t->nap_us = VCL_TCA_NAP_MIN_US;
 	/* Seed 003's channel bandwidths until measured. */
 	t->w[0] = 2.9;
 	t->w[1] = 1.3;
@@ -650,40 +672,52 @@ vcl_tca_cancel(struct vcl_tp_ep *ep, uint64_t xid)
 	vcl_tca_recv_done(e, r, VCL_TP_ECANCELED);
 }
 
-/* Keep the instance's eventfd readable (on) or drain it (off). */
+/*
+ * Set the instance's timerfd: off (0), readable at once (1), or readable
+ * after us microseconds (2). Setting it clears what had expired.
+ */
+static void
+vcl_tca_arm(struct vcl_tca *t, int how, uint64_t us)
+{
+	struct itimerspec	its;
+
+	if (how == t->armed && how != 2)
+		return;
+	memset(&its, 0, sizeof its);
+	if (how == 1)
+		its.it_value.tv_nsec = 1;
+	else if (how == 2) {
+		its.it_value.tv_sec = (time_t)(us / 1000000);
+		its.it_value.tv_nsec = (long)(us % 1000000) * 1000;
+	}
+	(void)timerfd_settime(t->efd, 0, &its, NULL);
+	t->armed = how;
+}
+
+/* Work was posted (on) or none is left (off): progress at once, or not. */
 static void
 vcl_tca_signal(struct vcl_tp *tp, int on)
 {
 	struct vcl_tca	*t = tp->priv;
-	uint64_t	 v = 1;
 
-	if (on == t->signalled)
-		return;
-	if (on)
-		(void)!write(t->efd, &v, sizeof v);
-	else
-		(void)!read(t->efd, &v, sizeof v);
-	t->signalled = on;
+	t->idle = 0;
+	t->nap_us = VCL_TCA_NAP_MIN_US;
+	vcl_tca_arm(t, on ? 1 : 0, 0);
 }
 
 /*
- * The instance's source: an eventfd kept readable while any endpoint has
- * work (the host then keeps calling progress); an endpoint's: its control
- * stream, asking for writability while work is pending.
+ * The instance's source: its timerfd, readable when progress should run
+ * (at once while bytes move, after a nap while work waits on the other
+ * end); an endpoint's: its control stream (its end fails the link).
  */
 static int
 vcl_tca_evfd(struct vcl_tp *tp, struct vcl_tp_ep *ep, short *ev)
 {
-	struct vcl_tca_ep	*e;
-
 	*ev = VCL_TP_EV_READ;
 	if (ep == NULL)
 		return (((struct vcl_tca *)tp->priv)->efd);
 	if (ep->ctl == NULL)
 		return (-1);
-	e = ep->priv;
-	if (e->sends != NULL || e->recvs != NULL)
-		*ev |= VCL_TP_EV_WRITE;
 	return (ep->ctl->fd);
 }
 
@@ -803,6 +837,32 @@ vcl_tca_dropped(struct vcl_tca_ep *e, uint64_t xid)
 	return (0);
 }
 
+/*
+ * A chunk no receive is posted for: 1 once it has waited in the lane past
+ * the instance's bound, its transfer then dropped (with what else of it
+ * still comes); else 0, the clock started at its first sight.
+ */
+static int
+vcl_tca_held_long(struct vcl_tp_ep *ep, const struct vcl_tca_mbox *mb)
+{
+	struct vcl_tca		*t = ep->tp->priv;
+	struct vcl_tca_ep	*e = ep->priv;
+	uint64_t		 now = vcl_tca_now();
+
+	if (e->held_since == 0 || e->held_seq != mb->seq) {
+		e->held_seq = mb->seq;
+		e->held_since = now;
+		return (0);
+	}
+	if (now - e->held_since < t->hold_ns)
+		return (0);
+	vcl_log_warn("tca: transfer %llu: no receive posted in %llu ms, its "
+	    "bytes dropped", (unsigned long long)mb->xid,
+	    (unsigned long long)(t->hold_ns / 1000000));
+	e->dropxid[e->ndrop++ % 8] = mb->xid;
+	return (1);
+}
+
 /* Take the chunks that arrived in our window for posted receives. */
 static int
 vcl_tca_take(struct vcl_tp_ep *ep)
@@ -839,8 +899,9 @@ vcl_tca_take(struct vcl_tp_ep *ep)
 				break;
 		}
 		drop = vcl_tca_dropped(e, mb->xid);
-		if (r == NULL && !drop)
+		if (r == NULL && !drop && !vcl_tca_held_long(ep, mb))
 			break;		/* held in the lane until posted */
+		e->held_since = 0;
 		/* The header's notification: visible at the modelled time. */
 		res = vcl_tca_L.wait_dma_recv_desc(&e->peer.win,
 		    vcl_tca_slot(((struct vcl_tca *)ep->tp->priv)->lane, e->rx),
@@ -911,13 +972,23 @@ vcl_tca_progress(struct vcl_tp *tp, struct vcl_tp_ep *ep)
 				again |= vcl_tca_progress_ep(tp, t->eps[i]);
 		}
 	}
-	vcl_tca_signal(tp, again);
-	/*
-	 * Work pending but none done: the other end's process must run for
-	 * any to come (on a host of few cores, the peer server itself).
-	 */
-	if (again && !t->did)
+	if (!again || t->did) {
+		/* Nothing pending, or bytes moved: progress again at once. */
+		vcl_tca_signal(tp, again);
+	} else if (++t->idle <= VCL_TCA_SPIN) {
+		/*
+		 * Work pending but none done: the other end's process must
+		 * run for any to come (on a host of few cores, the peer
+		 * server itself). Yield a few passes, then nap.
+		 */
+		vcl_tca_arm(t, 1, 0);
 		sched_yield();
+	} else {
+		vcl_tca_arm(t, 2, t->nap_us);
+		if ((t->nap_us *= 2) > VCL_TCA_NAP_MAX_US)
+			t->nap_us = VCL_TCA_NAP_MAX_US;
+		again = 0;	/* sleep on the timer */
+	}
 	t->did = 0;
 	return (again);
 }

@@ -78,12 +78,6 @@ set_property(TEST it_raw_tools APPEND PROPERTY ENVIRONMENT
 if(VCL_HAVE_UCX)
 	vcl_rawtest(ucx)
 	target_link_libraries(ucx_test PRIVATE vclucx)
-	# Its pushes through this process's own UCX worker timed out now and
-	# then (all three at 10 s), cause not found: run it by hand
-	# (build/tests/integration/ucx_test with vclserver and
-	# busy_client as its arguments) until it is found; ucx is offered
-	# only where named.
-	set_tests_properties(it_raw_ucx PROPERTIES DISABLED TRUE)
 endif()
 vcl_rawtest(transport)
 vcl_rawtest(hostile)
@@ -93,3 +87,7 @@ add_executable(readbench readbench.c)
 target_link_libraries(readbench PRIVATE rawproto)
 target_compile_options(readbench PRIVATE ${VCL_WARNINGS})
 vcl_rawtest(tca)
+vcl_rawtest(tcawait)
+vcl_rawtest(options)
+set_property(TEST it_raw_options APPEND PROPERTY ENVIRONMENT
+	"VCL_TEST_TOOL=$<TARGET_FILE:vcl_tool>")
