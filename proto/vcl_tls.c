@@ -374,6 +374,35 @@ vcl_link_recv_some(struct vcl_link *l, void *buf, size_t n)
 }
 
 /*
+ * For blocking users: one locked read of what is ready now, never waiting
+ * (plain or TLS). Returns bytes, 0 at end of stream, -1 with errno EAGAIN
+ * when nothing is ready, or -1.
+ */
+ssize_t
+vcl_link_recv_now(struct vcl_link *l, void *buf, size_t n)
+{
+	struct vcl_link_nopipe	np;
+	int			r, st;
+
+	if (l->ssl == NULL)
+		return (recv(l->fd, buf, n, MSG_DONTWAIT));
+	vcl_link_nopipe_begin(&np);
+	pthread_mutex_lock(&l->lock);
+	ERR_clear_error();
+	r = SSL_read(l->ssl, buf, n > INT_MAX ? INT_MAX : (int)n);
+	st = r > 0 ? 0 : vcl_link_status(l, r);
+	pthread_mutex_unlock(&l->lock);
+	vcl_link_nopipe_end(&np);
+	if (r > 0)
+		return (r);
+	if (st == 0)
+		return (0);
+	if (st == 1)
+		errno = EAGAIN;
+	return (-1);
+}
+
+/*
  * One locked TLS write of part of iov, waiting at most the link's timeout;
  * never raises SIGPIPE. Returns bytes written, or -1 (errno EAGAIN: the
  * wait timed out, call again).
