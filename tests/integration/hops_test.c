@@ -1,0 +1,554 @@
+/* hops_test.c - libvcl's reading token: who reads the socket, under load. */
+
+/*
+ * libvcl (through the ICD loader; VCL_TEST_ICD_DIR names the directory of
+ * vcl.icd) in this test's child, against one server. A thread waiting for
+ * its reply reads the socket itself when no other thread does, and lands
+ * whatever comes first for anyone; the receiver thread reads only when no
+ * caller does. The groups drive every way of sharing that:
+ *   hammer: threads doing blocking reads, clFinish, non-blocking reads and
+ *     event waits on one node at once, while event callbacks (run by
+ *     whichever thread read the notification, a caller or the receiver)
+ *     make blocking calls on the same node; every byte is checked.
+ *   kill, stop: threads blocked in calls behind a long kernel when the
+ *     server is killed (SIGKILL) or stops answering (SIGSTOP, found by
+ *     the ping timeout): every call returns an error, none hangs.
+ */
+
+#include <sys/wait.h>
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "rawproto.h"
+
+#define HOPS_THREADS	4
+#define HOPS_ITERS	150
+#define HOPS_WORDS	4096		/* one buffer: 16 KiB */
+#define HOPS_CB_WORDS	1024		/* what a callback reads */
+#define HOPS_CB_SEED	777u
+#define HOPS_TIMEOUT_MS	2000		/* VCL_CALL_TIMEOUT_MS of stop */
+#define HOPS_END_POLLS	1500		/* calls returning after a loss: 15 s */
+
+static const char hops_src[] =
+	"__kernel void fill(__global uint *a, uint seed)\n"
+	"{ uint i = get_global_id(0); a[i] = seed * 2654435761u + i; }\n"
+	"__kernel void spin(__global uint *a, uint n)\n"
+	"{ uint x = a[0]; for (uint i = 0; i < n; i++)\n"
+	"  x = x * 1664525u + 1013904223u; a[0] = x; }\n";
+
+/* The OpenCL objects every thread of a group shares. */
+static struct {
+	cl_context		 ctx;
+	cl_device_id		 dev;
+	cl_program		 prog;
+	cl_mem			 cbuf;		/* callbacks read it */
+	cl_command_queue	 cq;		/* callbacks' queue */
+	atomic_int		 cb_done;
+	atomic_int		 cb_bad;
+	atomic_int		 cb_want;
+} hops;
+
+/* The word a fill with seed leaves at index i. */
+static cl_uint
+hops_word(cl_uint seed, cl_uint i)
+{
+	return (seed * 2654435761u + i);
+}
+
+/* Words of a that are not fill(seed)'s. */
+static int
+hops_bad_words(const cl_uint *a, size_t n, cl_uint seed)
+{
+	size_t	i;
+	int	bad = 0;
+
+	for (i = 0; i < n; i++)
+		if (a[i] != hops_word(seed, (cl_uint)i))
+			bad++;
+	return (bad);
+}
+
+/* Point libvcl at the server, before its first call. */
+static int
+hops_env(const struct srv *sv, const char *timeout_ms)
+{
+	const char	*icd = getenv("VCL_TEST_ICD_DIR");
+	char		 nodes[64];
+
+	if (icd == NULL || *icd == '\0')
+		return (check("hops_env", 0,
+		    "VCL_TEST_ICD_DIR (the directory of vcl.icd) is not set"));
+	snprintf(nodes, sizeof nodes, "127.0.0.1:%s", sv->port);
+	setenv("VCL_NODES", nodes, 1);
+	setenv("OCL_ICD_VENDORS", icd, 1);
+	setenv("VCL_STRICT", "1", 1);
+	if (timeout_ms != NULL)
+		setenv("VCL_CALL_TIMEOUT_MS", timeout_ms, 1);
+	return (1);
+}
+
+/* Context, program, and the callbacks' buffer and queue. */
+static int
+hops_setup(void)
+{
+	cl_platform_id	 p;
+	cl_uint		 n = 0, seed = HOPS_CB_SEED;
+	cl_kernel	 k = NULL;
+	cl_int		 err = CL_SUCCESS;
+	const char	*src = hops_src;
+	size_t		 global = HOPS_CB_WORDS;
+
+	memset(&hops, 0, sizeof hops);
+	if (clGetPlatformIDs(1, &p, &n) != CL_SUCCESS || n != 1 ||
+	    clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &hops.dev, NULL) !=
+	    CL_SUCCESS)
+		return (check("hops_setup", 0, "no VCL device"));
+	if ((hops.ctx = clCreateContext(NULL, 1, &hops.dev, NULL, NULL,
+	    &err)) == NULL || (hops.cq = clCreateCommandQueue(hops.ctx,
+	    hops.dev, 0, &err)) == NULL || (hops.prog =
+	    clCreateProgramWithSource(hops.ctx, 1, &src, NULL, &err)) == NULL ||
+	    (err = clBuildProgram(hops.prog, 0, NULL, NULL, NULL, NULL)) !=
+	    CL_SUCCESS || (hops.cbuf = clCreateBuffer(hops.ctx,
+	    CL_MEM_READ_WRITE, HOPS_CB_WORDS * sizeof(cl_uint), NULL, &err)) ==
+	    NULL || (k = clCreateKernel(hops.prog, "fill", &err)) == NULL ||
+	    (err = clSetKernelArg(k, 0, sizeof hops.cbuf, &hops.cbuf)) !=
+	    CL_SUCCESS || (err = clSetKernelArg(k, 1, sizeof seed, &seed)) !=
+	    CL_SUCCESS || (err = clEnqueueNDRangeKernel(hops.cq, k, 1, NULL,
+	    &global, NULL, 0, NULL, NULL)) != CL_SUCCESS ||
+	    (err = clFinish(hops.cq)) != CL_SUCCESS) {
+		if (k != NULL)
+			clReleaseKernel(k);
+		return (check("hops_setup", 0, "OpenCL setup failed: %d",
+		    (int)err));
+	}
+	clReleaseKernel(k);
+	return (1);
+}
+
+/* Release what hops_setup made. */
+static void
+hops_teardown(void)
+{
+	if (hops.cbuf != NULL)
+		clReleaseMemObject(hops.cbuf);
+	if (hops.prog != NULL)
+		clReleaseProgram(hops.prog);
+	if (hops.cq != NULL)
+		clReleaseCommandQueue(hops.cq);
+	if (hops.ctx != NULL)
+		clReleaseContext(hops.ctx);
+}
+
+/*
+ * An event callback that makes blocking calls on the node whose
+ * notification it was run for: a blocking read (checked) and a clFinish.
+ * The thread running it may hold the node's reading token.
+ */
+static void CL_CALLBACK
+hops_cb(cl_event ev, cl_int status, void *arg)
+{
+	cl_uint	*a;
+	cl_int	 err;
+
+	(void)ev;
+	(void)arg;
+	if ((a = malloc(HOPS_CB_WORDS * sizeof *a)) == NULL) {
+		atomic_fetch_add(&hops.cb_bad, 1);
+		goto out;
+	}
+	err = clEnqueueReadBuffer(hops.cq, hops.cbuf, CL_TRUE, 0,
+	    HOPS_CB_WORDS * sizeof *a, a, 0, NULL, NULL);
+	if (err == CL_SUCCESS)
+		err = clFinish(hops.cq);
+	if (status != CL_COMPLETE || err != CL_SUCCESS ||
+	    hops_bad_words(a, HOPS_CB_WORDS, HOPS_CB_SEED) != 0)
+		atomic_fetch_add(&hops.cb_bad, 1);
+	free(a);
+out:
+	atomic_fetch_add(&hops.cb_done, 1);
+}
+
+/* One hammer thread's own objects and its result. */
+struct hops_worker {
+	pthread_t		 t;
+	int			 id;
+	cl_command_queue	 q;
+	cl_mem			 buf;
+	cl_kernel		 k;
+	cl_uint			*host;
+	int			 bad;		/* words wrong */
+	cl_int			 err;		/* first failure */
+	char			 what[64];	/* what failed */
+};
+
+/* Record a worker's first failure. */
+static void
+hops_fail(struct hops_worker *w, cl_int err, const char *what)
+{
+	if (w->err == CL_SUCCESS && w->bad == 0) {
+		w->err = err;
+		snprintf(w->what, sizeof w->what, "%s", what);
+	}
+}
+
+/*
+ * Hammer one queue: fill with a fresh seed, then get the bytes back one
+ * of four ways (blocking read; clFinish then blocking read; non-blocking
+ * read with an event callback then clFinish; non-blocking read and
+ * clWaitForEvents), checking every word. Every third fill carries an
+ * event whose callback makes blocking calls.
+ */
+static void *
+hops_worker_run(void *arg)
+{
+	struct hops_worker	*w = arg;
+	cl_event		 ev, kev;
+	cl_uint			 seed;
+	cl_int			 err;
+	size_t			 global = HOPS_WORDS, bytes;
+	int			 it;
+
+	bytes = HOPS_WORDS * sizeof *w->host;
+	for (it = 0; it < HOPS_ITERS; it++) {
+		seed = (cl_uint)(w->id * 100000 + it);
+		memset(w->host, 0, bytes);
+		kev = NULL;
+		if ((err = clSetKernelArg(w->k, 1, sizeof seed, &seed)) !=
+		    CL_SUCCESS || (err = clEnqueueNDRangeKernel(w->q, w->k, 1,
+		    NULL, &global, NULL, 0, NULL, it % 3 == 0 ? &kev : NULL)) !=
+		    CL_SUCCESS) {
+			hops_fail(w, err, "enqueue fill");
+			break;
+		}
+		if (kev != NULL) {
+			atomic_fetch_add(&hops.cb_want, 1);
+			err = clSetEventCallback(kev, CL_COMPLETE, hops_cb, NULL);
+			clReleaseEvent(kev);
+			if (err != CL_SUCCESS) {
+				atomic_fetch_sub(&hops.cb_want, 1);
+				hops_fail(w, err, "kernel event callback");
+				break;
+			}
+		}
+		ev = NULL;
+		switch (it % 4) {
+		case 0:
+			err = clEnqueueReadBuffer(w->q, w->buf, CL_TRUE, 0,
+			    bytes, w->host, 0, NULL, NULL);
+			break;
+		case 1:
+			if ((err = clFinish(w->q)) == CL_SUCCESS)
+				err = clEnqueueReadBuffer(w->q, w->buf, CL_TRUE,
+				    0, bytes, w->host, 0, NULL, NULL);
+			break;
+		case 2:
+			err = clEnqueueReadBuffer(w->q, w->buf, CL_FALSE, 0,
+			    bytes, w->host, 0, NULL, &ev);
+			if (err == CL_SUCCESS) {
+				atomic_fetch_add(&hops.cb_want, 1);
+				if ((err = clSetEventCallback(ev, CL_COMPLETE,
+				    hops_cb, NULL)) != CL_SUCCESS)
+					atomic_fetch_sub(&hops.cb_want, 1);
+			}
+			if (err == CL_SUCCESS)
+				err = clFinish(w->q);
+			break;
+		default:
+			err = clEnqueueReadBuffer(w->q, w->buf, CL_FALSE, 0,
+			    bytes, w->host, 0, NULL, &ev);
+			if (err == CL_SUCCESS)
+				err = clWaitForEvents(1, &ev);
+			if (err == CL_SUCCESS)
+				err = clFinish(w->q);
+			break;
+		}
+		if (ev != NULL)
+			clReleaseEvent(ev);
+		if (err != CL_SUCCESS) {
+			hops_fail(w, err, "read back");
+			break;
+		}
+		if ((w->bad = hops_bad_words(w->host, HOPS_WORDS, seed)) != 0) {
+			snprintf(w->what, sizeof w->what, "iteration %d (way %d)",
+			    it, it % 4);
+			break;
+		}
+	}
+	return (NULL);
+}
+
+/*
+ * Several threads on one node at once, with callbacks that call back in:
+ * every call succeeds, every word is right, every callback runs.
+ */
+static void
+t_hops_hammer(void)
+{
+	struct srv		 sv;
+	struct hops_worker	 w[HOPS_THREADS];
+	cl_int			 err = CL_SUCCESS;
+	int			 i, n, started = 0, ok = 1;
+
+	memset(&sv, 0, sizeof sv);
+	memset(w, 0, sizeof w);
+	if (!srv_start(&sv, "hops_server", "127.0.0.1:0", NULL))
+		return;
+	if (!hops_env(&sv, NULL) || !hops_setup())
+		goto out;
+	for (i = 0; i < HOPS_THREADS; i++) {
+		w[i].id = i;
+		if ((w[i].q = clCreateCommandQueue(hops.ctx, hops.dev, 0,
+		    &err)) == NULL || (w[i].buf = clCreateBuffer(hops.ctx,
+		    CL_MEM_READ_WRITE, HOPS_WORDS * sizeof(cl_uint), NULL,
+		    &err)) == NULL || (w[i].k = clCreateKernel(hops.prog,
+		    "fill", &err)) == NULL || (err = clSetKernelArg(w[i].k, 0,
+		    sizeof w[i].buf, &w[i].buf)) != CL_SUCCESS ||
+		    (w[i].host = malloc(HOPS_WORDS * sizeof(cl_uint))) == NULL) {
+			check("hops_hammer_setup", 0, "worker %d: %d", i,
+			    (int)err);
+			goto join;
+		}
+	}
+	for (i = 0; i < HOPS_THREADS; i++) {
+		if (pthread_create(&w[i].t, NULL, hops_worker_run, &w[i]) != 0)
+			break;
+		started++;
+	}
+	check("hops_hammer_threads", started == HOPS_THREADS,
+	    "started %d of %d threads", started, HOPS_THREADS);
+join:
+	for (i = 0; i < started; i++)
+		pthread_join(w[i].t, NULL);
+	for (i = 0; i < started; i++) {
+		if (w[i].err != CL_SUCCESS || w[i].bad != 0) {
+			check("hops_hammer_worker", 0, "thread %d: %s: status "
+			    "%d, %d words wrong", i, w[i].what, (int)w[i].err,
+			    w[i].bad);
+			ok = 0;
+		}
+	}
+	if (started == HOPS_THREADS && ok)
+		check("hops_hammer_workers", 1, "every word right");
+	/* A callback runs after its event's status is set: poll, bounded. */
+	for (n = 0; n < HOPS_END_POLLS && atomic_load(&hops.cb_done) <
+	    atomic_load(&hops.cb_want); n++)
+		poll_wait();
+	if (started == HOPS_THREADS)
+		check("hops_hammer_callbacks", atomic_load(&hops.cb_done) ==
+		    atomic_load(&hops.cb_want) && atomic_load(&hops.cb_bad) ==
+		    0 && atomic_load(&hops.cb_want) > 0, "%d of %d callbacks "
+		    "ran, %d saw an error or a wrong word",
+		    atomic_load(&hops.cb_done), atomic_load(&hops.cb_want),
+		    atomic_load(&hops.cb_bad));
+	for (i = 0; i < HOPS_THREADS; i++) {
+		if (w[i].k != NULL)
+			clReleaseKernel(w[i].k);
+		if (w[i].buf != NULL)
+			clReleaseMemObject(w[i].buf);
+		if (w[i].q != NULL)
+			clReleaseCommandQueue(w[i].q);
+		free(w[i].host);
+	}
+out:
+	hops_teardown();
+	srv_stop(&sv, "hops_server_stop");
+}
+
+/* Finish and ReadBuffer requests the server has seen, or -1. */
+static long long
+hops_waits_seen(const struct srv *sv)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__Stats	m = VCL__STATS__INIT;
+	struct conn	c;
+	struct reply	rp;
+	long long	n = -1;
+	size_t		i;
+
+	if (conn_session(&c, sv) != 0)
+		return (-1);
+	r.call_case = VCL__REQUEST__CALL_STATS;
+	r.stats = &m;
+	if (call(&c, &r, NULL, 0, &rp) == 0) {
+		if (rp.r->status == CL_SUCCESS && rp.r->stats != NULL) {
+			n = 0;
+			for (i = 0; i < rp.r->stats->n_ops; i++)
+				if (rp.r->stats->ops[i]->opcode ==
+				    VCL__REQUEST__CALL_FINISH ||
+				    rp.r->stats->ops[i]->opcode ==
+				    VCL__REQUEST__CALL_READ_BUFFER)
+					n += (long long)
+					    rp.r->stats->ops[i]->requests;
+		}
+		reply_free(&rp);
+	}
+	conn_close(&c);
+	return (n);
+}
+
+/* A thread blocked in one call behind the long kernel, and its result. */
+struct hops_blocked {
+	pthread_t		 t;
+	int			 id;
+	cl_command_queue	 q;
+	cl_mem			 buf;
+	atomic_int		 done;
+	cl_int			 err;
+};
+
+/* Block in a blocking read (even ids) or a clFinish (odd ids). */
+static void *
+hops_blocked_run(void *arg)
+{
+	struct hops_blocked	*b = arg;
+	cl_uint			 word;
+
+	if (b->id % 2 == 0)
+		b->err = clEnqueueReadBuffer(b->q, b->buf, CL_TRUE, 0,
+		    sizeof word, &word, 0, NULL, NULL);
+	else
+		b->err = clFinish(b->q);
+	atomic_store(&b->done, 1);
+	return (NULL);
+}
+
+/*
+ * Threads blocked in calls (behind a kernel that runs far longer than the
+ * test) when the server dies (SIGKILL) or stops answering (SIGSTOP, lost
+ * after VCL_CALL_TIMEOUT_MS): every call returns an error in bounded time.
+ */
+static void
+hops_loss(const char *name, int sig)
+{
+	struct srv		 sv;
+	struct hops_blocked	 b[HOPS_THREADS];
+	cl_kernel		 spin = NULL;
+	cl_uint			 loops = 0xffffffffu;
+	cl_int			 err = CL_SUCCESS;
+	size_t			 one = 1;
+	long long		 seen0, seen = 0;
+	char			 what[96], tmo[16];
+	int			 i, n, started = 0, ended = 0, errs = 0;
+
+	memset(&sv, 0, sizeof sv);
+	memset(b, 0, sizeof b);
+	snprintf(tmo, sizeof tmo, "%d", HOPS_TIMEOUT_MS);
+	if (!srv_start(&sv, name, "127.0.0.1:0", NULL))
+		return;
+	if (!hops_env(&sv, sig == SIGSTOP ? tmo : NULL) || !hops_setup())
+		goto out;
+	if ((seen0 = hops_waits_seen(&sv)) < 0) {
+		check(name, 0, "no Stats from the server");
+		goto out;
+	}
+	for (i = 0; i < HOPS_THREADS; i++) {
+		b[i].id = i;
+		if ((b[i].q = clCreateCommandQueue(hops.ctx, hops.dev, 0,
+		    &err)) == NULL || (b[i].buf = clCreateBuffer(hops.ctx,
+		    CL_MEM_READ_WRITE, sizeof(cl_uint), NULL, &err)) == NULL ||
+		    (spin = clCreateKernel(hops.prog, "spin", &err)) == NULL ||
+		    (err = clSetKernelArg(spin, 0, sizeof b[i].buf,
+		    &b[i].buf)) != CL_SUCCESS || (err = clSetKernelArg(spin, 1,
+		    sizeof loops, &loops)) != CL_SUCCESS || (err =
+		    clEnqueueNDRangeKernel(b[i].q, spin, 1, NULL, &one, NULL, 0,
+		    NULL, NULL)) != CL_SUCCESS || (err = clFlush(b[i].q)) !=
+		    CL_SUCCESS) {
+			check(name, 0, "set-up of thread %d: %d", i, (int)err);
+			goto join;
+		}
+		clReleaseKernel(spin);
+		spin = NULL;
+	}
+	for (i = 0; i < HOPS_THREADS; i++) {
+		if (pthread_create(&b[i].t, NULL, hops_blocked_run, &b[i]) != 0)
+			break;
+		started++;
+	}
+	/* Every thread's call is at the server (seen, not guessed). */
+	for (n = 0; n < HOPS_END_POLLS && seen >= 0 && seen < seen0 +
+	    started; n++) {
+		poll_wait();
+		seen = hops_waits_seen(&sv);
+	}
+	for (i = 0; i < started; i++)
+		ended += atomic_load(&b[i].done);
+	snprintf(what, sizeof what, "%s_blocked", name);
+	check(what, started == HOPS_THREADS && seen >= seen0 + started &&
+	    ended == 0, "%d threads started, %lld of their calls at the "
+	    "server, %d returned before the loss", started, seen - seen0,
+	    ended);
+	kill(sv.pid, sig);
+	for (n = 0; n < HOPS_END_POLLS; n++) {
+		for (i = ended = 0; i < started; i++)
+			ended += atomic_load(&b[i].done);
+		if (ended == started)
+			break;
+		poll_wait();
+	}
+	snprintf(what, sizeof what, "%s_all_return", name);
+	if (!check(what, ended == started, "%d of %d calls returned within "
+	    "%d s of the loss", ended, started, HOPS_END_POLLS * POLL_MS /
+	    1000)) {
+		/* Stuck threads would hang the exit: leave now. */
+		kill(sv.pid, SIGKILL);
+		fflush(stdout);
+		_exit(0);
+	}
+join:
+	for (i = 0; i < started; i++) {
+		pthread_join(b[i].t, NULL);
+		if (b[i].err == CL_SUCCESS)
+			errs++;
+	}
+	if (started == HOPS_THREADS) {
+		snprintf(what, sizeof what, "%s_errors", name);
+		check(what, errs == 0, "%d calls succeeded on a lost node",
+		    errs);
+		snprintf(what, sizeof what, "%s_after", name);
+		err = clFinish(hops.cq);
+		check(what, err == CL_DEVICE_NOT_AVAILABLE, "clFinish after "
+		    "the loss: %d, want CL_DEVICE_NOT_AVAILABLE", (int)err);
+	}
+	if (spin != NULL)
+		clReleaseKernel(spin);
+	for (i = 0; i < HOPS_THREADS; i++) {
+		if (b[i].buf != NULL)
+			clReleaseMemObject(b[i].buf);
+		if (b[i].q != NULL)
+			clReleaseCommandQueue(b[i].q);
+	}
+out:
+	hops_teardown();
+	kill(sv.pid, SIGKILL);
+	if (sig == SIGSTOP)
+		kill(sv.pid, SIGCONT);
+	srv_wait_exit(&sv);
+}
+
+/* The server killed under blocked calls. */
+static void
+t_hops_kill(void)
+{
+	hops_loss("hops_kill", SIGKILL);
+}
+
+/* The server stopped under blocked calls: the ping timeout finds it. */
+static void
+t_hops_stop(void)
+{
+	hops_loss("hops_stop", SIGSTOP);
+}
+
+static const struct test tests[] = {
+	{ "hammer",	t_hops_hammer,	120 },
+	{ "kill",	t_hops_kill,	120 },
+	{ "stop",	t_hops_stop,	120 },
+};
+
+int
+main(int argc, char **argv)
+{
+	return (rawproto_main(argc, argv, tests, sizeof tests /
+	    sizeof tests[0]));
+}
