@@ -90,6 +90,8 @@ struct vcl_node {
 	 */
 	int			 reading;	/* the token is held */
 	pthread_t		 reader;	/* by this thread */
+	pthread_cond_t		 rx_cond;	/* the receiver sleeps here */
+	int			 rx_idle;	/* ... and is asleep */
 
 	cl_event		 watch[VCL_WATCH_BUCKETS];	/* by id */
 	size_t			 nwatch;	/* events in watch */

@@ -260,6 +260,33 @@ vcl_conn_skip(struct vcl_node *n, uint64_t len, const char **why)
 	return (0);
 }
 
+/*
+ * Does the receiver have to read? When the token is free and something is
+ * on its way that no caller reads for: an asynchronous reply, a watched
+ * event's notification, or the end of a node a write found dead. Under
+ * lock.
+ */
+static int
+vcl_node_rx_wanted(const struct vcl_node *n)
+{
+	return (!n->reading && (n->pending != NULL || n->nwatch > 0 ||
+	    n->dead));
+}
+
+/*
+ * Wake the receiver if it sleeps and has to read now. Called under lock by
+ * whatever makes vcl_node_rx_wanted true: a watch, an asynchronous call, a
+ * token given back, a write that failed.
+ */
+static void
+vcl_node_rx_kick(struct vcl_node *n)
+{
+	if (n->rx_idle && vcl_node_rx_wanted(n)) {
+		n->rx_idle = 0;
+		pthread_cond_signal(&n->rx_cond);
+	}
+}
+
 /* Hash bucket of an event id in a node's watch table. */
 static size_t
 vcl_watch_slot(uint64_t id)
@@ -285,6 +312,7 @@ vcl_node_watch(struct vcl_node *n, cl_event ev)
 		ev->next = n->watch[s];
 		n->watch[s] = ev;
 		n->nwatch++;
+		vcl_node_rx_kick(n);
 	}
 	pthread_mutex_unlock(&n->lock);
 	if (dead) {
@@ -368,8 +396,9 @@ vcl_node_fail(struct vcl_node *n, const char *why)
 	p = n->pending;
 	n->pending = NULL;
 	n->pending_tail = &n->pending;
-	/* The receiver, waiting for the token, ends. */
+	/* The receiver, asleep or waiting for the token, ends. */
 	pthread_cond_broadcast(&n->cond);
+	pthread_cond_signal(&n->rx_cond);
 	pthread_mutex_unlock(&n->lock);
 	shutdown(n->fd, SHUT_RDWR);
 	for (; p != NULL; p = next) {
@@ -570,9 +599,14 @@ vcl_node_untake(struct vcl_node *n)
 {
 	const char	*why;
 	size_t		 k;
-	int		 rc = 0, i = 0;
+	int		 rc = 0, i = 0, more;
 
+	pthread_mutex_lock(&n->lock);
+	more = n->pending != NULL || n->nwatch > 0;
+	pthread_mutex_unlock(&n->lock);
 	for (;;) {
+		if (i == 0 && !more && n->link.ssl == NULL)
+			break;		/* nothing else is on its way */
 		if (i++ >= VCL_UNTAKE_FRAMES) {
 			if (n->link.ssl == NULL)
 				break;
@@ -590,6 +624,7 @@ vcl_node_untake(struct vcl_node *n)
 	pthread_mutex_lock(&n->lock);
 	n->reading = 0;
 	pthread_cond_broadcast(&n->cond);
+	vcl_node_rx_kick(n);
 	pthread_mutex_unlock(&n->lock);
 }
 
@@ -631,8 +666,10 @@ vcl_node_wait(struct vcl_node *n, int (*done)(struct vcl_node *, void *),
 }
 
 /*
- * Receiver thread: lands replies and notifications that come while no
- * caller reads. It waits for readability without the token and takes the
+ * Receiver thread: lands what comes while no caller reads. It sleeps while
+ * nothing is on its way that no caller reads for (vcl_node_rx_wanted), so
+ * a lone synchronous caller reads its reply with no other thread woken.
+ * Otherwise it waits for readability without the token and takes the
  * token only to read what is there, so a caller can take it whenever the
  * socket is quiet; a poll() woken by bytes a caller is reading waits for
  * the token, then finds nothing and polls again.
@@ -643,16 +680,26 @@ vcl_node_rx(void *arg)
 	struct vcl_node		*n = arg;
 	struct pollfd		 pfd;
 	const char		*why = vcl_conn_eof;
-	int			 rc;
+	int			 rc, wanted = 1;
 
 	vcl_in_rx = 1;
 	for (;;) {
 		pthread_mutex_lock(&n->lock);
-		while (n->reading && !n->failed)
-			pthread_cond_wait(&n->cond, &n->lock);
-		if (n->failed) {
-			pthread_mutex_unlock(&n->lock);
-			return (NULL);
+		for (;;) {
+			if (n->failed) {
+				pthread_mutex_unlock(&n->lock);
+				return (NULL);
+			}
+			if (!n->reading && (wanted ||
+			    vcl_node_rx_wanted(n)))
+				break;
+			if (n->reading)
+				pthread_cond_wait(&n->cond, &n->lock);
+			else {
+				n->rx_idle = 1;
+				pthread_cond_wait(&n->rx_cond, &n->lock);
+				n->rx_idle = 0;
+			}
 		}
 		n->reading = 1;
 		n->reader = pthread_self();
@@ -664,7 +711,10 @@ vcl_node_rx(void *arg)
 		pthread_mutex_lock(&n->lock);
 		n->reading = 0;
 		pthread_cond_broadcast(&n->cond);
+		wanted = vcl_node_rx_wanted(n);
 		pthread_mutex_unlock(&n->lock);
+		if (!wanted)
+			continue;	/* sleep until something is on its way */
 		pfd.fd = n->fd;
 		pfd.events = POLLIN;
 		pfd.revents = 0;
@@ -677,6 +727,8 @@ vcl_node_rx(void *arg)
 			why = "no answer within VCL_CALL_TIMEOUT_MS";
 			goto fail;
 		}
+		/* Readable or a tick: read (or find nothing) whatever else. */
+		wanted = 1;
 	}
 	vcl_node_fail(n, why);
 	pthread_mutex_lock(&n->lock);
@@ -707,8 +759,8 @@ vcl_node_write(struct vcl_node *n, const void *bulk, uint64_t bulk_len)
 }
 
 /*
- * A write failed: the node is lost. The receiver sees the shutdown and
- * fails what waits.
+ * A write failed: the node is lost. The receiver (woken for it) or a
+ * waiting caller reads the shutdown and fails what waits.
  */
 static void
 vcl_node_broken(struct vcl_node *n, int e)
@@ -719,6 +771,7 @@ vcl_node_broken(struct vcl_node *n, int e)
 		    n->addr, e == ETIMEDOUT ? "no answer within "
 		    "VCL_CALL_TIMEOUT_MS" : strerror(e));
 	n->dead = 1;
+	vcl_node_rx_kick(n);
 	pthread_mutex_unlock(&n->lock);
 	shutdown(n->fd, SHUT_RDWR);
 }
@@ -762,6 +815,9 @@ vcl_node_submit_locked(struct vcl_node *n, Vcl__Request *req,
 		p->next = NULL;
 		*n->pending_tail = p;
 		n->pending_tail = &p->next;
+		/* A synchronous caller reads for itself; a handler's does not. */
+		if (p->fn != NULL)
+			vcl_node_rx_kick(n);
 	}
 	pthread_mutex_unlock(&n->lock);
 	if (vcl_buf_pack(&n->out, &req->base, bulk_len) != 0) {
@@ -1206,6 +1262,7 @@ vcl_node_connect(struct vcl_node *n, const char *addr)
 	pthread_mutex_init(&n->send_lock, NULL);
 	pthread_mutex_init(&n->lock, NULL);
 	pthread_cond_init(&n->cond, NULL);
+	pthread_cond_init(&n->rx_cond, NULL);
 	if ((to = getenv("VCL_CONNECT_TIMEOUT_MS")) != NULL && atoi(to) > 0)
 		timeout = atoi(to);
 	n->timeout_ms = VCL_CALL_TIMEOUT;
