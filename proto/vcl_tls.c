@@ -429,6 +429,32 @@ vcl_link_send_some(struct vcl_link *l, const struct iovec *iov, int cnt)
 	}
 }
 
+/*
+ * For blocking users: one write of what fits now, never waiting and never
+ * raising SIGPIPE (plain or TLS). Returns bytes written, or -1 (errno
+ * EAGAIN: nothing fits now).
+ */
+ssize_t
+vcl_link_send_now(struct vcl_link *l, const struct iovec *iov, int cnt)
+{
+	struct vcl_link_nopipe	np;
+	struct msghdr		mh;
+	ssize_t			r;
+
+	if (l->ssl == NULL) {
+		memset(&mh, 0, sizeof mh);
+		mh.msg_iov = (struct iovec *)iov;
+		mh.msg_iovlen = (size_t)(cnt > IOV_MAX ? IOV_MAX : cnt);
+		return (sendmsg(l->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT));
+	}
+	vcl_link_nopipe_begin(&np);
+	pthread_mutex_lock(&l->lock);
+	r = vcl_link_writev(l, iov, cnt);
+	pthread_mutex_unlock(&l->lock);
+	vcl_link_nopipe_end(&np);
+	return (r);
+}
+
 /* Read like read(2): bytes, 0 at end of stream, -1 (errno EAGAIN: wait). */
 ssize_t
 vcl_link_read(struct vcl_link *l, void *buf, size_t n)

@@ -54,6 +54,7 @@ size_t	 vcl_link_pending(struct vcl_link *);
 ssize_t	 vcl_link_recv_some(struct vcl_link *, void *, size_t);
 ssize_t	 vcl_link_recv_now(struct vcl_link *, void *, size_t);
 ssize_t	 vcl_link_send_some(struct vcl_link *, const struct iovec *, int);
+ssize_t	 vcl_link_send_now(struct vcl_link *, const struct iovec *, int);
 int	 vcl_link_read_full(struct vcl_link *, void *, size_t);
 int	 vcl_link_writev_full(struct vcl_link *, struct iovec *, int);
 void	 vcl_link_timeout(struct vcl_link *, int);

@@ -92,6 +92,7 @@ struct vcl_node {
 	pthread_t		 reader;	/* by this thread */
 	pthread_cond_t		 rx_cond;	/* the receiver sleeps here */
 	int			 rx_idle;	/* ... and is asleep */
+	int			 stuck;		/* writes waiting for room */
 
 	cl_event		 watch[VCL_WATCH_BUCKETS];	/* by id */
 	size_t			 nwatch;	/* events in watch */

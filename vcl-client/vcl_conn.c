@@ -60,6 +60,7 @@ vcl_conn_sleep_ms(long long ms)
 }
 
 static void	vcl_node_ping(struct vcl_node *);
+static void	vcl_node_stuck(struct vcl_node *, int);
 
 /* How often socket waits wake to check a node's silence. */
 static int
@@ -139,6 +140,17 @@ vcl_conn_recv(struct vcl_node *n, void *buf, size_t len, const char **why)
 	return (0);
 }
 
+/* Bytes in cnt iovecs. */
+static size_t
+vcl_conn_iov_len(const struct iovec *iov, int cnt)
+{
+	size_t	len = 0;
+
+	while (cnt-- > 0)
+		len += (iov++)->iov_len;
+	return (len);
+}
+
 /*
  * Write every byte of the iovecs (which it consumes). The one place the
  * client writes its socket (a TLS layer slots in here): MSG_NOSIGNAL, so a
@@ -150,7 +162,7 @@ vcl_conn_send(struct vcl_node *n, struct iovec *iov, int cnt)
 {
 	struct msghdr	mh;
 	ssize_t		r;
-	int		rc = 0;
+	int		rc = 0, stuck = 0;
 
 	atomic_fetch_add(&n->sending, 1);
 	while (cnt > 0) {
@@ -162,7 +174,24 @@ vcl_conn_send(struct vcl_node *n, struct iovec *iov, int cnt)
 		memset(&mh, 0, sizeof mh);
 		mh.msg_iov = iov;
 		mh.msg_iovlen = (size_t)(cnt > IOV_MAX ? IOV_MAX : cnt);
-		if (n->link.ssl != NULL)
+		if (!stuck) {
+			/*
+			 * What fits goes at once. A write that has to wait
+			 * wakes the receiver first: the stream must be read
+			 * meanwhile, for the end of a server that will never
+			 * take the rest, or replies that would stop it.
+			 */
+			r = vcl_link_send_now(&n->link, iov,
+			    (int)mh.msg_iovlen);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+				r = 0;
+			if (r >= 0 && (size_t)r < vcl_conn_iov_len(iov, cnt)) {
+				stuck = 1;
+				vcl_node_stuck(n, 1);
+			}
+		} else if (n->link.ssl != NULL)
 			r = vcl_link_send_some(&n->link, iov, (int)mh.msg_iovlen);
 		else
 			r = sendmsg(n->fd, &mh, MSG_NOSIGNAL);
@@ -177,9 +206,12 @@ vcl_conn_send(struct vcl_node *n, struct iovec *iov, int cnt)
 			rc = -1;
 			break;
 		}
-		atomic_store(&n->last_io, vcl_conn_now());
+		if (r > 0)
+			atomic_store(&n->last_io, vcl_conn_now());
 		vcl_io_advance(&iov, &cnt, (size_t)r);
 	}
+	if (stuck)
+		vcl_node_stuck(n, 0);
 	atomic_fetch_sub(&n->sending, 1);
 	return (rc);
 }
@@ -263,14 +295,15 @@ vcl_conn_skip(struct vcl_node *n, uint64_t len, const char **why)
 /*
  * Does the receiver have to read? When the token is free and something is
  * on its way that no caller reads for: an asynchronous reply, a watched
- * event's notification, or the end of a node a write found dead. Under
+ * event's notification, the end of a node a write found dead, or anything
+ * while a write waits (its caller reads nothing until it is out). Under
  * lock.
  */
 static int
 vcl_node_rx_wanted(const struct vcl_node *n)
 {
 	return (!n->reading && (n->pending != NULL || n->nwatch > 0 ||
-	    n->dead));
+	    n->dead || n->stuck > 0));
 }
 
 /*
@@ -285,6 +318,16 @@ vcl_node_rx_kick(struct vcl_node *n)
 		n->rx_idle = 0;
 		pthread_cond_signal(&n->rx_cond);
 	}
+}
+
+/* A write has to wait (on), or is done waiting (off). */
+static void
+vcl_node_stuck(struct vcl_node *n, int on)
+{
+	pthread_mutex_lock(&n->lock);
+	n->stuck += on ? 1 : -1;
+	vcl_node_rx_kick(n);
+	pthread_mutex_unlock(&n->lock);
 }
 
 /* Hash bucket of an event id in a node's watch table. */
