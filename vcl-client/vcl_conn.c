@@ -61,6 +61,7 @@ vcl_conn_sleep_ms(long long ms)
 
 static void	vcl_node_ping(struct vcl_node *);
 static void	vcl_node_stuck(struct vcl_node *, int);
+static void	vcl_node_broken(struct vcl_node *, int);
 
 /* How often socket waits wake to check a node's silence. */
 static int
@@ -418,8 +419,9 @@ vcl_node_tell_lost(struct vcl_node *n)
 
 /*
  * The node is gone: every waiting call returns CL_DEVICE_NOT_AVAILABLE and
- * every pending event completes with it, so nothing waits forever. Run by
- * the thread whose read or wait failed; safe to run twice.
+ * every pending event completes with it, so nothing waits forever. Run
+ * only by the holder of the reading token (whose read failed), so no reply
+ * is half landed when its waiter is let go; safe to run twice.
  */
 static void
 vcl_node_fail(struct vcl_node *n, const char *why)
@@ -762,14 +764,17 @@ vcl_node_rx(void *arg)
 		pfd.events = POLLIN;
 		pfd.revents = 0;
 		rc = poll(&pfd, 1, n->timeout_ms > 0 ? vcl_conn_tick_ms(n) : -1);
-		if (rc < 0 && errno != EINTR) {
-			why = strerror(errno);
-			goto fail;
-		}
-		if (rc == 0 && vcl_conn_tick(n, 1) != 0) {
-			why = "no answer within VCL_CALL_TIMEOUT_MS";
-			goto fail;
-		}
+		/*
+		 * A lost node is shut down, not failed, here: a caller may
+		 * hold the token and be landing bytes into a waiter's
+		 * memory, which failing would hand back. The token's holder
+		 * (this thread next, or that caller) reads the end and fails
+		 * the node.
+		 */
+		if (rc < 0 && errno != EINTR)
+			vcl_node_broken(n, errno);
+		else if (rc == 0 && vcl_conn_tick(n, 1) != 0)
+			vcl_node_broken(n, ETIMEDOUT);
 		/* Readable or a tick: read (or find nothing) whatever else. */
 		wanted = 1;
 	}
@@ -778,9 +783,6 @@ vcl_node_rx(void *arg)
 	n->reading = 0;
 	pthread_cond_broadcast(&n->cond);
 	pthread_mutex_unlock(&n->lock);
-	return (NULL);
-fail:
-	vcl_node_fail(n, why);
 	return (NULL);
 }
 
