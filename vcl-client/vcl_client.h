@@ -389,6 +389,7 @@ void		 vcl_node_flush_all(void);
 cl_int		 vcl_node_status(struct vcl_node *);
 void		 vcl_node_wait(struct vcl_node *,
 		     int (*)(struct vcl_node *, void *), void *);
+void		 vcl_node_wake(struct vcl_node *);
 void		 vcl_node_release(struct vcl_node *, Vcl__Kind, uint64_t);
 void		 vcl_device_ref(cl_device_id);
 cl_mem		 vcl_mem_root(cl_mem);

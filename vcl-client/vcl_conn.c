@@ -576,12 +576,18 @@ vcl_node_notify(struct vcl_node *n, const Vcl__ToClient *tc)
 		vcl_event_complete(ev, nt->status, nt->has_end ? prof : NULL);
 		vcl_event_unref(ev);
 	}
-	if (tc->n_notify > 0) {
-		/* Event waiters on this node (vcl_node_wait) look again. */
-		pthread_mutex_lock(&n->lock);
-		pthread_cond_broadcast(&n->cond);
-		pthread_mutex_unlock(&n->lock);
-	}
+}
+
+/*
+ * Something a waiter on this node may look at changed (an event of the
+ * node completed): its waiters (vcl_node_wait) look again.
+ */
+void
+vcl_node_wake(struct vcl_node *n)
+{
+	pthread_mutex_lock(&n->lock);
+	pthread_cond_broadcast(&n->cond);
+	pthread_mutex_unlock(&n->lock);
 }
 
 /*

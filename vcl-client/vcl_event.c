@@ -86,6 +86,9 @@ vcl_event_complete(cl_event ev, cl_int status, const cl_ulong *prof)
 	ev->cbs = NULL;
 	pthread_cond_broadcast(&vcl_ev_cond);
 	pthread_mutex_unlock(&vcl_ev_lock);
+	/* Waiters for it through its node (vcl_event_wait), before callbacks. */
+	if (ev->node != NULL)
+		vcl_node_wake(ev->node);
 	/* Callbacks registered for earlier states fire now too. */
 	while ((cb = cbs) != NULL) {
 		cbs = cb->next;
