@@ -47,6 +47,9 @@ static struct {
 	atomic_int		 cb_done;
 	atomic_int		 cb_bad;
 	atomic_int		 cb_want;
+	atomic_int		 cb_on_app;	/* run by a hammer thread */
+	pthread_t		 app[HOPS_THREADS];
+	atomic_int		 napp;
 } hops;
 
 /* The word a fill with seed leaves at index i. */
@@ -150,9 +153,13 @@ hops_cb(cl_event ev, cl_int status, void *arg)
 {
 	cl_uint	*a;
 	cl_int	 err;
+	int	 i;
 
 	(void)ev;
 	(void)arg;
+	for (i = 0; i < atomic_load(&hops.napp); i++)
+		if (pthread_equal(hops.app[i], pthread_self()))
+			atomic_fetch_add(&hops.cb_on_app, 1);
 	if ((a = malloc(HOPS_CB_WORDS * sizeof *a)) == NULL) {
 		atomic_fetch_add(&hops.cb_bad, 1);
 		goto out;
@@ -279,6 +286,46 @@ hops_worker_run(void *arg)
 }
 
 /*
+ * Callbacks with nobody in a call: the receiver thread reads their
+ * notifications and runs them, and their blocking calls read on there.
+ * The application only polls a counter (bounded).
+ */
+static void
+hops_on_rx(cl_kernel k, cl_command_queue q)
+{
+	cl_event	ev;
+	cl_uint		seed = 1;
+	cl_int		err = CL_SUCCESS;
+	size_t		global = HOPS_WORDS;
+	int		i, n, want;
+
+	if (k == NULL || q == NULL)
+		return;
+	want = atomic_load(&hops.cb_done) + HOPS_THREADS * 4;
+	for (i = 0; i < HOPS_THREADS * 4 && err == CL_SUCCESS; i++) {
+		if ((err = clSetKernelArg(k, 1, sizeof seed, &seed)) !=
+		    CL_SUCCESS || (err = clEnqueueNDRangeKernel(q, k, 1, NULL,
+		    &global, NULL, 0, NULL, &ev)) != CL_SUCCESS)
+			break;
+		atomic_fetch_add(&hops.cb_want, 1);
+		if ((err = clSetEventCallback(ev, CL_COMPLETE, hops_cb, NULL)) !=
+		    CL_SUCCESS)
+			atomic_fetch_sub(&hops.cb_want, 1);
+		clReleaseEvent(ev);
+	}
+	if (err == CL_SUCCESS)
+		err = clFlush(q);
+	for (n = 0; n < HOPS_END_POLLS && atomic_load(&hops.cb_done) < want;
+	    n++)
+		poll_wait();
+	check("hops_callbacks_on_receiver", err == CL_SUCCESS &&
+	    atomic_load(&hops.cb_done) >= want && atomic_load(&hops.cb_bad) ==
+	    0, "status %d; %d of %d callbacks ran, %d saw an error or a wrong "
+	    "word", (int)err, atomic_load(&hops.cb_done), want,
+	    atomic_load(&hops.cb_bad));
+}
+
+/*
  * Several threads on one node at once, with callbacks that call back in:
  * every call succeeds, every word is right, every callback runs.
  */
@@ -313,7 +360,8 @@ t_hops_hammer(void)
 	for (i = 0; i < HOPS_THREADS; i++) {
 		if (pthread_create(&w[i].t, NULL, hops_worker_run, &w[i]) != 0)
 			break;
-		started++;
+		hops.app[i] = w[i].t;
+		atomic_store(&hops.napp, ++started);
 	}
 	check("hops_hammer_threads", started == HOPS_THREADS,
 	    "started %d of %d threads", started, HOPS_THREADS);
@@ -341,6 +389,11 @@ join:
 		    "ran, %d saw an error or a wrong word",
 		    atomic_load(&hops.cb_done), atomic_load(&hops.cb_want),
 		    atomic_load(&hops.cb_bad));
+	hops_on_rx(w[0].k, w[0].q);
+	/* Who ran them depends on timing: told, not checked. */
+	note("%d of %d callbacks ran on the application's threads (inside "
+	    "their calls), the rest on the receiver", atomic_load(
+	    &hops.cb_on_app), atomic_load(&hops.cb_done));
 	for (i = 0; i < HOPS_THREADS; i++) {
 		if (w[i].k != NULL)
 			clReleaseKernel(w[i].k);
