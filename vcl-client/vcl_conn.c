@@ -687,7 +687,8 @@ vcl_node_untake(struct vcl_node *n)
  * holds the token already (a callback run while it reads) reads on. Every
  * change done() looks at broadcasts cond under lock (a landed reply, a
  * notification, a token given back, the node's failure), so no wake-up is
- * lost. done() must become true once the node has failed.
+ * lost. done() must become true once the node has failed (a call's reply
+ * and a watched event do).
  */
 void
 vcl_node_wait(struct vcl_node *n, int (*done)(struct vcl_node *, void *),
@@ -698,6 +699,12 @@ vcl_node_wait(struct vcl_node *n, int (*done)(struct vcl_node *, void *),
 
 	pthread_mutex_lock(&n->lock);
 	while (!done(n, arg)) {
+		/*
+		 * Failed by this thread (only a holder fails a node): every
+		 * reply and watched event is final, nothing more will come.
+		 */
+		if (n->failed && (own || vcl_node_reading_here(n)))
+			break;
 		if (!n->reading && !n->failed) {
 			n->reading = 1;
 			n->reader = pthread_self();
