@@ -937,9 +937,10 @@ vcl_node_ping_done(struct vcl_pending *p)
 
 /*
  * Ask a quiet node for a sign of life: a Stats call, which a live server
- * answers at once even while it runs long commands. A reader (the token's
- * holder) only; never waits for send_lock: a writer holding it makes progress or trips
- * the timeout itself.
+ * answers at once even while it runs long commands. Called by a reader
+ * (the token's holder, or the receiver between reads); never waits for
+ * send_lock: a writer holding it makes progress or trips the timeout
+ * itself.
  */
 static void
 vcl_node_ping(struct vcl_node *n)
