@@ -48,9 +48,9 @@ static struct {
 	atomic_int		 cb_bad;
 	atomic_int		 cb_want;
 	atomic_int		 cb_on_app;	/* run by a hammer thread */
-	pthread_t		 app[HOPS_THREADS];
-	atomic_int		 napp;
 } hops;
+
+static __thread int	hops_in_app;	/* set on hammer threads */
 
 /* The word a fill with seed leaves at index i. */
 static cl_uint
@@ -153,13 +153,11 @@ hops_cb(cl_event ev, cl_int status, void *arg)
 {
 	cl_uint	*a;
 	cl_int	 err;
-	int	 i;
 
 	(void)ev;
 	(void)arg;
-	for (i = 0; i < atomic_load(&hops.napp); i++)
-		if (pthread_equal(hops.app[i], pthread_self()))
-			atomic_fetch_add(&hops.cb_on_app, 1);
+	if (hops_in_app)
+		atomic_fetch_add(&hops.cb_on_app, 1);
 	if ((a = malloc(HOPS_CB_WORDS * sizeof *a)) == NULL) {
 		atomic_fetch_add(&hops.cb_bad, 1);
 		goto out;
@@ -216,6 +214,7 @@ hops_worker_run(void *arg)
 	size_t			 global = HOPS_WORDS, bytes;
 	int			 it;
 
+	hops_in_app = 1;
 	bytes = HOPS_WORDS * sizeof *w->host;
 	for (it = 0; it < HOPS_ITERS; it++) {
 		seed = (cl_uint)(w->id * 100000 + it);
@@ -360,8 +359,7 @@ t_hops_hammer(void)
 	for (i = 0; i < HOPS_THREADS; i++) {
 		if (pthread_create(&w[i].t, NULL, hops_worker_run, &w[i]) != 0)
 			break;
-		hops.app[i] = w[i].t;
-		atomic_store(&hops.napp, ++started);
+		started++;
 	}
 	check("hops_hammer_threads", started == HOPS_THREADS,
 	    "started %d of %d threads", started, HOPS_THREADS);
