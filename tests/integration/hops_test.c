@@ -6,10 +6,11 @@
  * its reply reads the socket itself when no other thread does, and lands
  * whatever comes first for anyone; the receiver thread reads only when no
  * caller does. The groups drive every way of sharing that:
- *   hammer: threads doing blocking reads, clFinish, non-blocking reads and
- *     event waits on one node at once, while event callbacks (run by
+ *   hammer: threads doing blocking reads, clFinish, non-blocking reads
+ *     and event waits on one node at once, while event callbacks (run by
  *     whichever thread read the notification, a caller or the receiver)
  *     make blocking calls on the same node; every byte is checked.
+ *   hammer_tls: the same under TLS.
  *   kill, stop: threads blocked in calls behind a long kernel when the
  *     server is killed (SIGKILL) or stops answering (SIGSTOP, found by
  *     the ping timeout): every call returns an error, none hangs.
@@ -17,6 +18,7 @@
 
 #include <sys/wait.h>
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 
@@ -329,7 +331,7 @@ hops_on_rx(cl_kernel k, cl_command_queue q)
  * every call succeeds, every word is right, every callback runs.
  */
 static void
-t_hops_hammer(void)
+hops_hammer(const char *const *extra)
 {
 	struct srv		 sv;
 	struct hops_worker	 w[HOPS_THREADS];
@@ -338,7 +340,7 @@ t_hops_hammer(void)
 
 	memset(&sv, 0, sizeof sv);
 	memset(w, 0, sizeof w);
-	if (!srv_start(&sv, "hops_server", "127.0.0.1:0", NULL))
+	if (!srv_start(&sv, "hops_server", "127.0.0.1:0", extra))
 		return;
 	if (!hops_env(&sv, NULL) || !hops_setup())
 		goto out;
@@ -404,6 +406,44 @@ join:
 out:
 	hops_teardown();
 	srv_stop(&sv, "hops_server_stop");
+}
+
+/* The hammer over plain TCP. */
+static void
+t_hops_hammer(void)
+{
+	hops_hammer(NULL);
+}
+
+/*
+ * The hammer under TLS: callers and the receiver share one SSL object, and
+ * a token given back must leave no decrypted frame behind (no poll() would
+ * wake for it). The server's certificate is self-signed for 127.0.0.1 and
+ * is the client's only CA.
+ */
+static void
+t_hops_hammer_tls(void)
+{
+	char		 dir[PATH_MAX], cert[PATH_MAX + 16], key[PATH_MAX + 16];
+	char		 cmd[4 * PATH_MAX + 512];
+	const char	*extra[] = { "--tls-cert", cert, "--tls-key", key, NULL };
+	int		 rc;
+
+	snprintf(dir, sizeof dir, "%s/hops-pki", root);
+	snprintf(cert, sizeof cert, "%s/srv.pem", dir);
+	snprintf(key, sizeof key, "%s/srv.key", dir);
+	snprintf(cmd, sizeof cmd, "mkdir -p '%s' && openssl req -x509 -newkey "
+	    "ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout '%s' -out '%s' "
+	    "-days 2 -subj /CN=vcl-hops -addext subjectAltName=IP:127.0.0.1 "
+	    ">/dev/null 2>&1 && chmod 600 '%s'", dir, key, cert, key);
+	fflush(stdout);
+	rc = system(cmd);
+	if (!check("hops_tls_pki", rc == 0, "openssl could not make a "
+	    "certificate (status %d)", rc))
+		return;
+	setenv("VCL_TLS", "1", 1);
+	setenv("VCL_TLS_CA", cert, 1);
+	hops_hammer(extra);
 }
 
 /* Finish and ReadBuffer requests the server has seen, or -1. */
@@ -593,6 +633,7 @@ t_hops_stop(void)
 
 static const struct test tests[] = {
 	{ "hammer",	t_hops_hammer,	120 },
+	{ "hammer_tls",	t_hops_hammer_tls, 120 },
 	{ "kill",	t_hops_kill,	120 },
 	{ "stop",	t_hops_stop,	120 },
 };
