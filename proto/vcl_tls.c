@@ -374,6 +374,35 @@ vcl_link_recv_some(struct vcl_link *l, void *buf, size_t n)
 }
 
 /*
+ * For blocking users: one locked read of what is ready now, never waiting
+ * (plain or TLS). Returns bytes, 0 at end of stream, -1 with errno EAGAIN
+ * when nothing is ready, or -1.
+ */
+ssize_t
+vcl_link_recv_now(struct vcl_link *l, void *buf, size_t n)
+{
+	struct vcl_link_nopipe	np;
+	int			r, st;
+
+	if (l->ssl == NULL)
+		return (recv(l->fd, buf, n, MSG_DONTWAIT));
+	vcl_link_nopipe_begin(&np);
+	pthread_mutex_lock(&l->lock);
+	ERR_clear_error();
+	r = SSL_read(l->ssl, buf, n > INT_MAX ? INT_MAX : (int)n);
+	st = r > 0 ? 0 : vcl_link_status(l, r);
+	pthread_mutex_unlock(&l->lock);
+	vcl_link_nopipe_end(&np);
+	if (r > 0)
+		return (r);
+	if (st == 0)
+		return (0);
+	if (st == 1)
+		errno = EAGAIN;
+	return (-1);
+}
+
+/*
  * One locked TLS write of part of iov, waiting at most the link's timeout;
  * never raises SIGPIPE. Returns bytes written, or -1 (errno EAGAIN: the
  * wait timed out, call again).
@@ -398,6 +427,32 @@ vcl_link_send_some(struct vcl_link *l, const struct iovec *iov, int cnt)
 			return (-1);
 		}
 	}
+}
+
+/*
+ * For blocking users: one write of what fits now, never waiting and never
+ * raising SIGPIPE (plain or TLS). Returns bytes written, or -1 (errno
+ * EAGAIN: nothing fits now).
+ */
+ssize_t
+vcl_link_send_now(struct vcl_link *l, const struct iovec *iov, int cnt)
+{
+	struct vcl_link_nopipe	np;
+	struct msghdr		mh;
+	ssize_t			r;
+
+	if (l->ssl == NULL) {
+		memset(&mh, 0, sizeof mh);
+		mh.msg_iov = (struct iovec *)iov;
+		mh.msg_iovlen = (size_t)(cnt > IOV_MAX ? IOV_MAX : cnt);
+		return (sendmsg(l->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT));
+	}
+	vcl_link_nopipe_begin(&np);
+	pthread_mutex_lock(&l->lock);
+	r = vcl_link_writev(l, iov, cnt);
+	pthread_mutex_unlock(&l->lock);
+	vcl_link_nopipe_end(&np);
+	return (r);
 }
 
 /* Read like read(2): bytes, 0 at end of stream, -1 (errno EAGAIN: wait). */

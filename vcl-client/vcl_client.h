@@ -80,6 +80,19 @@ struct vcl_node {
 	struct vcl_pending	*pending;	/* oldest first */
 	struct vcl_pending	**pending_tail;
 	int			 dead;
+	int			 failed;	/* vcl_node_fail ran */
+
+	/*
+	 * The reading token (vcl_conn.c), under lock: one thread at a time
+	 * reads the socket, the receiver or a caller waiting for its own
+	 * reply, and it lands whatever comes for anyone. Waiters sleep on
+	 * cond; a release broadcasts it.
+	 */
+	int			 reading;	/* the token is held */
+	pthread_t		 reader;	/* by this thread */
+	pthread_cond_t		 rx_cond;	/* the receiver sleeps here */
+	int			 rx_idle;	/* ... and is asleep */
+	int			 stuck;		/* writes waiting for room */
 
 	cl_event		 watch[VCL_WATCH_BUCKETS];	/* by id */
 	size_t			 nwatch;	/* events in watch */
@@ -374,6 +387,9 @@ cl_int		 vcl_node_peer_links(struct vcl_node *, size_t, void *,
 cl_int		 vcl_node_flush(struct vcl_node *);
 void		 vcl_node_flush_all(void);
 cl_int		 vcl_node_status(struct vcl_node *);
+void		 vcl_node_wait(struct vcl_node *,
+		     int (*)(struct vcl_node *, void *), void *);
+void		 vcl_node_wake(struct vcl_node *);
 void		 vcl_node_release(struct vcl_node *, Vcl__Kind, uint64_t);
 void		 vcl_device_ref(cl_device_id);
 cl_mem		 vcl_mem_root(cl_mem);

@@ -1,11 +1,14 @@
 /*
  * vcl_conn.c - one connection to a vclserver: handshake, batched sends,
- * synchronous calls, and the receiver thread that lands replies (bulk bytes
- * straight into their destination) and event notifications.
+ * synchronous calls, and the reading of replies (bulk bytes straight into
+ * their destination) and event notifications, by whichever thread holds
+ * the node's reading token: a caller waiting for its reply, or the
+ * receiver thread when no caller reads.
  */
 #include <sys/socket.h>
 
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <limits.h>
 #include <stdio.h>
@@ -57,6 +60,8 @@ vcl_conn_sleep_ms(long long ms)
 }
 
 static void	vcl_node_ping(struct vcl_node *);
+static void	vcl_node_stuck(struct vcl_node *, int);
+static void	vcl_node_broken(struct vcl_node *, int);
 
 /* How often socket waits wake to check a node's silence. */
 static int
@@ -99,8 +104,9 @@ vcl_conn_tick(struct vcl_node *n, int rx)
 }
 
 /*
- * Read exactly len bytes from the node. The one place the client reads its
- * socket (a TLS layer slots in here). Returns 0, or -1 with *why set.
+ * Read exactly len bytes from the node, waiting for them (the holder of
+ * the reading token only; a TLS layer slots in here). Returns 0, or -1
+ * with *why set.
  */
 static int
 vcl_conn_recv(struct vcl_node *n, void *buf, size_t len, const char **why)
@@ -135,6 +141,17 @@ vcl_conn_recv(struct vcl_node *n, void *buf, size_t len, const char **why)
 	return (0);
 }
 
+/* Bytes in cnt iovecs. */
+static size_t
+vcl_conn_iov_len(const struct iovec *iov, int cnt)
+{
+	size_t	len = 0;
+
+	while (cnt-- > 0)
+		len += (iov++)->iov_len;
+	return (len);
+}
+
 /*
  * Write every byte of the iovecs (which it consumes). The one place the
  * client writes its socket (a TLS layer slots in here): MSG_NOSIGNAL, so a
@@ -146,7 +163,7 @@ vcl_conn_send(struct vcl_node *n, struct iovec *iov, int cnt)
 {
 	struct msghdr	mh;
 	ssize_t		r;
-	int		rc = 0;
+	int		rc = 0, stuck = 0;
 
 	atomic_fetch_add(&n->sending, 1);
 	while (cnt > 0) {
@@ -158,7 +175,24 @@ vcl_conn_send(struct vcl_node *n, struct iovec *iov, int cnt)
 		memset(&mh, 0, sizeof mh);
 		mh.msg_iov = iov;
 		mh.msg_iovlen = (size_t)(cnt > IOV_MAX ? IOV_MAX : cnt);
-		if (n->link.ssl != NULL)
+		if (!stuck) {
+			/*
+			 * What fits goes at once. A write that has to wait
+			 * wakes the receiver first: the stream must be read
+			 * meanwhile, for the end of a server that will never
+			 * take the rest, or replies that would stop it.
+			 */
+			r = vcl_link_send_now(&n->link, iov,
+			    (int)mh.msg_iovlen);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+				r = 0;
+			if (r >= 0 && (size_t)r < vcl_conn_iov_len(iov, cnt)) {
+				stuck = 1;
+				vcl_node_stuck(n, 1);
+			}
+		} else if (n->link.ssl != NULL)
 			r = vcl_link_send_some(&n->link, iov, (int)mh.msg_iovlen);
 		else
 			r = sendmsg(n->fd, &mh, MSG_NOSIGNAL);
@@ -173,11 +207,62 @@ vcl_conn_send(struct vcl_node *n, struct iovec *iov, int cnt)
 			rc = -1;
 			break;
 		}
-		atomic_store(&n->last_io, vcl_conn_now());
+		if (r > 0)
+			atomic_store(&n->last_io, vcl_conn_now());
 		vcl_io_advance(&iov, &cnt, (size_t)r);
 	}
+	if (stuck)
+		vcl_node_stuck(n, 0);
 	atomic_fetch_sub(&n->sending, 1);
 	return (rc);
+}
+
+/*
+ * Read one frame head and its message into *tcp. With try, return 1 at once
+ * when no byte of it is ready (the caller does not wait for one); once a
+ * byte is in, the rest is waited for. Returns 0, 1, or -1 with *why set.
+ */
+static int
+vcl_conn_read_frame(struct vcl_node *n, struct vcl_frame_hdr *hdr, int try,
+    Vcl__ToClient **tcp, const char **why)
+{
+	uint8_t		 head[VCL_FRAME_HDR_LEN], *buf;
+	size_t		 got = 0;
+	ssize_t		 r;
+
+	*tcp = NULL;
+	while (try) {
+		if ((r = vcl_link_recv_now(&n->link, head, sizeof head)) > 0) {
+			atomic_store(&n->last_io, vcl_conn_now());
+			got = (size_t)r;
+			break;
+		}
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return (1);
+		*why = r == 0 ? vcl_conn_eof : strerror(errno);
+		return (-1);
+	}
+	if (vcl_conn_recv(n, head + got, sizeof head - got, why) != 0)
+		return (-1);
+	if (vcl_frame_decode(head, &vcl_client_limits, hdr, why) != 0)
+		return (-1);
+	if ((buf = malloc(hdr->msg_len)) == NULL) {
+		*why = "out of memory";
+		return (-1);
+	}
+	if (vcl_conn_recv(n, buf, hdr->msg_len, why) != 0) {
+		free(buf);
+		return (-1);
+	}
+	*tcp = vcl__to_client__unpack(NULL, hdr->msg_len, buf);
+	free(buf);
+	if (*tcp == NULL) {
+		*why = "malformed message from server";
+		return (-1);
+	}
+	return (0);
 }
 
 /* Read one frame head and its message. Returns the message or NULL. */
@@ -185,25 +270,10 @@ static Vcl__ToClient *
 vcl_conn_read_msg(struct vcl_node *n, struct vcl_frame_hdr *hdr,
     const char **why)
 {
-	uint8_t		 head[VCL_FRAME_HDR_LEN], *buf;
 	Vcl__ToClient	*tc;
 
-	if (vcl_conn_recv(n, head, sizeof head, why) != 0)
+	if (vcl_conn_read_frame(n, hdr, 0, &tc, why) != 0)
 		return (NULL);
-	if (vcl_frame_decode(head, &vcl_client_limits, hdr, why) != 0)
-		return (NULL);
-	if ((buf = malloc(hdr->msg_len)) == NULL) {
-		*why = "out of memory";
-		return (NULL);
-	}
-	if (vcl_conn_recv(n, buf, hdr->msg_len, why) != 0) {
-		free(buf);
-		return (NULL);
-	}
-	tc = vcl__to_client__unpack(NULL, hdr->msg_len, buf);
-	free(buf);
-	if (tc == NULL)
-		*why = "malformed message from server";
 	return (tc);
 }
 
@@ -221,6 +291,44 @@ vcl_conn_skip(struct vcl_node *n, uint64_t len, const char **why)
 		len -= k;
 	}
 	return (0);
+}
+
+/*
+ * Does the receiver have to read? When the token is free and something is
+ * on its way that no caller reads for: an asynchronous reply, a watched
+ * event's notification, the end of a node a write found dead, or anything
+ * while a write waits (its caller reads nothing until it is out). Under
+ * lock.
+ */
+static int
+vcl_node_rx_wanted(const struct vcl_node *n)
+{
+	return (!n->reading && (n->pending != NULL || n->nwatch > 0 ||
+	    n->dead || n->stuck > 0));
+}
+
+/*
+ * Wake the receiver if it sleeps and has to read now. Called under lock by
+ * whatever makes vcl_node_rx_wanted true: a watch, an asynchronous call, a
+ * token given back, a write that failed.
+ */
+static void
+vcl_node_rx_kick(struct vcl_node *n)
+{
+	if (n->rx_idle && vcl_node_rx_wanted(n)) {
+		n->rx_idle = 0;
+		pthread_cond_signal(&n->rx_cond);
+	}
+}
+
+/* A write has to wait (on), or is done waiting (off). */
+static void
+vcl_node_stuck(struct vcl_node *n, int on)
+{
+	pthread_mutex_lock(&n->lock);
+	n->stuck += on ? 1 : -1;
+	vcl_node_rx_kick(n);
+	pthread_mutex_unlock(&n->lock);
 }
 
 /* Hash bucket of an event id in a node's watch table. */
@@ -248,6 +356,7 @@ vcl_node_watch(struct vcl_node *n, cl_event ev)
 		ev->next = n->watch[s];
 		n->watch[s] = ev;
 		n->nwatch++;
+		vcl_node_rx_kick(n);
 	}
 	pthread_mutex_unlock(&n->lock);
 	if (dead) {
@@ -310,7 +419,9 @@ vcl_node_tell_lost(struct vcl_node *n)
 
 /*
  * The node is gone: every waiting call returns CL_DEVICE_NOT_AVAILABLE and
- * every pending event completes with it, so nothing waits forever.
+ * every pending event completes with it, so nothing waits forever. Run
+ * only by the holder of the reading token (whose read failed), so no reply
+ * is half landed when its waiter is let go; safe to run twice.
  */
 static void
 vcl_node_fail(struct vcl_node *n, const char *why)
@@ -318,15 +429,21 @@ vcl_node_fail(struct vcl_node *n, const char *why)
 	struct vcl_pending	*p, *next;
 	cl_event		 ev;
 	size_t			 i;
+	int			 first;
 
 	pthread_mutex_lock(&n->lock);
 	if (!n->dead)
 		vcl_log_error("node %s (%s) lost: %s", n->name ? n->name : "?",
 		    n->addr, why);
 	n->dead = 1;
+	first = !n->failed;
+	n->failed = 1;
 	p = n->pending;
 	n->pending = NULL;
 	n->pending_tail = &n->pending;
+	/* The receiver, asleep or waiting for the token, ends. */
+	pthread_cond_broadcast(&n->cond);
+	pthread_cond_signal(&n->rx_cond);
 	pthread_mutex_unlock(&n->lock);
 	shutdown(n->fd, SHUT_RDWR);
 	for (; p != NULL; p = next) {
@@ -341,7 +458,8 @@ vcl_node_fail(struct vcl_node *n, const char *why)
 		if (fn != NULL)
 			fn(p);
 	}
-	vcl_node_tell_lost(n);
+	if (first)
+		vcl_node_tell_lost(n);
 	for (i = 0; i < VCL_WATCH_BUCKETS; i++) {
 		pthread_mutex_lock(&n->lock);
 		ev = n->watch[i];
@@ -356,46 +474,65 @@ vcl_node_fail(struct vcl_node *n, const char *why)
 			ev = next_ev;
 		}
 	}
+	/* Event waiters on this node (vcl_node_wait) look again. */
+	pthread_mutex_lock(&n->lock);
+	pthread_cond_broadcast(&n->cond);
+	pthread_mutex_unlock(&n->lock);
 }
 
 /*
- * Land one reply: find who waits for it, read its bulk into place. The
- * pending record stays listed until its bytes are in, so a connection that
- * fails mid-bulk fails it with the rest (vcl_node_fail) instead of leaving
- * its waiter asleep. Bulk lands only when it is exactly what was asked for.
+ * Land one reply's bytes: find who waits for it, read its bulk into place.
+ * The pending record stays listed until its bytes are in, so a connection
+ * that fails mid-bulk fails it with the rest (vcl_node_fail) instead of
+ * leaving its waiter asleep. Bulk lands only when it is exactly what was
+ * asked for. Returns the record, or NULL with *why set.
  */
-static int
-vcl_node_reply(struct vcl_node *n, Vcl__ToClient *tc,
+static struct vcl_pending *
+vcl_node_land(struct vcl_node *n, Vcl__ToClient *tc,
     const struct vcl_frame_hdr *hdr, const char **why)
 {
-	struct vcl_pending	*p, **pp;
-	void			(*fn)(struct vcl_pending *);
+	struct vcl_pending	*p;
 
 	pthread_mutex_lock(&n->lock);
-	for (pp = &n->pending; (p = *pp) != NULL; pp = &p->next)
+	for (p = n->pending; p != NULL; p = p->next)
 		if (p->seq == tc->reply->seq)
 			break;
 	pthread_mutex_unlock(&n->lock);
 	if (p == NULL) {
 		*why = "reply to no request";
-		return (-1);
+		return (NULL);
 	}
 	if (hdr->bulk_len > 0 && (p->dst == NULL ||
 	    hdr->bulk_len != p->dst_len)) {
 		*why = "reply bytes do not match the request";
-		return (-1);
+		return (NULL);
 	}
 	if (hdr->bulk_len == 0 && p->dst != NULL && p->dst_len > 0 &&
 	    tc->reply->status == CL_SUCCESS) {
 		*why = "successful read reply without its bytes";
-		return (-1);
+		return (NULL);
 	}
 	if (hdr->bulk_len > 0) {
 		/* Straight into the application's memory: no extra copy. */
 		if (vcl_conn_recv(n, p->dst, hdr->bulk_len, why) != 0)
-			return (-1);
+			return (NULL);
 		n->bytes_in += hdr->bulk_len;
 	}
+	return (p);
+}
+
+/*
+ * A landed reply is complete: unlist it, hand it tc and wake its waiter,
+ * or run its handler. Returns 0, or -1 with *why set (tc then stays the
+ * caller's).
+ */
+static int
+vcl_node_reply(struct vcl_node *n, struct vcl_pending *p, Vcl__ToClient *tc,
+    const char **why)
+{
+	struct vcl_pending	**pp;
+	void			(*fn)(struct vcl_pending *);
+
 	pthread_mutex_lock(&n->lock);
 	for (pp = &n->pending; *pp != NULL && *pp != p; pp = &(*pp)->next)
 		;
@@ -419,50 +556,246 @@ vcl_node_reply(struct vcl_node *n, Vcl__ToClient *tc,
 	return (0);
 }
 
-/* Receiver thread: replies and notifications until the connection ends. */
+/* Complete the events a message's notifications name. */
+static void
+vcl_node_notify(struct vcl_node *n, const Vcl__ToClient *tc)
+{
+	cl_event	ev;
+	cl_ulong	prof[4];
+	size_t		i;
+
+	for (i = 0; i < tc->n_notify; i++) {
+		Vcl__Notify	*nt = tc->notify[i];
+
+		if ((ev = vcl_node_unwatch(n, nt->event)) == NULL)
+			continue;
+		prof[0] = nt->queued;
+		prof[1] = nt->submit;
+		prof[2] = nt->start;
+		prof[3] = nt->end;
+		vcl_event_complete(ev, nt->status, nt->has_end ? prof : NULL);
+		vcl_event_unref(ev);
+	}
+}
+
+/*
+ * Something a waiter on this node may look at changed (an event of the
+ * node completed): its waiters (vcl_node_wait) look again.
+ */
+void
+vcl_node_wake(struct vcl_node *n)
+{
+	pthread_mutex_lock(&n->lock);
+	pthread_cond_broadcast(&n->cond);
+	pthread_mutex_unlock(&n->lock);
+}
+
+/*
+ * Read one whole frame, its bulk included, then act on it: complete the
+ * events it names, hand its reply to whoever waits. Only the holder of the
+ * reading token calls this. The frame is off the socket before anything
+ * runs, so a callback that makes a blocking call on this node from here
+ * reads on from the next frame (vcl_node_wait). While it acts the thread
+ * counts as a receiver (vcl_in_rx): nothing it runs blocks on a write.
+ * With try, returns 1 when no byte is ready. Returns 0, 1, or -1 with
+ * *why set (the node is to be failed).
+ */
+static int
+vcl_node_read_one(struct vcl_node *n, int try, const char **why)
+{
+	struct vcl_frame_hdr	 hdr;
+	struct vcl_pending	*p = NULL;
+	Vcl__ToClient		*tc;
+	int			 rc, was;
+
+	if ((rc = vcl_conn_read_frame(n, &hdr, try, &tc, why)) != 0)
+		return (rc);
+	if (tc->reply != NULL)
+		rc = (p = vcl_node_land(n, tc, &hdr, why)) == NULL ? -1 : 0;
+	else if (hdr.bulk_len > 0)
+		rc = vcl_conn_skip(n, hdr.bulk_len, why);
+	if (rc != 0) {
+		vcl__to_client__free_unpacked(tc, NULL);
+		return (-1);
+	}
+	was = vcl_in_rx;
+	vcl_in_rx = 1;
+	vcl_node_notify(n, tc);
+	if (p == NULL)
+		vcl__to_client__free_unpacked(tc, NULL);
+	else if ((rc = vcl_node_reply(n, p, tc, why)) != 0)
+		vcl__to_client__free_unpacked(tc, NULL);
+	/* else the pending owns tc now */
+	vcl_in_rx = was;
+	return (rc);
+}
+
+/* Does this thread hold n's reading token? Under lock. */
+static int
+vcl_node_reading_here(const struct vcl_node *n)
+{
+	return (n->reading && pthread_equal(n->reader, pthread_self()));
+}
+
+#define VCL_UNTAKE_FRAMES	8	/* read on at most these when giving back */
+
+/*
+ * Give the reading token back. What is already in is read first, a few
+ * frames at most (a notification right behind a reply needs no other
+ * thread then); under TLS all that is decrypted already, since those bytes
+ * would wake no poll(): the receiver never sleeps over a frame that is in.
+ */
+static void
+vcl_node_untake(struct vcl_node *n)
+{
+	const char	*why;
+	size_t		 k;
+	int		 rc = 0, i = 0, more;
+
+	pthread_mutex_lock(&n->lock);
+	more = n->pending != NULL || n->nwatch > 0;
+	pthread_mutex_unlock(&n->lock);
+	for (;;) {
+		if (i == 0 && !more && n->link.ssl == NULL)
+			break;		/* nothing else is on its way */
+		if (i++ >= VCL_UNTAKE_FRAMES) {
+			if (n->link.ssl == NULL)
+				break;
+			pthread_mutex_lock(&n->link.lock);
+			k = vcl_link_pending(&n->link);
+			pthread_mutex_unlock(&n->link.lock);
+			if (k == 0)
+				break;
+		}
+		if ((rc = vcl_node_read_one(n, 1, &why)) != 0)
+			break;
+	}
+	if (rc < 0)
+		vcl_node_fail(n, why);
+	pthread_mutex_lock(&n->lock);
+	n->reading = 0;
+	pthread_cond_broadcast(&n->cond);
+	vcl_node_rx_kick(n);
+	pthread_mutex_unlock(&n->lock);
+}
+
+/*
+ * Wait until done(n, arg) holds (it is evaluated under lock), reading the
+ * socket meanwhile when no other thread does: the waiting thread lands its
+ * own reply instead of sleeping until the receiver wakes it, and lands any
+ * other frame that comes first just as the receiver would. A thread that
+ * holds the token already (a callback run while it reads) reads on. Every
+ * change done() looks at broadcasts cond under lock (a landed reply, a
+ * notification, a token given back, the node's failure), so no wake-up is
+ * lost. done() must become true once the node has failed (a call's reply
+ * and a watched event do).
+ */
+void
+vcl_node_wait(struct vcl_node *n, int (*done)(struct vcl_node *, void *),
+    void *arg)
+{
+	const char	*why;
+	int		 own = 0;
+
+	pthread_mutex_lock(&n->lock);
+	while (!done(n, arg)) {
+		/*
+		 * Failed by this thread (only a holder fails a node): every
+		 * reply and watched event is final, nothing more will come.
+		 */
+		if (n->failed && (own || vcl_node_reading_here(n)))
+			break;
+		if (!n->reading && !n->failed) {
+			n->reading = 1;
+			n->reader = pthread_self();
+			own = 1;
+		} else if (!vcl_node_reading_here(n)) {
+			pthread_cond_wait(&n->cond, &n->lock);
+			continue;
+		}
+		pthread_mutex_unlock(&n->lock);
+		if (vcl_node_read_one(n, 0, &why) < 0)
+			vcl_node_fail(n, why);
+		pthread_mutex_lock(&n->lock);
+	}
+	pthread_mutex_unlock(&n->lock);
+	if (own)
+		vcl_node_untake(n);
+}
+
+/*
+ * Receiver thread: lands what comes while no caller reads. It sleeps while
+ * nothing is on its way that no caller reads for (vcl_node_rx_wanted), so
+ * a lone synchronous caller reads its reply with no other thread woken.
+ * Otherwise it waits for readability without the token and takes the
+ * token only to read what is there, so a caller can take it whenever the
+ * socket is quiet; a poll() woken by bytes a caller is reading waits for
+ * the token, then finds nothing and polls again.
+ */
 static void *
 vcl_node_rx(void *arg)
 {
 	struct vcl_node		*n = arg;
-	struct vcl_frame_hdr	 hdr;
-	Vcl__ToClient		*tc;
-	const char		*why = "connection closed";
-	cl_event		 ev;
-	cl_ulong		 prof[4];
-	size_t			 i;
+	struct pollfd		 pfd;
+	const char		*why = vcl_conn_eof;
+	int			 rc, wanted = 1;
 
 	vcl_in_rx = 1;
 	for (;;) {
-		if ((tc = vcl_conn_read_msg(n, &hdr, &why)) == NULL)
-			break;
-		for (i = 0; i < tc->n_notify; i++) {
-			Vcl__Notify	*nt = tc->notify[i];
-
-			if ((ev = vcl_node_unwatch(n, nt->event)) == NULL)
-				continue;
-			prof[0] = nt->queued;
-			prof[1] = nt->submit;
-			prof[2] = nt->start;
-			prof[3] = nt->end;
-			vcl_event_complete(ev, nt->status,
-			    nt->has_end ? prof : NULL);
-			vcl_event_unref(ev);
-		}
-		if (tc->reply != NULL) {
-			if (vcl_node_reply(n, tc, &hdr, &why) != 0) {
-				vcl__to_client__free_unpacked(tc, NULL);
-				break;
+		pthread_mutex_lock(&n->lock);
+		for (;;) {
+			if (n->failed) {
+				pthread_mutex_unlock(&n->lock);
+				return (NULL);
 			}
-			continue;	/* the pending owns tc now */
+			if (!n->reading && (wanted ||
+			    vcl_node_rx_wanted(n)))
+				break;
+			if (n->reading)
+				pthread_cond_wait(&n->cond, &n->lock);
+			else {
+				n->rx_idle = 1;
+				pthread_cond_wait(&n->rx_cond, &n->lock);
+				n->rx_idle = 0;
+			}
 		}
-		if (hdr.bulk_len > 0 &&
-		    vcl_conn_skip(n, hdr.bulk_len, &why) != 0) {
-			vcl__to_client__free_unpacked(tc, NULL);
+		n->reading = 1;
+		n->reader = pthread_self();
+		pthread_mutex_unlock(&n->lock);
+		while ((rc = vcl_node_read_one(n, 1, &why)) == 0)
+			;
+		if (rc < 0)
 			break;
-		}
-		vcl__to_client__free_unpacked(tc, NULL);
+		pthread_mutex_lock(&n->lock);
+		n->reading = 0;
+		pthread_cond_broadcast(&n->cond);
+		wanted = vcl_node_rx_wanted(n);
+		pthread_mutex_unlock(&n->lock);
+		if (!wanted)
+			continue;	/* sleep until something is on its way */
+		pfd.fd = n->fd;
+		pfd.events = POLLIN;
+		pfd.revents = 0;
+		rc = poll(&pfd, 1, n->timeout_ms > 0 ? vcl_conn_tick_ms(n) : -1);
+		/*
+		 * A lost node is shut down, not failed, here: a caller may
+		 * hold the token and be landing bytes into a waiter's
+		 * memory, which failing would hand back. The token's holder
+		 * (this thread next, or that caller) reads the end and fails
+		 * the node.
+		 */
+		if (rc < 0 && errno != EINTR)
+			vcl_node_broken(n, errno);
+		else if (rc == 0 && vcl_conn_tick(n, 1) != 0)
+			vcl_node_broken(n, ETIMEDOUT);
+		/* Readable or a tick: read (or find nothing) whatever else. */
+		wanted = 1;
 	}
 	vcl_node_fail(n, why);
+	pthread_mutex_lock(&n->lock);
+	n->reading = 0;
+	pthread_cond_broadcast(&n->cond);
+	pthread_mutex_unlock(&n->lock);
 	return (NULL);
 }
 
@@ -484,8 +817,8 @@ vcl_node_write(struct vcl_node *n, const void *bulk, uint64_t bulk_len)
 }
 
 /*
- * A write failed: the node is lost. The receiver sees the shutdown and
- * fails what waits.
+ * A write failed: the node is lost. The receiver (woken for it) or a
+ * waiting caller reads the shutdown and fails what waits.
  */
 static void
 vcl_node_broken(struct vcl_node *n, int e)
@@ -496,6 +829,7 @@ vcl_node_broken(struct vcl_node *n, int e)
 		    n->addr, e == ETIMEDOUT ? "no answer within "
 		    "VCL_CALL_TIMEOUT_MS" : strerror(e));
 	n->dead = 1;
+	vcl_node_rx_kick(n);
 	pthread_mutex_unlock(&n->lock);
 	shutdown(n->fd, SHUT_RDWR);
 }
@@ -539,6 +873,9 @@ vcl_node_submit_locked(struct vcl_node *n, Vcl__Request *req,
 		p->next = NULL;
 		*n->pending_tail = p;
 		n->pending_tail = &p->next;
+		/* A synchronous caller reads for itself; a handler's does not. */
+		if (p->fn != NULL)
+			vcl_node_rx_kick(n);
 	}
 	pthread_mutex_unlock(&n->lock);
 	if (vcl_buf_pack(&n->out, &req->base, bulk_len) != 0) {
@@ -600,9 +937,10 @@ vcl_node_ping_done(struct vcl_pending *p)
 
 /*
  * Ask a quiet node for a sign of life: a Stats call, which a live server
- * answers at once even while it runs long commands. Receiver thread only;
- * never waits for send_lock: a writer holding it makes progress or trips
- * the timeout itself.
+ * answers at once even while it runs long commands. Called by a reader
+ * (the token's holder, or the receiver between reads); never waits for
+ * send_lock: a writer holding it makes progress or trips the timeout
+ * itself.
  */
 static void
 vcl_node_ping(struct vcl_node *n)
@@ -690,6 +1028,16 @@ vcl_node_status(struct vcl_node *n)
 	return (dead ? CL_DEVICE_NOT_AVAILABLE : CL_SUCCESS);
 }
 
+/* Has a synchronous call's reply landed (or its node failed)? Under lock. */
+static int
+vcl_node_call_done(struct vcl_node *n, void *arg)
+{
+	const struct vcl_pending	*p = arg;
+
+	(void)n;
+	return (p->done);
+}
+
 /*
  * A synchronous call: send (flushing the batch before it), wait for the
  * reply. Reply bulk lands in dst (dst_len bytes expected). *out, if given,
@@ -712,10 +1060,7 @@ vcl_node_call(struct vcl_node *n, Vcl__Request *req, const void *bulk,
 	if ((err = vcl_node_submit(n, req, bulk, bulk_len, VCL_SEND_FLUSH,
 	    &p)) != CL_SUCCESS)
 		return (err);
-	pthread_mutex_lock(&n->lock);
-	while (!p.done)
-		pthread_cond_wait(&n->cond, &n->lock);
-	pthread_mutex_unlock(&n->lock);
+	vcl_node_wait(n, vcl_node_call_done, &p);
 	if (p.msg != NULL && p.status != CL_SUCCESS &&
 	    p.msg->reply->message != NULL)
 		vcl_log_error("node %s: %s", n->name, p.msg->reply->message);
@@ -976,6 +1321,7 @@ vcl_node_connect(struct vcl_node *n, const char *addr)
 	pthread_mutex_init(&n->send_lock, NULL);
 	pthread_mutex_init(&n->lock, NULL);
 	pthread_cond_init(&n->cond, NULL);
+	pthread_cond_init(&n->rx_cond, NULL);
 	if ((to = getenv("VCL_CONNECT_TIMEOUT_MS")) != NULL && atoi(to) > 0)
 		timeout = atoi(to);
 	n->timeout_ms = VCL_CALL_TIMEOUT;

@@ -468,6 +468,15 @@ vcl_clFlush(cl_command_queue command_queue)
 	    VCL_SEND_FLUSH));
 }
 
+/* Are the queue's non-blocking reads all in? Under the node's lock. */
+static int
+vcl_queue_drained(struct vcl_node *n, void *arg)
+{
+	cl_command_queue	q = arg;
+
+	return (atomic_load(&q->inflight) == 0 || n->dead);
+}
+
 /*
  * Finish: one round trip; the server answers once a marker behind every
  * earlier command completes, with the first failure no event carried.
@@ -489,10 +498,7 @@ vcl_clFinish(cl_command_queue command_queue)
 	req.call_case = VCL__REQUEST__CALL_FINISH;
 	req.finish = &m;
 	err = vcl_node_call(n, &req, NULL, 0, NULL, 0, NULL);
-	pthread_mutex_lock(&n->lock);
-	while (atomic_load(&q->inflight) > 0 && !n->dead)
-		pthread_cond_wait(&n->cond, &n->lock);
-	pthread_mutex_unlock(&n->lock);
+	vcl_node_wait(n, vcl_queue_drained, q);
 	return (err);
 }
 

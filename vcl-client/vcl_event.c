@@ -86,6 +86,9 @@ vcl_event_complete(cl_event ev, cl_int status, const cl_ulong *prof)
 	ev->cbs = NULL;
 	pthread_cond_broadcast(&vcl_ev_cond);
 	pthread_mutex_unlock(&vcl_ev_lock);
+	/* Waiters for it through its node (vcl_event_wait), before callbacks. */
+	if (ev->node != NULL)
+		vcl_node_wake(ev->node);
 	/* Callbacks registered for earlier states fire now too. */
 	while ((cb = cbs) != NULL) {
 		cbs = cb->next;
@@ -94,7 +97,25 @@ vcl_event_complete(cl_event ev, cl_int status, const cl_ulong *prof)
 	}
 }
 
-/* Wait until every event is final. Returns CL_SUCCESS or the list error. */
+/* Is the event final? Called under its node's lock (vcl_node_wait). */
+static int
+vcl_event_final(struct vcl_node *n, void *arg)
+{
+	cl_event	ev = arg;
+	int		fin;
+
+	(void)n;
+	pthread_mutex_lock(&vcl_ev_lock);
+	fin = ev->status <= CL_COMPLETE;
+	pthread_mutex_unlock(&vcl_ev_lock);
+	return (fin);
+}
+
+/*
+ * Wait until every event is final. An event of one node is waited for
+ * through that node, so the waiting thread reads the notification itself
+ * when no other thread reads there. Returns CL_SUCCESS or the list error.
+ */
 cl_int
 vcl_event_wait(cl_uint n, const cl_event *list)
 {
@@ -102,6 +123,9 @@ vcl_event_wait(cl_uint n, const cl_event *list)
 	cl_int	err = CL_SUCCESS;
 
 	vcl_node_flush_all();
+	for (i = 0; i < n; i++)
+		if (list[i]->node != NULL)
+			vcl_node_wait(list[i]->node, vcl_event_final, list[i]);
 	pthread_mutex_lock(&vcl_ev_lock);
 	for (i = 0; i < n; i++) {
 		while (list[i]->status > CL_COMPLETE)

@@ -91,3 +91,5 @@ vcl_rawtest(tcawait)
 vcl_rawtest(options)
 set_property(TEST it_raw_options APPEND PROPERTY ENVIRONMENT
 	"VCL_TEST_TOOL=$<TARGET_FILE:vcl_tool>")
+vcl_rawtest(reader)
+target_link_libraries(reader_test PRIVATE PkgConfig::OPENCL)
