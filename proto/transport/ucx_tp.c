@@ -20,8 +20,8 @@
  * unlinked, so nobody else can open it (and at close in any case). Only
  * the other end of that link ever writes the ring and nothing else is put
  * in it, so it holds no byte the peer did not send. Messages (struct
- * vcl_ucx_pmsg, one UCX tag per direction: VCL_UCX_CTL_XID in the sender's
- * namespace) carry the rendezvous: the receiver OFFERs a slot for a chunk
+ * vcl_ucx_pmsg, one UCX tag per link and direction: the sender's namespace
+ * marked VCL_UCX_CTL_NS, and the link's number) carry the rendezvous: the receiver OFFERs a slot for a chunk
  * it chose (offset, length), the sender writes it there and says FILLED
  * (or UNUSED), the receiver hands the chunk to its host and, once consumed,
  * offers the slot for the next chunk; DONE when all were consumed, ABORT
@@ -43,11 +43,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "vcl_log.h"
 #include "vcl_tls.h"
 #include "vcl_transport.h"
 #include "vcl_ucx.h"
 
-#define VCL_UCX_CTL_XID		0x7fffffffffffffffull /* placement's tag */
+#define VCL_UCX_CTL_NS		0x7fffffffu	/* placement's tags */
 #define VCL_UCX_SLOTS_MAX	16
 
 /* The instance (tp->priv): the engine and the shared staging's limits. */
@@ -137,6 +138,7 @@ struct vcl_ucx_tpep {
 	int			 closing;	/* cancelled means closed */
 	LIST_HEAD(, vcl_ucx_xfer) xfers;
 	/* Placement. */
+	uint32_t		 link;		/* both ends: vcl_ucx_tp_link */
 	struct vcl_ucx_ring	*rx;		/* ours: the peer writes here */
 	struct vcl_ucx_ring	*tx;		/* the peer's, mapped */
 	struct vcl_ucx_xfer	*rx_active;	/* the placed receive served */
@@ -356,8 +358,8 @@ vcl_ucx_pl_send(struct vcl_ucx_tpep *e, uint32_t type, uint32_t slot,
 		snprintf(m->name, sizeof m->name, "%s", name);
 	iov.iov_base = m;
 	iov.iov_len = sizeof *m;
-	if (vcl_ucx_send(e->uep, ((uint64_t)e->ns << 32) ^ VCL_UCX_CTL_XID,
-	    &iov, 1, vcl_ucx_pl_sent, m) == NULL)
+	if (vcl_ucx_send(e->uep, ((uint64_t)(e->ns ^ VCL_UCX_CTL_NS) << 32) |
+	    e->link, &iov, 1, vcl_ucx_pl_sent, m) == NULL)
 		free(m);
 }
 
@@ -470,14 +472,22 @@ vcl_ucx_ring_map(struct vcl_ucx_tpep *e, const struct vcl_ucx_pmsg *m)
 			return (-1);
 	if (!e->t->place)
 		return (0);	/* we do not place: leave it */
-	if ((fd = shm_open(name, O_RDWR, 0)) == -1)
-		return (0);	/* another host, or gone: no placement */
+	if ((fd = shm_open(name, O_RDWR, 0)) == -1) {
+		/* Another host, or gone: no placement on this link. */
+		vcl_log_info("ucx: the peer's shared staging: %s",
+		    strerror(errno));
+		return (0);
+	}
 	if (fstat(fd, &st) != 0 || (uint64_t)st.st_size != m->off * m->len ||
 	    (p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
 	    MAP_SHARED, fd, 0)) == MAP_FAILED) {
+		vcl_log_warn("ucx: the peer's shared staging: not its size, "
+		    "or no mapping");
 		close(fd);
 		return (0);
 	}
+	vcl_log_debug("ucx: the peer's shared staging mapped (%u x %llu)",
+	    (unsigned)m->len, (unsigned long long)m->off);
 	close(fd);
 	if ((r = vcl_ucx_ring_new(e, 0, m->off, (unsigned)m->len)) == NULL) {
 		munmap(p, (size_t)st.st_size);
@@ -709,8 +719,8 @@ vcl_ucx_pl_listen(struct vcl_ucx_tpep *e)
 {
 	if (e->uep == NULL || e->bad)
 		return;
-	if (vcl_ucx_recv_own(e->uep, ((uint64_t)e->peer_ns << 32) ^
-	    VCL_UCX_CTL_XID, &e->in, sizeof e->in, vcl_ucx_pl_msg, e) == NULL)
+	if (vcl_ucx_recv_own(e->uep, ((uint64_t)(e->peer_ns ^ VCL_UCX_CTL_NS)
+	    << 32) | e->link, &e->in, sizeof e->in, vcl_ucx_pl_msg, e) == NULL)
 		e->bad = 1;
 }
 
@@ -857,6 +867,30 @@ vcl_ucx_tp_consumed(struct vcl_tp *tp, uint64_t token)
 	vcl_ucx_ring_unref(r);
 }
 
+/*
+ * The link's number for placement's tags: a hash of its control stream's
+ * two socket addresses, in an order both ends agree on, so that two links
+ * between one pair of servers (one each way) keep their messages apart.
+ * 0 for a stream with no addresses (a socket pair: one link per pair).
+ */
+static uint32_t
+vcl_ucx_tp_link(const struct vcl_link *l)
+{
+	struct sockaddr_storage	a, b;
+	socklen_t		la = sizeof a, lb = sizeof b;
+	uint32_t		h1, h2;
+
+	memset(&a, 0, sizeof a);
+	memset(&b, 0, sizeof b);
+	if (l == NULL || l->fd < 0 || getsockname(l->fd, (struct sockaddr *)&a,
+	    &la) != 0 || getpeername(l->fd, (struct sockaddr *)&b, &lb) != 0 ||
+	    a.ss_family == AF_UNIX)
+		return (0);
+	h1 = vcl_ucx_tp_ns(&a, la);
+	h2 = vcl_ucx_tp_ns(&b, lb);
+	return (h1 < h2 ? h1 * 31u + h2 : h2 * 31u + h1);
+}
+
 /* The endpoint to the other end's worker. */
 static int
 vcl_ucx_tp_connect(struct vcl_tp_ep *ep, const uint8_t *addr, size_t len)
@@ -882,6 +916,7 @@ vcl_ucx_tp_connect(struct vcl_tp_ep *ep, const uint8_t *addr, size_t len)
 	vcl_ucx_address(VCL_UCX_U(ep->tp), &ours, &olen);
 	e->ns = vcl_ucx_tp_ns(ours, olen);
 	e->peer_ns = vcl_ucx_tp_ns(addr, len);
+	e->link = vcl_ucx_tp_link(ep->ctl);
 	if ((e->uep = vcl_ucx_ep_open(VCL_UCX_U(ep->tp), addr, len,
 	    vcl_ucx_tp_failed, e)) == NULL) {
 		free(e);
@@ -927,7 +962,7 @@ vcl_ucx_tp_send(struct vcl_tp_ep *ep, uint64_t xid, const struct iovec *iov,
 		snprintf(ep->err, sizeof ep->err, "ucx: link closed");
 		return (VCL_TP_ECLOSED);
 	}
-	if (cnt > 64 || xid == VCL_UCX_CTL_XID) {
+	if (cnt > 64 || (xid >> 32) == VCL_UCX_CTL_NS) {
 		snprintf(ep->err, sizeof ep->err, "ucx: %d pieces or a "
 		    "reserved id", cnt);
 		return (VCL_TP_EINVAL);
@@ -969,7 +1004,7 @@ vcl_ucx_tp_recv(struct vcl_tp_ep *ep, uint64_t xid,
 		snprintf(ep->err, sizeof ep->err, "ucx: link closed");
 		return (VCL_TP_ECLOSED);
 	}
-	if (xid == VCL_UCX_CTL_XID) {
+	if ((xid >> 32) == VCL_UCX_CTL_NS) {
 		snprintf(ep->err, sizeof ep->err, "ucx: a reserved id");
 		return (VCL_TP_EINVAL);
 	}

@@ -712,7 +712,7 @@ struct pmsg {
 	uint64_t	xid, off, len;
 	char		name[32];
 };
-#define PM_CTL		0x7fffffffffffffffull
+#define PM_CTL(ns)	((uint64_t)((ns) ^ 0x7fffffffu) << 32)	/* link 0 */
 #define PM_RING		1
 #define PM_OFFER	3
 #define PM_FILLED	4
@@ -780,7 +780,7 @@ case_place_hostile(const struct vcl_transport *ops)
 	const void		*ra;
 	size_t			 alen = sizeof addr, ralen, i;
 	uint32_t		 ns_r, ns_t;
-	char			 err[300];
+	char			 err[300], seg_name[32];
 	int			 sv[2], round, fd;
 	void			*seg;
 
@@ -806,8 +806,8 @@ case_place_hostile(const struct vcl_transport *ops)
 		    NULL));
 		/* Its ring's announcement comes first. */
 		memset(&c, 0, sizeof c);
-		assert_non_null(vcl_ucx_recv(rep, ((uint64_t)ns_t << 32) ^
-		    PM_CTL, &in, sizeof in, raw_cb, &c));
+		assert_non_null(vcl_ucx_recv(rep, PM_CTL(ns_t), &in,
+		    sizeof in, raw_cb, &c));
 		raw_until(tp, ep, u, &c);
 		assert_int_equal(c.err, 0);
 		assert_int_equal(in.type, PM_RING);
@@ -826,7 +826,7 @@ case_place_hostile(const struct vcl_transport *ops)
 				/* Wait for its offer of slot 0, then lie. */
 				memset(&c, 0, sizeof c);
 				assert_non_null(vcl_ucx_recv(rep,
-				    ((uint64_t)ns_t << 32) ^ PM_CTL, &in,
+				    PM_CTL(ns_t), &in,
 				    sizeof in, raw_cb, &c));
 			}
 			assert_int_equal(vcl_tp_recv(ep, 5 | VCL_TP_XID_PLACE,
@@ -840,16 +840,17 @@ case_place_hostile(const struct vcl_transport *ops)
 			out.xid = 5 | VCL_TP_XID_PLACE;
 			out.slot = round == 0 ? 99 : 1;	/* 1: not offered */
 			memset(&c, 0, sizeof c);
-			assert_non_null(vcl_ucx_send(rep, ((uint64_t)ns_r <<
-			    32) ^ PM_CTL, &iov, 1, raw_cb, &c));
+			assert_non_null(vcl_ucx_send(rep, PM_CTL(ns_r), &iov,
+			    1, raw_cb, &c));
 			raw_until(tp, ep, u, &rc);
 			assert_int_equal(rc.err, VCL_TP_EIO);
 			for (i = 0; i < sizeof buf; i++)
 				assert_int_equal(buf[i], 0xee);
 		} else {
 			/* We are the sender: its ring, then an OFFER too big. */
-			snprintf(out.name, sizeof out.name,
+			snprintf(seg_name, sizeof seg_name,
 			    "/vcl-%012x%012x", (unsigned)getpid(), 77u);
+			memcpy(out.name, seg_name, sizeof out.name);
 			fd = shm_open(out.name, O_RDWR | O_CREAT | O_EXCL, 0600);
 			assert_true(fd >= 0);
 			assert_int_equal(ftruncate(fd, 2 * 4096), 0);
@@ -861,8 +862,8 @@ case_place_hostile(const struct vcl_transport *ops)
 			out.off = 4096;
 			out.len = 2;
 			memset(&c, 0, sizeof c);
-			assert_non_null(vcl_ucx_send(rep, ((uint64_t)ns_r <<
-			    32) ^ PM_CTL, &iov, 1, raw_cb, &c));
+			assert_non_null(vcl_ucx_send(rep, PM_CTL(ns_r), &iov,
+			    1, raw_cb, &c));
 			raw_until(tp, ep, u, &c);
 			{
 				time_t	end = time(NULL) + DEADLINE_S;
@@ -884,13 +885,13 @@ case_place_hostile(const struct vcl_transport *ops)
 			out.slot = 0;
 			out.len = 8192;		/* over its 4096-byte slots */
 			memset(&c, 0, sizeof c);
-			assert_non_null(vcl_ucx_send(rep, ((uint64_t)ns_r <<
-			    32) ^ PM_CTL, &iov, 1, raw_cb, &c));
+			assert_non_null(vcl_ucx_send(rep, PM_CTL(ns_r), &iov,
+			    1, raw_cb, &c));
 			raw_until(tp, ep, u, &sp.c);
 			assert_int_equal(sp.c.err, VCL_TP_EIO);
 			assert_int_equal(sp.nchunks, 0);
 			munmap(seg, 2 * 4096);
-			shm_unlink(out.name);
+			shm_unlink(seg_name);
 		}
 		vcl_tp_close(ep);
 		vcl_ucx_ep_close(rep);
