@@ -121,6 +121,7 @@ struct vcl_ucx_xfer {
 	/* Placed transfers. */
 	int			 placed;
 	uint64_t		 len, next, got;
+	uint64_t		 chunk;		/* a receive's chunk length */
 	struct vcl_tp_dest	 dest;
 	vcl_tp_slot_fn		 slot;
 	int			 fin_err;
@@ -556,8 +557,8 @@ vcl_ucx_pl_offer(struct vcl_ucx_tpep *e)
 		sl->state = VCL_UCX_SLOT_OFFERED;
 		sl->xid = x->xid;
 		sl->off = x->next;
-		sl->len = x->len - x->next < e->rx->slot_len ?
-		    x->len - x->next : e->rx->slot_len;
+		sl->len = x->len - x->next < x->chunk ?
+		    x->len - x->next : x->chunk;
 		x->next += sl->len;
 		vcl_ucx_pl_send(e, VCL_UCX_PM_OFFER, i, x->xid, sl->off,
 		    sl->len, NULL);
@@ -807,6 +808,15 @@ vcl_ucx_tp_recv_placed(struct vcl_ucx_tpep *e, uint64_t xid,
 	x->recv = 1;
 	x->placed = 1;
 	x->len = dest->len;
+	/*
+	 * Chunks of an eighth of the bulk (at least 256 KiB, at most a
+	 * slot): the copies on both sides overlap for most of a bulk of a
+	 * few slots, instead of one slot's time each at the start and end.
+	 */
+	x->chunk = x->len / 8 < (256u << 10) ? (256u << 10) : x->len / 8;
+	x->chunk = (x->chunk + 4095) & ~4095ull;
+	if (x->chunk > e->rx->slot_len)
+		x->chunk = e->rx->slot_len;
 	x->dest = *dest;
 	x->done = done;
 	x->arg = arg;
