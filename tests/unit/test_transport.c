@@ -927,7 +927,16 @@ static void test_vanish_sender(void **st)
 static void test_vanish_receiver(void **st)
 { (void)st; over_all(case_vanish_receiver); }
 static void test_limits(void **st) { (void)st; over_all(case_limits); }
-static void test_place(void **st) { (void)st; over_all(case_place); }
+static void
+test_place(void **st)
+{
+	(void)st;
+#ifdef VCL_HAVE_UCX
+	/* ucx has it: a build where it went would only skip the cases. */
+	assert_true(vcl_transport_ucx.caps & VCL_TP_PLACE);
+#endif
+	over_all(case_place);
+}
 static void test_place_vanish(void **st)
 { (void)st; over_all(case_place_vanish); }
 #ifdef VCL_HAVE_UCX
