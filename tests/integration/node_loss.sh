@@ -75,6 +75,7 @@ while [ $run -le "$runs" ]; do
 		    "the kill"
 		cat "$dir/out"
 		fails=$((fails + 1))
+		kill -KILL "$pid2"	# else the wait below never ends
 	else
 		t0=$(date +%s.%N)
 		# shellcheck disable=SC2154
