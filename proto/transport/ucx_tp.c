@@ -125,6 +125,7 @@ struct vcl_ucx_xfer {
 	struct vcl_tp_dest	 dest;
 	vcl_tp_slot_fn		 slot;
 	int			 fin_err;
+	struct vcl_ucx_tpep	*fin_ep;	/* ended on: identity only */
 	LIST_ENTRY(vcl_ucx_xfer) entry;
 	TAILQ_ENTRY(vcl_ucx_xfer) fin;
 };
@@ -532,6 +533,7 @@ vcl_ucx_pl_finish(struct vcl_ucx_xfer *x, int err, int now)
 		free(x);
 	} else {
 		x->fin_err = err;
+		x->fin_ep = e;
 		TAILQ_INSERT_TAIL(&e->t->fins, x, fin);
 		vcl_ucx_wake(e->t->u);
 	}
@@ -1125,10 +1127,20 @@ static void
 vcl_ucx_tp_close(struct vcl_tp_ep *ep)
 {
 	struct vcl_ucx_tpep	*e = ep->priv;
+	struct vcl_ucx_xfer	*x, *x1;
 
 	if (e == NULL)
 		return;
 	vcl_ucx_tp_shut(e);
+	/* Placed transfers that ended but were not told yet: tell now. */
+	for (x = TAILQ_FIRST(&e->t->fins); x != NULL; x = x1) {
+		x1 = TAILQ_NEXT(x, fin);
+		if (x->fin_ep != e)
+			continue;
+		TAILQ_REMOVE(&e->t->fins, x, fin);
+		x->done(x->arg, x->fin_err);
+		free(x);
+	}
 	free(e);
 	ep->priv = NULL;
 }
