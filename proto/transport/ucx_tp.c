@@ -213,10 +213,20 @@ vcl_ucx_env(const char *name, uint64_t def)
 	if (errno != 0 || end == v)
 		return (def);
 	switch (*end) {
-	case 'k': case 'K': n <<= 10; break;
-	case 'm': case 'M': n <<= 20; break;
-	case 'g': case 'G': n <<= 30; break;
-	default: break;
+	case 'k':
+	case 'K':
+		n <<= 10;
+		break;
+	case 'm':
+	case 'M':
+		n <<= 20;
+		break;
+	case 'g':
+	case 'G':
+		n <<= 30;
+		break;
+	default:
+		break;
 	}
 	return (n);
 }
@@ -416,6 +426,7 @@ vcl_ucx_ring_offer(struct vcl_ucx_tpep *e)
 	struct vcl_ucx_ring	*r;
 	uint8_t			 rnd[12];
 	void			*p;
+	size_t			 k;
 	int			 fd, i;
 
 	if (!t->place || t->shm_bytes + t->slot_len * t->nslots > t->shm_max)
@@ -427,7 +438,7 @@ vcl_ucx_ring_offer(struct vcl_ucx_tpep *e)
 		return;
 	}
 	i = snprintf(r->name, sizeof r->name, "/vcl-");
-	for (size_t k = 0; k < sizeof rnd; k++)
+	for (k = 0; k < sizeof rnd; k++)
 		i += snprintf(r->name + i, sizeof r->name - (size_t)i, "%02x",
 		    rnd[k]);
 	if ((fd = shm_open(r->name, O_RDWR | O_CREAT | O_EXCL, 0600)) == -1) {
