@@ -851,7 +851,7 @@ vcl_session_oob_post(struct vcl_session *s)
 	 */
 	s->in_oob_placed = 0;
 	if ((s->in_req->bulk_xfer & VCL_TP_XID_PLACE) && s->in_xfer != NULL &&
-	    s->in_bulk_borrowed) {
+	    s->in_bulk_borrowed && (s->tp_ep->tp->ops->caps & VCL_TP_PLACE)) {
 		d.base = NULL;
 		d.chunk = vcl_peer_chunk_in;
 		d.chunk_arg = s;
