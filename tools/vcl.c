@@ -692,6 +692,8 @@ print_stats(const char *addr, const Vcl__Welcome *w,
 	put_u64("bytes_out", st->bytes_out, &first);
 	put_u64("peer_bytes_in", st->peer_bytes_in, &first);
 	put_u64("peer_bytes_out", st->peer_bytes_out, &first);
+	put_u64("peer_bytes_oob", st->peer_bytes_oob, &first);
+	put_u64("peer_bytes_shared", st->peer_bytes_shared, &first);
 	put_u64("requests", st->requests, &first);
 	put_u64("held_now", st->held_now, &first);
 	put_u64("held_total", st->held_total, &first);

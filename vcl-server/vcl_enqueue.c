@@ -141,6 +141,8 @@ vcl_cmd_complete(struct vcl_cmd *c)
 
 	if (c->type == VCL_CMD_CHUNK)
 		vcl_mem_chunk_done(c);	/* its read answers, whatever s is */
+	if (c->type == VCL_CMD_SLOT_OUT || c->type == VCL_CMD_SLOT_IN)
+		vcl_peer_slot_done(c);	/* its slot goes back, whatever s is */
 	if (c->then != NULL && !s->dead) {
 		c->then(c);		/* comes back here once done */
 		return;
@@ -187,6 +189,8 @@ vcl_cmd_complete(struct vcl_cmd *c)
 		    VCL_KIND_QUEUE)) != NULL && q->deferred == CL_SUCCESS)
 			q->deferred = st;	/* the next Finish reports it */
 	}
+	if (c->type == VCL_CMD_PUSH && c->job != NULL)
+		vcl_peer_place_drop(c);	/* never started: its session went */
 	vcl_stage_free(c->stage);
 	c->stage = NULL;
 	if (c->inflight) {
@@ -466,7 +470,8 @@ vcl_cmd_watch(struct vcl_session *s, struct vcl_cmd *c)
 	 * milliseconds (docs/performance.md).
 	 */
 	if ((c->type == VCL_CMD_READ || c->type == VCL_CMD_FINISH ||
-	    c->type == VCL_CMD_PUSH || c->type == VCL_CMD_CHUNK) &&
+	    c->type == VCL_CMD_PUSH || c->type == VCL_CMD_CHUNK ||
+	    c->type == VCL_CMD_SLOT_OUT || c->type == VCL_CMD_SLOT_IN) &&
 	    s->srv->waiters != NULL) {
 		atomic_fetch_add(&c->refs, 1);
 		clRetainEvent(c->ev);

@@ -117,6 +117,8 @@ vcl_op_stats(struct vcl_session *s, const Vcl__Request *req,
 	st.transport = (char *)vcl_tp_name(s->tp_ep);
 	st.has_peer_bytes_oob = 1;
 	st.peer_bytes_oob = s->srv->peer_bytes_oob;
+	st.has_peer_bytes_shared = 1;
+	st.peer_bytes_shared = s->srv->peer_bytes_shared;
 	st.n_transports = vcl_transports_names(s->srv, names, VCL_TP_MAX + 1);
 	st.transports = names;
 	st.n_peer_links = vcl_peer_stats(s->srv, &links);

@@ -16,6 +16,16 @@
  * Lost peers: a PeerFail naming a source is remembered for the session's
  * life, so a MigrateIn or proxy naming that source later (held until then,
  * or simply sent after) fails at once instead of waiting forever.
+ *
+ * Shared staging: where the link to the destination can place bytes
+ * (vcl_tp_can_place: a backend whose receiver offers slots of shared
+ * memory, two servers of one host), a MigrateOut of a buffer reads it
+ * chunk by chunk straight into the slots the destination offers (struct
+ * vcl_place), and the destination writes each chunk to its buffer as it
+ * lands (vcl_peer_chunk_in): two copies that overlap, no transfer copy.
+ * Slots go back once their read or write completed (vcl_peer_slot_done);
+ * the transport keeps a slot mapped until then, whatever became of the
+ * link or the sessions.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +35,9 @@
 #include "vcl_log.h"
 #include "vcl_pool.h"
 #include "vcl_server.h"
+
+static void	vcl_migrate_pushed(void *);
+static void	vcl_migrate_dropped(void *);
 
 /* The client session a peer names, if the key matches; else NULL. */
 static struct vcl_session *
@@ -503,7 +516,18 @@ vcl_op_peer_push(struct vcl_session *ps, const Vcl__Request *req,
 		if (status >= 0 && !bulk->borrowed)
 			status = vcl_xfer_take(ps, t, x, bulk);
 		x->receiving = NULL;
-		if (status >= 0) {
+		if (status >= 0 && bulk->placed) {
+			struct vcl_hobj	*ev;
+
+			/* Every chunk is in the buffer already. */
+			x->arrived = 1;
+			t->srv->metrics.migrations_in++;
+			if ((ev = vcl_handle_get(&t->handles, x->xevent,
+			    VCL_KIND_EVENT)) != NULL && ev->user &&
+			    !ev->user_set)
+				vcl_peer_settle(t, ev, CL_COMPLETE);
+			vcl_session_notify(t, x->xevent, CL_COMPLETE, NULL, 0);
+		} else if (status >= 0) {
 			uint8_t	*data = x->data;
 
 			x->data = NULL;
@@ -578,6 +602,175 @@ vcl_peer_link_lost(struct vcl_session *ps)
 		x->error = CL_DEVICE_NOT_AVAILABLE;
 }
 
+/*
+ * A migration placed in the destination's shared staging. It holds the
+ * buffer and the queue it reads on (retained: the client may release
+ * them meanwhile) and its session until its push ended and every slot
+ * it was handed went back (refs).
+ */
+struct vcl_place {
+	struct vcl_session	*s;
+	struct vcl_cmd		*c;		/* the PUSH, until it ends */
+	struct vcl_tp		*tp;		/* where slots go back */
+	cl_command_queue	 q;
+	cl_mem			 mem;
+	uint64_t		 off, size;
+	int			 refs;
+	int			 failed;
+};
+
+/* Drop a reference to a placed migration; the last frees it. */
+static void
+vcl_place_unref(struct vcl_place *pl)
+{
+	if (--pl->refs > 0)
+		return;
+	clReleaseMemObject(pl->mem);
+	clReleaseCommandQueue(pl->q);
+	vcl_session_unref(pl->s);
+	free(pl);
+}
+
+/* A PUSH whose placement never started lets go of it. */
+void
+vcl_peer_place_drop(struct vcl_cmd *c)
+{
+	struct vcl_place	*pl = c->job;
+
+	c->job = NULL;
+	pl->c = NULL;
+	vcl_place_unref(pl);
+}
+
+/*
+ * The destination offered a slot: read that range of the buffer straight
+ * into it, on the migration's queue; the slot goes back when the read
+ * completed (vcl_peer_slot_done), filled or failed.
+ */
+static void
+vcl_place_slot(void *arg, const struct vcl_tp_slot *slot)
+{
+	struct vcl_place	*pl = arg;
+	struct vcl_cmd		*c;
+	cl_int			 err;
+
+	if (pl->failed || pl->s->dead ||
+	    (c = vcl_cmd_new(VCL_CMD_SLOT_OUT, 0)) == NULL) {
+		vcl_tp_placed(pl->tp, slot->token, VCL_TP_EIO);
+		return;
+	}
+	err = clEnqueueReadBuffer(pl->q, pl->mem, CL_FALSE, pl->off +
+	    slot->off, slot->len, slot->ptr, 0, NULL, &c->ev);
+	if (err != CL_SUCCESS) {
+		free(c);
+		pl->failed = 1;
+		vcl_tp_placed(pl->tp, slot->token, VCL_TP_EIO);
+		return;
+	}
+	clFlush(pl->q);
+	c->xid = slot->token;
+	c->job = pl;
+	pl->refs++;
+	c->d.s = pl->s;
+	vcl_session_ref(pl->s);
+	(void)vcl_cmd_watch(pl->s, c);
+}
+
+/* A placed push ended (all consumed at the destination, or failed). */
+static void
+vcl_place_done(void *arg, int err)
+{
+	struct vcl_place	*pl = arg;
+	struct vcl_cmd		*c = pl->c;
+
+	if (c != NULL) {
+		c->job = NULL;
+		pl->c = NULL;
+		if (err == VCL_TP_OK && !pl->failed)
+			vcl_migrate_pushed(c);
+		else
+			vcl_migrate_dropped(c);
+	}
+	vcl_place_unref(pl);
+}
+
+/*
+ * A chunk's read into a peer's slot, or its write from one of ours,
+ * completed: the slot goes back to the transport. A failed write fails
+ * the transfer (its push sees the error).
+ */
+void
+vcl_peer_slot_done(struct vcl_cmd *c)
+{
+	struct vcl_place	*pl;
+	struct vcl_session	*ps;
+
+	if (c->type == VCL_CMD_SLOT_OUT) {
+		pl = c->job;
+		c->job = NULL;
+		if (c->status < 0)
+			pl->failed = 1;
+		vcl_tp_placed(pl->tp, c->xid, c->status < 0 ? VCL_TP_EIO :
+		    VCL_TP_OK);
+		vcl_place_unref(pl);
+		return;
+	}
+	ps = c->d.s;
+	if (c->status < 0 && !ps->dead && ps->in_state == VCL_IN_OOB &&
+	    ps->in_oob_placed && ps->in_bulk_err == CL_SUCCESS)
+		ps->in_bulk_err = c->status;
+	vcl_tp_consumed(c->job, c->xid);
+	c->job = NULL;
+}
+
+/*
+ * A chunk of a placed push landed in our shared staging (ps is the peer
+ * link's session, reading the push): write it into the waiting transfer's
+ * buffer at its offset, on the context's migration queue. The slot goes
+ * back once the write completed; a chunk with nowhere to go goes back at
+ * once and fails the transfer.
+ */
+void
+vcl_peer_chunk_in(void *arg, uint64_t off, void *ptr, uint64_t len,
+    uint64_t token)
+{
+	struct vcl_session	*ps = arg, *t;
+	struct vcl_hobj		*x = ps->in_xfer, *ctx, *mem, *mq;
+	struct vcl_tp		*tp = ps->tp_ep->tp;
+	const Vcl__PeerPush	*m = ps->in_req->peer_push;
+	struct vcl_cmd		*c;
+	cl_mem_object_type	 type = 0;
+	cl_int			 err = CL_INVALID_MEM_OBJECT;
+
+	if (x != NULL && !ps->dead &&
+	    (t = vcl_peer_target(ps->srv, m->session, m->key)) != NULL &&
+	    (ctx = vcl_handle_get(&t->handles, x->xctx, VCL_KIND_CONTEXT)) !=
+	    NULL && ctx->error == CL_SUCCESS &&
+	    (mem = vcl_handle_get(&t->handles, x->xmem, VCL_KIND_MEM)) !=
+	    NULL && mem->error == CL_SUCCESS &&
+	    clGetMemObjectInfo(mem->u.mem, CL_MEM_TYPE, sizeof type, &type,
+	    NULL) == CL_SUCCESS && type == CL_MEM_OBJECT_BUFFER &&
+	    (mq = vcl_context_queue(ctx, &err)) != NULL &&
+	    (c = vcl_cmd_new(VCL_CMD_SLOT_IN, 0)) != NULL) {
+		err = clEnqueueWriteBuffer(mq->u.queue, mem->u.mem, CL_FALSE,
+		    x->xoff + off, len, ptr, 0, NULL, &c->ev);
+		if (err == CL_SUCCESS) {
+			clFlush(mq->u.queue);
+			c->xid = token;
+			c->job = tp;
+			c->d.s = ps;
+			vcl_session_ref(ps);
+			(void)vcl_cmd_watch(ps, c);
+			return;
+		}
+		free(c);
+	}
+	if (ps->in_bulk_err == CL_SUCCESS)
+		ps->in_bulk_err = err != CL_SUCCESS ? err :
+		    CL_INVALID_MEM_OBJECT;
+	vcl_tp_consumed(tp, token);
+}
+
 /* A MigrateOut's read finished: push the bytes, or the failure. */
 static void
 vcl_migrate_pushed(void *arg)
@@ -616,6 +809,24 @@ vcl_peer_forward(struct vcl_cmd *c)
 	c->then = NULL;		/* completes for good when sent */
 	vcl_log_debug("%s %llu to %s", c->type == VCL_CMD_PUSH ? "push" :
 	    "event", (unsigned long long)c->xid, c->dest);
+	if (c->type == VCL_CMD_PUSH && c->job != NULL) {
+		struct vcl_place	*pl = c->job;
+
+		if (st == CL_SUCCESS) {
+			/* Its wait list is done: the chunks go now. */
+			push.session = c->dest_session;
+			push.key = c->dest_key;
+			push.transfer = c->xid;
+			req.call_case = VCL__REQUEST__CALL_PEER_PUSH;
+			req.peer_push = &push;
+			if (vcl_peer_send_placed(s->srv, c->dest, &req,
+			    pl->size, vcl_place_slot, vcl_place_done, pl) == 0)
+				return;
+			st = CL_DEVICE_NOT_AVAILABLE;	/* the link went */
+			c->status = st;
+		}
+		vcl_peer_place_drop(c);
+	}
 	if (c->type == VCL_CMD_PUSH) {
 		push.session = c->dest_session;
 		push.key = c->dest_key;
@@ -651,6 +862,39 @@ vcl_cmd_dest(struct vcl_cmd *c, const Vcl__PeerDest *d, uint64_t xid)
 	return (0);
 }
 
+
+/*
+ * A placed migration of a buffer range, when the link to its destination
+ * can place it (vcl_peer_placeable); NULL: the push goes as usual.
+ */
+static struct vcl_place *
+vcl_place_new(struct vcl_session *s, struct vcl_cmd *c, struct vcl_hobj *mq,
+    struct vcl_hobj *mem, const Vcl__MigrateOut *m)
+{
+	struct vcl_tp_ep	*ep;
+	struct vcl_place	*pl;
+	cl_mem_object_type	 type = 0;
+
+	if ((ep = vcl_peer_placeable(s->srv, m->dest->addr, m->size)) ==
+	    NULL || clGetMemObjectInfo(mem->u.mem, CL_MEM_TYPE, sizeof type,
+	    &type, NULL) != CL_SUCCESS || type != CL_MEM_OBJECT_BUFFER ||
+	    (pl = calloc(1, sizeof *pl)) == NULL)
+		return (NULL);
+	pl->s = s;
+	pl->c = c;
+	vcl_session_ref(s);
+	pl->tp = ep->tp;
+	pl->q = mq->u.queue;
+	clRetainCommandQueue(pl->q);
+	pl->mem = mem->u.mem;
+	clRetainMemObject(pl->mem);
+	pl->off = m->offset;
+	pl->size = m->size;
+	pl->refs = 1;		/* the PUSH's */
+	vcl_log_debug("migration of %llu bytes to %s: shared staging",
+	    (unsigned long long)m->size, m->dest->addr);
+	return (pl);
+}
 
 /*
  * The read of a MigrateOut: read the range on the context's own queue into
@@ -689,7 +933,18 @@ vcl_migrate_out_run(struct vcl_session *s, const Vcl__MigrateOut *m,
 		if ((mem = vcl_mem_range_get(s, m->mem, m->offset, m->size,
 		    &err)) == NULL)
 			;
-		else if ((c->stage = vcl_stage_get(s, ctx, m->size,
+		else if ((c->job = vcl_place_new(s, c, mq, mem, m)) != NULL) {
+			/*
+			 * Shared staging: once the wait list is done (this
+			 * marker), the chunks are read straight into the
+			 * slots the destination offers (vcl_peer_forward).
+			 */
+			vcl_session_flush_queues(s);
+			err = clEnqueueMarkerWithWaitList(mq->u.queue,
+			    enq.nwait, enq.wait, &enq.ev);
+			if (err == CL_SUCCESS)
+				clFlush(mq->u.queue);
+		} else if ((c->stage = vcl_stage_get(s, ctx, m->size,
 		    CL_OUT_OF_RESOURCES, &err)) != NULL) {
 			/*
 			 * The last writer is on an application queue, maybe

@@ -69,6 +69,8 @@ struct vcl_peer_oob {
 	struct vcl_peer		*p;
 	void			(*done)(void *);
 	void			(*fail)(void *);
+	vcl_tp_done_fn		 placed;	/* a placed push's owner */
+	vcl_tp_slot_fn		 slot;
 	void			*arg;
 	uint64_t		 len;
 };
@@ -499,6 +501,103 @@ vcl_peer_send_oob(struct vcl_peer *p, Vcl__Request *req, const uint8_t *bulk,
 	p->srv->peer_bytes_out += bulk_len;
 	vcl_transports_kick(p->srv, p->ep->tp);
 	(void)vcl_peer_flush(p);
+}
+
+/* A placed push ended: count it, tell its owner, once. */
+static void
+vcl_peer_placed_done(void *arg, int err)
+{
+	struct vcl_peer_oob	*o = arg;
+
+	o->p->oob_pending--;
+	if (err == VCL_TP_OK) {
+		o->p->srv->peer_bytes_oob += o->len;
+		o->p->srv->peer_bytes_shared += o->len;
+		o->p->last_out = vcl_server_now();
+	} else
+		vcl_log_warn("peer link to %s: placed bulk: %s", o->p->addr,
+		    vcl_tp_strerror(err));
+	o->placed(o->arg, err);
+	free(o);
+}
+
+/* A slot for a placed push: to its owner. */
+static void
+vcl_peer_placed_slot(void *arg, const struct vcl_tp_slot *slot)
+{
+	struct vcl_peer_oob	*o = arg;
+
+	o->slot(o->arg, slot);
+}
+
+/*
+ * The ready link to addr when it can place a bulk of len bytes in the
+ * other server's shared staging (vcl_tp_can_place); NULL: push as usual.
+ */
+struct vcl_tp_ep *
+vcl_peer_placeable(struct vcl_server *srv, const char *addr, uint64_t len)
+{
+	struct vcl_peer	*p;
+
+	LIST_FOREACH(p, &srv->peers, entry)
+		if (strcmp(p->addr, addr) == 0)
+			break;
+	if (p == NULL || p->state != VCL_PEER_READY || p->ep == NULL ||
+	    !vcl_tp_can_place(p->ep, len))
+		return (NULL);
+	return (p->ep);
+}
+
+/*
+ * A push whose len bytes the owner writes chunk by chunk into the other
+ * server's shared staging: slot(arg, ...) for each slot it offers, then
+ * done(arg, err) once. The head names the transfer (flagged placed) and
+ * goes on the stream. Returns -1 when the link cannot (nothing started,
+ * nothing will run), else 0.
+ */
+int
+vcl_peer_send_placed(struct vcl_server *srv, const char *addr,
+    Vcl__Request *req, uint64_t len, vcl_tp_slot_fn slot, vcl_tp_done_fn done,
+    void *arg)
+{
+	struct vcl_peer_oob	*o;
+	struct vcl_peer		*p;
+	uint64_t		 xid;
+
+	LIST_FOREACH(p, &srv->peers, entry)
+		if (strcmp(p->addr, addr) == 0)
+			break;
+	if (p == NULL || p->state != VCL_PEER_READY || p->ep == NULL ||
+	    (o = calloc(1, sizeof *o)) == NULL)
+		return (-1);
+	o->p = p;
+	o->placed = done;
+	o->slot = slot;
+	o->arg = arg;
+	o->len = len;
+	xid = ++vcl_peer_next_xid;
+	if (vcl_tp_place(p->ep, xid, len, vcl_peer_placed_slot,
+	    vcl_peer_placed_done, o) !=
+	    VCL_TP_OK) {
+		vcl_log_warn("peer link to %s: %s", p->addr, p->ep->err);
+		free(o);
+		return (-1);
+	}
+	p->oob_pending++;
+	p->srv->peer_bytes_out += len;
+	req->seq = 0;
+	req->has_bulk_xfer = req->has_bulk_size = 1;
+	req->bulk_xfer = xid | VCL_TP_XID_PLACE;
+	req->bulk_size = len;
+	if (vcl_outq_push(&p->outq, &req->base, NULL, 0, NULL, NULL, NULL) ==
+	    0) {
+		/* The other end will not offer: the close fails it. */
+		vcl_peer_close(p, "out of memory");
+		return (0);
+	}
+	vcl_transports_kick(srv, p->ep->tp);
+	(void)vcl_peer_flush(p);
+	return (0);
 }
 
 /*

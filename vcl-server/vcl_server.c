@@ -722,16 +722,19 @@ vcl_server_run(struct vcl_server *srv, const struct vcl_options *opt)
 	while ((s = LIST_FIRST(&srv->sessions)) != NULL)
 		vcl_session_close(s, "server exiting");
 	vcl_peer_close_all(srv);
-	vcl_transports_free(srv);
 	/*
 	 * Commands of released objects may still call back; wait (bounded)
 	 * until no session can be touched by one before freeing the rest.
+	 * The transports go after them: a migration's chunk still read into
+	 * or written from shared staging gives its slot back to its
+	 * transport when it completes.
 	 */
 	for (i = 0; srv->session_structs > 0 && i < 5000; i++) {
 		vcl_server_done_cb(-1, 0, srv);
 		if (srv->session_structs > 0)
 			usleep(1000);
 	}
+	vcl_transports_free(srv);
 	vcl_pool_drain();
 	event_free(ev_term);
 	event_free(ev_int);

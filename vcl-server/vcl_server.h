@@ -166,6 +166,8 @@ struct vcl_session {
 	uint64_t		 in_oob_xid;	/* VCL_IN_OOB: its transfer */
 	int			 in_oob_done;	/* ... its receive completed */
 	int			 in_oob_err;	/* ... with this VCL_TP_E* */
+	int			 in_oob_placed;	/* ... its chunks written as
+						   they came (shared staging) */
 	uint8_t			*in_oob_orphan;	/* a released transfer's staging
 						   the receive still owns */
 	uint64_t		 in_oob_orphan_len;
@@ -225,6 +227,7 @@ struct vcl_server {
 	struct vcl_peers	 peers;		/* links to other servers */
 	struct vcl_metrics	 metrics;	/* per opcode, held, ... */
 	uint64_t		 peer_bytes_oob;	/* of which out of band */
+	uint64_t		 peer_bytes_shared; /* ... placed (shared staging) */
 	struct vcl_transports	*tps;		/* bulk transports offered */
 
 	struct vcl_workers	*workers;
@@ -241,6 +244,8 @@ struct vcl_bulk {
 	uint64_t	 len;
 	cl_int		 err;	/* staging could not be had: bytes dropped */
 	int		 borrowed; /* landed in a transfer's own staging */
+	int		 placed;   /* ... written to its buffer chunk by chunk
+				      from shared staging (vcl_peer_chunk_in) */
 };
 
 /* A request that may not run yet (see vcl_hold.c). */
@@ -481,6 +486,13 @@ void	vcl_peer_settle(struct vcl_session *, struct vcl_hobj *, cl_int);
 void	vcl_peer_let_go(struct vcl_session *, struct vcl_hobj *);
 void	vcl_peer_link_lost(struct vcl_session *);
 void	vcl_peer_xfer_release(struct vcl_session *, struct vcl_hobj *);
+void	vcl_peer_slot_done(struct vcl_cmd *);
+void	vcl_peer_place_drop(struct vcl_cmd *);
+void	vcl_peer_chunk_in(void *, uint64_t, void *, uint64_t, uint64_t);
+struct vcl_tp_ep *vcl_peer_placeable(struct vcl_server *, const char *,
+	    uint64_t);
+int	vcl_peer_send_placed(struct vcl_server *, const char *, Vcl__Request *,
+	    uint64_t, vcl_tp_slot_fn, vcl_tp_done_fn, void *);
 
 /* vcl_op_mem.c */
 struct vcl_hobj *vcl_mem_range_get(struct vcl_session *, uint64_t, uint64_t,
@@ -539,6 +551,9 @@ enum vcl_cmd_type {
 	VCL_CMD_ARRIVE,		/* migrated bytes written: complete the
 				   client's event (a user event here) */
 	VCL_CMD_CHUNK,		/* a chunk of a large read (vcl_op_mem.c) */
+	VCL_CMD_SLOT_OUT,	/* a migration's chunk read into a peer's
+				   shared staging (vcl_op_peer.c) */
+	VCL_CMD_SLOT_IN,	/* a chunk written from our shared staging */
 };
 struct vcl_cmd {
 	struct vcl_done		 d;		/* must stay first */
@@ -564,7 +579,8 @@ struct vcl_cmd {
 	uint64_t		 dest_key;
 	uint64_t		 xid;		/* transfer or proxy id; CHUNK:
 						   its index */
-	void			*job;		/* CHUNK: its read */
+	void			*job;		/* CHUNK: its read; PUSH, SLOT_*:
+						   its placed transfer */
 	LIST_ENTRY(vcl_cmd)	 entry;
 };
 

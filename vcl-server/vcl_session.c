@@ -782,6 +782,8 @@ vcl_session_dispatch(struct vcl_session *s)
 	uint64_t		 order;
 
 	bulk.borrowed = s->in_bulk_borrowed;
+	bulk.placed = s->in_oob_placed;
+	s->in_oob_placed = 0;
 	bulk.data = bulk.borrowed ? NULL : s->in_bulk;
 	s->in_xfer = NULL;
 	bulk.len = s->in_frame.bulk_len;
@@ -842,6 +844,19 @@ vcl_session_oob_post(struct vcl_session *s)
 	d.base = s->in_bulk;
 	d.len = s->in_frame.bulk_len;
 	d.mem = VCL_TP_MEM_HOST;
+	/*
+	 * Placed in our shared staging, into a transfer that waits: each
+	 * chunk goes to its buffer as it lands (vcl_peer_chunk_in), with no
+	 * copy into the transfer's staging.
+	 */
+	s->in_oob_placed = 0;
+	if ((s->in_req->bulk_xfer & VCL_TP_XID_PLACE) && s->in_xfer != NULL &&
+	    s->in_bulk_borrowed && (s->tp_ep->tp->ops->caps & VCL_TP_PLACE)) {
+		d.base = NULL;
+		d.chunk = vcl_peer_chunk_in;
+		d.chunk_arg = s;
+		s->in_oob_placed = 1;
+	}
 	s->in_state = VCL_IN_OOB;
 	s->in_oob_xid = s->in_req->bulk_xfer;
 	s->in_oob_done = 0;

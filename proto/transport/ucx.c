@@ -27,6 +27,7 @@ struct vcl_ucx_op {
 	struct vcl_ucx_ep	*ep;
 	void			*req;		/* UCX request while in flight */
 	int			 recv;
+	int			 uncounted;	/* a backend's own message */
 	size_t			 want;		/* a receive's length */
 	int			 status;
 	int			 done;		/* UCX finished it */
@@ -119,8 +120,10 @@ vcl_ucx_finish(struct vcl_ucx_op *op, int status)
 	op->status = status;
 	op->req = NULL;
 	if (op->recv) {
-		u->recvs--;
-		u->recv_bytes -= op->want;
+		if (!op->uncounted) {
+			u->recvs--;
+			u->recv_bytes -= op->want;
+		}
 	}
 	op->ep->ndone++;
 	u->pending = 1;
@@ -528,7 +531,7 @@ vcl_ucx_ep_close(struct vcl_ucx_ep *ep)
 		TAILQ_REMOVE(&ep->ops, op, entry);
 		if (!op->done) {
 			/* UCX still holds it: an orphan, freed when it ends. */
-			if (op->recv) {
+			if (op->recv && !op->uncounted) {
 				u->recvs--;
 				u->recv_bytes -= op->want;
 			}
@@ -627,14 +630,10 @@ vcl_ucx_send(struct vcl_ucx_ep *ep, uint64_t tag, const struct iovec *iov,
 	return (op);
 }
 
-/*
- * Post a receive of exactly len bytes tagged tag into dst, in ep's group
- * (failed and closed with it). NULL: refused at once (errno ENOBUFS past
- * the engine's limits), no callback.
- */
-struct vcl_ucx_op *
-vcl_ucx_recv(struct vcl_ucx_ep *ep, uint64_t tag, void *dst, size_t len,
-    vcl_ucx_done_cb cb, void *arg)
+/* Post a receive of len bytes tagged tag; counted against the limits. */
+static struct vcl_ucx_op *
+vcl_ucx_recv_in(struct vcl_ucx_ep *ep, uint64_t tag, void *dst, size_t len,
+    vcl_ucx_done_cb cb, void *arg, int counted)
 {
 	struct vcl_ucx		*u = ep->u;
 	struct vcl_ucx_op	*op;
@@ -645,9 +644,9 @@ vcl_ucx_recv(struct vcl_ucx_ep *ep, uint64_t tag, void *dst, size_t len,
 		errno = ECONNRESET;
 		return (NULL);
 	}
-	if ((u->lim.max_recvs != 0 && u->recvs >= u->lim.max_recvs) ||
-	    (u->lim.max_recv_bytes != 0 &&
-	    len > u->lim.max_recv_bytes - u->recv_bytes)) {
+	if (counted && ((u->lim.max_recvs != 0 &&
+	    u->recvs >= u->lim.max_recvs) || (u->lim.max_recv_bytes != 0 &&
+	    len > u->lim.max_recv_bytes - u->recv_bytes))) {
 		errno = ENOBUFS;
 		return (NULL);
 	}
@@ -655,8 +654,11 @@ vcl_ucx_recv(struct vcl_ucx_ep *ep, uint64_t tag, void *dst, size_t len,
 		return (NULL);
 	op->recv = 1;
 	op->want = len;
-	u->recvs++;
-	u->recv_bytes += len;
+	op->uncounted = !counted;
+	if (counted) {
+		u->recvs++;
+		u->recv_bytes += len;
+	}
 	memset(&p, 0, sizeof p);
 	p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
 	    UCP_OP_ATTR_FIELD_USER_DATA;
@@ -665,6 +667,36 @@ vcl_ucx_recv(struct vcl_ucx_ep *ep, uint64_t tag, void *dst, size_t len,
 	r = ucp_tag_recv_nbx(u->worker, dst, len, tag, UINT64_MAX, &p);
 	vcl_ucx_posted(op, r);
 	return (op);
+}
+
+/*
+ * Post a receive of exactly len bytes tagged tag into dst, in ep's group
+ * (failed and closed with it). NULL: refused at once (errno ENOBUFS past
+ * the engine's limits), no callback.
+ */
+struct vcl_ucx_op *
+vcl_ucx_recv(struct vcl_ucx_ep *ep, uint64_t tag, void *dst, size_t len,
+    vcl_ucx_done_cb cb, void *arg)
+{
+	return (vcl_ucx_recv_in(ep, tag, dst, len, cb, arg, 1));
+}
+
+/*
+ * vcl_ucx_recv for a backend's own small messages: outside the limits on
+ * receives (those count the host's).
+ */
+struct vcl_ucx_op *
+vcl_ucx_recv_own(struct vcl_ucx_ep *ep, uint64_t tag, void *dst, size_t len,
+    vcl_ucx_done_cb cb, void *arg)
+{
+	return (vcl_ucx_recv_in(ep, tag, dst, len, cb, arg, 0));
+}
+
+/* Make the loop call progress soon (work the host left at hand). */
+void
+vcl_ucx_wake(struct vcl_ucx *u)
+{
+	vcl_ucx_kick(u);
 }
 
 /*

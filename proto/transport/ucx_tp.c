@@ -12,18 +12,102 @@
  * many links at once, and the sender's address keeps their transfers
  * apart (the seam has a sending process number its transfers once for
  * all its links, so two links of one sender into one worker differ too).
+ *
+ * Placement (shared staging, VCL_TP_PLACE). At connect each end makes a
+ * ring of its own: a POSIX shared memory segment under a random name
+ * (0600), announced to the other end only, in a UCX message. The other
+ * end opens it, checks its size, maps it and says so; the name is then
+ * unlinked, so nobody else can open it (and at close in any case). Only
+ * the other end of that link ever writes the ring and nothing else is put
+ * in it, so it holds no byte the peer did not send. Messages (struct
+ * vcl_ucx_pmsg, one UCX tag per link and direction: the sender's namespace
+ * marked VCL_UCX_CTL_NS, and the link's number) carry the rendezvous: the receiver OFFERs a slot for a chunk
+ * it chose (offset, length), the sender writes it there and says FILLED
+ * (or UNUSED), the receiver hands the chunk to its host and, once consumed,
+ * offers the slot for the next chunk; DONE when all were consumed, ABORT
+ * from either side. Every index and length in a message is checked; one
+ * that is wrong stops placement on the link and fails what it carried.
+ * UCX's own ucp_rkey_ptr is not used: it checks no bounds (a receiver
+ * naming any address would make the sender write anywhere in itself).
  */
+#include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/queue.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "vcl_log.h"
 #include "vcl_tls.h"
 #include "vcl_transport.h"
 #include "vcl_ucx.h"
+
+#define VCL_UCX_CTL_NS		0x7fffffffu	/* placement's tags */
+#define VCL_UCX_SLOTS_MAX	16
+
+/* The instance (tp->priv): the engine and the shared staging's limits. */
+struct vcl_ucx_tp {
+	struct vcl_ucx		*u;
+	int			 place;		/* 0: no shared staging */
+	uint64_t		 slot_len;	/* VCL_UCX_SLOT */
+	unsigned		 nslots;	/* VCL_UCX_SLOTS */
+	uint64_t		 shm_max;	/* VCL_UCX_SHM_MAX: our rings */
+	uint64_t		 shm_bytes;
+	uint64_t		 place_min;	/* VCL_UCX_PLACE_MIN */
+	TAILQ_HEAD(, vcl_ucx_xfer) fins;	/* placed: done to run */
+};
+#define VCL_UCX_U(tp)	(((struct vcl_ucx_tp *)(tp)->priv)->u)
+
+/* A placement message (one host: host byte order; every field checked). */
+enum {
+	VCL_UCX_PM_RING = 1,	/* name, off: slot length, len: slots */
+	VCL_UCX_PM_MAPPED,	/* the ring is mapped: unlink its name */
+	VCL_UCX_PM_OFFER,	/* write [off, off + len) of xid in slot */
+	VCL_UCX_PM_FILLED,	/* slot holds its chunk of xid */
+	VCL_UCX_PM_UNUSED,	/* slot not written (no such placed send) */
+	VCL_UCX_PM_DONE,	/* every chunk of xid consumed */
+	VCL_UCX_PM_ABORT,	/* xid failed on the sending side */
+};
+struct vcl_ucx_pmsg {
+	uint32_t		 type;
+	uint32_t		 slot;
+	uint64_t		 xid;
+	uint64_t		 off;
+	uint64_t		 len;
+	char			 name[32];
+};
+
+enum { VCL_UCX_SLOT_FREE, VCL_UCX_SLOT_OFFERED, VCL_UCX_SLOT_HELD };
+struct vcl_ucx_slot {
+	struct vcl_ucx_ring	*ring;
+	unsigned		 idx;
+	int			 state;
+	uint64_t		 xid, off, len;
+};
+
+/*
+ * A ring of slots in shared memory: ours (the peer writes it) or the
+ * peer's, mapped. It lives while its endpoint does and while the host
+ * holds one of its slots (refs), whichever is longer.
+ */
+struct vcl_ucx_ring {
+	struct vcl_ucx_tp	*t;
+	struct vcl_ucx_tpep	*e;		/* NULL once it closed */
+	int			 mine;
+	uint8_t			*base;
+	uint64_t		 size, slot_len;
+	unsigned		 nslots;
+	char			 name[32];
+	int			 linked;	/* name not unlinked yet */
+	int			 refs;
+	struct vcl_ucx_slot	 slots[VCL_UCX_SLOTS_MAX];
+};
 
 /* A send or receive in flight, for its done and for cancel by xid. */
 struct vcl_ucx_xfer {
@@ -34,18 +118,39 @@ struct vcl_ucx_xfer {
 	struct vcl_ucx_op	*op;
 	vcl_tp_done_fn		 done;
 	void			*arg;
+	/* Placed transfers. */
+	int			 placed;
+	uint64_t		 len, next, got;
+	uint64_t		 chunk;		/* a receive's chunk length */
+	struct vcl_tp_dest	 dest;
+	vcl_tp_slot_fn		 slot;
+	int			 fin_err;
+	struct vcl_ucx_tpep	*fin_ep;	/* ended on: identity only */
 	LIST_ENTRY(vcl_ucx_xfer) entry;
+	TAILQ_ENTRY(vcl_ucx_xfer) fin;
 };
 
 /* One endpoint: the engine's, the two namespaces, what is in flight. */
 struct vcl_ucx_tpep {
 	struct vcl_tp_ep	*ep;
+	struct vcl_ucx_tp	*t;
 	struct vcl_ucx_ep	*uep;		/* NULL once failed or closed */
 	uint32_t		 ns;		/* our address's: our sends */
 	uint32_t		 peer_ns;	/* theirs: our receives */
 	int			 closing;	/* cancelled means closed */
 	LIST_HEAD(, vcl_ucx_xfer) xfers;
+	/* Placement. */
+	uint32_t		 link;		/* both ends: vcl_ucx_tp_link */
+	struct vcl_ucx_ring	*rx;		/* ours: the peer writes here */
+	struct vcl_ucx_ring	*tx;		/* the peer's, mapped */
+	struct vcl_ucx_xfer	*rx_active;	/* the placed receive served */
+	struct vcl_ucx_pmsg	 in;		/* the message being received */
+	int			 bad;		/* placement stopped */
 };
+
+static void	vcl_ucx_pl_listen(struct vcl_ucx_tpep *);
+static void	vcl_ucx_pl_stop(struct vcl_ucx_tpep *, int, int);
+static void	vcl_ucx_pl_offer(struct vcl_ucx_tpep *);
 
 /* The engine's status as the seam's. */
 static int
@@ -93,17 +198,95 @@ vcl_ucx_tp_probe(char *why, size_t len)
 	return (VCL_TP_OK);
 }
 
+/* A size from the environment (suffix k, m, g), else def. */
+static uint64_t
+vcl_ucx_env(const char *name, uint64_t def)
+{
+	const char		*v;
+	char			*end;
+	unsigned long long	 n;
+
+	if ((v = getenv(name)) == NULL || *v == '\0')
+		return (def);
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	if (errno != 0 || end == v)
+		return (def);
+	switch (*end) {
+	case 'k':
+	case 'K':
+		n <<= 10;
+		break;
+	case 'm':
+	case 'M':
+		n <<= 20;
+		break;
+	case 'g':
+	case 'G':
+		n <<= 30;
+		break;
+	default:
+		break;
+	}
+	return (n);
+}
+
+/*
+ * Shared staging's settings: VCL_UCX_PLACE (0: off), VCL_UCX_SLOT (bytes
+ * of a slot, 4 KiB..1 GiB, default 4 MiB), VCL_UCX_SLOTS (slots of a
+ * link's ring, 1..16, default 4), VCL_UCX_SHM_MAX (our rings together,
+ * default 256 MiB), VCL_UCX_PLACE_MIN (smaller bulks are sent, default
+ * 64 KiB).
+ */
+static void
+vcl_ucx_tp_limits(struct vcl_ucx_tp *t)
+{
+	t->place = vcl_ucx_env("VCL_UCX_PLACE", 1) != 0;
+	t->slot_len = vcl_ucx_env("VCL_UCX_SLOT", 4ull << 20);
+	if (t->slot_len < 4096 || t->slot_len > (1ull << 30))
+		t->slot_len = 4ull << 20;
+	t->slot_len &= ~4095ull;
+	t->nslots = (unsigned)vcl_ucx_env("VCL_UCX_SLOTS", 4);
+	if (t->nslots < 1 || t->nslots > VCL_UCX_SLOTS_MAX)
+		t->nslots = 4;
+	t->shm_max = vcl_ucx_env("VCL_UCX_SHM_MAX", 256ull << 20);
+	t->place_min = vcl_ucx_env("VCL_UCX_PLACE_MIN", 64ull << 10);
+}
+
+/* Run the done of placed transfers that ended. */
+static int
+vcl_ucx_tp_fins(struct vcl_ucx_tp *t)
+{
+	struct vcl_ucx_xfer	*x;
+	int			 n = 0;
+
+	while ((x = TAILQ_FIRST(&t->fins)) != NULL) {
+		TAILQ_REMOVE(&t->fins, x, fin);
+		x->done(x->arg, x->fin_err);
+		free(x);
+		n++;
+	}
+	return (n);
+}
+
 /* The instance: a UCX context and worker. */
 static int
 vcl_ucx_tp_open(struct vcl_tp *tp)
 {
 	struct vcl_ucx_limits	lim;
+	struct vcl_ucx_tp	*t;
 
 	memset(&lim, 0, sizeof lim);
 	lim.max_recvs = (size_t)tp->conf.max_posted;
-	if ((tp->priv = vcl_ucx_create(&lim, tp->err, sizeof tp->err)) ==
-	    NULL)
+	if ((t = calloc(1, sizeof *t)) == NULL)
+		return (VCL_TP_ENOMEM);
+	TAILQ_INIT(&t->fins);
+	vcl_ucx_tp_limits(t);
+	if ((t->u = vcl_ucx_create(&lim, tp->err, sizeof tp->err)) == NULL) {
+		free(t);
 		return (VCL_TP_EIO);
+	}
+	tp->priv = t;
 	return (VCL_TP_OK);
 }
 
@@ -111,7 +294,11 @@ vcl_ucx_tp_open(struct vcl_tp *tp)
 static void
 vcl_ucx_tp_fini(struct vcl_tp *tp)
 {
-	vcl_ucx_free(tp->priv);
+	struct vcl_ucx_tp	*t = tp->priv;
+
+	vcl_ucx_free(t->u);	/* closes what is left: fins run there */
+	vcl_ucx_tp_fins(t);
+	free(t);
 	tp->priv = NULL;
 }
 
@@ -122,7 +309,7 @@ vcl_ucx_tp_address(struct vcl_tp *tp, uint8_t *buf, size_t *len)
 	const void	*a;
 	size_t		 alen;
 
-	vcl_ucx_address(tp->priv, &a, &alen);
+	vcl_ucx_address(VCL_UCX_U(tp), &a, &alen);
 	if (alen > *len || alen > VCL_TP_ADDR_MAX) {
 		snprintf(tp->err, sizeof tp->err, "ucx address of %zu bytes",
 		    alen);
@@ -157,6 +344,576 @@ vcl_ucx_tp_ns(const void *addr, size_t len)
 	return (h);
 }
 
+/* A placement message sent; free its copy. */
+static void
+vcl_ucx_pl_sent(int status, void *arg)
+{
+	free(arg);
+}
+
+/* Send a placement message to the other end (lost if the link is). */
+static void
+vcl_ucx_pl_send(struct vcl_ucx_tpep *e, uint32_t type, uint32_t slot,
+    uint64_t xid, uint64_t off, uint64_t len, const char *name)
+{
+	struct vcl_ucx_pmsg	*m;
+	struct iovec		 iov;
+
+	if (e->uep == NULL || (m = calloc(1, sizeof *m)) == NULL)
+		return;
+	m->type = type;
+	m->slot = slot;
+	m->xid = xid;
+	m->off = off;
+	m->len = len;
+	if (name != NULL)
+		snprintf(m->name, sizeof m->name, "%s", name);
+	iov.iov_base = m;
+	iov.iov_len = sizeof *m;
+	if (vcl_ucx_send(e->uep, ((uint64_t)(e->ns ^ VCL_UCX_CTL_NS) << 32) |
+	    e->link, &iov, 1, vcl_ucx_pl_sent, m) == NULL)
+		free(m);
+}
+
+/* Drop a reference to a ring; the last unmaps it (and unlinks its name). */
+static void
+vcl_ucx_ring_unref(struct vcl_ucx_ring *r)
+{
+	if (--r->refs > 0)
+		return;
+	if (r->linked)
+		shm_unlink(r->name);
+	if (r->base != NULL)
+		munmap(r->base, r->size);
+	if (r->mine)
+		r->t->shm_bytes -= r->size;
+	free(r);
+}
+
+/* A new ring record for e (one reference: the endpoint's). */
+static struct vcl_ucx_ring *
+vcl_ucx_ring_new(struct vcl_ucx_tpep *e, int mine, uint64_t slot_len,
+    unsigned nslots)
+{
+	struct vcl_ucx_ring	*r;
+	unsigned		 i;
+
+	if ((r = calloc(1, sizeof *r)) == NULL)
+		return (NULL);
+	r->t = e->t;
+	r->e = e;
+	r->mine = mine;
+	r->slot_len = slot_len;
+	r->nslots = nslots;
+	r->size = slot_len * nslots;
+	r->refs = 1;
+	for (i = 0; i < nslots; i++) {
+		r->slots[i].ring = r;
+		r->slots[i].idx = i;
+	}
+	return (r);
+}
+
+/*
+ * Our ring for e, announced to the other end: a fresh segment under a
+ * random name, within the instance's limit. No ring: no placement into
+ * us on this link (the other end sends as usual).
+ */
+static void
+vcl_ucx_ring_offer(struct vcl_ucx_tpep *e)
+{
+	struct vcl_ucx_tp	*t = e->t;
+	struct vcl_ucx_ring	*r;
+	uint8_t			 rnd[12];
+	void			*p;
+	size_t			 k;
+	int			 fd, i;
+
+	if (!t->place || t->shm_bytes + t->slot_len * t->nslots > t->shm_max)
+		return;
+	if ((r = vcl_ucx_ring_new(e, 1, t->slot_len, t->nslots)) == NULL)
+		return;
+	if (getrandom(rnd, sizeof rnd, 0) != sizeof rnd) {
+		free(r);
+		return;
+	}
+	i = snprintf(r->name, sizeof r->name, "/vcl-");
+	for (k = 0; k < sizeof rnd; k++)
+		i += snprintf(r->name + i, sizeof r->name - (size_t)i, "%02x",
+		    rnd[k]);
+	if ((fd = shm_open(r->name, O_RDWR | O_CREAT | O_EXCL, 0600)) == -1) {
+		free(r);
+		return;
+	}
+	r->linked = 1;
+	if (ftruncate(fd, (off_t)r->size) != 0 || (p = mmap(NULL, r->size,
+	    PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
+		close(fd);
+		shm_unlink(r->name);
+		free(r);
+		return;
+	}
+	close(fd);
+	r->base = p;
+	t->shm_bytes += r->size;
+	e->rx = r;
+	vcl_ucx_pl_send(e, VCL_UCX_PM_RING, 0, 0, r->slot_len, r->nslots,
+	    r->name);
+}
+
+/* The other end's ring: open it by name, check its size, map it. */
+static int
+vcl_ucx_ring_map(struct vcl_ucx_tpep *e, const struct vcl_ucx_pmsg *m)
+{
+	struct vcl_ucx_ring	*r;
+	struct stat		 st;
+	char			 name[32];
+	size_t			 i;
+	void			*p;
+	int			 fd;
+
+	memcpy(name, m->name, sizeof name);
+	name[sizeof name - 1] = '\0';
+	if (e->tx != NULL || strncmp(name, "/vcl-", 5) != 0 ||
+	    strlen(name) != 5 + 24 || m->len == 0 ||
+	    m->len > VCL_UCX_SLOTS_MAX || m->off == 0 ||
+	    m->off > (1ull << 30))
+		return (-1);
+	for (i = 5; name[i] != '\0'; i++)
+		if (!((name[i] >= '0' && name[i] <= '9') ||
+		    (name[i] >= 'a' && name[i] <= 'f')))
+			return (-1);
+	if (!e->t->place)
+		return (0);	/* we do not place: leave it */
+	if ((fd = shm_open(name, O_RDWR, 0)) == -1) {
+		/* Another host, or gone: no placement on this link. */
+		vcl_log_info("ucx: the peer's shared staging: %s",
+		    strerror(errno));
+		return (0);
+	}
+	if (fstat(fd, &st) != 0 || (uint64_t)st.st_size != m->off * m->len ||
+	    (p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
+	    MAP_SHARED, fd, 0)) == MAP_FAILED) {
+		vcl_log_warn("ucx: the peer's shared staging: not its size, "
+		    "or no mapping");
+		close(fd);
+		return (0);
+	}
+	vcl_log_debug("ucx: the peer's shared staging mapped (%u x %llu)",
+	    (unsigned)m->len, (unsigned long long)m->off);
+	close(fd);
+	if ((r = vcl_ucx_ring_new(e, 0, m->off, (unsigned)m->len)) == NULL) {
+		munmap(p, (size_t)st.st_size);
+		return (0);
+	}
+	r->base = p;
+	e->tx = r;
+	vcl_ucx_pl_send(e, VCL_UCX_PM_MAPPED, 0, 0, 0, 0, NULL);
+	return (0);
+}
+
+/*
+ * A placed transfer ends (err): off its endpoint; its done runs from the
+ * instance's progress (now, with now set: from close or progress).
+ */
+static void
+vcl_ucx_pl_finish(struct vcl_ucx_xfer *x, int err, int now)
+{
+	struct vcl_ucx_tpep	*e = x->e;
+
+	LIST_REMOVE(x, entry);
+	x->e = NULL;
+	if (e->rx_active == x) {
+		struct vcl_ucx_xfer	*y;
+
+		/* The next placed receive, oldest first (they queue last). */
+		e->rx_active = NULL;
+		LIST_FOREACH(y, &e->xfers, entry)
+			if (y->placed && y->recv)
+				break;
+		e->rx_active = y;
+		vcl_ucx_pl_offer(e);
+	}
+	if (err != VCL_TP_OK)
+		snprintf(e->ep->err, sizeof e->ep->err, "ucx: placed %s %llu: "
+		    "%s", x->recv ? "receive" : "send",
+		    (unsigned long long)(x->xid & ~VCL_TP_XID_PLACE),
+		    vcl_tp_strerror(err));
+	if (now) {
+		x->done(x->arg, err);
+		free(x);
+	} else {
+		x->fin_err = err;
+		x->fin_ep = e;
+		TAILQ_INSERT_TAIL(&e->t->fins, x, fin);
+		vcl_ucx_wake(e->t->u);
+	}
+}
+
+/* Offer free slots of our ring for the next chunks of the served receive. */
+static void
+vcl_ucx_pl_offer(struct vcl_ucx_tpep *e)
+{
+	struct vcl_ucx_xfer	*x;
+	struct vcl_ucx_slot	*sl;
+	unsigned		 i;
+
+	if (e->rx == NULL || e->bad || e->uep == NULL)
+		return;
+	while ((x = e->rx_active) != NULL && x->next < x->len) {
+		for (i = 0; i < e->rx->nslots; i++)
+			if (e->rx->slots[i].state == VCL_UCX_SLOT_FREE)
+				break;
+		if (i == e->rx->nslots)
+			return;
+		sl = &e->rx->slots[i];
+		sl->state = VCL_UCX_SLOT_OFFERED;
+		sl->xid = x->xid;
+		sl->off = x->next;
+		sl->len = x->len - x->next < x->chunk ?
+		    x->len - x->next : x->chunk;
+		x->next += sl->len;
+		vcl_ucx_pl_send(e, VCL_UCX_PM_OFFER, i, x->xid, sl->off,
+		    sl->len, NULL);
+	}
+}
+
+/* A chunk of our ring is done with: count it, offer the slot again. */
+static void
+vcl_ucx_pl_consumed(struct vcl_ucx_slot *sl)
+{
+	struct vcl_ucx_ring	*r = sl->ring;
+	struct vcl_ucx_tpep	*e = r->e;
+	struct vcl_ucx_xfer	*x;
+
+	sl->state = VCL_UCX_SLOT_FREE;
+	if (e != NULL && (x = e->rx_active) != NULL && x->xid == sl->xid) {
+		x->got += sl->len;
+		if (x->got == x->len) {
+			vcl_ucx_pl_send(e, VCL_UCX_PM_DONE, 0, x->xid, 0, 0,
+			    NULL);
+			vcl_ucx_pl_finish(x, VCL_TP_OK, 0);
+		}
+	}
+	if (e != NULL)
+		vcl_ucx_pl_offer(e);
+}
+
+/* A message of the other end's, checked; -1: it broke the protocol. */
+static int
+vcl_ucx_pl_in(struct vcl_ucx_tpep *e, const struct vcl_ucx_pmsg *m)
+{
+	struct vcl_ucx_xfer	*x;
+	struct vcl_ucx_slot	*sl;
+	struct vcl_tp_slot	 ts;
+
+	switch (m->type) {
+	case VCL_UCX_PM_RING:
+		return (vcl_ucx_ring_map(e, m));
+	case VCL_UCX_PM_MAPPED:
+		if (e->rx == NULL || !e->rx->linked)
+			return (-1);
+		shm_unlink(e->rx->name);
+		e->rx->linked = 0;
+		return (0);
+	case VCL_UCX_PM_FILLED:
+	case VCL_UCX_PM_UNUSED:
+		if (e->rx == NULL || m->slot >= e->rx->nslots)
+			return (-1);
+		sl = &e->rx->slots[m->slot];
+		if (sl->state != VCL_UCX_SLOT_OFFERED || sl->xid != m->xid)
+			return (-1);
+		x = e->rx_active;
+		if (x == NULL || x->xid != m->xid) {
+			sl->state = VCL_UCX_SLOT_FREE;	/* its receive ended */
+			vcl_ucx_pl_offer(e);
+			return (0);
+		}
+		if (m->type == VCL_UCX_PM_UNUSED) {
+			sl->state = VCL_UCX_SLOT_FREE;
+			vcl_ucx_pl_send(e, VCL_UCX_PM_ABORT, 0, x->xid, 0, 0,
+			    NULL);
+			vcl_ucx_pl_finish(x, VCL_TP_EIO, 0);
+			vcl_ucx_pl_offer(e);
+			return (0);
+		}
+		sl->state = VCL_UCX_SLOT_HELD;
+		if (x->dest.chunk != NULL) {
+			e->rx->refs++;	/* until consumed */
+			x->dest.chunk(x->dest.chunk_arg, sl->off,
+			    e->rx->base + (uint64_t)m->slot * e->rx->slot_len,
+			    sl->len, (uint64_t)(uintptr_t)sl);
+			return (0);
+		}
+		if (x->dest.base != NULL)
+			memcpy((uint8_t *)x->dest.base + sl->off, e->rx->base +
+			    (uint64_t)m->slot * e->rx->slot_len, sl->len);
+		vcl_ucx_pl_consumed(sl);
+		return (0);
+	case VCL_UCX_PM_OFFER:
+		LIST_FOREACH(x, &e->xfers, entry)
+			if (x->placed && !x->recv && x->xid == m->xid)
+				break;
+		if (e->tx == NULL || m->slot >= e->tx->nslots)
+			return (-1);
+		sl = &e->tx->slots[m->slot];
+		if (sl->state != VCL_UCX_SLOT_FREE || m->len == 0 ||
+		    m->len > e->tx->slot_len || (x != NULL &&
+		    (m->off > x->len || m->len > x->len - m->off)))
+			return (-1);
+		if (x == NULL) {
+			vcl_ucx_pl_send(e, VCL_UCX_PM_UNUSED, m->slot, m->xid,
+			    0, 0, NULL);
+			return (0);
+		}
+		sl->state = VCL_UCX_SLOT_HELD;
+		sl->xid = m->xid;
+		sl->off = m->off;
+		sl->len = m->len;
+		e->tx->refs++;		/* until placed */
+		ts.ptr = e->tx->base + (uint64_t)m->slot * e->tx->slot_len;
+		ts.off = m->off;
+		ts.len = m->len;
+		ts.token = (uint64_t)(uintptr_t)sl;
+		x->slot(x->arg, &ts);
+		return (0);
+	case VCL_UCX_PM_DONE:
+	case VCL_UCX_PM_ABORT:
+		LIST_FOREACH(x, &e->xfers, entry)
+			if (x->placed && x->xid == m->xid &&
+			    x->recv == (m->type == VCL_UCX_PM_ABORT))
+				break;
+		if (x != NULL && x->recv && x != e->rx_active)
+			x = NULL;	/* not served yet: its offers tell */
+		if (x != NULL)
+			vcl_ucx_pl_finish(x, m->type == VCL_UCX_PM_DONE ?
+			    VCL_TP_OK : x->recv ? VCL_TP_EIO : VCL_TP_ECANCELED,
+			    0);
+		/* A DONE for a send we dropped, or a stale ABORT: ignored. */
+		if (m->type == VCL_UCX_PM_ABORT && x == NULL) {
+			LIST_FOREACH(x, &e->xfers, entry)
+				if (x->placed && !x->recv && x->xid == m->xid)
+					break;
+			if (x != NULL)
+				vcl_ucx_pl_finish(x, VCL_TP_ECANCELED, 0);
+		}
+		return (0);
+	default:
+		return (-1);
+	}
+}
+
+/* A placement message came (or the receive ended): handle, listen again. */
+static void
+vcl_ucx_pl_msg(int status, void *arg)
+{
+	struct vcl_ucx_tpep	*e = arg;
+
+	if (e->closing)
+		return;
+	if (status != 0) {
+		/* The peer failed (or sent garbage): fail what it carried. */
+		vcl_ucx_pl_stop(e, status == -ECONNRESET || status ==
+		    -ECANCELED ? VCL_TP_ECLOSED : VCL_TP_EIO, 0);
+		return;
+	}
+	if (vcl_ucx_pl_in(e, &e->in) != 0) {
+		snprintf(e->ep->err, sizeof e->ep->err, "ucx: placement "
+		    "message refused (type %u slot %u)", e->in.type,
+		    e->in.slot);
+		vcl_ucx_pl_stop(e, VCL_TP_EIO, 0);
+		return;
+	}
+	vcl_ucx_pl_listen(e);
+}
+
+/* Post the receive of the other end's next placement message. */
+static void
+vcl_ucx_pl_listen(struct vcl_ucx_tpep *e)
+{
+	if (e->uep == NULL || e->bad)
+		return;
+	if (vcl_ucx_recv_own(e->uep, ((uint64_t)(e->peer_ns ^ VCL_UCX_CTL_NS)
+	    << 32) | e->link, &e->in, sizeof e->in, vcl_ucx_pl_msg, e) == NULL)
+		e->bad = 1;
+}
+
+/*
+ * Placement ends on e (peer gone, protocol broken, closing): every placed
+ * transfer fails with err (now: done runs at once), the rings are let go
+ * (slots the host still holds keep theirs mapped).
+ */
+static void
+vcl_ucx_pl_stop(struct vcl_ucx_tpep *e, int err, int now)
+{
+	struct vcl_ucx_xfer	*x, *x1;
+
+	e->bad = 1;
+	for (x = LIST_FIRST(&e->xfers); x != NULL; x = x1) {
+		x1 = LIST_NEXT(x, entry);
+		if (x->placed)
+			vcl_ucx_pl_finish(x, err, now);
+	}
+	if (e->rx != NULL) {
+		e->rx->e = NULL;
+		vcl_ucx_ring_unref(e->rx);
+		e->rx = NULL;
+	}
+	if (e->tx != NULL) {
+		e->tx->e = NULL;
+		vcl_ucx_ring_unref(e->tx);
+		e->tx = NULL;
+	}
+}
+
+/* Can this link place a bulk of len in the other end's ring? */
+static int
+vcl_ucx_tp_can_place(struct vcl_tp_ep *ep, uint64_t len)
+{
+	struct vcl_ucx_tpep	*e = ep->priv;
+
+	return (e->t->place && e->tx != NULL && !e->bad && e->uep != NULL &&
+	    !vcl_ucx_ep_failed(e->uep) && len >= e->t->place_min);
+}
+
+/* A placed send of len bytes as xid: the other end's offers drive it. */
+static int
+vcl_ucx_tp_place(struct vcl_tp_ep *ep, uint64_t xid, uint64_t len,
+    vcl_tp_slot_fn slot, vcl_tp_done_fn done, void *arg)
+{
+	struct vcl_ucx_tpep	*e = ep->priv;
+	struct vcl_ucx_xfer	*x;
+
+	if (!vcl_ucx_tp_can_place(ep, e->t->place_min) || len == 0) {
+		snprintf(ep->err, sizeof ep->err, "ucx: no shared staging on "
+		    "this link");
+		return (e->uep == NULL ? VCL_TP_ECLOSED : VCL_TP_EINVAL);
+	}
+	if ((x = calloc(1, sizeof *x)) == NULL)
+		return (VCL_TP_ENOMEM);
+	x->e = e;
+	x->xid = xid;
+	x->placed = 1;
+	x->len = len;
+	x->slot = slot;
+	x->done = done;
+	x->arg = arg;
+	LIST_INSERT_HEAD(&e->xfers, x, entry);
+	return (VCL_TP_OK);
+}
+
+/* A placed receive: served by our ring, one at a time, in post order. */
+static int
+vcl_ucx_tp_recv_placed(struct vcl_ucx_tpep *e, uint64_t xid,
+    const struct vcl_tp_dest *dest, vcl_tp_done_fn done, void *arg)
+{
+	struct vcl_ucx_xfer	*x, *last;
+
+	if (e->rx == NULL || e->bad || dest->len == 0) {
+		snprintf(e->ep->err, sizeof e->ep->err, "ucx: placed bulk "
+		    "without shared staging");
+		return (VCL_TP_EINVAL);
+	}
+	if ((x = calloc(1, sizeof *x)) == NULL)
+		return (VCL_TP_ENOMEM);
+	x->e = e;
+	x->xid = xid;
+	x->recv = 1;
+	x->placed = 1;
+	x->len = dest->len;
+	/*
+	 * Chunks of an eighth of the bulk (at least 256 KiB, at most a
+	 * slot): the copies on both sides overlap for most of a bulk of a
+	 * few slots, instead of one slot's time each at the start and end.
+	 */
+	x->chunk = x->len / 8 < (256u << 10) ? (256u << 10) : x->len / 8;
+	x->chunk = (x->chunk + 4095) & ~4095ull;
+	if (x->chunk > e->rx->slot_len)
+		x->chunk = e->rx->slot_len;
+	x->dest = *dest;
+	x->done = done;
+	x->arg = arg;
+	/* The list is newest first: a placed receive waits at the tail. */
+	if ((last = LIST_FIRST(&e->xfers)) == NULL)
+		LIST_INSERT_HEAD(&e->xfers, x, entry);
+	else {
+		while (LIST_NEXT(last, entry) != NULL)
+			last = LIST_NEXT(last, entry);
+		LIST_INSERT_AFTER(last, x, entry);
+	}
+	if (e->rx_active == NULL) {
+		e->rx_active = x;
+		vcl_ucx_pl_offer(e);
+	}
+	return (VCL_TP_OK);
+}
+
+/* The host filled a slot of the other end's ring (or could not). */
+static void
+vcl_ucx_tp_placed(struct vcl_tp *tp, uint64_t token, int err)
+{
+	struct vcl_ucx_slot	*sl = (struct vcl_ucx_slot *)(uintptr_t)token;
+	struct vcl_ucx_ring	*r = sl->ring;
+	struct vcl_ucx_tpep	*e = r->e;
+	struct vcl_ucx_xfer	*x;
+
+	if (sl->state != VCL_UCX_SLOT_HELD)
+		return;
+	sl->state = VCL_UCX_SLOT_FREE;
+	if (e != NULL && !e->bad) {
+		vcl_ucx_pl_send(e, err == VCL_TP_OK ? VCL_UCX_PM_FILLED :
+		    VCL_UCX_PM_UNUSED, sl->idx, sl->xid, 0, 0, NULL);
+		if (err != VCL_TP_OK) {
+			LIST_FOREACH(x, &e->xfers, entry)
+				if (x->placed && !x->recv && x->xid == sl->xid)
+					break;
+			if (x != NULL)
+				vcl_ucx_pl_finish(x, VCL_TP_EIO, 0);
+		}
+		vcl_ucx_wake(e->t->u);
+	}
+	vcl_ucx_ring_unref(r);
+}
+
+/* The host is done with a chunk of our ring: its slot goes round again. */
+static void
+vcl_ucx_tp_consumed(struct vcl_tp *tp, uint64_t token)
+{
+	struct vcl_ucx_slot	*sl = (struct vcl_ucx_slot *)(uintptr_t)token;
+	struct vcl_ucx_ring	*r = sl->ring;
+
+	if (sl->state != VCL_UCX_SLOT_HELD)
+		return;
+	vcl_ucx_pl_consumed(sl);
+	if (r->e != NULL)
+		vcl_ucx_wake(r->t->u);
+	vcl_ucx_ring_unref(r);
+}
+
+/*
+ * The link's number for placement's tags: a hash of its control stream's
+ * two socket addresses, in an order both ends agree on, so that two links
+ * between one pair of servers (one each way) keep their messages apart.
+ * 0 for a stream with no addresses (a socket pair: one link per pair).
+ */
+static uint32_t
+vcl_ucx_tp_link(const struct vcl_link *l)
+{
+	struct sockaddr_storage	a, b;
+	socklen_t		la = sizeof a, lb = sizeof b;
+	uint32_t		h1, h2;
+
+	memset(&a, 0, sizeof a);
+	memset(&b, 0, sizeof b);
+	if (l == NULL || l->fd < 0 || getsockname(l->fd, (struct sockaddr *)&a,
+	    &la) != 0 || getpeername(l->fd, (struct sockaddr *)&b, &lb) != 0 ||
+	    a.ss_family == AF_UNIX)
+		return (0);
+	h1 = vcl_ucx_tp_ns(&a, la);
+	h2 = vcl_ucx_tp_ns(&b, lb);
+	return (h1 < h2 ? h1 * 31u + h2 : h2 * 31u + h1);
+}
+
 /* The endpoint to the other end's worker. */
 static int
 vcl_ucx_tp_connect(struct vcl_tp_ep *ep, const uint8_t *addr, size_t len)
@@ -177,11 +934,13 @@ vcl_ucx_tp_connect(struct vcl_tp_ep *ep, const uint8_t *addr, size_t len)
 	if ((e = calloc(1, sizeof *e)) == NULL)
 		return (VCL_TP_ENOMEM);
 	e->ep = ep;
+	e->t = ep->tp->priv;
 	LIST_INIT(&e->xfers);
-	vcl_ucx_address(ep->tp->priv, &ours, &olen);
+	vcl_ucx_address(VCL_UCX_U(ep->tp), &ours, &olen);
 	e->ns = vcl_ucx_tp_ns(ours, olen);
 	e->peer_ns = vcl_ucx_tp_ns(addr, len);
-	if ((e->uep = vcl_ucx_ep_open(ep->tp->priv, addr, len,
+	e->link = vcl_ucx_tp_link(ep->ctl);
+	if ((e->uep = vcl_ucx_ep_open(VCL_UCX_U(ep->tp), addr, len,
 	    vcl_ucx_tp_failed, e)) == NULL) {
 		free(e);
 		snprintf(ep->err, sizeof ep->err, "ucx: cannot reach the "
@@ -189,6 +948,9 @@ vcl_ucx_tp_connect(struct vcl_tp_ep *ep, const uint8_t *addr, size_t len)
 		return (VCL_TP_EINVAL);
 	}
 	ep->priv = e;
+	/* Shared staging: our ring for the other end, and its messages. */
+	vcl_ucx_pl_listen(e);
+	vcl_ucx_ring_offer(e);
 	return (VCL_TP_OK);
 }
 
@@ -223,8 +985,9 @@ vcl_ucx_tp_send(struct vcl_tp_ep *ep, uint64_t xid, const struct iovec *iov,
 		snprintf(ep->err, sizeof ep->err, "ucx: link closed");
 		return (VCL_TP_ECLOSED);
 	}
-	if (cnt > 64) {
-		snprintf(ep->err, sizeof ep->err, "ucx: %d pieces", cnt);
+	if (cnt > 64 || (xid >> 32) == VCL_UCX_CTL_NS) {
+		snprintf(ep->err, sizeof ep->err, "ucx: %d pieces or a "
+		    "reserved id", cnt);
 		return (VCL_TP_EINVAL);
 	}
 	if (cnt == 0) {
@@ -264,6 +1027,12 @@ vcl_ucx_tp_recv(struct vcl_tp_ep *ep, uint64_t xid,
 		snprintf(ep->err, sizeof ep->err, "ucx: link closed");
 		return (VCL_TP_ECLOSED);
 	}
+	if ((xid >> 32) == VCL_UCX_CTL_NS) {
+		snprintf(ep->err, sizeof ep->err, "ucx: a reserved id");
+		return (VCL_TP_EINVAL);
+	}
+	if (xid & VCL_TP_XID_PLACE)
+		return (vcl_ucx_tp_recv_placed(e, xid, dest, done, arg));
 	if ((x = vcl_ucx_tp_xfer(e, xid, 1, done, arg)) == NULL)
 		return (VCL_TP_ENOMEM);
 	if (base == NULL && len > 0) {
@@ -293,6 +1062,14 @@ vcl_ucx_tp_cancel(struct vcl_tp_ep *ep, uint64_t xid)
 	struct vcl_ucx_xfer	*x;
 
 	LIST_FOREACH(x, &e->xfers, entry) {
+		if (x->recv && x->xid == xid && x->placed) {
+			/* Its sender stops; slots in flight come back. */
+			if (x == e->rx_active)
+				vcl_ucx_pl_send(e, VCL_UCX_PM_ABORT, 0, xid, 0,
+				    0, NULL);
+			vcl_ucx_pl_finish(x, VCL_TP_ECANCELED, 0);
+			break;
+		}
 		if (x->recv && x->xid == xid) {
 			vcl_ucx_cancel(x->op);
 			break;
@@ -307,7 +1084,7 @@ vcl_ucx_tp_evfd(struct vcl_tp *tp, struct vcl_tp_ep *ep, short *ev)
 	*ev = VCL_TP_EV_READ;
 	if (ep != NULL)
 		return (-1);
-	return (vcl_ucx_fd(tp->priv));
+	return (vcl_ucx_fd(VCL_UCX_U(tp)));
 }
 
 /* Fail what is pending on e (VCL_TP_ECLOSED) and let go of UCX's ep. */
@@ -319,6 +1096,7 @@ vcl_ucx_tp_shut(struct vcl_ucx_tpep *e)
 	if (uep == NULL)
 		return;
 	e->closing = 1;
+	vcl_ucx_pl_stop(e, VCL_TP_ECLOSED, 1);
 	e->uep = NULL;
 	vcl_ucx_ep_close(uep);
 }
@@ -335,8 +1113,11 @@ vcl_ucx_tp_progress(struct vcl_tp *tp, struct vcl_tp_ep *ep)
 	char			 c;
 	ssize_t			 n;
 
-	if (ep == NULL)
-		return (vcl_ucx_progress(tp->priv));
+	if (ep == NULL) {
+		int	more = vcl_ucx_progress(VCL_UCX_U(tp));
+
+		return (vcl_ucx_tp_fins(tp->priv) > 0 ? 1 : more);
+	}
 	e = ep->priv;
 	if (e->uep == NULL)
 		return (0);
@@ -357,17 +1138,27 @@ static void
 vcl_ucx_tp_close(struct vcl_tp_ep *ep)
 {
 	struct vcl_ucx_tpep	*e = ep->priv;
+	struct vcl_ucx_xfer	*x, *x1;
 
 	if (e == NULL)
 		return;
 	vcl_ucx_tp_shut(e);
+	/* Placed transfers that ended but were not told yet: tell now. */
+	for (x = TAILQ_FIRST(&e->t->fins); x != NULL; x = x1) {
+		x1 = TAILQ_NEXT(x, fin);
+		if (x->fin_ep != e)
+			continue;
+		TAILQ_REMOVE(&e->t->fins, x, fin);
+		x->done(x->arg, x->fin_err);
+		free(x);
+	}
 	free(e);
 	ep->priv = NULL;
 }
 
 const struct vcl_transport vcl_transport_ucx = {
 	.name = "ucx",
-	.caps = VCL_TP_PEER | VCL_TP_CLIENT | VCL_TP_NAMED,
+	.caps = VCL_TP_PEER | VCL_TP_CLIENT | VCL_TP_NAMED | VCL_TP_PLACE,
 	.probe = vcl_ucx_tp_probe,
 	.open = vcl_ucx_tp_open,
 	.fini = vcl_ucx_tp_fini,
@@ -379,4 +1170,8 @@ const struct vcl_transport vcl_transport_ucx = {
 	.evfd = vcl_ucx_tp_evfd,
 	.progress = vcl_ucx_tp_progress,
 	.close = vcl_ucx_tp_close,
+	.can_place = vcl_ucx_tp_can_place,
+	.place = vcl_ucx_tp_place,
+	.placed = vcl_ucx_tp_placed,
+	.consumed = vcl_ucx_tp_consumed,
 };

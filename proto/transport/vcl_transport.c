@@ -306,6 +306,48 @@ vcl_tp_oob_size(const struct vcl_tp_ep *ep, uint64_t len)
 	    len <= ep->tp->stream_above));
 }
 
+/* Can the link place a bulk of len straight in the receiver's staging? */
+int
+vcl_tp_can_place(struct vcl_tp_ep *ep, uint64_t len)
+{
+	if (ep == NULL || vcl_tp_inband(ep) || ep->tp->ops->can_place == NULL)
+		return (0);
+	return (ep->tp->ops->can_place(ep, len));
+}
+
+/* Start a placed send (vcl_tp_can_place said yes). */
+int
+vcl_tp_place(struct vcl_tp_ep *ep, uint64_t xid, uint64_t len,
+    vcl_tp_slot_fn slot, vcl_tp_done_fn done, void *arg)
+{
+	if (ep->tp->ops->place == NULL) {
+		snprintf(ep->err, sizeof ep->err, "%s: no placement",
+		    ep->tp->ops->name);
+		return (VCL_TP_EINVAL);
+	}
+	if (len > ep->tp->conf.max_bulk) {
+		snprintf(ep->err, sizeof ep->err, "bulk of %llu bytes over "
+		    "the limit", (unsigned long long)len);
+		return (VCL_TP_ETOOBIG);
+	}
+	return (ep->tp->ops->place(ep, xid | VCL_TP_XID_PLACE, len, slot,
+	    done, arg));
+}
+
+/* The host filled a slot a placed send got (err: it could not). */
+void
+vcl_tp_placed(struct vcl_tp *tp, uint64_t token, int err)
+{
+	tp->ops->placed(tp, token, err);
+}
+
+/* The host is done with a chunk a placed receive handed it. */
+void
+vcl_tp_consumed(struct vcl_tp *tp, uint64_t token)
+{
+	tp->ops->consumed(tp, token);
+}
+
 /* A VCL_TP_E* in words. */
 const char *
 vcl_tp_strerror(int err)

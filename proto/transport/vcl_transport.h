@@ -63,6 +63,22 @@
  *   process; a receiver tells bulks apart by the endpoint (its other end)
  *   and the id.
  * - Threads: an instance and its endpoints are used from one thread.
+ * - Placement (optional, VCL_TP_PLACE: shared staging). A backend whose
+ *   receiver can offer memory the sender writes into (two processes of one
+ *   host) moves a bulk with no transfer copy of its own. The receiver
+ *   offers a ring of slots and decides every chunk's offset and length;
+ *   the sender asks with place() (xid with VCL_TP_XID_PLACE set: the
+ *   receiver's recv() of such an xid takes placed chunks, not a message),
+ *   gets slot(arg, slot) for each slot offered, writes exactly that range
+ *   of its bulk there and calls placed(token). The receiver's dest.chunk
+ *   (if set) gets each chunk as it lands, in the slot, and the host calls
+ *   consumed(token) once done with it (else the backend copies the chunk
+ *   into dest.base itself). Both done callbacks run once, after the last
+ *   chunk was consumed or on failure; a peer that vanishes fails both as
+ *   for send/recv. A slot handed to the host stays mapped until its
+ *   placed()/consumed() ran, even after done or close: the host calls it
+ *   for every slot it got. A slot holds only bytes of the peer that writes
+ *   it: a ring serves one link and is never handed to another.
  */
 #ifndef VCL_TRANSPORT_H
 #define VCL_TRANSPORT_H
@@ -84,6 +100,10 @@ struct vcl_link;
 #define VCL_TP_CLIENT		0x2	/* a client link's bulk */
 #define VCL_TP_INBAND		0x4	/* bulk rides the control stream */
 #define VCL_TP_NAMED		0x8	/* offered only where named (opt-in) */
+#define VCL_TP_PLACE		0x10	/* shared staging (place/placed) */
+
+/* A transfer id whose bytes are placed, not sent (see Placement). */
+#define VCL_TP_XID_PLACE	(1ull << 63)
 
 /* Completion and return codes. */
 #define VCL_TP_OK		0
@@ -112,7 +132,23 @@ struct vcl_tp_dest {
 	uint64_t		 len;		/* exactly the bulk's size */
 	enum vcl_tp_mem		 mem;
 	void			*reg;		/* from reg(), or NULL */
+	/*
+	 * Optional, placed transfers only: each chunk as it lands (offset
+	 * in the bulk, where it is, its length, the token for consumed).
+	 */
+	void			(*chunk)(void *, uint64_t, void *, uint64_t,
+				    uint64_t);
+	void			*chunk_arg;
 };
+
+/* A slot the receiver offered: write bulk bytes [off, off + len) at ptr. */
+struct vcl_tp_slot {
+	void			*ptr;
+	uint64_t		 off;
+	uint64_t		 len;
+	uint64_t		 token;		/* for placed() */
+};
+typedef void (*vcl_tp_slot_fn)(void *, const struct vcl_tp_slot *);
 
 /* Settings of an instance; zero fields take the defaults below. */
 struct vcl_tp_conf {
@@ -197,6 +233,15 @@ struct vcl_transport {
 	void	(*dereg)(struct vcl_tp *, void *);
 	/* Optional: a message the other end's ctl_out sent us. */
 	int	(*ctl_in)(struct vcl_tp_ep *, const uint8_t *, size_t);
+	/* Optional (VCL_TP_PLACE): can this link place a bulk of len? */
+	int	(*can_place)(struct vcl_tp_ep *, uint64_t);
+	/* Place len bytes as xid: slot() per slot offered, then done(). */
+	int	(*place)(struct vcl_tp_ep *, uint64_t, uint64_t, vcl_tp_slot_fn,
+		    vcl_tp_done_fn, void *);
+	/* The host filled the slot of token (err: it could not). */
+	void	(*placed)(struct vcl_tp *, uint64_t, int);
+	/* The host is done with the received chunk of token. */
+	void	(*consumed)(struct vcl_tp *, uint64_t);
 };
 
 /* The registry, in preference order (vcl_transport.c). */
@@ -226,6 +271,11 @@ const char	*vcl_tp_name(const struct vcl_tp_ep *);
 const char	*vcl_tp_strerror(int);
 int		 vcl_tp_inband(const struct vcl_tp_ep *);
 int		 vcl_tp_oob_size(const struct vcl_tp_ep *, uint64_t);
+int		 vcl_tp_can_place(struct vcl_tp_ep *, uint64_t);
+int		 vcl_tp_place(struct vcl_tp_ep *, uint64_t, uint64_t,
+		    vcl_tp_slot_fn, vcl_tp_done_fn, void *);
+void		 vcl_tp_placed(struct vcl_tp *, uint64_t, int);
+void		 vcl_tp_consumed(struct vcl_tp *, uint64_t);
 
 /* tcp: the control stream every link has. */
 int	vcl_tcp_dial(const char *, char *, size_t, char *, size_t);

@@ -59,7 +59,10 @@ struct vcl_ucx_op *vcl_ucx_send(struct vcl_ucx_ep *, uint64_t,
 		     const struct iovec *, int, vcl_ucx_done_cb, void *);
 struct vcl_ucx_op *vcl_ucx_recv(struct vcl_ucx_ep *, uint64_t, void *,
 		     size_t, vcl_ucx_done_cb, void *);
+struct vcl_ucx_op *vcl_ucx_recv_own(struct vcl_ucx_ep *, uint64_t, void *,
+		     size_t, vcl_ucx_done_cb, void *);
 void		 vcl_ucx_cancel(struct vcl_ucx_op *);
+void		 vcl_ucx_wake(struct vcl_ucx *);
 int		 vcl_ucx_fd(struct vcl_ucx *);
 int		 vcl_ucx_progress(struct vcl_ucx *);
 

@@ -5,7 +5,8 @@
 #
 #   node_loss.sh VCLSERVER ADVECTION ICD_DIR [RUNS]
 #
-# ADV_ARGS overrides advection's arguments (default -n 256 -s 8000 -C).
+# ADV_ARGS overrides advection's arguments (default -n 256 -s 8000 -C);
+# SRV_ARGS adds to the servers' (a transport forced, say).
 #
 # "Mid-run" is seen, not guessed: the servers log at debug level and the
 # kill comes once the first server has the client's second clFinish (after
@@ -55,7 +56,8 @@ while [ $run -le "$runs" ]; do
 	pids=""
 	for i in 1 2; do
 		"$srv" --listen 127.0.0.1:0 --port-file "$dir/port$i" \
-		    --name "node$i" --log-level debug 2>"$dir/err$i" &
+		    --name "node$i" --log-level debug ${SRV_ARGS:-} \
+		    2>"$dir/err$i" &
 		pids="$pids $!"
 		eval "pid$i=$!"
 	done
@@ -73,6 +75,7 @@ while [ $run -le "$runs" ]; do
 		    "the kill"
 		cat "$dir/out"
 		fails=$((fails + 1))
+		kill -KILL "$pid2"	# else the wait below never ends
 	else
 		t0=$(date +%s.%N)
 		# shellcheck disable=SC2154

@@ -24,6 +24,10 @@
 
 #include "vcl_tls.h"
 #include "vcl_transport.h"
+#ifdef VCL_HAVE_UCX
+#include <sys/mman.h>
+#include "vcl_ucx.h"
+#endif
 
 #define MAX_BULK	(64u << 20)
 #define MAX_POSTED	8
@@ -440,6 +444,470 @@ case_limits(const struct vcl_transport *ops)
 }
 
 /*
+ * Placement (VCL_TP_PLACE): a sender that writes each chunk straight into
+ * the slot the receiver offered. The cases below run over every backend
+ * that has it.
+ */
+struct held {
+	uint64_t	token;
+	uint64_t	off, len;
+	void		*ptr;
+};
+
+/* One side of a placed transfer, as a host would keep it. */
+struct placing {
+	struct compl	 c;		/* first: done_cb's (a send's) */
+	struct vcl_tp	*tp;
+	const uint8_t	*src;		/* sender: the bulk */
+	uint8_t		*dst;		/* receiver: where chunks go */
+	int		 hold;		/* keep slots/chunks instead of ending */
+	int		 nheld;
+	struct held	 held[64];
+	int		 nchunks;
+	uint64_t	 bytes;
+};
+
+/* A placed send's completion, in its placing. */
+static void
+sent_cb(void *arg, int err)
+{
+	struct placing	*pl = arg;
+
+	pl->c.calls++;
+	pl->c.err = err;
+}
+
+/* Sender's slot callback: fill the slot at once (or hold it). */
+static void
+slot_cb(void *arg, const struct vcl_tp_slot *s)
+{
+	struct placing	*pl = arg;
+
+	pl->nchunks++;
+	if (pl->hold) {
+		assert_true(pl->nheld < 64);
+		pl->held[pl->nheld].token = s->token;
+		pl->held[pl->nheld].ptr = s->ptr;
+		pl->held[pl->nheld].off = s->off;
+		pl->held[pl->nheld++].len = s->len;
+		return;
+	}
+	memcpy(s->ptr, pl->src + s->off, s->len);
+	pl->bytes += s->len;
+	vcl_tp_placed(pl->tp, s->token, VCL_TP_OK);
+}
+
+/* Receiver's chunk callback: keep the chunk, consume it later. */
+static void
+chunk_cb(void *arg, uint64_t off, void *ptr, uint64_t len, uint64_t token)
+{
+	struct placing	*pl = arg;
+
+	assert_true(pl->nheld < 64);
+	pl->nchunks++;
+	pl->held[pl->nheld].token = token;
+	pl->held[pl->nheld].ptr = ptr;
+	pl->held[pl->nheld].off = off;
+	pl->held[pl->nheld++].len = len;
+}
+
+/* Copy and consume the chunks a receiver holds, in reverse order. */
+static void
+consume_all(struct placing *pl)
+{
+	while (pl->nheld > 0) {
+		struct held	*h = &pl->held[--pl->nheld];
+
+		memcpy(pl->dst + h->off, h->ptr, h->len);
+		pl->bytes += h->len;
+		vcl_tp_consumed(pl->tp, h->token);
+	}
+}
+
+/* Step until the link can place (its rings announced), bounded. */
+static void
+pair_placeable(struct pair *p, struct vcl_tp_ep *ep, uint64_t len)
+{
+	time_t	end = time(NULL) + DEADLINE_S;
+
+	while (!vcl_tp_can_place(ep, len)) {
+		if (time(NULL) > end)
+			fail_msg("%s: the link never could place", p->ops->name);
+		pair_step(p);
+	}
+}
+
+/*
+ * Bytes land exactly: a placed bulk of several slots, received chunk by
+ * chunk (consumed late, out of order) and then into a plain destination
+ * (the backend copies), guard bytes around it untouched; both sides
+ * complete once.
+ */
+static void
+case_place(const struct vcl_transport *ops)
+{
+	const size_t		 len = (24u << 20) + 12345;
+	struct pair		 p;
+	struct placing		 sp, rp;
+	struct compl		 rc = { 0, 0 };
+	struct vcl_tp_dest	 d;
+	uint8_t			*src, *dst;
+	time_t			 end;
+	size_t			 i;
+	int			 round;
+
+	if (!(ops->caps & VCL_TP_PLACE))
+		return;
+	pair_open(&p, ops);
+	pair_placeable(&p, p.ea, len);
+	src = malloc(len);
+	dst = malloc(len + 128);
+	assert_non_null(src);
+	assert_non_null(dst);
+	fill(src, len, 9);
+	for (round = 0; round < 2; round++) {
+		memset(&sp, 0, sizeof sp);
+		memset(&rp, 0, sizeof rp);
+
+		memset(&rc, 0, sizeof rc);
+		memset(dst, 0xee, len + 128);
+		sp.tp = p.ta;
+		sp.src = src;
+		rp.tp = p.tb;
+		rp.dst = dst + 64;
+		assert_int_equal(vcl_tp_place(p.ea, 40 + (uint64_t)round, len,
+		    slot_cb, sent_cb, &sp), VCL_TP_OK);
+		memset(&d, 0, sizeof d);
+		d.len = len;
+		if (round == 0) {
+			d.chunk = chunk_cb;
+			d.chunk_arg = &rp;
+		} else
+			d.base = dst + 64;
+		/* The sender's own host sends the xid with the flag set. */
+		assert_int_equal(vcl_tp_recv(p.eb, (40 + (uint64_t)round) |
+		    VCL_TP_XID_PLACE, &d, done_cb, &rc), VCL_TP_OK);
+		end = time(NULL) + DEADLINE_S;
+		while (rc.calls == 0 || sp.c.calls == 0) {
+			if (time(NULL) > end)
+				fail_msg("%s: placed transfer never ended",
+				    ops->name);
+			pair_step(&p);
+			if (rp.nheld >= 2 || (rp.nheld > 0 && rp.bytes +
+			    rp.held[0].len >= len) || rp.nheld == 4)
+				consume_all(&rp);
+		}
+		assert_int_equal(sp.c.calls, 1);
+		assert_int_equal(rc.calls, 1);
+		assert_int_equal(sp.c.err, VCL_TP_OK);
+		assert_int_equal(rc.err, VCL_TP_OK);
+		assert_true(sp.nchunks > 1);	/* it went round the ring */
+		assert_memory_equal(dst + 64, src, len);
+		for (i = 0; i < 64; i++) {
+			assert_int_equal(dst[i], 0xee);
+			assert_int_equal(dst[64 + len + i], 0xee);
+		}
+	}
+	pair_close(&p);
+	free(src);
+	free(dst);
+}
+
+/*
+ * A peer vanishes mid-ring: the sender holding slots it never filled, or
+ * the receiver holding chunks it never consumed. The other side's
+ * transfer fails with VCL_TP_ECLOSED, each completion runs once, and the
+ * slots still held stay usable until handed back.
+ */
+static void
+case_place_vanish(const struct vcl_transport *ops)
+{
+	const size_t		 len = 64u << 20;
+	struct pair		 p;
+	struct placing		 sp, rp;
+	struct compl		 rc;
+	struct vcl_tp_dest	 d;
+	uint8_t			*src;
+	time_t			 end;
+	int			 side, i;
+
+	if (!(ops->caps & VCL_TP_PLACE))
+		return;
+	src = malloc(len);
+	assert_non_null(src);
+	fill(src, len, 3);
+	for (side = 0; side < 2; side++) {
+		memset(&sp, 0, sizeof sp);
+		memset(&rp, 0, sizeof rp);
+
+		memset(&rc, 0, sizeof rc);
+		pair_open(&p, ops);
+		pair_placeable(&p, p.ea, len);
+		sp.tp = p.ta;
+		sp.src = src;
+		sp.hold = side == 0;
+		rp.tp = p.tb;
+		assert_int_equal(vcl_tp_place(p.ea, 7, len, slot_cb, sent_cb,
+		    &sp), VCL_TP_OK);
+		memset(&d, 0, sizeof d);
+		d.len = len;
+		d.chunk = chunk_cb;
+		d.chunk_arg = &rp;
+		assert_int_equal(vcl_tp_recv(p.eb, 7 | VCL_TP_XID_PLACE, &d,
+		    done_cb, &rc), VCL_TP_OK);
+		/* Until the ring is in use on the side that will vanish. */
+		end = time(NULL) + DEADLINE_S;
+		while ((side == 0 ? sp.nheld : rp.nheld) == 0) {
+			if (time(NULL) > end)
+				fail_msg("%s: no slot moved", ops->name);
+			pair_step(&p);
+		}
+		if (side == 0) {
+			/* The sender's process goes, slots unfilled. */
+			for (i = 0; i < sp.nheld; i++)
+				memset(sp.held[i].ptr, 1, sp.held[i].len);
+			vcl_tp_close(p.ea);
+			p.ea = NULL;
+			vcl_link_close(&p.la);
+			p.la.fd = -1;
+			assert_int_equal(sp.c.calls, 1);
+			assert_int_equal(sp.c.err, VCL_TP_ECLOSED);
+			for (i = 0; i < sp.nheld; i++)
+				vcl_tp_placed(p.ta, sp.held[i].token,
+				    VCL_TP_OK);
+			vcl_tp_free(p.ta);
+			p.ta = NULL;
+			pair_until(&p, &rc, 1);
+			assert_int_equal(rc.err, VCL_TP_ECLOSED);
+		} else {
+			/* The receiver's process goes, chunks unconsumed. */
+			vcl_tp_close(p.eb);
+			p.eb = NULL;
+			vcl_link_close(&p.lb);
+			p.lb.fd = -1;
+			assert_int_equal(rc.calls, 1);
+			assert_int_equal(rc.err, VCL_TP_ECLOSED);
+			/* Held chunks are still mapped: reading is safe. */
+			for (i = 0; i < rp.nheld; i++)
+				assert_int_equal(((uint8_t *)rp.held[i].ptr)
+				    [rp.held[i].len - 1], src[rp.held[i].off +
+				    rp.held[i].len - 1]);
+			for (i = 0; i < rp.nheld; i++)
+				vcl_tp_consumed(p.tb, rp.held[i].token);
+			vcl_tp_free(p.tb);
+			p.tb = NULL;
+			pair_until(&p, &sp.c, 1);
+			assert_int_equal(sp.c.err, VCL_TP_ECLOSED);
+		}
+		assert_int_equal(sp.c.calls, 1);
+		assert_int_equal(rc.calls, 1);
+		pair_close(&p);
+	}
+	free(src);
+}
+
+#ifdef VCL_HAVE_UCX
+/*
+ * A hostile peer speaking ucx's placement messages (vcl_ucx_pmsg's
+ * layout, in ucx_tp.c) straight through the UCX engine.
+ */
+struct pmsg {
+	uint32_t	type, slot;
+	uint64_t	xid, off, len;
+	char		name[32];
+};
+#define PM_CTL(ns)	((uint64_t)((ns) ^ 0x7fffffffu) << 32)	/* link 0 */
+#define PM_RING		1
+#define PM_OFFER	3
+#define PM_FILLED	4
+
+static uint32_t
+fnv(const void *a, size_t n)
+{
+	const uint8_t	*p = a;
+	uint32_t	 h = 2166136261u;
+
+	while (n-- > 0) {
+		h ^= *p++;
+		h *= 16777619u;
+	}
+	return (h);
+}
+
+static void
+raw_cb(int status, void *arg)
+{
+	struct compl	*c = arg;
+
+	c->calls++;
+	c->err = status;
+}
+
+/* Step the seam's side and the raw engine until c ran (bounded). */
+static void
+raw_until(struct vcl_tp *tp, struct vcl_tp_ep *ep, struct vcl_ucx *u,
+    struct compl *c)
+{
+	time_t	end = time(NULL) + DEADLINE_S;
+
+	while (c->calls == 0) {
+		if (time(NULL) > end)
+			fail_msg("ucx: hostile case: no completion");
+		(void)vcl_tp_progress(tp, NULL);
+		(void)vcl_tp_progress(tp, ep);
+		(void)vcl_ucx_progress(u);
+		poll(NULL, 0, 1);
+	}
+}
+
+/*
+ * A hostile peer cannot make us write outside what we offered: a FILLED
+ * naming a slot out of the ring, or one never offered, fails the placed
+ * receive (VCL_TP_EIO) and writes nothing; as a receiver, an OFFER larger
+ * than its own slots fails the placed send before any slot is handed out.
+ */
+static void
+case_place_hostile(const struct vcl_transport *ops)
+{
+	struct vcl_tp_conf	 conf;
+	struct vcl_tp		*tp;
+	struct vcl_tp_ep	*ep;
+	struct vcl_link		 l;
+	struct vcl_ucx		*u;
+	struct vcl_ucx_ep	*rep;
+	struct pmsg		 in, out;
+	struct compl		 c, rc;
+	struct placing		 sp;
+	struct vcl_tp_dest	 d;
+	struct iovec		 iov;
+	uint8_t			 addr[VCL_TP_ADDR_MAX], buf[8192];
+	const void		*ra;
+	size_t			 alen = sizeof addr, ralen, i;
+	uint32_t		 ns_r, ns_t;
+	char			 err[300], seg_name[32];
+	int			 sv[2], round, fd;
+	void			*seg;
+
+	if (ops != &vcl_transport_ucx)
+		return;
+	for (round = 0; round < 3; round++) {
+		assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM |
+		    SOCK_NONBLOCK, 0, sv), 0);
+		vcl_link_init(&l, sv[1]);
+		memset(&conf, 0, sizeof conf);
+		conf.server = 1;
+		conf.max_bulk = MAX_BULK;
+		conf.max_posted = MAX_POSTED;
+		assert_non_null(tp = vcl_tp_open(ops, &conf, err, sizeof err));
+		assert_non_null(u = vcl_ucx_create(NULL, err, sizeof err));
+		assert_int_equal(ops->address(tp, addr, &alen), VCL_TP_OK);
+		vcl_ucx_address(u, &ra, &ralen);
+		ns_r = fnv(ra, ralen);
+		ns_t = fnv(addr, alen);
+		assert_non_null(ep = vcl_tp_connect(tp, &l, ra, ralen, err,
+		    sizeof err));
+		assert_non_null(rep = vcl_ucx_ep_open(u, addr, alen, NULL,
+		    NULL));
+		/* Its ring's announcement comes first. */
+		memset(&c, 0, sizeof c);
+		assert_non_null(vcl_ucx_recv(rep, PM_CTL(ns_t), &in,
+		    sizeof in, raw_cb, &c));
+		raw_until(tp, ep, u, &c);
+		assert_int_equal(c.err, 0);
+		assert_int_equal(in.type, PM_RING);
+		memset(&out, 0, sizeof out);
+		memset(&rc, 0, sizeof rc);
+
+		iov.iov_base = &out;
+		iov.iov_len = sizeof out;
+		if (round < 2) {
+			/* We are the sender: FILLED for a slot not offered. */
+			memset(buf, 0xee, sizeof buf);
+			memset(&d, 0, sizeof d);
+			d.base = buf + 1024;
+			d.len = 4096;
+			if (round == 1) {
+				/* Wait for its offer of slot 0, then lie. */
+				memset(&c, 0, sizeof c);
+				assert_non_null(vcl_ucx_recv(rep,
+				    PM_CTL(ns_t), &in,
+				    sizeof in, raw_cb, &c));
+			}
+			assert_int_equal(vcl_tp_recv(ep, 5 | VCL_TP_XID_PLACE,
+			    &d, done_cb, &rc), VCL_TP_OK);
+			if (round == 1) {
+				raw_until(tp, ep, u, &c);
+				assert_int_equal(in.type, PM_OFFER);
+				assert_int_equal(in.len, 4096);
+			}
+			out.type = PM_FILLED;
+			out.xid = 5 | VCL_TP_XID_PLACE;
+			out.slot = round == 0 ? 99 : 1;	/* 1: not offered */
+			memset(&c, 0, sizeof c);
+			assert_non_null(vcl_ucx_send(rep, PM_CTL(ns_r), &iov,
+			    1, raw_cb, &c));
+			raw_until(tp, ep, u, &rc);
+			assert_int_equal(rc.err, VCL_TP_EIO);
+			for (i = 0; i < sizeof buf; i++)
+				assert_int_equal(buf[i], 0xee);
+		} else {
+			/* We are the sender: its ring, then an OFFER too big. */
+			snprintf(seg_name, sizeof seg_name,
+			    "/vcl-%012x%012x", (unsigned)getpid(), 77u);
+			memcpy(out.name, seg_name, sizeof out.name);
+			fd = shm_open(out.name, O_RDWR | O_CREAT | O_EXCL, 0600);
+			assert_true(fd >= 0);
+			assert_int_equal(ftruncate(fd, 2 * 4096), 0);
+			seg = mmap(NULL, 2 * 4096, PROT_READ | PROT_WRITE,
+			    MAP_SHARED, fd, 0);
+			assert_true(seg != MAP_FAILED);
+			close(fd);
+			out.type = PM_RING;
+			out.off = 4096;
+			out.len = 2;
+			memset(&c, 0, sizeof c);
+			assert_non_null(vcl_ucx_send(rep, PM_CTL(ns_r), &iov,
+			    1, raw_cb, &c));
+			raw_until(tp, ep, u, &c);
+			{
+				time_t	end = time(NULL) + DEADLINE_S;
+
+				while (!vcl_tp_can_place(ep, 1 << 20)) {
+					assert_true(time(NULL) <= end);
+					(void)vcl_tp_progress(tp, NULL);
+					(void)vcl_ucx_progress(u);
+				}
+			}
+			memset(&sp, 0, sizeof sp);
+			sp.tp = tp;
+			sp.src = buf;
+			assert_int_equal(vcl_tp_place(ep, 6, 1 << 20, slot_cb,
+			    sent_cb, &sp), VCL_TP_OK);
+			memset(&out, 0, sizeof out);
+			out.type = PM_OFFER;
+			out.xid = 6 | VCL_TP_XID_PLACE;
+			out.slot = 0;
+			out.len = 8192;		/* over its 4096-byte slots */
+			memset(&c, 0, sizeof c);
+			assert_non_null(vcl_ucx_send(rep, PM_CTL(ns_r), &iov,
+			    1, raw_cb, &c));
+			raw_until(tp, ep, u, &sp.c);
+			assert_int_equal(sp.c.err, VCL_TP_EIO);
+			assert_int_equal(sp.nchunks, 0);
+			munmap(seg, 2 * 4096);
+			shm_unlink(seg_name);
+		}
+		vcl_tp_close(ep);
+		vcl_ucx_ep_close(rep);
+		vcl_link_close(&l);
+		close(sv[0]);
+		vcl_tp_free(tp);
+		vcl_ucx_free(u);
+	}
+}
+#endif
+
+/*
  * A bulk whose receive is never posted does not stop the link: the next
  * transfer, posted, still lands (tca drops a chunk held past its bound,
  * VCL_TCA_HOLD_MS, set short by main). Out of band only: inband bulks
@@ -568,6 +1036,22 @@ static void test_vanish_receiver(void **st)
 { (void)st; over_all(case_vanish_receiver); }
 static void test_limits(void **st) { (void)st; over_all(case_limits); }
 static void test_unposted(void **st) { (void)st; over_all(case_unposted); }
+static void
+test_place(void **st)
+{
+	(void)st;
+#ifdef VCL_HAVE_UCX
+	/* ucx has it: a build where it went would only skip the cases. */
+	assert_true(vcl_transport_ucx.caps & VCL_TP_PLACE);
+#endif
+	over_all(case_place);
+}
+static void test_place_vanish(void **st)
+{ (void)st; over_all(case_place_vanish); }
+#ifdef VCL_HAVE_UCX
+static void test_place_hostile(void **st)
+{ (void)st; over_all(case_place_hostile); }
+#endif
 
 /* The registry: tcp is there, names are unique, lists parse and choose. */
 static void
@@ -631,6 +1115,11 @@ main(void)
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_unposted),
 		cmocka_unit_test(test_sock_early_empty),
+		cmocka_unit_test(test_place),
+		cmocka_unit_test(test_place_vanish),
+#ifdef VCL_HAVE_UCX
+		cmocka_unit_test(test_place_hostile),
+#endif
 	};
 
 	signal(SIGPIPE, SIG_IGN);

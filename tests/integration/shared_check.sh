@@ -1,0 +1,19 @@
+#!/bin/sh
+# shared_check.sh VCL -- COMMAND...: run COMMAND (under with_server.sh, so
+# VCL_NODES names the servers), then fail unless the servers together
+# placed bytes in shared staging (Stats peer_bytes_shared > 0): a
+# migration path that silently fell back to sending fails the test.
+vcl=$1
+shift
+[ "$1" = "--" ] && shift
+"$@" || exit $?
+out=$(${VCL_CHECK_WRAP:-} "$vcl" stats) || { echo "shared_check: vcl stats failed" >&2; exit 1; }
+shared=$(printf '%s\n' "$out" | awk '$1 == "peer_bytes_shared" ||
+    $1 == "peer_bytes_shared:" { n += $2 } END { print n + 0 }')
+echo "shared_check: peer_bytes_shared $shared"
+if [ "$shared" -le 0 ]; then
+	printf '%s\n' "$out" | grep peer_bytes >&2
+	echo "shared_check: no byte went through shared staging" >&2
+	exit 1
+fi
+exit 0
