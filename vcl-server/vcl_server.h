@@ -79,6 +79,8 @@ struct vcl_out {
 TAILQ_HEAD(vcl_outq, vcl_out);
 
 #define VCL_LOST_MAX	64	/* lost peers remembered per session */
+#define VCL_QSLOTS	16	/* in-flight counters per session */
+#define VCL_QSLOT(id)	((id) % VCL_QSLOTS)	/* a queue's (shared) */
 
 enum vcl_in_state {
 	VCL_IN_HDR,
@@ -173,6 +175,21 @@ struct vcl_session {
 	int			 ndirty;
 	int			 flush_all;
 
+	/*
+	 * Output a completing thread may write straight to the socket (a
+	 * finish's or a read's reply, vcl_session_send_now): out_lock orders
+	 * it against the loop's pushes to outq and writes to the link.
+	 */
+	pthread_mutex_t		 out_lock;
+	int			 out_closed;	/* link gone (under out_lock) */
+	int			 out_blocked;	/* a reply went out in part: its
+						   rest goes first (out_lock) */
+	int			 fast_ok;	/* plain TCP client link */
+	atomic_uint		 qinflight[VCL_QSLOTS]; /* on the inflight
+						   list, by queue (VCL_QSLOT) */
+	atomic_uint		 ndone;		/* fired, not yet completed */
+	atomic_uint_fast64_t	 deferred_sets;	/* a queue's deferred error set */
+
 	LIST_ENTRY(vcl_session)	 entry;
 };
 LIST_HEAD(vcl_sessions, vcl_session);
@@ -231,6 +248,8 @@ struct vcl_server {
 	struct vcl_workers	*waiters;	/* vcl_cmd_wait; never freed */
 	struct vcl_workers	*movers;	/* fills and copies off the loop */
 	void			(*reload)(struct vcl_server *);	/* SIGHUP */
+	atomic_uint_fast64_t	 fast_replies;	/* answered from the thread
+						   that saw the completion */
 	void			*zeros;		/* read-only zero pages */
 	size_t			 zeros_len;	/* the largest device alloc */
 };
@@ -281,6 +300,8 @@ uint64_t vcl_outq_push(struct vcl_outq *, const ProtobufCMessage *,
 uint64_t vcl_outq_push_part(struct vcl_outq *, const ProtobufCMessage *,
 	    uint64_t, const uint8_t *, uint64_t, void (*)(void *),
 	    void (*)(void *), void *);
+uint64_t vcl_outq_push_front(struct vcl_outq *, struct vcl_buf *, uint64_t,
+	    const uint8_t *, uint64_t, void (*)(void *), void *);
 ssize_t	vcl_outq_write(struct vcl_outq *, struct vcl_link *, int *,
 	    uint64_t *);
 void	vcl_outq_clear(struct vcl_outq *);
@@ -365,6 +386,11 @@ int	vcl_session_send_part(struct vcl_session *, const Vcl__ToClient *,
 	    uint64_t, const uint8_t *, uint64_t, int, void (*)(void *),
 	    void *);
 int	vcl_session_parting(struct vcl_session *);
+struct vcl_fast;
+int	vcl_session_send_now(struct vcl_session *, const Vcl__ToClient *,
+	    const uint8_t *, uint64_t, struct vcl_fast *);
+void	vcl_session_send_rest(struct vcl_session *, struct vcl_buf *,
+	    uint64_t, const uint8_t *, uint64_t, void (*)(void *), void *);
 void	vcl_session_reply(struct vcl_session *, uint64_t, cl_int,
 	    const char *);
 void	vcl_session_reply_msg(struct vcl_session *, Vcl__Reply *);
@@ -540,6 +566,17 @@ enum vcl_cmd_type {
 				   client's event (a user event here) */
 	VCL_CMD_CHUNK,		/* a chunk of a large read (vcl_op_mem.c) */
 };
+/* A reply written off the loop (vcl_session_send_now). */
+struct vcl_fast {
+	uint64_t		 queue;		/* its command's */
+	uint64_t		 gen;		/* deferred_sets when enqueued;
+						   UINT64_MAX: not a finish */
+	int			 owes;		/* a Notify will follow it */
+	int			 uncounted;	/* off qinflight already */
+	struct vcl_buf		 head;		/* its packed head */
+	uint64_t		 sent;		/* bytes of it written */
+};
+
 struct vcl_cmd {
 	struct vcl_done		 d;		/* must stay first */
 	enum vcl_cmd_type	 type;
@@ -565,6 +602,11 @@ struct vcl_cmd {
 	uint64_t		 xid;		/* transfer or proxy id; CHUNK:
 						   its index */
 	void			*job;		/* CHUNK: its read */
+	int			 fast;		/* its reply may go from the
+						   completing thread */
+	int			 answered;	/* ... and went (in part) */
+	int			 queued;	/* counted in ndone */
+	struct vcl_fast		 fr;		/* that reply */
 	LIST_ENTRY(vcl_cmd)	 entry;
 };
 
