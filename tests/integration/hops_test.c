@@ -14,10 +14,12 @@
 #define HOPS_ROUNDS	20	/* finishes or reads of a check */
 #define HOPS_RACERS	48	/* sessions closing mid-completion */
 #define HOPS_READ	4096
+#define HOPS_BIG	(48u << 20)	/* more than a socket buffers (the
+					   server's reads are not chunked) */
 
 /* Ids of the session's objects; events from H_EV up. */
 enum {
-	H_CTX = 1, H_Q, H_BUF, H_UE, H_EV = 100,
+	H_CTX = 1, H_Q, H_BUF, H_UE, H_BIG, H_EV = 100,
 };
 
 /* Send a Finish on H_Q without waiting; its seq is c->seq after. */
@@ -170,6 +172,113 @@ out:
 	if (c.fd != -1)
 		conn_close(&c);
 	srv_stop(&sv, "hops_fast_stop");
+}
+
+/* Poll Stats on c (bounded) until bytes_out reaches want. 0 or -1. */
+static int
+hops_wait_out(struct conn *c, uint64_t want)
+{
+	Vcl__StatsResult	st;
+	int			i;
+
+	for (i = 0; i < STATS_POLLS; i++) {
+		if (stats(c, &st) != 0)
+			return (-1);
+		if (st.bytes_out >= want)
+			return (0);
+		poll_wait();
+	}
+	return (-1);
+}
+
+/*
+ * A read larger than the socket takes, the client reading nothing until
+ * the server has done with it (its Stats, on another session, count the
+ * bytes): the reply went out in part and the loop queued its rest. Then
+ * a finish: the read's bytes come whole and the finish's reply after.
+ */
+static void
+t_hops_big(void)
+{
+	struct srv		 sv;
+	struct conn		 c;
+	Vcl__Request		 r = VCL__REQUEST__INIT;
+	Vcl__ReadBuffer		 m = VCL__READ_BUFFER__INIT;
+	Vcl__Enqueue		 q = VCL__ENQUEUE__INIT;
+	struct conn		 c2;
+	Vcl__StatsResult	 st;
+	struct reply		 rp;
+	uint8_t			*data = NULL;
+	uint64_t		 rseq, fseq;
+	int			 rcvbuf = 64 << 10;
+	static const char *const nochunk[] = { "--read-chunk", "0", NULL };
+	uint32_t		 i;
+	int			 round, bad = 0, order = 0;
+
+	memset(&sv, 0, sizeof sv);
+	c.fd = c2.fd = -1;
+	if ((data = malloc(HOPS_BIG)) == NULL)
+		goto out;
+	for (i = 0; i < HOPS_BIG; i++)
+		data[i] = (uint8_t)(i * 13 + (i >> 12));
+	if (!srv_start(&sv, "hops_big_server", "127.0.0.1:0", nochunk))
+		goto out;
+	if (conn_session(&c, &sv) != 0 || create_context(&c, H_CTX) != 0 ||
+	    create_queue(&c, H_Q, H_CTX) != 0 || create_buffer(&c, H_BIG,
+	    H_CTX, HOPS_BIG, data, HOPS_BIG) != 0 || conn_session(&c2, &sv) !=
+	    0) {
+		check("hops_big_setup", 0, "session setup failed");
+		goto out;
+	}
+	/* A small window: the server's writes stop while this one waits. */
+	setsockopt(c.fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+	q.queue = H_Q;
+	m.q = &q;
+	m.mem = H_BIG;
+	m.size = HOPS_BIG;
+	r.call_case = VCL__REQUEST__CALL_READ_BUFFER;
+	r.read_buffer = &m;
+	for (round = 0; round < 4 && bad == 0 && order == 0; round++) {
+		if (stats(&c2, &st) != 0 || send_req(&c, &r, NULL, 0) != 0) {
+			bad++;
+			break;
+		}
+		rseq = c.seq;
+		if (hops_wait_out(&c2, st.bytes_out + HOPS_BIG) != 0 ||
+		    hops_send_finish(&c) != 0) {
+			bad++;
+			break;
+		}
+		fseq = c.seq;
+		if (recv_msg(&c, &rp) != 0) {
+			bad++;
+			break;
+		}
+		if (rp.r == NULL || rp.r->seq != rseq)
+			order++;
+		else if (rp.r->status != CL_SUCCESS || rp.bulk_len !=
+		    HOPS_BIG || memcmp(rp.bulk, data, HOPS_BIG) != 0)
+			bad++;
+		reply_free(&rp);
+		if (recv_msg(&c, &rp) != 0) {
+			bad++;
+			break;
+		}
+		if (rp.r == NULL || rp.r->seq != fseq ||
+		    rp.r->status != CL_SUCCESS)
+			order++;
+		reply_free(&rp);
+	}
+	check("hops_big_read", bad == 0 && order == 0,
+	    "read of %u bytes + finish: %d wrong, %d out of order", HOPS_BIG,
+	    bad, order);
+out:
+	free(data);
+	if (c.fd != -1)
+		conn_close(&c);
+	if (c2.fd != -1)
+		conn_close(&c2);
+	srv_stop(&sv, "hops_big_stop");
 }
 
 /*
@@ -372,6 +481,7 @@ out:
 
 static const struct test tests[] = {
 	{ "hops_fast", t_hops_fast, 60 },
+	{ "hops_big", t_hops_big, 60 },
 	{ "hops_order", t_hops_order, 60 },
 	{ "hops_close_race", t_hops_close_race, 120 },
 };
