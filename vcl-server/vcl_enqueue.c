@@ -143,6 +143,9 @@ vcl_cmd_complete(struct vcl_cmd *c)
 
 	if (c->type == VCL_CMD_CHUNK)
 		vcl_mem_chunk_done(c);	/* its read answers, whatever s is */
+	/* Counted as queued bytes are: its bulk went out, or began to. */
+	if (c->answered && c->type == VCL_CMD_READ && st == CL_SUCCESS)
+		s->srv->bytes_out += c->stage->size;
 	if (c->then != NULL && !s->dead) {
 		c->then(c);		/* comes back here once done */
 		return;
@@ -151,7 +154,6 @@ vcl_cmd_complete(struct vcl_cmd *c)
 		switch (c->type) {
 		case VCL_CMD_READ:
 			if (c->answered && st == CL_SUCCESS) {
-				s->srv->bytes_out += c->stage->size;
 				vcl_session_send_rest(s, &c->fr.head,
 				    c->fr.sent, c->stage->data,
 				    c->stage->size, vcl_stage_free, c->stage);
