@@ -23,6 +23,7 @@
 #include "vcl_log.h"
 #include "vcl_pool.h"
 #include "vcl_server.h"
+#include "vcl_submit.h"
 #include "vcl_server_main.h"
 
 #define VCL_RATELOG_LINES	5	/* lines per interval, then a count */
@@ -678,6 +679,7 @@ vcl_server_run(struct vcl_server *srv, const struct vcl_options *opt)
 	srv->authfails = calloc(VCL_AUTHFAIL_SLOTS, sizeof *srv->authfails);
 	if ((srv->workers = vcl_workers_new(opt->workers)) == NULL ||
 	    (srv->movers = vcl_workers_new(2)) == NULL ||
+	    (srv->submitters = vcl_workers_new(VCL_SUBMITTERS)) == NULL ||
 	    srv->authfails == NULL) {
 		vcl_log_error("cannot start worker threads");
 		goto out;
@@ -743,6 +745,8 @@ out:
 		vcl_workers_free(srv->workers);
 	if (srv->movers != NULL)
 		vcl_workers_free(srv->movers);
+	if (srv->submitters != NULL)
+		vcl_workers_free(srv->submitters);
 	free(srv->authfails);
 	if (srv->ev_accept != NULL)
 		event_free(srv->ev_accept);

@@ -247,6 +247,7 @@ struct vcl_server {
 	struct vcl_workers	*workers;
 	struct vcl_workers	*waiters;	/* vcl_cmd_wait; never freed */
 	struct vcl_workers	*movers;	/* fills and copies off the loop */
+	struct vcl_workers	*submitters;	/* queues' strands (vcl_submit.c) */
 	void			(*reload)(struct vcl_server *);	/* SIGHUP */
 	atomic_uint_fast64_t	 fast_replies;	/* answered from the thread
 						   that saw the completion */
@@ -370,6 +371,7 @@ void	vcl_session_flush(struct vcl_session *);
 void	vcl_session_run(struct vcl_session *, Vcl__Request *,
 	    struct vcl_bulk *, int);
 void	vcl_session_flush_queues(struct vcl_session *);
+void	vcl_session_flush_queue(struct vcl_session *, struct vcl_hobj *);
 void	vcl_session_let_go(struct vcl_session *, struct vcl_hobj *);
 void	vcl_session_settled(struct vcl_session *, struct vcl_hobj *);
 

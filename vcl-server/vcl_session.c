@@ -17,6 +17,7 @@
 #include "vcl_pin.h"
 #include "vcl_pool.h"
 #include "vcl_server.h"
+#include "vcl_submit.h"
 
 #define VCL_IN_CHUNK		(64u << 10)	/* input buffer for small frames */
 #define VCL_OUT_HIGH		(64u << 20)	/* stop reading above this */
@@ -147,6 +148,7 @@ vcl_session_release(struct vcl_session *s, struct vcl_hobj *o)
 	case VCL_KIND_CONTEXT:
 		if (o->mq != NULL) {
 			vcl_session_forget_queue(s, o->mq);
+			vcl_submit_free(o->mq->submit);
 			clReleaseCommandQueue(o->mq->u.queue);
 			free(o->mq);
 		}
@@ -156,6 +158,8 @@ vcl_session_release(struct vcl_session *s, struct vcl_hobj *o)
 		break;
 	case VCL_KIND_QUEUE:
 		vcl_session_forget_queue(s, o);
+		vcl_submit_free(o->submit);
+		o->submit = NULL;
 		if (o->u.queue != NULL)
 			clReleaseCommandQueue(o->u.queue);
 		break;
@@ -442,7 +446,22 @@ vcl_session_mark_dirty(struct vcl_session *s, struct vcl_hobj *q)
 	s->dirty[s->ndirty++] = q;
 }
 
-/* clFlush the queues that got commands; never waits on the device. */
+/*
+ * Flush a queue on its strand (vcl_submit.c): a runtime may block in
+ * clFlush, and the loop serves every session.
+ */
+void
+vcl_session_flush_queue(struct vcl_session *s, struct vcl_hobj *q)
+{
+	if (q->submit == NULL)
+		q->submit = vcl_submit_new(s->srv->submitters, q->u.queue);
+	if (q->submit != NULL)
+		vcl_submit_flush(q->submit);
+	else
+		clFlush(q->u.queue);
+}
+
+/* Flush the queues that got commands; never waits on the device. */
 void
 vcl_session_flush_queues(struct vcl_session *s)
 {
@@ -452,7 +471,7 @@ vcl_session_flush_queues(struct vcl_session *s)
 	for (; s->ndirty > 0; s->ndirty--) {
 		o = s->dirty[s->ndirty - 1];
 		o->dirty = 0;
-		clFlush(o->u.queue);
+		vcl_session_flush_queue(s, o);
 	}
 	if (!s->flush_all)
 		return;
@@ -460,7 +479,7 @@ vcl_session_flush_queues(struct vcl_session *s)
 	for (i = 0; i < s->handles.nslots; i++)
 		for (o = s->handles.slots[i]; o != NULL; o = o->next)
 			if (o->kind == VCL_KIND_QUEUE && o->u.queue != NULL)
-				clFlush(o->u.queue);
+				vcl_session_flush_queue(s, o);
 }
 
 /*

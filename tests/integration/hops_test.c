@@ -479,11 +479,76 @@ out:
 	srv_stop(&sv, "hops_race_stop");
 }
 
+/*
+ * A queue the runtime holds up holds up only itself. The server runs with
+ * VCL_TEST_FLUSH_HOLD: its flush of a queue waits until the queue is
+ * released, as a runtime that blocks in clFlush would. Session A enqueues
+ * and asks for a flush, which then waits; session B's finishes and Stats
+ * still complete meanwhile (on a loop blocked in A's flush they would
+ * not: the test fails by its receive timeout). Closing A ends the flush.
+ */
+static void
+t_hops_blocked(void)
+{
+	struct srv		 sv;
+	struct conn		 a, b;
+	Vcl__Request		 r = VCL__REQUEST__INIT;
+	Vcl__Flush		 fl = VCL__FLUSH__INIT;
+	Vcl__StatsResult	 st;
+	int			 rc, fin, i;
+
+	memset(&sv, 0, sizeof sv);
+	a.fd = b.fd = -1;
+	setenv("VCL_TEST_FLUSH_HOLD", "1", 1);
+	rc = srv_start(&sv, "hops_blocked_server", "127.0.0.1:0", NULL);
+	unsetenv("VCL_TEST_FLUSH_HOLD");
+	if (!rc)
+		return;
+	if (hops_session(&a, &sv, 64) != 0 || hops_session(&b, &sv, 64) !=
+	    0) {
+		check("hops_blocked_setup", 0, "sessions failed");
+		goto out;
+	}
+	/* A: a marker, then a flush, which the runtime holds up. */
+	fl.queue = H_Q;
+	if (hops_send_marker(&a, 0) != 0)
+		goto sendfail;
+	r.call_case = VCL__REQUEST__CALL_FLUSH;
+	r.flush = &fl;
+	if (send_req(&a, &r, NULL, 0) != 0)
+		goto sendfail;
+	/* A's Stats answer: its requests, flush included, were taken. */
+	check("hops_blocked_a", stats(&a, &st) == 0,
+	    "session A: no Stats reply behind its flush");
+	/* B goes on meanwhile (a blocked loop would answer nothing). */
+	for (i = 0, fin = CL_SUCCESS; i < 5 && fin == CL_SUCCESS; i++)
+		fin = hops_finish(&b);
+	check("hops_blocked_other", fin == CL_SUCCESS,
+	    "session B's finish while A's queue is held up: %d", fin);
+	check("hops_blocked_stats", stats(&b, &st) == 0,
+	    "session B's Stats while A's queue is held up");
+	conn_close(&a);
+	a.fd = -1;
+	fin = hops_finish(&b);
+	check("hops_blocked_after", fin == CL_SUCCESS,
+	    "session B's finish after A closed: %d", fin);
+	goto out;
+sendfail:
+	check("hops_blocked_send", 0, "sending failed");
+out:
+	if (a.fd != -1)
+		conn_close(&a);
+	if (b.fd != -1)
+		conn_close(&b);
+	srv_stop(&sv, "hops_blocked_stop");
+}
+
 static const struct test tests[] = {
 	{ "hops_fast", t_hops_fast, 60 },
 	{ "hops_big", t_hops_big, 60 },
 	{ "hops_order", t_hops_order, 60 },
 	{ "hops_close_race", t_hops_close_race, 120 },
+	{ "hops_blocked", t_hops_blocked, 60 },
 };
 
 int
