@@ -362,9 +362,14 @@ vcl_cmd_fire(struct vcl_cmd *c, cl_event ev, cl_int status)
 	if (c->fast)
 		vcl_cmd_answer(c);
 	/*
-	 * Until the loop completes it, no other reply goes off the loop;
-	 * one answered already owes nothing (vcl_cmd_answer).
+	 * Until the loop completes it, no other reply goes off the loop.
+	 * One answered whole owes the client nothing more: the loop need not
+	 * wake for it (it frees what the command held at its next pass).
 	 */
+	if (c->fr.uncounted && !c->fr.partial) {
+		vcl_server_done_push_lazy(c->d.s->srv, &c->d);
+		return;
+	}
 	if (!c->fr.uncounted) {
 		c->queued = 1;
 		atomic_fetch_add(&c->d.s->ndone, 1);

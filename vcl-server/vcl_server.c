@@ -185,8 +185,8 @@ vcl_server_authfail_tick(struct vcl_server *srv, time_t now)
 }
 
 /*
- * Push a completion from any thread. The loop is woken once per
- * empty -> non-empty transition and takes the whole list at once.
+ * Push a completion from any thread. The loop is woken once until it
+ * runs the list (not again for each push) and takes the whole list.
  */
 void
 vcl_server_done_push(struct vcl_server *srv, struct vcl_done *d)
@@ -195,7 +195,8 @@ vcl_server_done_push(struct vcl_server *srv, struct vcl_done *d)
 
 	d->next = NULL;
 	pthread_mutex_lock(&srv->done_lock);
-	wake = srv->done_head == NULL;
+	wake = !srv->done_woken;
+	srv->done_woken = 1;
 	*srv->done_tail = d;
 	srv->done_tail = &d->next;
 	pthread_mutex_unlock(&srv->done_lock);
@@ -232,11 +233,26 @@ vcl_server_flush_all(struct vcl_server *srv)
 	}
 }
 
-/* Run every pending completion on the loop thread, then write replies. */
-static void
-vcl_server_done_cb(evutil_socket_t fd, short what, void *arg)
+/*
+ * Push a completion nobody waits for (its reply went out already) without
+ * waking the loop: it runs at the loop's next pass over completions, its
+ * next read of a session (vcl_server_done_run) or its next tick. What it
+ * holds (staging, a session reference) waits that long.
+ */
+void
+vcl_server_done_push_lazy(struct vcl_server *srv, struct vcl_done *d)
 {
-	struct vcl_server	*srv = arg;
+	d->next = NULL;
+	pthread_mutex_lock(&srv->done_lock);
+	*srv->done_tail = d;
+	srv->done_tail = &d->next;
+	pthread_mutex_unlock(&srv->done_lock);
+}
+
+/* Run every pending completion on the loop thread, then write replies. */
+void
+vcl_server_done_run(struct vcl_server *srv)
+{
 	struct vcl_done		*d, *next;
 	struct timespec		 t0;
 	double			 ms;
@@ -246,7 +262,10 @@ vcl_server_done_cb(evutil_socket_t fd, short what, void *arg)
 	d = srv->done_head;
 	srv->done_head = NULL;
 	srv->done_tail = &srv->done_head;
+	srv->done_woken = 0;
 	pthread_mutex_unlock(&srv->done_lock);
+	if (d == NULL)
+		return;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	srv->corked = 1;
@@ -261,6 +280,13 @@ vcl_server_done_cb(evutil_socket_t fd, short what, void *arg)
 		vcl_log_info("%d completions took %.1f ms", n, ms);
 	}
 	vcl_server_flush_all(srv);
+}
+
+/* The loop was woken for completions. */
+static void
+vcl_server_done_cb(evutil_socket_t fd, short what, void *arg)
+{
+	vcl_server_done_run(arg);
 }
 
 /* Accept stopped on EMFILE; try again. */
@@ -590,9 +616,9 @@ vcl_server_check_session(struct vcl_server *srv, struct vcl_session *s,
 }
 
 /*
- * Every tick: enforce the deadlines, complete commands the runtime failed
- * without a callback (vcl_cmd_reap), and exit once draining sessions are
- * all gone.
+ * Every tick: run completions pushed without a wakeup, enforce the
+ * deadlines, complete commands the runtime failed without a callback
+ * (vcl_cmd_reap), and exit once draining sessions are all gone.
  */
 static void
 vcl_server_check_cb(evutil_socket_t fd, short what, void *arg)
@@ -601,6 +627,7 @@ vcl_server_check_cb(evutil_socket_t fd, short what, void *arg)
 	struct vcl_session	*s, *next;
 	time_t			 now = vcl_server_now();
 
+	vcl_server_done_run(srv);
 	for (s = LIST_FIRST(&srv->sessions); s != NULL; s = next) {
 		next = LIST_NEXT(s, entry);
 		vcl_server_check_session(srv, s, now);

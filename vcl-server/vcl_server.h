@@ -230,6 +230,7 @@ struct vcl_server {
 	struct vcl_done		*done_head;
 	struct vcl_done		**done_tail;
 	struct event		*ev_done;
+	int			 done_woken;	/* ev_done made active, not run */
 
 	/* Counters for Stats. */
 	uint64_t		 objects;
@@ -345,6 +346,8 @@ const Vcl__Enqueue	*vcl_dispatch_enqueue(const Vcl__Request *);
 
 /* vcl_server.c */
 void	vcl_server_done_push(struct vcl_server *, struct vcl_done *);
+void	vcl_server_done_push_lazy(struct vcl_server *, struct vcl_done *);
+void	vcl_server_done_run(struct vcl_server *);
 void	vcl_server_flush_all(struct vcl_server *);
 double	vcl_since_ms(const struct timespec *);
 time_t	vcl_server_now(void);
@@ -575,6 +578,7 @@ struct vcl_fast {
 						   UINT64_MAX: not a finish */
 	int			 owes;		/* a Notify will follow it */
 	int			 uncounted;	/* off qinflight already */
+	int			 partial;	/* its rest is the loop's to send */
 	struct vcl_buf		 head;		/* its packed head */
 	uint64_t		 sent;		/* bytes of it written */
 };

@@ -656,7 +656,7 @@ vcl_session_send_now(struct vcl_session *s, const Vcl__ToClient *m,
 	}
 	f->uncounted = !f->owes;
 	if (done < total)
-		s->out_blocked = 1;
+		s->out_blocked = f->partial = 1;
 	f->sent = done;
 	rc = 0;
 out:
@@ -1335,6 +1335,8 @@ vcl_session_read_cb(evutil_socket_t fd, short what, void *arg)
 	 * requests: flush every session's queues and replies, not just ours.
 	 */
 	vcl_server_flush_all(s->srv);
+	/* Then completions pushed without a wakeup (they free staging). */
+	vcl_server_done_run(s->srv);
 	/* Input already in hand (ours, or decrypted by TLS) fires no event. */
 	if (!s->dead && s->reading && ((rc == 0 && (s->in.end > s->in.start ||
 	    vcl_link_pending(&s->link) > 0)) || rc == 2))
