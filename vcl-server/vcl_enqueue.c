@@ -50,6 +50,7 @@ vcl_stage_new(struct vcl_session *s, uint8_t *data, uint64_t size)
 	st->s = s;
 	st->data = data;
 	st->size = size;
+	st->uncharged = 0;
 	vcl_session_ref(s);
 	return (st);
 }
@@ -120,7 +121,8 @@ vcl_stage_free(void *arg)
 	if (st == NULL)
 		return;
 	vcl_pool_put(st->data, st->size);
-	vcl_session_uncharge(st->s, st->size);
+	if (!st->uncharged)
+		vcl_session_uncharge(st->s, st->size);
 	vcl_session_unref(st->s);
 	free(st);
 }
@@ -335,6 +337,7 @@ vcl_cmd_answer(struct vcl_cmd *c)
 	if (c->type == VCL_CMD_READ && st == CL_SUCCESS) {
 		bulk = c->stage->data;
 		len = c->stage->size;
+		c->fr.stage = c->stage;
 	}
 	c->fr.queue = c->queue_id;
 	c->fr.owes = c->event_id != 0;
@@ -364,7 +367,8 @@ vcl_cmd_fire(struct vcl_cmd *c, cl_event ev, cl_int status)
 	/*
 	 * Until the loop completes it, no other reply goes off the loop.
 	 * One answered whole owes the client nothing more: the loop need not
-	 * wake for it (it frees what the command held at its next pass).
+	 * wake for it (at its next pass it frees the marker, or the read's
+	 * staging, whose charge went back as the reply went).
 	 */
 	if (c->fr.uncounted && !c->fr.partial) {
 		vcl_server_done_push_lazy(c->d.s->srv, &c->d);

@@ -156,7 +156,9 @@ struct vcl_session {
 	size_t			 nheld;
 	int			 kicking;
 	int			 want_kick;	/* a user event was set */
-	uint64_t		 bytes;		/* charged to this session */
+	atomic_uint_fast64_t	 bytes;		/* charged to this session;
+						   given back off the loop too
+						   (vcl_session_send_now) */
 	struct vcl_htab		 early;		/* peers' pushes, events, failures
 						   before their MigrateIn or
 						   proxy: apart from the ids
@@ -234,7 +236,7 @@ struct vcl_server {
 
 	/* Counters for Stats. */
 	uint64_t		 objects;
-	uint64_t		 bytes;
+	atomic_uint_fast64_t	 bytes;		/* as a session's */
 	uint64_t		 bytes_in;
 	uint64_t		 bytes_out;
 	uint64_t		 peer_bytes_in;
@@ -579,6 +581,8 @@ struct vcl_fast {
 	int			 owes;		/* a Notify will follow it */
 	int			 uncounted;	/* off qinflight already */
 	int			 partial;	/* its rest is the loop's to send */
+	struct vcl_stage	*stage;		/* a read's: its charge is given
+						   back as the reply goes */
 	struct vcl_buf		 head;		/* its packed head */
 	uint64_t		 sent;		/* bytes of it written */
 };
@@ -621,6 +625,7 @@ struct vcl_stage {
 	struct vcl_session	*s;
 	uint8_t			*data;
 	uint64_t		 size;
+	int			 uncharged;	/* given back already */
 };
 struct vcl_stage *vcl_stage_new(struct vcl_session *, uint8_t *, uint64_t);
 uint8_t	*vcl_stage_alloc(struct vcl_session *, struct vcl_hobj *, uint64_t,

@@ -405,6 +405,7 @@ vcl_session_warn(struct vcl_session *s, const char *fmt, ...)
 int
 vcl_session_charge(struct vcl_session *s, uint64_t n)
 {
+	/* Only the loop charges: a give-back meanwhile only makes it strict. */
 	if (n > s->srv->limits.session_bytes ||
 	    s->bytes > s->srv->limits.session_bytes - n)
 		return (-1);
@@ -629,6 +630,12 @@ vcl_session_send_now(struct vcl_session *s, const Vcl__ToClient *m,
 	atomic_fetch_add(&s->srv->fast_replies, 1);
 	if (!f->owes)
 		atomic_fetch_sub(qin, 1);
+	/*
+	 * The staging's charge goes back before the client can see the
+	 * reply (and find it charged); its memory once the loop is done.
+	 */
+	if (f->stage != NULL)
+		vcl_session_uncharge(s, f->stage->size);
 	while (done < total) {
 		cnt = 0;
 		if (done < head->len) {
@@ -652,8 +659,12 @@ vcl_session_send_now(struct vcl_session *s, const Vcl__ToClient *m,
 		atomic_fetch_sub(&s->srv->fast_replies, 1);
 		if (!f->owes)
 			atomic_fetch_add(qin, 1);
+		if (f->stage != NULL)
+			vcl_session_charge_over(s, f->stage->size);
 		goto out;
 	}
+	if (f->stage != NULL)
+		f->stage->uncharged = 1;
 	f->uncounted = !f->owes;
 	if (done < total)
 		s->out_blocked = f->partial = 1;
