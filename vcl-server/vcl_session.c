@@ -636,25 +636,21 @@ vcl_session_send_now(struct vcl_session *s, const Vcl__ToClient *m,
 	 */
 	if (f->stage != NULL)
 		vcl_session_uncharge(s, f->stage->size);
-	while (done < total) {
-		cnt = 0;
-		if (done < head->len) {
-			iov[cnt].iov_base = head->data + done;
-			iov[cnt++].iov_len = head->len - done;
-		}
-		if (bulk_len > 0) {
-			iov[cnt].iov_base = (uint8_t *)bulk + (done > head->len ?
-			    done - head->len : 0);
-			iov[cnt++].iov_len = done > head->len ?
-			    total - done : bulk_len;
-		}
-		n = vcl_link_writev(&s->link, iov, cnt);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;	/* full, or failed: the loop sees it */
-		done += (uint64_t)n;
+	/*
+	 * One write: the loop may wait on out_lock meanwhile, so no more
+	 * than the socket takes at once. What it does not take is the loop's.
+	 */
+	cnt = 0;
+	iov[cnt].iov_base = head->data;
+	iov[cnt++].iov_len = head->len;
+	if (bulk_len > 0) {
+		iov[cnt].iov_base = (void *)bulk;
+		iov[cnt++].iov_len = bulk_len;
 	}
+	while ((n = vcl_link_writev(&s->link, iov, cnt)) < 0 && errno == EINTR)
+		;
+	if (n > 0)
+		done = (uint64_t)n;	/* else full, or failed: the loop sees it */
 	if (done == 0) {
 		atomic_fetch_sub(&s->srv->fast_replies, 1);
 		if (!f->owes)
