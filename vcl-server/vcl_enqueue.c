@@ -50,6 +50,7 @@ vcl_stage_new(struct vcl_session *s, uint8_t *data, uint64_t size)
 	st->s = s;
 	st->data = data;
 	st->size = size;
+	st->uncharged = 0;
 	vcl_session_ref(s);
 	return (st);
 }
@@ -120,10 +121,13 @@ vcl_stage_free(void *arg)
 	if (st == NULL)
 		return;
 	vcl_pool_put(st->data, st->size);
-	vcl_session_uncharge(st->s, st->size);
+	if (!st->uncharged)
+		vcl_session_uncharge(st->s, st->size);
 	vcl_session_unref(st->s);
 	free(st);
 }
+
+static void	vcl_cmd_settle_queue(struct vcl_cmd *);
 
 /*
  * Finish a command on the loop thread: answer what the client waits for
@@ -143,6 +147,9 @@ vcl_cmd_complete(struct vcl_cmd *c)
 		vcl_mem_chunk_done(c);	/* its read answers, whatever s is */
 	if (c->type == VCL_CMD_SLOT_OUT || c->type == VCL_CMD_SLOT_IN)
 		vcl_peer_slot_done(c);	/* its slot goes back, whatever s is */
+	/* Counted as queued bytes are: its bulk went out, or began to. */
+	if (c->answered && c->type == VCL_CMD_READ && st == CL_SUCCESS)
+		s->srv->bytes_out += c->stage->size;
 	if (c->then != NULL && !s->dead) {
 		c->then(c);		/* comes back here once done */
 		return;
@@ -150,6 +157,17 @@ vcl_cmd_complete(struct vcl_cmd *c)
 	if (!s->dead) {
 		switch (c->type) {
 		case VCL_CMD_READ:
+			if (c->answered && st == CL_SUCCESS) {
+				vcl_session_send_rest(s, &c->fr.head,
+				    c->fr.sent, c->stage->data,
+				    c->stage->size, vcl_stage_free, c->stage);
+				c->stage = NULL;
+				break;
+			} else if (c->answered) {
+				vcl_session_send_rest(s, &c->fr.head,
+				    c->fr.sent, NULL, 0, NULL, NULL);
+				break;
+			}
 			r.seq = c->seq;
 			r.status = st;
 			tc.reply = &r;
@@ -168,6 +186,15 @@ vcl_cmd_complete(struct vcl_cmd *c)
 				vcl_peer_settle(s, q, st);
 			break;
 		case VCL_CMD_FINISH:
+			if (c->answered) {
+				vcl_session_send_rest(s, &c->fr.head,
+				    c->fr.sent, NULL, 0, NULL, NULL);
+				break;
+			}
+			/* What ran before it is told first. */
+			vcl_cmd_settle_queue(c);
+			if (s->dead)
+				break;
 			/* Report the first failure no event could carry. */
 			q = vcl_handle_get(&s->handles, c->queue_id,
 			    VCL_KIND_QUEUE);
@@ -186,16 +213,27 @@ vcl_cmd_complete(struct vcl_cmd *c)
 		else if (st < 0 && c->type != VCL_CMD_READ &&
 		    c->type != VCL_CMD_FINISH && c->type != VCL_CMD_CHUNK &&
 		    (q = vcl_handle_get(&s->handles, c->queue_id,
-		    VCL_KIND_QUEUE)) != NULL && q->deferred == CL_SUCCESS)
+		    VCL_KIND_QUEUE)) != NULL && q->deferred == CL_SUCCESS) {
 			q->deferred = st;	/* the next Finish reports it */
+			atomic_fetch_add(&s->deferred_sets, 1);
+		}
 	}
 	if (c->type == VCL_CMD_PUSH && c->job != NULL)
 		vcl_peer_place_drop(c);	/* never started: its session went */
 	vcl_stage_free(c->stage);
 	c->stage = NULL;
+	vcl_buf_free(&c->fr.head);
+	/* Only now, its frames queued: see vcl_session_send_now. */
 	if (c->inflight) {
 		LIST_REMOVE(c, entry);
 		c->inflight = 0;
+		if (!c->fr.uncounted)
+			atomic_fetch_sub(&s->qinflight[VCL_QSLOT(c->queue_id)],
+			    1);
+	}
+	if (c->queued) {
+		c->queued = 0;
+		atomic_fetch_sub(&s->ndone, 1);
 	}
 	vcl_session_unref(s);
 	free(c->dest);
@@ -233,6 +271,42 @@ vcl_cmd_reap(struct vcl_session *s)
 	}
 }
 
+#define VCL_SETTLE_MAX	64	/* commands a finish completes before it */
+
+/*
+ * A finish f completed: so did every command enqueued on its queue before
+ * it, but their callbacks may come after f's waiter. Complete them now,
+ * oldest first, so their Notify and deferred errors reach the client
+ * before f's reply, as they would in a runtime. Past VCL_SETTLE_MAX they
+ * are left to their callbacks.
+ */
+static void
+vcl_cmd_settle_queue(struct vcl_cmd *f)
+{
+	struct vcl_session	*s = f->d.s;
+	struct vcl_cmd		*c, *done[VCL_SETTLE_MAX];
+	cl_int			 st;
+	int			 n = 0, expect;
+
+	LIST_FOREACH(c, &s->inflight, entry) {
+		if (c == f || c->queue_id != f->queue_id)
+			continue;
+		if (clGetEventInfo(c->ev, CL_EVENT_COMMAND_EXECUTION_STATUS,
+		    sizeof st, &st, NULL) != CL_SUCCESS || st > CL_COMPLETE)
+			continue;
+		if (n == VCL_SETTLE_MAX)
+			break;
+		expect = 0;
+		if (!atomic_compare_exchange_strong(&c->claimed, &expect, 1))
+			continue;	/* its completion is on the way */
+		c->status = st;
+		done[n++] = c;
+	}
+	/* The list is newest first. */
+	while (n > 0)
+		vcl_cmd_complete(done[--n]);
+}
+
 /* Complete a command now (a peer link is done with it). */
 void
 vcl_cmd_finish(struct vcl_cmd *c)
@@ -245,6 +319,34 @@ static void
 vcl_cmd_done(struct vcl_done *d)
 {
 	vcl_cmd_complete((struct vcl_cmd *)d);
+}
+
+/*
+ * A waiter or callback saw a read or a finish complete: write its reply
+ * now if the session allows it (vcl_session_send_now); the loop then
+ * completes the command without replying.
+ */
+static void
+vcl_cmd_answer(struct vcl_cmd *c)
+{
+	Vcl__ToClient	 tc = VCL__TO_CLIENT__INIT;
+	Vcl__Reply	 r = VCL__REPLY__INIT;
+	const uint8_t	*bulk = NULL;
+	uint64_t	 len = 0;
+	cl_int		 st = c->status < 0 ? c->status : CL_SUCCESS;
+
+	r.seq = c->seq;
+	r.status = st;
+	tc.reply = &r;
+	if (c->type == VCL_CMD_READ && st == CL_SUCCESS) {
+		bulk = c->stage->data;
+		len = c->stage->size;
+		c->fr.stage = c->stage;
+	}
+	c->fr.queue = c->queue_id;
+	c->fr.owes = c->event_id != 0;
+	if (vcl_session_send_now(c->d.s, &tc, bulk, len, &c->fr) == 0)
+		c->answered = 1;
 }
 
 /* First to see the command's end (callback, waiter, reaper) completes it. */
@@ -264,6 +366,22 @@ vcl_cmd_fire(struct vcl_cmd *c, cl_event ev, cl_int status)
 	vcl_log_debug("command type %d event %llu xid %llu: status %d",
 	    (int)c->type, (unsigned long long)c->event_id,
 	    (unsigned long long)c->xid, (int)status);
+	if (c->fast)
+		vcl_cmd_answer(c);
+	/*
+	 * Until the loop completes it, no other reply goes off the loop.
+	 * One answered whole owes the client nothing more: the loop need not
+	 * wake for it (at its next pass it frees the marker, or the read's
+	 * staging, whose charge went back as the reply went).
+	 */
+	if (c->fr.uncounted && !c->fr.partial) {
+		vcl_server_done_push_lazy(c->d.s->srv, &c->d);
+		return;
+	}
+	if (!c->fr.uncounted) {
+		c->queued = 1;
+		atomic_fetch_add(&c->d.s->ndone, 1);
+	}
 	vcl_server_done_push(c->d.s->srv, &c->d);
 }
 
@@ -404,8 +522,10 @@ vcl_enq_end(struct vcl_session *s, struct vcl_enq *enq, cl_int err,
 			o->error = err;
 		/* A quiet event tells nobody: the next finish reports it. */
 		if ((o == NULL || enq->quiet) && c == NULL && enq->q != NULL &&
-		    enq->q->deferred == CL_SUCCESS)
+		    enq->q->deferred == CL_SUCCESS) {
 			enq->q->deferred = err;
+			atomic_fetch_add(&s->deferred_sets, 1);
+		}
 		if (c == NULL) {
 			if (enq->event_id != 0 && !enq->quiet && !s->dead)
 				vcl_session_notify(s, enq->event_id, err, NULL,
@@ -450,11 +570,27 @@ vcl_enq_end(struct vcl_session *s, struct vcl_enq *enq, cl_int err,
 cl_int
 vcl_cmd_watch(struct vcl_session *s, struct vcl_cmd *c)
 {
-	cl_int	err;
+	struct vcl_hobj	*q;
+	cl_int		 err;
 
 	c->d.fn = vcl_cmd_done;
 	LIST_INSERT_HEAD(&s->inflight, c, entry);
 	c->inflight = 1;
+	atomic_fetch_add(&s->qinflight[VCL_QSLOT(c->queue_id)], 1);
+	/*
+	 * A read's or a finish's reply may go from the thread that sees it
+	 * complete; not a finish that owes its queue's deferred error (the
+	 * loop reports it) nor a command handed on (then).
+	 */
+	if (c->then == NULL && s->fast_ok && !s->is_peer &&
+	    ((c->type == VCL_CMD_READ && c->stage != NULL) ||
+	    (c->type == VCL_CMD_FINISH && (q = vcl_handle_get(&s->handles,
+	    c->queue_id, VCL_KIND_QUEUE)) != NULL &&
+	    q->deferred == CL_SUCCESS))) {
+		c->fast = 1;
+		c->fr.gen = c->type == VCL_CMD_FINISH ?
+		    atomic_load(&s->deferred_sets) : UINT64_MAX;
+	}
 	atomic_fetch_add(&c->refs, 1);		/* the callback's */
 	if ((err = clSetEventCallback(c->ev, CL_COMPLETE, vcl_cmd_cb, c)) !=
 	    CL_SUCCESS) {

@@ -106,6 +106,7 @@ struct vcl_hobj {
 	struct vcl_hobj		*mq;		/* context: migration queue */
 	struct vcl_pins		*pins;		/* context: pinned staging */
 	void			*held_tail;	/* queue: its last held request */
+	struct vcl_submit	*submit;	/* queue: its strand (vcl_submit.c) */
 	uint64_t		 xctx, xmem, xoff;	/* xfer: destination; queue: xctx */
 	uint64_t		 xevent;	/* xfer: the client's event */
 	uint32_t		 device;	/* queue, sub-device: root index */

@@ -110,6 +110,8 @@ vcl_op_stats(struct vcl_session *s, const Vcl__Request *req,
 	st.peer_bytes_out = s->srv->peer_bytes_out;
 	st.has_notifies = 1;
 	st.notifies = s->srv->notifies;
+	st.has_fast_replies = 1;
+	st.fast_replies = atomic_load(&s->srv->fast_replies);
 	if (vcl_metrics_stats(s->srv, &st) != 0) {
 		vcl_session_reply(s, req->seq, CL_OUT_OF_HOST_MEMORY, NULL);
 		return;

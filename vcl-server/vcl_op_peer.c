@@ -304,10 +304,11 @@ vcl_arrive(struct vcl_session *s, uint64_t ctx_id, uint64_t mem_id,
 		if (err == CL_SUCCESS) {
 			/*
 			 * Submit now, not at the batch's end: commands on
-			 * other queues wait on it, and NVIDIA's runtime held
-			 * the loop for milliseconds flushing those first.
+			 * other queues wait on it. On the queue's strand:
+			 * NVIDIA's runtime held the loop for milliseconds
+			 * flushing those first.
 			 */
-			clFlush(mq->u.queue);
+			vcl_session_flush_queue(s, mq);
 			s->srv->metrics.migrations_in++;
 			vcl_arrive_rebind(s, event_id, c->ev);
 			(void)vcl_cmd_watch(s, c);
@@ -955,8 +956,9 @@ vcl_migrate_out_run(struct vcl_session *s, const Vcl__MigrateOut *m,
 			err = vcl_image_xfer(mq->u.queue, mem, 0, m->offset,
 			    m->size, c->stage->data, enq.nwait, enq.wait,
 			    &enq.ev);
+			/* Submitted now, as in vcl_arrive. */
 			if (err == CL_SUCCESS)
-				clFlush(mq->u.queue);	/* as in vcl_arrive */
+				vcl_session_flush_queue(s, mq);
 		}
 	}
 	if (enq.q == NULL)

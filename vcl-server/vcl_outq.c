@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "vcl_server.h"
 
@@ -76,6 +77,35 @@ oom:
 	else if (done != NULL)
 		done(arg);
 	return (0);
+}
+
+/*
+ * Queue, in front of everything, the rest of a frame another thread began
+ * writing: head (taken over, emptied) and bulk, of which the first sent
+ * bytes are out. done(arg) runs once it is sent or dropped. Returns the
+ * bytes queued, or 0 when out of memory (done ran).
+ */
+uint64_t
+vcl_outq_push_front(struct vcl_outq *q, struct vcl_buf *head, uint64_t sent,
+    const uint8_t *bulk, uint64_t bulk_len, void (*done)(void *), void *arg)
+{
+	struct vcl_out	*o;
+
+	if ((o = calloc(1, sizeof *o)) == NULL) {
+		vcl_buf_free(head);
+		if (done != NULL)
+			done(arg);
+		return (0);
+	}
+	o->head = *head;
+	memset(head, 0, sizeof *head);
+	o->bulk = bulk;
+	o->bulk_len = bulk_len;
+	o->sent = sent;
+	o->done = done;
+	o->done_arg = arg;
+	TAILQ_INSERT_HEAD(q, o, entry);
+	return (o->head.len + bulk_len - sent);
 }
 
 /*

@@ -23,6 +23,7 @@
 #include "vcl_log.h"
 #include "vcl_pool.h"
 #include "vcl_server.h"
+#include "vcl_submit.h"
 #include "vcl_server_main.h"
 
 #define VCL_RATELOG_LINES	5	/* lines per interval, then a count */
@@ -184,8 +185,8 @@ vcl_server_authfail_tick(struct vcl_server *srv, time_t now)
 }
 
 /*
- * Push a completion from any thread. The loop is woken once per
- * empty -> non-empty transition and takes the whole list at once.
+ * Push a completion from any thread. The loop is woken once until it
+ * runs the list (not again for each push) and takes the whole list.
  */
 void
 vcl_server_done_push(struct vcl_server *srv, struct vcl_done *d)
@@ -194,7 +195,8 @@ vcl_server_done_push(struct vcl_server *srv, struct vcl_done *d)
 
 	d->next = NULL;
 	pthread_mutex_lock(&srv->done_lock);
-	wake = srv->done_head == NULL;
+	wake = !srv->done_woken;
+	srv->done_woken = 1;
 	*srv->done_tail = d;
 	srv->done_tail = &d->next;
 	pthread_mutex_unlock(&srv->done_lock);
@@ -231,11 +233,26 @@ vcl_server_flush_all(struct vcl_server *srv)
 	}
 }
 
-/* Run every pending completion on the loop thread, then write replies. */
-static void
-vcl_server_done_cb(evutil_socket_t fd, short what, void *arg)
+/*
+ * Push a completion nobody waits for (its reply went out already) without
+ * waking the loop: it runs at the loop's next pass over completions, its
+ * next read of a session (vcl_server_done_run) or its next tick. What it
+ * holds (staging, a session reference) waits that long.
+ */
+void
+vcl_server_done_push_lazy(struct vcl_server *srv, struct vcl_done *d)
 {
-	struct vcl_server	*srv = arg;
+	d->next = NULL;
+	pthread_mutex_lock(&srv->done_lock);
+	*srv->done_tail = d;
+	srv->done_tail = &d->next;
+	pthread_mutex_unlock(&srv->done_lock);
+}
+
+/* Run every pending completion on the loop thread, then write replies. */
+void
+vcl_server_done_run(struct vcl_server *srv)
+{
 	struct vcl_done		*d, *next;
 	struct timespec		 t0;
 	double			 ms;
@@ -245,7 +262,10 @@ vcl_server_done_cb(evutil_socket_t fd, short what, void *arg)
 	d = srv->done_head;
 	srv->done_head = NULL;
 	srv->done_tail = &srv->done_head;
+	srv->done_woken = 0;
 	pthread_mutex_unlock(&srv->done_lock);
+	if (d == NULL)
+		return;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	srv->corked = 1;
@@ -260,6 +280,13 @@ vcl_server_done_cb(evutil_socket_t fd, short what, void *arg)
 		vcl_log_info("%d completions took %.1f ms", n, ms);
 	}
 	vcl_server_flush_all(srv);
+}
+
+/* The loop was woken for completions. */
+static void
+vcl_server_done_cb(evutil_socket_t fd, short what, void *arg)
+{
+	vcl_server_done_run(arg);
 }
 
 /* Accept stopped on EMFILE; try again. */
@@ -589,9 +616,9 @@ vcl_server_check_session(struct vcl_server *srv, struct vcl_session *s,
 }
 
 /*
- * Every tick: enforce the deadlines, complete commands the runtime failed
- * without a callback (vcl_cmd_reap), and exit once draining sessions are
- * all gone.
+ * Every tick: run completions pushed without a wakeup, enforce the
+ * deadlines, complete commands the runtime failed without a callback
+ * (vcl_cmd_reap), and exit once draining sessions are all gone.
  */
 static void
 vcl_server_check_cb(evutil_socket_t fd, short what, void *arg)
@@ -600,6 +627,7 @@ vcl_server_check_cb(evutil_socket_t fd, short what, void *arg)
 	struct vcl_session	*s, *next;
 	time_t			 now = vcl_server_now();
 
+	vcl_server_done_run(srv);
 	for (s = LIST_FIRST(&srv->sessions); s != NULL; s = next) {
 		next = LIST_NEXT(s, entry);
 		vcl_server_check_session(srv, s, now);
@@ -678,6 +706,7 @@ vcl_server_run(struct vcl_server *srv, const struct vcl_options *opt)
 	srv->authfails = calloc(VCL_AUTHFAIL_SLOTS, sizeof *srv->authfails);
 	if ((srv->workers = vcl_workers_new(opt->workers)) == NULL ||
 	    (srv->movers = vcl_workers_new(2)) == NULL ||
+	    (srv->submitters = vcl_workers_new(VCL_SUBMITTERS)) == NULL ||
 	    srv->authfails == NULL) {
 		vcl_log_error("cannot start worker threads");
 		goto out;
@@ -746,6 +775,8 @@ out:
 		vcl_workers_free(srv->workers);
 	if (srv->movers != NULL)
 		vcl_workers_free(srv->movers);
+	if (srv->submitters != NULL)
+		vcl_workers_free(srv->submitters);
 	free(srv->authfails);
 	if (srv->ev_accept != NULL)
 		event_free(srv->ev_accept);

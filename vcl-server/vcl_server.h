@@ -79,6 +79,8 @@ struct vcl_out {
 TAILQ_HEAD(vcl_outq, vcl_out);
 
 #define VCL_LOST_MAX	64	/* lost peers remembered per session */
+#define VCL_QSLOTS	16	/* in-flight counters per session */
+#define VCL_QSLOT(id)	((id) % VCL_QSLOTS)	/* a queue's (shared) */
 
 enum vcl_in_state {
 	VCL_IN_HDR,
@@ -154,7 +156,9 @@ struct vcl_session {
 	size_t			 nheld;
 	int			 kicking;
 	int			 want_kick;	/* a user event was set */
-	uint64_t		 bytes;		/* charged to this session */
+	atomic_uint_fast64_t	 bytes;		/* charged to this session;
+						   given back off the loop too
+						   (vcl_session_send_now) */
 	struct vcl_htab		 early;		/* peers' pushes, events, failures
 						   before their MigrateIn or
 						   proxy: apart from the ids
@@ -174,6 +178,21 @@ struct vcl_session {
 	struct vcl_hobj		*dirty[16];	/* queues to flush */
 	int			 ndirty;
 	int			 flush_all;
+
+	/*
+	 * Output a completing thread may write straight to the socket (a
+	 * finish's or a read's reply, vcl_session_send_now): out_lock orders
+	 * it against the loop's pushes to outq and writes to the link.
+	 */
+	pthread_mutex_t		 out_lock;
+	int			 out_closed;	/* link gone (under out_lock) */
+	int			 out_blocked;	/* a reply went out in part: its
+						   rest goes first (out_lock) */
+	int			 fast_ok;	/* plain TCP client link */
+	atomic_uint		 qinflight[VCL_QSLOTS]; /* on the inflight
+						   list, by queue (VCL_QSLOT) */
+	atomic_uint		 ndone;		/* fired, not yet completed */
+	atomic_uint_fast64_t	 deferred_sets;	/* a queue's deferred error set */
 
 	LIST_ENTRY(vcl_session)	 entry;
 };
@@ -215,10 +234,11 @@ struct vcl_server {
 	struct vcl_done		*done_head;
 	struct vcl_done		**done_tail;
 	struct event		*ev_done;
+	int			 done_woken;	/* ev_done made active, not run */
 
 	/* Counters for Stats. */
 	uint64_t		 objects;
-	uint64_t		 bytes;
+	atomic_uint_fast64_t	 bytes;		/* as a session's */
 	uint64_t		 bytes_in;
 	uint64_t		 bytes_out;
 	uint64_t		 peer_bytes_in;
@@ -233,7 +253,10 @@ struct vcl_server {
 	struct vcl_workers	*workers;
 	struct vcl_workers	*waiters;	/* vcl_cmd_wait; never freed */
 	struct vcl_workers	*movers;	/* fills and copies off the loop */
+	struct vcl_workers	*submitters;	/* queues' strands (vcl_submit.c) */
 	void			(*reload)(struct vcl_server *);	/* SIGHUP */
+	atomic_uint_fast64_t	 fast_replies;	/* answered from the thread
+						   that saw the completion */
 	void			*zeros;		/* read-only zero pages */
 	size_t			 zeros_len;	/* the largest device alloc */
 };
@@ -286,6 +309,8 @@ uint64_t vcl_outq_push(struct vcl_outq *, const ProtobufCMessage *,
 uint64_t vcl_outq_push_part(struct vcl_outq *, const ProtobufCMessage *,
 	    uint64_t, const uint8_t *, uint64_t, void (*)(void *),
 	    void (*)(void *), void *);
+uint64_t vcl_outq_push_front(struct vcl_outq *, struct vcl_buf *, uint64_t,
+	    const uint8_t *, uint64_t, void (*)(void *), void *);
 ssize_t	vcl_outq_write(struct vcl_outq *, struct vcl_link *, int *,
 	    uint64_t *);
 void	vcl_outq_clear(struct vcl_outq *);
@@ -328,6 +353,8 @@ const Vcl__Enqueue	*vcl_dispatch_enqueue(const Vcl__Request *);
 
 /* vcl_server.c */
 void	vcl_server_done_push(struct vcl_server *, struct vcl_done *);
+void	vcl_server_done_push_lazy(struct vcl_server *, struct vcl_done *);
+void	vcl_server_done_run(struct vcl_server *);
 void	vcl_server_flush_all(struct vcl_server *);
 double	vcl_since_ms(const struct timespec *);
 time_t	vcl_server_now(void);
@@ -354,6 +381,7 @@ void	vcl_session_flush(struct vcl_session *);
 void	vcl_session_run(struct vcl_session *, Vcl__Request *,
 	    struct vcl_bulk *, int);
 void	vcl_session_flush_queues(struct vcl_session *);
+void	vcl_session_flush_queue(struct vcl_session *, struct vcl_hobj *);
 void	vcl_session_let_go(struct vcl_session *, struct vcl_hobj *);
 void	vcl_session_settled(struct vcl_session *, struct vcl_hobj *);
 
@@ -370,6 +398,11 @@ int	vcl_session_send_part(struct vcl_session *, const Vcl__ToClient *,
 	    uint64_t, const uint8_t *, uint64_t, int, void (*)(void *),
 	    void *);
 int	vcl_session_parting(struct vcl_session *);
+struct vcl_fast;
+int	vcl_session_send_now(struct vcl_session *, const Vcl__ToClient *,
+	    const uint8_t *, uint64_t, struct vcl_fast *);
+void	vcl_session_send_rest(struct vcl_session *, struct vcl_buf *,
+	    uint64_t, const uint8_t *, uint64_t, void (*)(void *), void *);
 void	vcl_session_reply(struct vcl_session *, uint64_t, cl_int,
 	    const char *);
 void	vcl_session_reply_msg(struct vcl_session *, Vcl__Reply *);
@@ -555,6 +588,20 @@ enum vcl_cmd_type {
 				   shared staging (vcl_op_peer.c) */
 	VCL_CMD_SLOT_IN,	/* a chunk written from our shared staging */
 };
+/* A reply written off the loop (vcl_session_send_now). */
+struct vcl_fast {
+	uint64_t		 queue;		/* its command's */
+	uint64_t		 gen;		/* deferred_sets when enqueued;
+						   UINT64_MAX: not a finish */
+	int			 owes;		/* a Notify will follow it */
+	int			 uncounted;	/* off qinflight already */
+	int			 partial;	/* its rest is the loop's to send */
+	struct vcl_stage	*stage;		/* a read's: its charge is given
+						   back as the reply goes */
+	struct vcl_buf		 head;		/* its packed head */
+	uint64_t		 sent;		/* bytes of it written */
+};
+
 struct vcl_cmd {
 	struct vcl_done		 d;		/* must stay first */
 	enum vcl_cmd_type	 type;
@@ -581,6 +628,11 @@ struct vcl_cmd {
 						   its index */
 	void			*job;		/* CHUNK: its read; PUSH, SLOT_*:
 						   its placed transfer */
+	int			 fast;		/* its reply may go from the
+						   completing thread */
+	int			 answered;	/* ... and went (in part) */
+	int			 queued;	/* counted in ndone */
+	struct vcl_fast		 fr;		/* that reply */
 	LIST_ENTRY(vcl_cmd)	 entry;
 };
 
@@ -589,6 +641,7 @@ struct vcl_stage {
 	struct vcl_session	*s;
 	uint8_t			*data;
 	uint64_t		 size;
+	int			 uncharged;	/* given back already */
 };
 struct vcl_stage *vcl_stage_new(struct vcl_session *, uint8_t *, uint64_t);
 uint8_t	*vcl_stage_alloc(struct vcl_session *, struct vcl_hobj *, uint64_t,

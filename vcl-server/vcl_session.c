@@ -17,6 +17,7 @@
 #include "vcl_pin.h"
 #include "vcl_pool.h"
 #include "vcl_server.h"
+#include "vcl_submit.h"
 
 #define VCL_IN_CHUNK		(64u << 10)	/* input buffer for small frames */
 #define VCL_OUT_HIGH		(64u << 20)	/* stop reading above this */
@@ -36,6 +37,7 @@ vcl_session_new(struct vcl_server *srv, int fd, const char *peer)
 	struct vcl_session	*s;
 	Vcl__ToClient		 tc = VCL__TO_CLIENT__INIT;
 	Vcl__Greeting		 g = VCL__GREETING__INIT;
+	int			 i;
 
 	if ((s = calloc(1, sizeof *s)) == NULL)
 		return (NULL);
@@ -55,6 +57,12 @@ vcl_session_new(struct vcl_server *srv, int fd, const char *peer)
 	TAILQ_INIT(&s->outq);
 	TAILQ_INIT(&s->outq_held);
 	LIST_INIT(&s->inflight);
+	pthread_mutex_init(&s->out_lock, NULL);
+	for (i = 0; i < VCL_QSLOTS; i++)
+		atomic_init(&s->qinflight[i], 0);
+	atomic_init(&s->ndone, 0);
+	atomic_init(&s->deferred_sets, 0);
+	s->fast_ok = srv->tls == NULL;
 	if (vcl_handle_init(&s->handles, srv->limits.objects + 1024) != 0 ||
 	    vcl_handle_init(&s->early, srv->limits.objects + 1024) != 0 ||
 	    vcl_hold_init(s) != 0 ||
@@ -100,6 +108,7 @@ fail:
 	vcl_handle_free(&s->pending);
 	s->link.fd = -1;		/* the caller closes fd */
 	vcl_link_close(&s->link);
+	pthread_mutex_destroy(&s->out_lock);
 	free(s->in.data);
 	free(s);
 	return (NULL);
@@ -122,6 +131,7 @@ vcl_session_unref(struct vcl_session *s)
 	vcl_handle_free(&s->handles);
 	vcl_handle_free(&s->early);
 	vcl_handle_free(&s->pending);
+	pthread_mutex_destroy(&s->out_lock);
 	free(s);
 }
 
@@ -138,6 +148,7 @@ vcl_session_release(struct vcl_session *s, struct vcl_hobj *o)
 	case VCL_KIND_CONTEXT:
 		if (o->mq != NULL) {
 			vcl_session_forget_queue(s, o->mq);
+			vcl_submit_free(o->mq->submit);
 			clReleaseCommandQueue(o->mq->u.queue);
 			free(o->mq);
 		}
@@ -147,6 +158,8 @@ vcl_session_release(struct vcl_session *s, struct vcl_hobj *o)
 		break;
 	case VCL_KIND_QUEUE:
 		vcl_session_forget_queue(s, o);
+		vcl_submit_free(o->submit);
+		o->submit = NULL;
 		if (o->u.queue != NULL)
 			clReleaseCommandQueue(o->u.queue);
 		break;
@@ -272,7 +285,12 @@ vcl_session_close(struct vcl_session *s, const char *why)
 		srv->npreauth--;
 	event_free(s->ev_read);
 	event_free(s->ev_write);
+	/* A completing thread may be writing a reply: the link waits. */
+	pthread_mutex_lock(&s->out_lock);
 	vcl_link_close(&s->link);
+	s->out_closed = 1;
+	s->out_blocked = 0;
+	pthread_mutex_unlock(&s->out_lock);
 	s->fd = -1;
 	vcl_outq_clear(&s->outq);
 	vcl_outq_clear(&s->outq_held);
@@ -387,6 +405,7 @@ vcl_session_warn(struct vcl_session *s, const char *fmt, ...)
 int
 vcl_session_charge(struct vcl_session *s, uint64_t n)
 {
+	/* Only the loop charges: a give-back meanwhile only makes it strict. */
 	if (n > s->srv->limits.session_bytes ||
 	    s->bytes > s->srv->limits.session_bytes - n)
 		return (-1);
@@ -428,7 +447,22 @@ vcl_session_mark_dirty(struct vcl_session *s, struct vcl_hobj *q)
 	s->dirty[s->ndirty++] = q;
 }
 
-/* clFlush the queues that got commands; never waits on the device. */
+/*
+ * Flush a queue on its strand (vcl_submit.c): a runtime may block in
+ * clFlush, and the loop serves every session.
+ */
+void
+vcl_session_flush_queue(struct vcl_session *s, struct vcl_hobj *q)
+{
+	if (q->submit == NULL)
+		q->submit = vcl_submit_new(s->srv->submitters, q->u.queue);
+	if (q->submit != NULL)
+		vcl_submit_flush(q->submit);
+	else
+		clFlush(q->u.queue);
+}
+
+/* Flush the queues that got commands; never waits on the device. */
 void
 vcl_session_flush_queues(struct vcl_session *s)
 {
@@ -438,7 +472,7 @@ vcl_session_flush_queues(struct vcl_session *s)
 	for (; s->ndirty > 0; s->ndirty--) {
 		o = s->dirty[s->ndirty - 1];
 		o->dirty = 0;
-		clFlush(o->u.queue);
+		vcl_session_flush_queue(s, o);
 	}
 	if (!s->flush_all)
 		return;
@@ -446,7 +480,7 @@ vcl_session_flush_queues(struct vcl_session *s)
 	for (i = 0; i < s->handles.nslots; i++)
 		for (o = s->handles.slots[i]; o != NULL; o = o->next)
 			if (o->kind == VCL_KIND_QUEUE && o->u.queue != NULL)
-				clFlush(o->u.queue);
+				vcl_session_flush_queue(s, o);
 }
 
 /*
@@ -469,8 +503,11 @@ vcl_session_send(struct vcl_session *s, const Vcl__ToClient *m,
 	if (s->out_bytes == 0)
 		s->last_out = vcl_server_now();	/* the send deadline starts */
 	/* A reply's bulk is going out in parts: the frame waits for it. */
-	if ((n = vcl_outq_push(s->out_parting ? &s->outq_held : &s->outq,
-	    &m->base, bulk, bulk_len, done, NULL, arg)) == 0) {
+	pthread_mutex_lock(&s->out_lock);
+	n = vcl_outq_push(s->out_parting ? &s->outq_held : &s->outq,
+	    &m->base, bulk, bulk_len, done, NULL, arg);
+	pthread_mutex_unlock(&s->out_lock);
+	if (n == 0) {
 		vcl_session_close(s, "out of memory queueing a reply");
 		return (-1);
 	}
@@ -505,14 +542,18 @@ vcl_session_send_part(struct vcl_session *s, const Vcl__ToClient *m,
 	}
 	if (s->out_bytes == 0)
 		s->last_out = vcl_server_now();
+	pthread_mutex_lock(&s->out_lock);
 	if ((n = vcl_outq_push_part(&s->outq, m != NULL ? &m->base : NULL,
-	    total, bulk, len, done, NULL, arg)) == 0) {
+	    total, bulk, len, done, NULL, arg)) != 0) {
+		s->out_parting = !last;
+		if (last)
+			TAILQ_CONCAT(&s->outq, &s->outq_held, entry);
+	}
+	pthread_mutex_unlock(&s->out_lock);
+	if (n == 0) {
 		vcl_session_close(s, "out of memory queueing a reply");
 		return (-1);
 	}
-	s->out_parting = !last;
-	if (last)
-		TAILQ_CONCAT(&s->outq, &s->outq_held, entry);
 	s->out_bytes += n;
 	s->out_charged += n - len;
 	vcl_session_charge_over(s, n - len);
@@ -520,6 +561,160 @@ vcl_session_send_part(struct vcl_session *s, const Vcl__ToClient *m,
 	if (!s->srv->corked)
 		vcl_session_flush_out(s);
 	return (0);
+}
+
+/*
+ * Write a reply from the thread that saw its command complete (a waiter
+ * or a runtime callback), not the loop: one cross-thread wakeup less per
+ * clFinish or blocking read. m is packed into f->head (empty).
+ * Taken only when that cannot change what the client sees or its order:
+ * - plain TCP, client link: an SSL object is not used from two threads,
+ *   and the loop reads through it;
+ * - under out_lock, which every push to outq and every write to the link
+ *   takes, so the loop's frames and this one never interleave bytes;
+ * - nothing queued (outq, outq_held empty, no reply going out in parts,
+ *   no other fast reply's rest pending): the frames the loop queued
+ *   before this completion go first on today's path, so they must here;
+ * - the command is the only one of its queue in flight, and no command
+ *   of the session waits in the done queue: an earlier command of the
+ *   queue whose completion is not yet handled (its callback to come, or
+ *   its entry in the done queue) may owe the client a Notify or set the
+ *   deferred error, which must come before this reply; one of another
+ *   queue already seen complete (a wait list may have named it) is told
+ *   first on the loop's path, so it is here. A command leaves these
+ *   counts only after its completion queued its frames (under out_lock)
+ *   and set any deferred error, so counts of one and zero mean they are
+ *   queued or written; one answered here that owes nothing more (no
+ *   Notify) leaves them as its reply goes. Queues share counters
+ *   (VCL_QSLOT): a collision only sends a reply the loop's way;
+ * - f->gen (not UINT64_MAX: a finish) is still the session's deferred_sets:
+ *   no queue got a deferred error since the finish was enqueued, which
+ *   it would have to report (one it owed then keeps it off this path:
+ *   vcl_cmd_watch);
+ * - the link is open: close takes out_lock around closing it, and the
+ *   command's session reference keeps s until the loop completes it.
+ * The loop still completes the command (vcl_cmd_complete), without
+ * replying. Returns 0 when the frame went out, whole or in part (f->sent
+ * bytes; the loop queues the rest first: vcl_session_send_rest, and
+ * writes nothing meanwhile), -1 when nothing was written: the caller
+ * takes the loop's path.
+ */
+int
+vcl_session_send_now(struct vcl_session *s, const Vcl__ToClient *m,
+    const uint8_t *bulk, uint64_t bulk_len, struct vcl_fast *f)
+{
+	struct vcl_buf	*head = &f->head;
+	atomic_uint	*qin = &s->qinflight[VCL_QSLOT(f->queue)];
+	struct iovec	 iov[2];
+	uint64_t	 total, done = 0;
+	ssize_t		 n;
+	int		 cnt, rc = -1;
+
+	if (!s->fast_ok || s->is_peer)
+		return (-1);
+	if (vcl_buf_pack(head, &m->base, bulk_len) != 0) {
+		vcl_buf_free(head);
+		return (-1);
+	}
+	total = head->len + bulk_len;
+	pthread_mutex_lock(&s->out_lock);
+	if (s->out_closed || s->out_blocked || s->out_parting ||
+	    !TAILQ_EMPTY(&s->outq) || !TAILQ_EMPTY(&s->outq_held) ||
+	    atomic_load(qin) != 1 || atomic_load(&s->ndone) != 0 ||
+	    (f->gen != UINT64_MAX && atomic_load(&s->deferred_sets) != f->gen))
+		goto out;
+	/*
+	 * Counted before the client can see the reply (and ask again): one
+	 * that owes nothing more (no Notify) leaves the in-flight count now.
+	 */
+	atomic_fetch_add(&s->srv->fast_replies, 1);
+	if (!f->owes)
+		atomic_fetch_sub(qin, 1);
+	/*
+	 * The staging's charge goes back before the client can see the
+	 * reply (and find it charged); its memory once the loop is done.
+	 */
+	if (f->stage != NULL)
+		vcl_session_uncharge(s, f->stage->size);
+	/*
+	 * One write: the loop may wait on out_lock meanwhile, so no more
+	 * than the socket takes at once. What it does not take is the loop's.
+	 */
+	cnt = 0;
+	iov[cnt].iov_base = head->data;
+	iov[cnt++].iov_len = head->len;
+	if (bulk_len > 0) {
+		iov[cnt].iov_base = (void *)bulk;
+		iov[cnt++].iov_len = bulk_len;
+	}
+	while ((n = vcl_link_writev(&s->link, iov, cnt)) < 0 && errno == EINTR)
+		;
+	if (n > 0)
+		done = (uint64_t)n;	/* else full, or failed: the loop sees it */
+	if (done == 0) {
+		atomic_fetch_sub(&s->srv->fast_replies, 1);
+		if (!f->owes)
+			atomic_fetch_add(qin, 1);
+		if (f->stage != NULL)
+			vcl_session_charge_over(s, f->stage->size);
+		goto out;
+	}
+	if (f->stage != NULL)
+		f->stage->uncharged = 1;
+	f->uncounted = !f->owes;
+	if (done < total)
+		s->out_blocked = f->partial = 1;
+	f->sent = done;
+	rc = 0;
+out:
+	pthread_mutex_unlock(&s->out_lock);
+	if (rc != 0)
+		vcl_buf_free(head);
+	return (rc);
+}
+
+/*
+ * On the loop: a reply vcl_session_send_now began is done with; queue
+ * what of it is left (head taken, bulk) in front of everything and let
+ * the session's output go on. done(arg) runs once the bulk is sent or
+ * dropped.
+ */
+void
+vcl_session_send_rest(struct vcl_session *s, struct vcl_buf *head,
+    uint64_t sent, const uint8_t *bulk, uint64_t bulk_len,
+    void (*done)(void *), void *arg)
+{
+	uint64_t	n = 0, hl = head->len;
+	int		rest;
+
+	if (s->dead) {
+		vcl_buf_free(head);
+		if (done != NULL)
+			done(arg);
+		return;
+	}
+	pthread_mutex_lock(&s->out_lock);
+	s->out_blocked = 0;
+	if ((rest = sent < hl + bulk_len))
+		n = vcl_outq_push_front(&s->outq, head, sent, bulk, bulk_len,
+		    done, arg);
+	pthread_mutex_unlock(&s->out_lock);
+	if (!rest) {
+		vcl_buf_free(head);
+		if (done != NULL)
+			done(arg);
+	} else if (n == 0) {
+		vcl_session_close(s, "out of memory queueing a reply");
+		return;
+	} else {
+		if (s->out_bytes == 0)
+			s->last_out = vcl_server_now();
+		s->out_bytes += n;
+		s->out_charged += hl;
+		vcl_session_charge_over(s, hl);
+	}
+	if (!s->srv->corked)
+		vcl_session_flush_out(s);
 }
 
 /* Whether a reply's bulk is going out in parts (another must wait). */
@@ -612,12 +807,21 @@ vcl_session_flush_out(struct vcl_session *s)
 {
 	uint64_t	heads;
 	ssize_t		n;
-	int		empty;
+	int		empty, err;
 
 	if (s->dead || s->link.handshaking)
 		return;
-	if ((n = vcl_outq_write(&s->outq, &s->link, &empty, &heads)) < 0) {
-		vcl_session_close(s, strerror(errno));
+	pthread_mutex_lock(&s->out_lock);
+	/* A reply's rest is on its way (vcl_session_send_rest): it goes first. */
+	if (s->out_blocked) {
+		pthread_mutex_unlock(&s->out_lock);
+		return;
+	}
+	n = vcl_outq_write(&s->outq, &s->link, &empty, &heads);
+	err = errno;
+	pthread_mutex_unlock(&s->out_lock);
+	if (n < 0) {
+		vcl_session_close(s, strerror(err));
 		return;
 	}
 	s->out_bytes -= (uint64_t)n;
@@ -1153,6 +1357,8 @@ vcl_session_read_cb(evutil_socket_t fd, short what, void *arg)
 	 * requests: flush every session's queues and replies, not just ours.
 	 */
 	vcl_server_flush_all(s->srv);
+	/* Then completions pushed without a wakeup (they free staging). */
+	vcl_server_done_run(s->srv);
 	/* Input already in hand (ours, or decrypted by TLS) fires no event. */
 	if (!s->dead && s->reading && ((rc == 0 && (s->in.end > s->in.start ||
 	    vcl_link_pending(&s->link) > 0)) || rc == 2))

@@ -1,0 +1,559 @@
+/* hops_test.c - finish and read replies answered off the loop, and in order. */
+
+/*
+ * The server writes a finish's or a blocking read's reply from the thread
+ * that saw the command complete when nothing else is owed to the client
+ * first. These tests check that it does (Stats fast_replies moves), that
+ * what must come first still does (a deferred error reaches the finish, a
+ * Notify of an earlier event comes before the finish's reply), and that
+ * sessions closing while completions race leave the server healthy.
+ */
+
+#include "rawproto.h"
+
+#define HOPS_ROUNDS	20	/* finishes or reads of a check */
+#define HOPS_RACERS	48	/* sessions closing mid-completion */
+#define HOPS_READ	4096
+#define HOPS_BIG	(48u << 20)	/* more than a socket buffers (the
+					   server's reads are not chunked) */
+
+/* Ids of the session's objects; events from H_EV up. */
+enum {
+	H_CTX = 1, H_Q, H_BUF, H_UE, H_BIG, H_EV = 100,
+};
+
+/* Send a Finish on H_Q without waiting; its seq is c->seq after. */
+static int
+hops_send_finish(struct conn *c)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__Finish	m = VCL__FINISH__INIT;
+
+	m.queue = H_Q;
+	r.call_case = VCL__REQUEST__CALL_FINISH;
+	r.finish = &m;
+	return (send_req(c, &r, NULL, 0));
+}
+
+/* Finish on H_Q: its status, or 1 when no reply came. */
+static int
+hops_finish(struct conn *c)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__Finish	m = VCL__FINISH__INIT;
+	struct reply	rp;
+	int		st;
+
+	m.queue = H_Q;
+	r.call_case = VCL__REQUEST__CALL_FINISH;
+	r.finish = &m;
+	if (call(c, &r, NULL, 0, &rp) != 0)
+		return (1);
+	st = rp.r->status;
+	reply_free(&rp);
+	return (st);
+}
+
+/* Send a Marker on H_Q naming event ev (0: none), without waiting. */
+static int
+hops_send_marker(struct conn *c, uint64_t ev)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__Marker	m = VCL__MARKER__INIT;
+	Vcl__Enqueue	q = VCL__ENQUEUE__INIT;
+
+	q.queue = H_Q;
+	q.has_event = ev != 0;
+	q.event = ev;
+	m.q = &q;
+	r.call_case = VCL__REQUEST__CALL_MARKER;
+	r.marker = &m;
+	return (send_req(c, &r, NULL, 0));
+}
+
+/* The server's fast-reply counter, or -1 when Stats has none. */
+static long long
+hops_fast(struct conn *c)
+{
+	Vcl__StatsResult	st;
+
+	if (stats(c, &st) != 0 || !st.has_fast_replies)
+		return (-1);
+	return ((long long)st.fast_replies);
+}
+
+/* FillBuffer of size bytes of H_BUF on H_Q, no event, without waiting. */
+static int
+hops_send_fill(struct conn *c, uint64_t size)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__FillBuffer	m = VCL__FILL_BUFFER__INIT;
+	Vcl__Enqueue	q = VCL__ENQUEUE__INIT;
+	cl_int		pat = 7;
+
+	q.queue = H_Q;
+	m.q = &q;
+	m.mem = H_BUF;
+	m.pattern.data = (uint8_t *)&pat;
+	m.pattern.len = sizeof pat;
+	m.size = size;
+	r.call_case = VCL__REQUEST__CALL_FILL_BUFFER;
+	r.fill_buffer = &m;
+	return (send_req(c, &r, NULL, 0));
+}
+
+/* A session with a context, a queue and a buffer of size bytes. */
+static int
+hops_session(struct conn *c, const struct srv *sv, uint64_t size)
+{
+	if (conn_session(c, sv) != 0)
+		return (-1);
+	if (create_context(c, H_CTX) != 0 || create_queue(c, H_Q, H_CTX) !=
+	    0 || create_buffer(c, H_BUF, H_CTX, size, NULL, 0) != 0) {
+		conn_close(c);
+		c->fd = -1;
+		return (-1);
+	}
+	return (0);
+}
+
+/*
+ * Plain finishes and blocking reads, nothing else in flight: answered
+ * from the completing thread (the counter moves), with the right bytes.
+ */
+static void
+t_hops_fast(void)
+{
+	struct srv	 sv;
+	struct conn	 c;
+	struct reply	 rp;
+	uint8_t		 data[HOPS_READ];
+	long long	 f0, f1, f2;
+	int		 i, bad = 0, fin = CL_SUCCESS;
+
+	memset(&sv, 0, sizeof sv);
+	c.fd = -1;
+	for (i = 0; i < HOPS_READ; i++)
+		data[i] = (uint8_t)(i * 7 + 1);
+	if (!srv_start(&sv, "hops_fast_server", "127.0.0.1:0", NULL))
+		goto out;
+	if (conn_session(&c, &sv) != 0 || create_context(&c, H_CTX) != 0 ||
+	    create_queue(&c, H_Q, H_CTX) != 0 || create_buffer(&c, H_BUF,
+	    H_CTX, HOPS_READ, data, HOPS_READ) != 0) {
+		check("hops_fast_setup", 0, "session setup failed");
+		goto out;
+	}
+	f0 = hops_fast(&c);
+	check("hops_fast_counter", f0 >= 0, "Stats has no fast_replies");
+	for (i = 0; i < HOPS_ROUNDS && fin == CL_SUCCESS; i++)
+		fin = hops_finish(&c);
+	f1 = hops_fast(&c);
+	note("%lld of %d finishes answered off the loop", f1 - f0,
+	    HOPS_ROUNDS);
+	check("hops_fast_finish", fin == CL_SUCCESS && f0 >= 0 && f1 > f0,
+	    "%d finishes: status %d, %lld answered off the loop",
+	    HOPS_ROUNDS, fin, f1 - f0);
+	for (i = 0; i < HOPS_ROUNDS; i++) {
+		if (read_buffer(&c, H_Q, H_BUF, HOPS_READ, &rp) != 0) {
+			bad = -1;
+			break;
+		}
+		if (rp.r->status != CL_SUCCESS || rp.bulk_len != HOPS_READ ||
+		    memcmp(rp.bulk, data, HOPS_READ) != 0)
+			bad++;
+		reply_free(&rp);
+	}
+	f2 = hops_fast(&c);
+	note("%lld of %d reads answered off the loop", f2 - f1, HOPS_ROUNDS);
+	check("hops_fast_read", bad == 0 && f1 >= 0 && f2 > f1,
+	    "%d reads of %d bytes: %d wrong, %lld answered off the loop",
+	    HOPS_ROUNDS, HOPS_READ, bad, f2 - f1);
+out:
+	if (c.fd != -1)
+		conn_close(&c);
+	srv_stop(&sv, "hops_fast_stop");
+}
+
+/* Poll Stats on c (bounded) until bytes_out reaches want. 0 or -1. */
+static int
+hops_wait_out(struct conn *c, uint64_t want)
+{
+	Vcl__StatsResult	st;
+	int			i;
+
+	for (i = 0; i < STATS_POLLS; i++) {
+		if (stats(c, &st) != 0)
+			return (-1);
+		if (st.bytes_out >= want)
+			return (0);
+		poll_wait();
+	}
+	return (-1);
+}
+
+/*
+ * A read larger than the socket takes, the client reading nothing until
+ * the server has done with it (its Stats, on another session, count the
+ * bytes): the reply went out in part and the loop queued its rest. Then
+ * a finish: the read's bytes come whole and the finish's reply after.
+ */
+static void
+t_hops_big(void)
+{
+	struct srv		 sv;
+	struct conn		 c;
+	Vcl__Request		 r = VCL__REQUEST__INIT;
+	Vcl__ReadBuffer		 m = VCL__READ_BUFFER__INIT;
+	Vcl__Enqueue		 q = VCL__ENQUEUE__INIT;
+	struct conn		 c2;
+	Vcl__StatsResult	 st;
+	struct reply		 rp;
+	uint8_t			*data = NULL;
+	uint64_t		 rseq, fseq;
+	int			 rcvbuf = 64 << 10;
+	static const char *const nochunk[] = { "--read-chunk", "0", NULL };
+	uint32_t		 i;
+	int			 round, bad = 0, order = 0;
+
+	memset(&sv, 0, sizeof sv);
+	c.fd = c2.fd = -1;
+	if ((data = malloc(HOPS_BIG)) == NULL)
+		goto out;
+	for (i = 0; i < HOPS_BIG; i++)
+		data[i] = (uint8_t)(i * 13 + (i >> 12));
+	if (!srv_start(&sv, "hops_big_server", "127.0.0.1:0", nochunk))
+		goto out;
+	if (conn_session(&c, &sv) != 0 || create_context(&c, H_CTX) != 0 ||
+	    create_queue(&c, H_Q, H_CTX) != 0 || create_buffer(&c, H_BIG,
+	    H_CTX, HOPS_BIG, data, HOPS_BIG) != 0 || conn_session(&c2, &sv) !=
+	    0) {
+		check("hops_big_setup", 0, "session setup failed");
+		goto out;
+	}
+	/* A small window: the server's writes stop while this one waits. */
+	setsockopt(c.fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+	q.queue = H_Q;
+	m.q = &q;
+	m.mem = H_BIG;
+	m.size = HOPS_BIG;
+	r.call_case = VCL__REQUEST__CALL_READ_BUFFER;
+	r.read_buffer = &m;
+	for (round = 0; round < 4 && bad == 0 && order == 0; round++) {
+		if (stats(&c2, &st) != 0 || send_req(&c, &r, NULL, 0) != 0) {
+			bad++;
+			break;
+		}
+		rseq = c.seq;
+		if (hops_wait_out(&c2, st.bytes_out + HOPS_BIG) != 0 ||
+		    hops_send_finish(&c) != 0) {
+			bad++;
+			break;
+		}
+		fseq = c.seq;
+		if (recv_msg(&c, &rp) != 0) {
+			bad++;
+			break;
+		}
+		if (rp.r == NULL || rp.r->seq != rseq)
+			order++;
+		else if (rp.r->status != CL_SUCCESS || rp.bulk_len !=
+		    HOPS_BIG || memcmp(rp.bulk, data, HOPS_BIG) != 0)
+			bad++;
+		reply_free(&rp);
+		if (recv_msg(&c, &rp) != 0) {
+			bad++;
+			break;
+		}
+		if (rp.r == NULL || rp.r->seq != fseq ||
+		    rp.r->status != CL_SUCCESS)
+			order++;
+		reply_free(&rp);
+	}
+	check("hops_big_read", bad == 0 && order == 0,
+	    "read of %u bytes + finish: %d wrong, %d out of order", HOPS_BIG,
+	    bad, order);
+out:
+	free(data);
+	if (c.fd != -1)
+		conn_close(&c);
+	if (c2.fd != -1)
+		conn_close(&c2);
+	srv_stop(&sv, "hops_big_stop");
+}
+
+/*
+ * Read messages up to the reply to seq; *seen tells whether the Notify
+ * of event ev came before it. Returns the reply's status, or 1.
+ */
+static int
+hops_until_reply(struct conn *c, uint64_t seq, uint64_t ev, int *seen)
+{
+	struct reply	rp;
+	size_t		i;
+	int		st, n;
+
+	*seen = 0;
+	for (n = 0; n < 1000; n++) {
+		if (recv_msg(c, &rp) != 0)
+			return (1);
+		for (i = 0; i < rp.tc->n_notify; i++)
+			if (rp.tc->notify[i]->event == ev)
+				*seen = 1;
+		if (rp.r != NULL && rp.r->seq == seq) {
+			st = rp.r->status;
+			reply_free(&rp);
+			return (st);
+		}
+		reply_free(&rp);
+	}
+	return (1);
+}
+
+/*
+ * What the client must see before a finish's reply still comes first: a
+ * write that fails at run time (its wait list names a user event set to
+ * an error) is reported by the finish behind it, and the next finish is
+ * clean; a marker's Notify comes before the reply of the finish behind it.
+ */
+static void
+t_hops_order(void)
+{
+	struct srv		 sv;
+	struct conn		 c;
+	Vcl__Request		 r = VCL__REQUEST__INIT;
+	Vcl__WriteBuffer	 w = VCL__WRITE_BUFFER__INIT;
+	Vcl__CreateUserEvent	 ue = VCL__CREATE_USER_EVENT__INIT;
+	Vcl__SetUserEventStatus	 us = VCL__SET_USER_EVENT_STATUS__INIT;
+	Vcl__Enqueue		 q = VCL__ENQUEUE__INIT;
+	struct reply		 rp;
+	uint8_t			 bytes[64];
+	uint64_t		 wait, seq;
+	int			 i, fin, seen, late = 0, bad = 0;
+
+	memset(&sv, 0, sizeof sv);
+	memset(bytes, 5, sizeof bytes);
+	c.fd = -1;
+	if (!srv_start(&sv, "hops_order_server", "127.0.0.1:0", NULL))
+		goto out;
+	if (hops_session(&c, &sv, sizeof bytes) != 0) {
+		check("hops_order_setup", 0, "session setup failed");
+		c.fd = -1;
+		goto out;
+	}
+	ue.id = H_UE;
+	ue.context = H_CTX;
+	r.call_case = VCL__REQUEST__CALL_CREATE_USER_EVENT;
+	r.create_user_event = &ue;
+	if (send_req(&c, &r, NULL, 0) != 0 || hops_finish(&c) != CL_SUCCESS) {
+		check("hops_order_setup", 0, "user event setup failed");
+		goto out;
+	}
+	wait = H_UE;
+	/* Past the buffer's end: fails at enqueue, told by the finish. */
+	fin = hops_send_fill(&c, 2 * sizeof bytes) == 0 ? hops_finish(&c) : 1;
+	check("hops_order_enqueue_failed", fin == CL_INVALID_VALUE,
+	    "finish behind a fill that failed at enqueue: %d", fin);
+	fin = hops_finish(&c);
+	check("hops_order_enqueue_failed_once", fin == CL_SUCCESS,
+	    "the finish after that: %d", fin);
+
+	/* A write behind the user event, no event of its own; a finish. */
+	q.queue = H_Q;
+	q.n_wait = 1;
+	q.wait = &wait;
+	w.q = &q;
+	w.mem = H_BUF;
+	w.offset = 0;
+	w.size = sizeof bytes;
+	r = (Vcl__Request)VCL__REQUEST__INIT;
+	r.call_case = VCL__REQUEST__CALL_WRITE_BUFFER;
+	r.write_buffer = &w;
+	if (send_req(&c, &r, bytes, sizeof bytes) != 0 ||
+	    hops_send_finish(&c) != 0) {
+		check("hops_order_send", 0, "sending failed");
+		goto out;
+	}
+	seq = c.seq;
+	us.event = H_UE;
+	us.status = -5;
+	r = (Vcl__Request)VCL__REQUEST__INIT;
+	r.call_case = VCL__REQUEST__CALL_SET_USER_EVENT_STATUS;
+	r.set_user_event_status = &us;
+	if (send_req(&c, &r, NULL, 0) != 0) {
+		check("hops_order_send", 0, "sending failed");
+		goto out;
+	}
+	fin = hops_until_reply(&c, seq, 0, &seen);
+	note("finish behind the failed write: %d", fin);
+	check("hops_order_deferred", fin < 0,
+	    "finish behind a write that failed at run time: %d", fin);
+	fin = hops_finish(&c);
+	check("hops_order_deferred_once", fin == CL_SUCCESS,
+	    "the finish after that: %d", fin);
+
+	/* A marker's Notify before the reply of the finish behind it. */
+	for (i = 0; i < HOPS_ROUNDS; i++) {
+		if (hops_send_marker(&c, H_EV + i) != 0 ||
+		    hops_send_finish(&c) != 0) {
+			bad++;
+			break;
+		}
+		fin = hops_until_reply(&c, c.seq, H_EV + i, &seen);
+		if (fin != CL_SUCCESS)
+			bad++;
+		else if (!seen)
+			late++;
+	}
+	check("hops_order_notify", bad == 0 && late == 0,
+	    "%d marker + finish: %d failed, %d finish replies before the "
+	    "marker's Notify", HOPS_ROUNDS, bad, late);
+	/* The server still answers this session. */
+	check("hops_order_alive", read_buffer(&c, H_Q, H_BUF, sizeof bytes,
+	    &rp) == 0, "read after: no reply");
+	if (rp.tc != NULL)
+		reply_free(&rp);
+out:
+	if (c.fd != -1)
+		conn_close(&c);
+	srv_stop(&sv, "hops_order_stop");
+}
+
+/*
+ * Sessions that close while their read and finish complete: each sends a
+ * blocking read and a finish and closes at once. The server stays up,
+ * frees every session's objects, and answers a new session.
+ */
+static void
+t_hops_close_race(void)
+{
+	struct srv		 sv;
+	struct conn		 c;
+	Vcl__Request		 r = VCL__REQUEST__INIT;
+	Vcl__ReadBuffer		 m = VCL__READ_BUFFER__INIT;
+	Vcl__Enqueue		 q = VCL__ENQUEUE__INIT;
+	Vcl__StatsResult	 st;
+	struct reply		 rp;
+	int			 i, opened = 0, fin;
+
+	memset(&sv, 0, sizeof sv);
+	c.fd = -1;
+	if (!srv_start(&sv, "hops_race_server", "127.0.0.1:0", NULL))
+		goto out;
+	q.queue = H_Q;
+	m.q = &q;
+	m.mem = H_BUF;
+	m.size = HOPS_READ;
+	r.call_case = VCL__REQUEST__CALL_READ_BUFFER;
+	r.read_buffer = &m;
+	for (i = 0; i < HOPS_RACERS; i++) {
+		if (hops_session(&c, &sv, HOPS_READ) != 0)
+			continue;
+		opened++;
+		(void)send_req(&c, &r, NULL, 0);
+		(void)hops_send_finish(&c);
+		/* Every other one reads the first reply before closing. */
+		if (i % 2 == 1 && recv_msg(&c, &rp) == 0)
+			reply_free(&rp);
+		conn_close(&c);
+		c.fd = -1;
+	}
+	check("hops_race_sessions", opened == HOPS_RACERS,
+	    "%d of %d sessions opened", opened, HOPS_RACERS);
+	if (hops_session(&c, &sv, HOPS_READ) != 0) {
+		check("hops_race_after", 0, "no session after the races");
+		c.fd = -1;
+		goto out;
+	}
+	fin = hops_finish(&c);
+	check("hops_race_after", fin == CL_SUCCESS, "finish after: %d", fin);
+	if (release(&c, VCL__KIND__KIND_MEM, H_BUF) != 0 ||
+	    release(&c, VCL__KIND__KIND_QUEUE, H_Q) != 0 ||
+	    release(&c, VCL__KIND__KIND_CONTEXT, H_CTX) != 0)
+		check("hops_race_release", 0, "releases failed");
+	check("hops_race_empty", wait_empty(&c, &st) == 0,
+	    "objects or bytes left: %llu objects, %llu bytes",
+	    (unsigned long long)st.objects, (unsigned long long)st.bytes);
+out:
+	if (c.fd != -1)
+		conn_close(&c);
+	srv_stop(&sv, "hops_race_stop");
+}
+
+/*
+ * A queue the runtime holds up holds up only itself. The server runs with
+ * VCL_TEST_FLUSH_HOLD: its flush of a queue waits until the queue is
+ * released, as a runtime that blocks in clFlush would. Session A enqueues
+ * and asks for a flush, which then waits; session B's finishes and Stats
+ * still complete meanwhile (on a loop blocked in A's flush they would
+ * not: the test fails by its receive timeout). Closing A ends the flush.
+ */
+static void
+t_hops_blocked(void)
+{
+	struct srv		 sv;
+	struct conn		 a, b;
+	Vcl__Request		 r = VCL__REQUEST__INIT;
+	Vcl__Flush		 fl = VCL__FLUSH__INIT;
+	Vcl__StatsResult	 st;
+	int			 rc, fin, i;
+
+	memset(&sv, 0, sizeof sv);
+	a.fd = b.fd = -1;
+	setenv("VCL_TEST_FLUSH_HOLD", "1", 1);
+	rc = srv_start(&sv, "hops_blocked_server", "127.0.0.1:0", NULL);
+	unsetenv("VCL_TEST_FLUSH_HOLD");
+	if (!rc)
+		return;
+	if (hops_session(&a, &sv, 64) != 0 || hops_session(&b, &sv, 64) !=
+	    0) {
+		check("hops_blocked_setup", 0, "sessions failed");
+		goto out;
+	}
+	/* A: a marker, then a flush, which the runtime holds up. */
+	fl.queue = H_Q;
+	if (hops_send_marker(&a, 0) != 0)
+		goto sendfail;
+	r.call_case = VCL__REQUEST__CALL_FLUSH;
+	r.flush = &fl;
+	if (send_req(&a, &r, NULL, 0) != 0)
+		goto sendfail;
+	/* A's Stats answer: its requests, flush included, were taken. */
+	check("hops_blocked_a", stats(&a, &st) == 0,
+	    "session A: no Stats reply behind its flush");
+	/* B goes on meanwhile (a blocked loop would answer nothing). */
+	for (i = 0, fin = CL_SUCCESS; i < 5 && fin == CL_SUCCESS; i++)
+		fin = hops_finish(&b);
+	check("hops_blocked_other", fin == CL_SUCCESS,
+	    "session B's finish while A's queue is held up: %d", fin);
+	check("hops_blocked_stats", stats(&b, &st) == 0,
+	    "session B's Stats while A's queue is held up");
+	conn_close(&a);
+	a.fd = -1;
+	fin = hops_finish(&b);
+	check("hops_blocked_after", fin == CL_SUCCESS,
+	    "session B's finish after A closed: %d", fin);
+	goto out;
+sendfail:
+	check("hops_blocked_send", 0, "sending failed");
+out:
+	if (a.fd != -1)
+		conn_close(&a);
+	if (b.fd != -1)
+		conn_close(&b);
+	srv_stop(&sv, "hops_blocked_stop");
+}
+
+static const struct test tests[] = {
+	{ "hops_fast", t_hops_fast, 60 },
+	{ "hops_big", t_hops_big, 60 },
+	{ "hops_order", t_hops_order, 60 },
+	{ "hops_close_race", t_hops_close_race, 120 },
+	{ "hops_blocked", t_hops_blocked, 60 },
+};
+
+int
+main(int argc, char **argv)
+{
+	return (rawproto_main(argc, argv, tests, sizeof tests /
+	    sizeof tests[0]));
+}
