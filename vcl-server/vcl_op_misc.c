@@ -5,6 +5,7 @@
 
 #include "vcl_log.h"
 #include "vcl_server.h"
+#include "vcl_submit.h"
 
 /* Hello: check the version and the token proof, answer with the snapshot. */
 void
@@ -112,6 +113,8 @@ vcl_op_stats(struct vcl_session *s, const Vcl__Request *req,
 	st.notifies = s->srv->notifies;
 	st.has_fast_replies = 1;
 	st.fast_replies = atomic_load(&s->srv->fast_replies);
+	st.has_queues_offloop = 1;
+	st.queues_offloop = vcl_submit_moved();
 	if (vcl_metrics_stats(s->srv, &st) != 0) {
 		vcl_session_reply(s, req->seq, CL_OUT_OF_HOST_MEMORY, NULL);
 		return;

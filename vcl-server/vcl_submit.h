@@ -3,6 +3,7 @@
 #define VCL_SUBMIT_H
 
 #include <CL/cl.h>
+#include <stdint.h>
 
 struct vcl_workers;
 struct vcl_submit;
@@ -12,5 +13,6 @@ struct vcl_submit;
 struct vcl_submit *vcl_submit_new(struct vcl_workers *, cl_command_queue);
 void	vcl_submit_flush(struct vcl_submit *);
 void	vcl_submit_free(struct vcl_submit *);
+uint64_t vcl_submit_moved(void);
 
 #endif

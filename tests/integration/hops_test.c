@@ -481,8 +481,10 @@ out:
 
 /*
  * A queue the runtime holds up holds up only itself. The server runs with
- * VCL_TEST_FLUSH_HOLD: its flush of a queue waits until the queue is
- * released, as a runtime that blocks in clFlush would. Session A enqueues
+ * VCL_TEST_FLUSH_HOLD: a queue's first flush, on the loop, looks slow
+ * (so the queue moves to its strand: Stats queues_offloop), and its flushes
+ * there wait until the queue is released, as a runtime that blocks in
+ * clFlush would. Session A enqueues
  * and asks for a flush, which then waits; session B's finishes and Stats
  * still complete meanwhile (on a loop blocked in A's flush they would
  * not: the test fails by its receive timeout). Closing A ends the flush.
@@ -527,6 +529,10 @@ t_hops_blocked(void)
 	    "session B's finish while A's queue is held up: %d", fin);
 	check("hops_blocked_stats", stats(&b, &st) == 0,
 	    "session B's Stats while A's queue is held up");
+	/* The slow first flush moved the queue off the loop. */
+	check("hops_blocked_moved", st.has_queues_offloop &&
+	    st.queues_offloop >= 1, "queues moved to their strand: %llu",
+	    (unsigned long long)st.queues_offloop);
 	conn_close(&a);
 	a.fd = -1;
 	fin = hops_finish(&b);
