@@ -108,6 +108,7 @@ struct vcl_hobj {
 	void			*held_tail;	/* queue: its last held request */
 	uint64_t		 xctx, xmem, xoff;	/* xfer: destination; queue: xctx */
 	uint64_t		 xevent;	/* xfer: the client's event */
+	uint64_t		 xsize;		/* xfer: the bytes it waits for */
 	uint32_t		 device;	/* queue, sub-device: root index */
 	uint32_t		 held_refs;	/* event: held requests waiting */
 	cl_int			 deferred;	/* queue: first async failure */

@@ -93,3 +93,7 @@ set_property(TEST it_raw_options APPEND PROPERTY ENVIRONMENT
 	"VCL_TEST_TOOL=$<TARGET_FILE:vcl_tool>")
 vcl_rawtest(reader)
 target_link_libraries(reader_test PRIVATE PkgConfig::OPENCL)
+if(VCL_HAVE_UCX)
+	vcl_rawtest(place)
+	target_link_libraries(place_test PRIVATE vclucx)
+endif()
