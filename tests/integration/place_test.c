@@ -5,7 +5,8 @@
  * lands in its buffer with no staging of its size charged to the
  * MigrateIn's session; a peer that fills a slot past the ring or never
  * offered, fills one for another transfer, or vanishes mid-ring fails that migration alone,
- * and the server goes on and holds nothing once its client left.
+ * and the server goes on and holds nothing once its client left. The
+ * rings are sealed memfds, and a peer's ring that is not is left unused.
  */
 #include <sys/mman.h>
 
@@ -45,6 +46,7 @@ struct peer {
 	unsigned		 nslots;
 	struct pmsg		 in;
 	int			 in_done, in_status, sent;
+	int			 sealed;	/* its ring cannot shrink */
 };
 
 /* The server with ucx forced, a session limit of limit bytes if not 0. */
@@ -249,10 +251,14 @@ pl_open(struct peer *pe, const struct srv *sv)
 	}
 	memcpy(name, m.name, sizeof m.name);
 	name[sizeof m.name] = '\0';
-	if ((fd = shm_open(name, O_RDWR, 0)) == -1) {
-		note("shm_open %s: %s", name, strerror(errno));
+	if ((fd = open(name, O_RDWR | O_CLOEXEC)) == -1) {
+		note("open %s: %s", name, strerror(errno));
 		return (-1);
 	}
+	/* Sealed: its owner cannot shrink it under our stores. */
+	pe->sealed = (fcntl(fd, F_GET_SEALS) & (F_SEAL_SHRINK |
+	    F_SEAL_GROW)) == (F_SEAL_SHRINK | F_SEAL_GROW) &&
+	    ftruncate(fd, 4096) == -1 && errno == EPERM;
 	if (fstat(fd, &st) != 0 || (uint64_t)st.st_size != m.off * m.len ||
 	    (p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
 	    MAP_SHARED, fd, 0)) == MAP_FAILED) {
@@ -554,6 +560,67 @@ out:
 	srv_stop(&sv, what);
 }
 
+/*
+ * The rings are sealed memfds: the server's can neither shrink nor grow
+ * (its writer, this process, is safe), and the server maps no ring of a
+ * peer that is not sealed against shrinking (it would fault on a store).
+ */
+static void
+test_sealed(void)
+{
+	struct srv		 sv;
+	struct conn		 w;
+	struct peer		 pe;
+	Vcl__StatsResult	 st;
+	struct pmsg		 m;
+	struct iovec		 iov = { &m, sizeof m };
+	void			*p = MAP_FAILED;
+	int64_t			 end;
+	int			 fd = -1, want;
+
+	w.fd = -1;
+	pe.u = NULL;
+	pe.p.fd = -1;
+	if (!pl_server(&sv, "sealed_server_start", NULL))
+		return;
+	if (!check("sealed_link", conn_session(&w, &sv) == 0 &&
+	    pl_open(&pe, &sv) == 0, "no link"))
+		goto out;
+	check("sealed_theirs", pe.sealed, "the server's ring can shrink");
+	/* Ours, of the right size, not sealed: the server leaves it. */
+	if ((fd = memfd_create("ring", MFD_CLOEXEC)) == -1 ||
+	    ftruncate(fd, 2 * 65536) != 0 || (p = mmap(NULL, 2 * 65536,
+	    PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
+		check("sealed_ours", 0, "memfd: %s", strerror(errno));
+		goto out;
+	}
+	memset(&m, 0, sizeof m);
+	m.type = PM_RING;
+	m.off = 65536;
+	m.len = 2;
+	snprintf(m.name, sizeof m.name, "/proc/%d/fd/%d", (int)getpid(), fd);
+	want = pe.sent + 1;
+	if (vcl_ucx_send(pe.ep, ((uint64_t)(pe.ns ^ PL_CTL_NS) << 32) |
+	    pe.link, &iov, 1, pl_sent_cb, &pe) == NULL)
+		want = -1;
+	end = pl_now() + PL_WAIT_S * 1000;
+	while (pl_now() < end && (pe.sent != want ||
+	    !srv_stderr_has(&sv, "not sealed")))
+		(void)pl_turn(&pe, NULL);
+	check("sealed_unsealed_refused", pe.sent == want &&
+	    srv_stderr_has(&sv, "not sealed"), "the server took a ring its "
+	    "owner can shrink");
+	check("sealed_server_goes_on", stats(&w, &st) == 0, "no Stats");
+out:
+	if (p != MAP_FAILED)
+		munmap(p, 2 * 65536);
+	if (fd != -1)
+		close(fd);
+	conn_close(&w);
+	pl_close(&pe);
+	srv_stop(&sv, "sealed_server_exit");
+}
+
 /* A FILLED naming a slot past the ring. */
 static void
 test_bad_slot(void)
@@ -584,6 +651,7 @@ test_vanish(void)
 
 static const struct test tests[] = {
 	{ "lands", test_lands, 90 },
+	{ "sealed", test_sealed, 60 },
 	{ "bad_slot", test_bad_slot, 90 },
 	{ "bad_xid", test_bad_xid, 90 },
 	{ "unoffered", test_unoffered, 90 },
