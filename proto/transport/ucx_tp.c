@@ -92,6 +92,7 @@ struct vcl_ucx_slot {
 	unsigned		 idx;
 	int			 state;
 	uint64_t		 xid, off, len;
+	uint64_t		 serial;	/* ours: the receive offered to */
 };
 
 /*
@@ -128,6 +129,7 @@ struct vcl_ucx_xfer {
 	int			 placed;
 	uint64_t		 len, next, got;
 	uint64_t		 chunk;		/* a receive's chunk length */
+	uint64_t		 serial;	/* a receive's, on its endpoint */
 	struct vcl_tp_dest	 dest;
 	vcl_tp_slot_fn		 slot;
 	int			 fin_err;
@@ -150,6 +152,7 @@ struct vcl_ucx_tpep {
 	struct vcl_ucx_ring	*rx;		/* ours: the peer writes here */
 	struct vcl_ucx_ring	*tx;		/* the peer's, mapped */
 	struct vcl_ucx_xfer	*rx_active;	/* the placed receive served */
+	uint64_t		 rx_serial;	/* placed receives posted */
 	struct vcl_ucx_pmsg	 in;		/* the message being received */
 	int			 bad;		/* placement stopped */
 };
@@ -592,6 +595,7 @@ vcl_ucx_pl_offer(struct vcl_ucx_tpep *e)
 		sl = &e->rx->slots[i];
 		sl->state = VCL_UCX_SLOT_OFFERED;
 		sl->xid = x->xid;
+		sl->serial = x->serial;
 		sl->off = x->next;
 		sl->len = x->len - x->next < x->chunk ?
 		    x->len - x->next : x->chunk;
@@ -610,7 +614,8 @@ vcl_ucx_pl_consumed(struct vcl_ucx_slot *sl)
 	struct vcl_ucx_xfer	*x;
 
 	sl->state = VCL_UCX_SLOT_FREE;
-	if (e != NULL && (x = e->rx_active) != NULL && x->xid == sl->xid) {
+	if (e != NULL && (x = e->rx_active) != NULL && x->xid == sl->xid &&
+	    x->serial == sl->serial) {
 		x->got += sl->len;
 		if (x->got == x->len) {
 			vcl_ucx_pl_send(e, VCL_UCX_PM_DONE, 0, x->xid, 0, 0,
@@ -646,8 +651,13 @@ vcl_ucx_pl_in(struct vcl_ucx_tpep *e, const struct vcl_ucx_pmsg *m)
 		sl = &e->rx->slots[m->slot];
 		if (sl->state != VCL_UCX_SLOT_OFFERED || sl->xid != m->xid)
 			return (-1);
+		/*
+		 * Offered to a receive that ended: not a chunk of the one
+		 * served now, even under the same xid (its offset and length
+		 * were the other's).
+		 */
 		x = e->rx_active;
-		if (x == NULL || x->xid != m->xid) {
+		if (x == NULL || x->xid != m->xid || x->serial != sl->serial) {
 			sl->state = VCL_UCX_SLOT_FREE;	/* its receive ended */
 			vcl_ucx_pl_offer(e);
 			return (0);
@@ -843,6 +853,7 @@ vcl_ucx_tp_recv_placed(struct vcl_ucx_tpep *e, uint64_t xid,
 	x->xid = xid;
 	x->recv = 1;
 	x->placed = 1;
+	x->serial = ++e->rx_serial;
 	x->len = dest->len;
 	/*
 	 * Chunks of an eighth of the bulk (at least 256 KiB, at most a

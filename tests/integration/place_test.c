@@ -4,7 +4,8 @@
  * messages itself (proto/transport/ucx_tp.c): a push placed slot by slot
  * lands in its buffer with no staging of its size charged to the
  * MigrateIn's session; a peer that fills a slot past the ring or never
- * offered, fills one for another transfer, or vanishes mid-ring fails that migration alone,
+ * offered, fills one for another transfer or one offered to an earlier
+ * transfer of the same id, or vanishes mid-ring fails that migration alone,
  * and the server goes on and holds nothing once its client left. The
  * rings are sealed memfds, and a peer's ring that is not is left unused.
  */
@@ -621,6 +622,106 @@ out:
 	srv_stop(&sv, "sealed_server_exit");
 }
 
+/*
+ * A transfer id used again on the link: the slots still offered for the
+ * first transfer (failed by the peer) are not chunks of the second. The
+ * peer fills one of them, at an offset past the second transfer's bytes,
+ * and says so: nothing of it may land in the buffer outside the range
+ * the MigrateIn named, and the second transfer completes only with its
+ * own chunk.
+ */
+static void
+test_reused(void)
+{
+	enum { BUF = 2 * MIB, A = 1 * MIB, B = 256 << 10 };
+	struct srv		 sv;
+	struct conn		 c;
+	struct peer		 pe;
+	struct pmsg		 m, offers[16];
+	struct reply		 rp;
+	Vcl__StatsResult	 st;
+	uint64_t		 sid = 0, key = 0, xid = 1 | PL_PLACE;
+	uint8_t			*data, *zero;
+	cl_int			 evst = 1;
+	unsigned		 i, n = 0, stale = 0, first = 0;
+	int			 rc;
+
+	c.fd = -1;
+	pe.u = NULL;
+	pe.p.fd = -1;
+	data = malloc(A);
+	zero = calloc(1, A);
+	if (data == NULL || zero == NULL)
+		goto out0;
+	pl_fill(data, A, 9);
+	if (!pl_server(&sv, "reused_server_start", NULL))
+		goto out0;
+	if (!check("reused_sessions", client_open(&c, &sv, &sid, &key) == 0 &&
+	    pl_open(&pe, &sv) == 0, "no sessions"))
+		goto out;
+	rc = create_buffer(&c, 3, 1, BUF, NULL, 0);
+	rc |= pl_migrate_in(&c, 10, 3, B, 77);
+	/* The first transfer (nobody waits for it): every slot offered. */
+	rc |= pl_push_head(&pe, sid, key, 78, 1, A);
+	while (rc == 0 && n < pe.nslots && pl_recv(&pe, &m) == 0 &&
+	    m.type == PM_OFFER)
+		offers[n++] = m;
+	if (!check("reused_offers", rc == 0 && n == pe.nslots && n >= 2,
+	    "%u offers (rc %d)", n, rc))
+		goto out;
+	for (i = 0; i < n; i++) {
+		if (offers[i].off == 0)
+			first = i;
+		if (offers[i].off >= B)
+			stale = i;
+	}
+	/* The first slot not written: the first transfer fails. */
+	rc = pl_send(&pe, PM_UNUSED, offers[first].slot, xid);
+	rc |= pl_recv(&pe, &m);
+	if (!check("reused_abort", rc == 0 && m.type == PM_ABORT, "no ABORT "
+	    "(rc %d, type %u)", rc, m.type))
+		goto out;
+	/* The same id again, for the waiting transfer: one slot free. */
+	rc = pl_push_head(&pe, sid, key, 77, 1, B);
+	rc |= pl_recv(&pe, &m);
+	if (!check("reused_offer", rc == 0 && m.type == PM_OFFER &&
+	    m.off == 0 && m.len == B, "no offer (rc %d, type %u)", rc,
+	    m.type))
+		goto out;
+	/* A slot of the first transfer, filled and said filled. */
+	memcpy(pe.ring + (uint64_t)offers[stale].slot * pe.slot_len, data,
+	    offers[stale].len);
+	rc = pl_send(&pe, PM_FILLED, offers[stale].slot, xid);
+	/* Then the second transfer's own chunk. */
+	memcpy(pe.ring + (uint64_t)m.slot * pe.slot_len, data, B);
+	rc |= pl_send(&pe, PM_FILLED, m.slot, xid);
+	rc |= pl_wait_notify(&pe, &c, 10, &evst);
+	check("reused_done", rc == 0, "no end of the migration (rc %d)", rc);
+	rc = pl_read(&c, 3, offers[stale].off, offers[stale].len, &rp);
+	check("reused_nothing_outside", rc == 0 && rp.r->status ==
+	    CL_SUCCESS && rp.bulk_len == offers[stale].len &&
+	    memcmp(rp.bulk, zero, offers[stale].len) == 0, "the buffer past "
+	    "the transfer's range was written (rc %d)", rc);
+	if (rc == 0)
+		reply_free(&rp);
+	if (evst == CL_COMPLETE) {
+		rc = pl_read(&c, 3, 0, B, &rp);
+		check("reused_own_chunk", rc == 0 && rp.r->status ==
+		    CL_SUCCESS && rp.bulk_len == B && memcmp(rp.bulk, data,
+		    B) == 0, "the transfer's bytes (rc %d)", rc);
+		if (rc == 0)
+			reply_free(&rp);
+	}
+	check("reused_session_goes_on", stats(&c, &st) == 0, "no Stats");
+out:
+	conn_close(&c);
+	pl_close(&pe);
+	srv_stop(&sv, "reused_server_exit");
+out0:
+	free(data);
+	free(zero);
+}
+
 /* A FILLED naming a slot past the ring. */
 static void
 test_bad_slot(void)
@@ -652,6 +753,7 @@ test_vanish(void)
 static const struct test tests[] = {
 	{ "lands", test_lands, 90 },
 	{ "sealed", test_sealed, 60 },
+	{ "reused", test_reused, 60 },
 	{ "bad_slot", test_bad_slot, 90 },
 	{ "bad_xid", test_bad_xid, 90 },
 	{ "unoffered", test_unoffered, 90 },
