@@ -109,6 +109,7 @@ struct vcl_hobj {
 	struct vcl_submit	*submit;	/* queue: its strand (vcl_submit.c) */
 	uint64_t		 xctx, xmem, xoff;	/* xfer: destination; queue: xctx */
 	uint64_t		 xevent;	/* xfer: the client's event */
+	uint64_t		 xsize;		/* xfer: the bytes it waits for */
 	uint32_t		 device;	/* queue, sub-device: root index */
 	uint32_t		 held_refs;	/* event: held requests waiting */
 	cl_int			 deferred;	/* queue: first async failure */

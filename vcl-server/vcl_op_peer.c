@@ -379,14 +379,13 @@ vcl_op_migrate_in(struct vcl_session *s, const Vcl__Request *req,
 		vcl_early_drop(s, x);
 		x = NULL;
 	} else if (err == CL_SUCCESS) {
-		/* Stage the bytes here when they come. */
-		if ((data = vcl_stage_alloc(s, cx, m->size,
-		    CL_MEM_OBJECT_ALLOCATION_FAILURE, &err)) == NULL)
-			;
-		else if ((x = vcl_session_add(s, m->transfer,
+		/*
+		 * Wait for the bytes. Their staging is had when the push's
+		 * head comes (vcl_op_peer_push_dst): a push placed in shared
+		 * staging needs none.
+		 */
+		if ((x = vcl_session_add(s, m->transfer,
 		    VCL_KIND_XFER)) == NULL || x->error != CL_SUCCESS) {
-			vcl_pool_put(data, m->size);
-			vcl_session_uncharge(s, m->size);
 			err = CL_OUT_OF_RESOURCES;
 			if (x != NULL) {
 				vcl_session_release(s, x);
@@ -396,8 +395,7 @@ vcl_op_migrate_in(struct vcl_session *s, const Vcl__Request *req,
 			if (s->dead)
 				return;
 		} else {
-			x->data = data;
-			x->bytes = m->size;	/* charged to the session */
+			x->xsize = m->size;
 			x->xctx = ctx_id;
 			x->xmem = m->mem;
 			x->xoff = m->offset;
@@ -418,9 +416,11 @@ vcl_op_migrate_in(struct vcl_session *s, const Vcl__Request *req,
 }
 
 /*
- * Where a PeerPush's bytes go: straight into the waiting transfer's
- * staging when there is one of that size. Called when its frame head is
- * in, before the bytes; NULL: the session stages them itself.
+ * Where a PeerPush's bytes go: straight into the waiting transfer of that
+ * size, in staging it gets now (charged to its session), or chunk by
+ * chunk into its buffer when they come placed in our shared staging (see
+ * vcl_session_oob_post). Called when its frame head is in, before the
+ * bytes; NULL: the session stages them itself.
  */
 struct vcl_hobj *
 vcl_op_peer_push_dst(struct vcl_session *ps, const Vcl__Request *req,
@@ -429,12 +429,21 @@ vcl_op_peer_push_dst(struct vcl_session *ps, const Vcl__Request *req,
 	const Vcl__PeerPush	*m = req->peer_push;
 	struct vcl_session	*t;
 	struct vcl_hobj		*x;
+	cl_int			 err;
 
 	if ((t = vcl_peer_target(ps->srv, m->session, m->key)) == NULL ||
 	    (x = vcl_handle_get(&t->handles, m->transfer,
 	    VCL_KIND_XFER)) == NULL || x->arrived || x->receiving != NULL ||
-	    x->bytes != len)
+	    x->xsize != len || x->data != NULL)
 		return (NULL);
+	if (!((req->bulk_xfer & VCL_TP_XID_PLACE) && ps->tp_ep != NULL &&
+	    (ps->tp_ep->tp->ops->caps & VCL_TP_PLACE))) {
+		if ((x->data = vcl_stage_alloc(t, vcl_handle_get(&t->handles,
+		    x->xctx, VCL_KIND_CONTEXT), len,
+		    CL_MEM_OBJECT_ALLOCATION_FAILURE, &err)) == NULL)
+			return (NULL);
+		x->bytes = len;		/* charged to the session */
+	}
 	x->receiving = ps;
 	return (x);
 }
@@ -460,7 +469,7 @@ static cl_int
 vcl_xfer_take(struct vcl_session *ps, struct vcl_session *t,
     struct vcl_hobj *x, struct vcl_bulk *bulk)
 {
-	if (bulk->data == NULL || bulk->len != x->bytes)
+	if (bulk->data == NULL || bulk->len != x->xsize)
 		return (CL_INVALID_VALUE);
 	vcl_pool_put(x->data, x->bytes);
 	vcl_session_uncharge(t, x->bytes);
@@ -470,6 +479,7 @@ vcl_xfer_take(struct vcl_session *ps, struct vcl_session *t,
 		return (CL_MEM_OBJECT_ALLOCATION_FAILURE);
 	}
 	x->data = bulk->data;
+	x->bytes = bulk->len;
 	bulk->data = NULL;
 	return (CL_SUCCESS);
 }

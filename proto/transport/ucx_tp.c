@@ -14,10 +14,13 @@
  * all its links, so two links of one sender into one worker differ too).
  *
  * Placement (shared staging, VCL_TP_PLACE). At connect each end makes a
- * ring of its own: a POSIX shared memory segment under a random name
- * (0600), announced to the other end only, in a UCX message. The other
- * end opens it, checks its size, maps it and says so; the name is then
- * unlinked, so nobody else can open it (and at close in any case). Only
+ * ring of its own: a memfd sealed against shrinking and growing, announced
+ * to the other end only, in a UCX message, by its /proc/PID/fd/N path
+ * (which only processes of the same user can open). The other end opens
+ * it, checks its seals and size, maps it and says so; the owner then
+ * closes that descriptor, so nobody else can open it (and at close in any
+ * case). The seals are what keep the writer safe: a segment the owner
+ * could shrink would fault the writer's stores into it. Only
  * the other end of that link ever writes the ring and nothing else is put
  * in it, so it holds no byte the peer did not send. Messages (struct
  * vcl_ucx_pmsg, one UCX tag per link and direction: the sender's namespace
@@ -31,7 +34,6 @@
  * naming any address would make the sender write anywhere in itself).
  */
 #include <sys/mman.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/queue.h>
@@ -61,13 +63,14 @@ struct vcl_ucx_tp {
 	uint64_t		 shm_bytes;
 	uint64_t		 place_min;	/* VCL_UCX_PLACE_MIN */
 	TAILQ_HEAD(, vcl_ucx_xfer) fins;	/* placed: done to run */
+	LIST_HEAD(, vcl_ucx_ring) rings;	/* ours (the peers write) */
 };
 #define VCL_UCX_U(tp)	(((struct vcl_ucx_tp *)(tp)->priv)->u)
 
 /* A placement message (one host: host byte order; every field checked). */
 enum {
 	VCL_UCX_PM_RING = 1,	/* name, off: slot length, len: slots */
-	VCL_UCX_PM_MAPPED,	/* the ring is mapped: unlink its name */
+	VCL_UCX_PM_MAPPED,	/* the ring is mapped: close its path */
 	VCL_UCX_PM_OFFER,	/* write [off, off + len) of xid in slot */
 	VCL_UCX_PM_FILLED,	/* slot holds its chunk of xid */
 	VCL_UCX_PM_UNUSED,	/* slot not written (no such placed send) */
@@ -89,6 +92,7 @@ struct vcl_ucx_slot {
 	unsigned		 idx;
 	int			 state;
 	uint64_t		 xid, off, len;
+	uint64_t		 serial;	/* ours: the receive offered to */
 };
 
 /*
@@ -104,7 +108,10 @@ struct vcl_ucx_ring {
 	uint64_t		 size, slot_len;
 	unsigned		 nslots;
 	char			 name[32];
-	int			 linked;	/* name not unlinked yet */
+	int			 fd;		/* ours, -1 once the peer mapped it */
+	dev_t			 dev;		/* ours: the memfd's identity */
+	ino_t			 ino;
+	LIST_ENTRY(vcl_ucx_ring) entry;		/* ours: on t->rings */
 	int			 refs;
 	struct vcl_ucx_slot	 slots[VCL_UCX_SLOTS_MAX];
 };
@@ -122,6 +129,7 @@ struct vcl_ucx_xfer {
 	int			 placed;
 	uint64_t		 len, next, got;
 	uint64_t		 chunk;		/* a receive's chunk length */
+	uint64_t		 serial;	/* a receive's, on its endpoint */
 	struct vcl_tp_dest	 dest;
 	vcl_tp_slot_fn		 slot;
 	int			 fin_err;
@@ -144,6 +152,7 @@ struct vcl_ucx_tpep {
 	struct vcl_ucx_ring	*rx;		/* ours: the peer writes here */
 	struct vcl_ucx_ring	*tx;		/* the peer's, mapped */
 	struct vcl_ucx_xfer	*rx_active;	/* the placed receive served */
+	uint64_t		 rx_serial;	/* placed receives posted */
 	struct vcl_ucx_pmsg	 in;		/* the message being received */
 	int			 bad;		/* placement stopped */
 };
@@ -281,6 +290,7 @@ vcl_ucx_tp_open(struct vcl_tp *tp)
 	if ((t = calloc(1, sizeof *t)) == NULL)
 		return (VCL_TP_ENOMEM);
 	TAILQ_INIT(&t->fins);
+	LIST_INIT(&t->rings);
 	vcl_ucx_tp_limits(t);
 	if ((t->u = vcl_ucx_create(&lim, tp->err, sizeof tp->err)) == NULL) {
 		free(t);
@@ -375,18 +385,21 @@ vcl_ucx_pl_send(struct vcl_ucx_tpep *e, uint32_t type, uint32_t slot,
 		free(m);
 }
 
-/* Drop a reference to a ring; the last unmaps it (and unlinks its name). */
+/* Drop a reference to a ring; the last unmaps it (and closes its fd). */
 static void
 vcl_ucx_ring_unref(struct vcl_ucx_ring *r)
 {
 	if (--r->refs > 0)
 		return;
-	if (r->linked)
-		shm_unlink(r->name);
+	if (r->fd != -1)
+		close(r->fd);
 	if (r->base != NULL)
 		munmap(r->base, r->size);
-	if (r->mine)
+	if (r->mine) {
 		r->t->shm_bytes -= r->size;
+		if (r->dev != 0 || r->ino != 0)
+			LIST_REMOVE(r, entry);
+	}
 	free(r);
 }
 
@@ -407,6 +420,7 @@ vcl_ucx_ring_new(struct vcl_ucx_tpep *e, int mine, uint64_t slot_len,
 	r->nslots = nslots;
 	r->size = slot_len * nslots;
 	r->refs = 1;
+	r->fd = -1;
 	for (i = 0; i < nslots; i++) {
 		r->slots[i].ring = r;
 		r->slots[i].idx = i;
@@ -415,45 +429,43 @@ vcl_ucx_ring_new(struct vcl_ucx_tpep *e, int mine, uint64_t slot_len,
 }
 
 /*
- * Our ring for e, announced to the other end: a fresh segment under a
- * random name, within the instance's limit. No ring: no placement into
- * us on this link (the other end sends as usual).
+ * Our ring for e, announced to the other end: a fresh memfd of its size,
+ * sealed (it can neither shrink nor grow), within the instance's limit.
+ * No ring: no placement into us on this link (the other end sends as
+ * usual).
  */
 static void
 vcl_ucx_ring_offer(struct vcl_ucx_tpep *e)
 {
 	struct vcl_ucx_tp	*t = e->t;
 	struct vcl_ucx_ring	*r;
-	uint8_t			 rnd[12];
+	struct stat		 st;
 	void			*p;
-	size_t			 k;
-	int			 fd, i;
+	int			 fd;
 
 	if (!t->place || t->shm_bytes + t->slot_len * t->nslots > t->shm_max)
 		return;
 	if ((r = vcl_ucx_ring_new(e, 1, t->slot_len, t->nslots)) == NULL)
 		return;
-	if (getrandom(rnd, sizeof rnd, 0) != sizeof rnd) {
+	if ((fd = memfd_create("vcl-ring", MFD_CLOEXEC |
+	    MFD_ALLOW_SEALING)) == -1) {
 		free(r);
 		return;
 	}
-	i = snprintf(r->name, sizeof r->name, "/vcl-");
-	for (k = 0; k < sizeof rnd; k++)
-		i += snprintf(r->name + i, sizeof r->name - (size_t)i, "%02x",
-		    rnd[k]);
-	if ((fd = shm_open(r->name, O_RDWR | O_CREAT | O_EXCL, 0600)) == -1) {
-		free(r);
-		return;
-	}
-	r->linked = 1;
-	if (ftruncate(fd, (off_t)r->size) != 0 || (p = mmap(NULL, r->size,
-	    PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
+	if (ftruncate(fd, (off_t)r->size) != 0 || fcntl(fd, F_ADD_SEALS,
+	    F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0 ||
+	    fstat(fd, &st) != 0 || (p = mmap(NULL, r->size, PROT_READ |
+	    PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
 		close(fd);
-		shm_unlink(r->name);
 		free(r);
 		return;
 	}
-	close(fd);
+	r->fd = fd;
+	r->dev = st.st_dev;
+	r->ino = st.st_ino;
+	LIST_INSERT_HEAD(&t->rings, r, entry);
+	snprintf(r->name, sizeof r->name, "/proc/%ld/fd/%d", (long)getpid(),
+	    fd);
 	r->base = p;
 	t->shm_bytes += r->size;
 	e->rx = r;
@@ -461,37 +473,51 @@ vcl_ucx_ring_offer(struct vcl_ucx_tpep *e)
 	    r->name);
 }
 
-/* The other end's ring: open it by name, check its size, map it. */
+/*
+ * The other end's ring: open it by its /proc/PID/fd/N path, check that it
+ * is none of our own rings (another link's peer writes those), that it is
+ * sealed against shrinking (else its owner could fault our stores into
+ * it) and its size, map it.
+ */
 static int
 vcl_ucx_ring_map(struct vcl_ucx_tpep *e, const struct vcl_ucx_pmsg *m)
 {
-	struct vcl_ucx_ring	*r;
+	struct vcl_ucx_ring	*r, *o;
 	struct stat		 st;
-	char			 name[32];
-	size_t			 i;
+	char			 name[32], tail;
+	unsigned long		 pid, nfd;
 	void			*p;
-	int			 fd;
+	int			 fd, seals;
 
 	memcpy(name, m->name, sizeof name);
 	name[sizeof name - 1] = '\0';
-	if (e->tx != NULL || strncmp(name, "/vcl-", 5) != 0 ||
-	    strlen(name) != 5 + 24 || m->len == 0 ||
+	if (e->tx != NULL || strspn(name, "/procfd0123456789") !=
+	    strlen(name) || sscanf(name, "/proc/%lu/fd/%lu%c", &pid, &nfd,
+	    &tail) != 2 || pid == 0 || m->len == 0 ||
 	    m->len > VCL_UCX_SLOTS_MAX || m->off == 0 ||
 	    m->off > (1ull << 30))
 		return (-1);
-	for (i = 5; name[i] != '\0'; i++)
-		if (!((name[i] >= '0' && name[i] <= '9') ||
-		    (name[i] >= 'a' && name[i] <= 'f')))
-			return (-1);
 	if (!e->t->place)
 		return (0);	/* we do not place: leave it */
-	if ((fd = shm_open(name, O_RDWR, 0)) == -1) {
+	if ((fd = open(name, O_RDWR | O_CLOEXEC | O_NOCTTY)) == -1) {
 		/* Another host, or gone: no placement on this link. */
 		vcl_log_info("ucx: the peer's shared staging: %s",
 		    strerror(errno));
 		return (0);
 	}
-	if (fstat(fd, &st) != 0 || (uint64_t)st.st_size != m->off * m->len ||
+	if ((seals = fcntl(fd, F_GET_SEALS)) == -1 ||
+	    !(seals & F_SEAL_SHRINK)) {
+		vcl_log_warn("ucx: the peer's shared staging is not sealed "
+		    "against shrinking: not used");
+		close(fd);
+		return (0);
+	}
+	if (fstat(fd, &st) != 0)
+		st.st_mode = 0;
+	LIST_FOREACH(o, &e->t->rings, entry)
+		if (o->dev == st.st_dev && o->ino == st.st_ino)
+			st.st_mode = 0;		/* one of ours */
+	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size != m->off * m->len ||
 	    (p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
 	    MAP_SHARED, fd, 0)) == MAP_FAILED) {
 		vcl_log_warn("ucx: the peer's shared staging: not its size, "
@@ -569,6 +595,7 @@ vcl_ucx_pl_offer(struct vcl_ucx_tpep *e)
 		sl = &e->rx->slots[i];
 		sl->state = VCL_UCX_SLOT_OFFERED;
 		sl->xid = x->xid;
+		sl->serial = x->serial;
 		sl->off = x->next;
 		sl->len = x->len - x->next < x->chunk ?
 		    x->len - x->next : x->chunk;
@@ -587,7 +614,8 @@ vcl_ucx_pl_consumed(struct vcl_ucx_slot *sl)
 	struct vcl_ucx_xfer	*x;
 
 	sl->state = VCL_UCX_SLOT_FREE;
-	if (e != NULL && (x = e->rx_active) != NULL && x->xid == sl->xid) {
+	if (e != NULL && (x = e->rx_active) != NULL && x->xid == sl->xid &&
+	    x->serial == sl->serial) {
 		x->got += sl->len;
 		if (x->got == x->len) {
 			vcl_ucx_pl_send(e, VCL_UCX_PM_DONE, 0, x->xid, 0, 0,
@@ -611,10 +639,10 @@ vcl_ucx_pl_in(struct vcl_ucx_tpep *e, const struct vcl_ucx_pmsg *m)
 	case VCL_UCX_PM_RING:
 		return (vcl_ucx_ring_map(e, m));
 	case VCL_UCX_PM_MAPPED:
-		if (e->rx == NULL || !e->rx->linked)
+		if (e->rx == NULL || e->rx->fd == -1)
 			return (-1);
-		shm_unlink(e->rx->name);
-		e->rx->linked = 0;
+		close(e->rx->fd);	/* its path opens nothing now */
+		e->rx->fd = -1;
 		return (0);
 	case VCL_UCX_PM_FILLED:
 	case VCL_UCX_PM_UNUSED:
@@ -623,8 +651,13 @@ vcl_ucx_pl_in(struct vcl_ucx_tpep *e, const struct vcl_ucx_pmsg *m)
 		sl = &e->rx->slots[m->slot];
 		if (sl->state != VCL_UCX_SLOT_OFFERED || sl->xid != m->xid)
 			return (-1);
+		/*
+		 * Offered to a receive that ended: not a chunk of the one
+		 * served now, even under the same xid (its offset and length
+		 * were the other's).
+		 */
 		x = e->rx_active;
-		if (x == NULL || x->xid != m->xid) {
+		if (x == NULL || x->xid != m->xid || x->serial != sl->serial) {
 			sl->state = VCL_UCX_SLOT_FREE;	/* its receive ended */
 			vcl_ucx_pl_offer(e);
 			return (0);
@@ -820,6 +853,7 @@ vcl_ucx_tp_recv_placed(struct vcl_ucx_tpep *e, uint64_t xid,
 	x->xid = xid;
 	x->recv = 1;
 	x->placed = 1;
+	x->serial = ++e->rx_serial;
 	x->len = dest->len;
 	/*
 	 * Chunks of an eighth of the bulk (at least 256 KiB, at most a

@@ -98,3 +98,7 @@ set_property(TEST it_raw_options APPEND PROPERTY ENVIRONMENT
 vcl_rawtest(reader)
 target_link_libraries(reader_test PRIVATE PkgConfig::OPENCL)
 vcl_rawtest(hops)
+if(VCL_HAVE_UCX)
+	vcl_rawtest(place)
+	target_link_libraries(place_test PRIVATE vclucx)
+endif()

@@ -852,16 +852,18 @@ case_place_hostile(const struct vcl_transport *ops)
 				assert_int_equal(buf[i], 0xee);
 		} else {
 			/* We are the sender: its ring, then an OFFER too big. */
-			snprintf(seg_name, sizeof seg_name,
-			    "/vcl-%012x%012x", (unsigned)getpid(), 77u);
-			memcpy(out.name, seg_name, sizeof out.name);
-			fd = shm_open(out.name, O_RDWR | O_CREAT | O_EXCL, 0600);
+			fd = memfd_create("ring", MFD_CLOEXEC |
+			    MFD_ALLOW_SEALING);
 			assert_true(fd >= 0);
 			assert_int_equal(ftruncate(fd, 2 * 4096), 0);
+			assert_int_equal(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK |
+			    F_SEAL_GROW), 0);
 			seg = mmap(NULL, 2 * 4096, PROT_READ | PROT_WRITE,
 			    MAP_SHARED, fd, 0);
 			assert_true(seg != MAP_FAILED);
-			close(fd);
+			snprintf(seg_name, sizeof seg_name, "/proc/%d/fd/%d",
+			    (int)getpid(), fd);
+			memcpy(out.name, seg_name, sizeof out.name);
 			out.type = PM_RING;
 			out.off = 4096;
 			out.len = 2;
@@ -895,7 +897,7 @@ case_place_hostile(const struct vcl_transport *ops)
 			assert_int_equal(sp.c.err, VCL_TP_EIO);
 			assert_int_equal(sp.nchunks, 0);
 			munmap(seg, 2 * 4096);
-			shm_unlink(seg_name);
+			close(fd);
 		}
 		vcl_tp_close(ep);
 		vcl_ucx_ep_close(rep);

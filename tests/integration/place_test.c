@@ -1,0 +1,768 @@
+/*
+ * place_test.c - pushes placed in a real vclserver's shared staging, with
+ * this process as the peer server speaking the ucx backend's placement
+ * messages itself (proto/transport/ucx_tp.c): a push placed slot by slot
+ * lands in its buffer with no staging of its size charged to the
+ * MigrateIn's session; a peer that fills a slot past the ring or never
+ * offered, fills one for another transfer or one offered to an earlier
+ * transfer of the same id, or vanishes mid-ring fails that migration alone,
+ * and the server goes on and holds nothing once its client left. The
+ * rings are sealed memfds, and a peer's ring that is not is left unused.
+ */
+#include <sys/mman.h>
+
+#include <poll.h>
+#include <time.h>
+
+#include "rawproto.h"
+#include "vcl_ucx.h"
+
+#define MIB		(1u << 20)
+#define PL_WAIT_S	30	/* one placement message or Notify */
+#define PL_CTL_NS	0x7fffffffu
+#define PL_PLACE	(1ull << 63)
+
+/* The backend's placement message (one host: host byte order). */
+enum {
+	PM_RING = 1, PM_MAPPED, PM_OFFER, PM_FILLED, PM_UNUSED, PM_DONE,
+	PM_ABORT,
+};
+struct pmsg {
+	uint32_t	type;
+	uint32_t	slot;
+	uint64_t	xid;
+	uint64_t	off;
+	uint64_t	len;
+	char		name[32];
+};
+
+/* This process as a peer server: its link, the server's ring mapped. */
+struct peer {
+	struct vcl_ucx		*u;
+	struct vcl_ucx_ep	*ep;
+	struct conn		 p;
+	uint32_t		 ns, srv_ns, link;
+	uint8_t			*ring;
+	uint64_t		 slot_len;
+	unsigned		 nslots;
+	struct pmsg		 in;
+	int			 in_done, in_status, sent;
+	int			 sealed;	/* its ring cannot shrink */
+};
+
+/* The server with ucx forced, a session limit of limit bytes if not 0. */
+static int
+pl_server(struct srv *sv, const char *name, const char *limit)
+{
+	const char	*args[] = { "--transport-force", "ucx",
+	    "--frame-timeout", "600", NULL, NULL, NULL };
+
+	if (limit != NULL) {
+		args[4] = "--max-session-bytes";
+		args[5] = limit;
+	}
+	return (srv_start(sv, name, "127.0.0.1:0", args));
+}
+
+/* FNV-1a, as the backend hashes addresses. */
+static uint32_t
+pl_fnv(const void *a, size_t len)
+{
+	const uint8_t	*p = a;
+	uint32_t	 h = 2166136261u;
+	size_t		 i;
+
+	for (i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= 16777619u;
+	}
+	return (h);
+}
+
+/* The link's number from its control stream, as the backend forms it. */
+static uint32_t
+pl_link(int fd)
+{
+	struct sockaddr_storage	a, b;
+	socklen_t		la = sizeof a, lb = sizeof b;
+	uint32_t		h1, h2;
+
+	memset(&a, 0, sizeof a);
+	memset(&b, 0, sizeof b);
+	if (getsockname(fd, (struct sockaddr *)&a, &la) != 0 ||
+	    getpeername(fd, (struct sockaddr *)&b, &lb) != 0)
+		return (0);
+	h1 = pl_fnv(&a, la);
+	h2 = pl_fnv(&b, lb);
+	return (h1 < h2 ? h1 * 31u + h2 : h2 * 31u + h1);
+}
+
+/* Milliseconds of the monotonic clock. */
+static int64_t
+pl_now(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+}
+
+/* Progress the worker, wait a little for it or c. 1: c is readable. */
+static int
+pl_turn(struct peer *pe, struct conn *c)
+{
+	struct pollfd	pfd[2];
+	int		n = 1;
+
+	if (vcl_ucx_progress(pe->u) != 0)
+		return (0);
+	pfd[0].fd = vcl_ucx_fd(pe->u);
+	pfd[0].events = POLLIN;
+	pfd[0].revents = 0;
+	if (c != NULL) {
+		pfd[1].fd = c->fd;
+		pfd[1].events = POLLIN;
+		pfd[1].revents = 0;
+		n = 2;
+	}
+	if (poll(pfd, (nfds_t)n, POLL_MS) <= 0)
+		return (0);
+	return (c != NULL && pfd[1].revents != 0);
+}
+
+/* A placement message of the server's came. */
+static void
+pl_in_cb(int status, void *arg)
+{
+	struct peer	*pe = arg;
+
+	pe->in_status = status;
+	pe->in_done = 1;
+}
+
+/* A placement message of ours went. */
+static void
+pl_sent_cb(int status, void *arg)
+{
+	struct peer	*pe = arg;
+
+	pe->sent++;
+}
+
+/* The server's next placement message (bounded by the clock). 0 or -1. */
+static int
+pl_recv(struct peer *pe, struct pmsg *m)
+{
+	int64_t	end = pl_now() + PL_WAIT_S * 1000;
+
+	pe->in_done = 0;
+	if (vcl_ucx_recv(pe->ep, ((uint64_t)(pe->srv_ns ^ PL_CTL_NS) << 32) |
+	    pe->link, &pe->in, sizeof pe->in, pl_in_cb, pe) == NULL)
+		return (-1);
+	while (!pe->in_done && pl_now() < end)
+		(void)pl_turn(pe, NULL);
+	if (!pe->in_done || pe->in_status != 0)
+		return (-1);
+	*m = pe->in;
+	return (0);
+}
+
+/* Send a placement message and progress until it went. 0 or -1. */
+static int
+pl_send(struct peer *pe, uint32_t type, uint32_t slot, uint64_t xid)
+{
+	static struct pmsg	 m;
+	struct iovec		 iov = { &m, sizeof m };
+	int64_t			 end = pl_now() + PL_WAIT_S * 1000;
+	int			 want = pe->sent + 1;
+
+	memset(&m, 0, sizeof m);
+	m.type = type;
+	m.slot = slot;
+	m.xid = xid;
+	if (vcl_ucx_send(pe->ep, ((uint64_t)(pe->ns ^ PL_CTL_NS) << 32) |
+	    pe->link, &iov, 1, pl_sent_cb, pe) == NULL)
+		return (-1);
+	while (pe->sent < want && pl_now() < end)
+		(void)pl_turn(pe, NULL);
+	return (pe->sent == want ? 0 : -1);
+}
+
+/*
+ * Open a peer link choosing ucx, take the server's ring (RING), map it
+ * and say so (MAPPED). 0 or -1.
+ */
+static int
+pl_open(struct peer *pe, const struct srv *sv)
+{
+	Vcl__Request		 r = VCL__REQUEST__INIT;
+	Vcl__Hello		 h = VCL__HELLO__INIT;
+	Vcl__TransportOffer	 o = VCL__TRANSPORT_OFFER__INIT, *op = &o;
+	const Vcl__TransportOffer *w;
+	struct reply		 rp;
+	struct pmsg		 m;
+	struct stat		 st;
+	const void		*a;
+	char			 err[256], name[33];
+	size_t			 alen;
+	void			*p;
+	int			 fd, rc = -1;
+
+	memset(pe, 0, sizeof *pe);
+	pe->p.fd = -1;
+	if ((pe->u = vcl_ucx_create(NULL, err, sizeof err)) == NULL) {
+		note("vcl_ucx_create: %s", err);
+		return (-1);
+	}
+	if (conn_open(&pe->p, sv) != 0)
+		return (-1);
+	pe->p.peer = 1;
+	vcl_ucx_address(pe->u, &a, &alen);
+	pe->ns = pl_fnv(a, alen);
+	o.name = "ucx";
+	o.has_address = 1;
+	o.address.data = (uint8_t *)a;
+	o.address.len = alen;
+	h.version = VCL_PROTOCOL_VERSION;
+	h.client_name = "place_test";
+	h.has_peer = h.peer = 1;
+	h.n_transports = 1;
+	h.transports = &op;
+	r.call_case = VCL__REQUEST__CALL_HELLO;
+	r.hello = &h;
+	if (call(&pe->p, &r, NULL, 0, &rp) != 0)
+		return (-1);
+	if (rp.r->status == CL_SUCCESS && rp.r->welcome != NULL &&
+	    (w = rp.r->welcome->transport) != NULL &&
+	    strcmp(w->name, "ucx") == 0 && w->has_address &&
+	    (pe->ep = vcl_ucx_ep_open(pe->u, w->address.data, w->address.len,
+	    NULL, NULL)) != NULL) {
+		pe->srv_ns = pl_fnv(w->address.data, w->address.len);
+		rc = 0;
+	} else
+		note("peer link: the server did not choose ucx");
+	reply_free(&rp);
+	if (rc != 0)
+		return (-1);
+	pe->link = pl_link(pe->p.fd);
+	if (pl_recv(pe, &m) != 0 || m.type != PM_RING || m.off == 0 ||
+	    m.len == 0 || m.len > 16) {
+		note("no ring from the server");
+		return (-1);
+	}
+	memcpy(name, m.name, sizeof m.name);
+	name[sizeof m.name] = '\0';
+	if ((fd = open(name, O_RDWR | O_CLOEXEC)) == -1) {
+		note("open %s: %s", name, strerror(errno));
+		return (-1);
+	}
+	/* Sealed: its owner cannot shrink it under our stores. */
+	pe->sealed = (fcntl(fd, F_GET_SEALS) & (F_SEAL_SHRINK |
+	    F_SEAL_GROW)) == (F_SEAL_SHRINK | F_SEAL_GROW) &&
+	    ftruncate(fd, 4096) == -1 && errno == EPERM;
+	if (fstat(fd, &st) != 0 || (uint64_t)st.st_size != m.off * m.len ||
+	    (p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
+	    MAP_SHARED, fd, 0)) == MAP_FAILED) {
+		close(fd);
+		note("the server's ring: wrong size or no mapping");
+		return (-1);
+	}
+	close(fd);
+	pe->ring = p;
+	pe->slot_len = m.off;
+	pe->nslots = (unsigned)m.len;
+	return (pl_send(pe, PM_MAPPED, 0, 0));
+}
+
+/* Close the link and let the engine go. */
+static void
+pl_close(struct peer *pe)
+{
+	if (pe->ep != NULL)
+		vcl_ucx_ep_close(pe->ep);
+	pe->ep = NULL;
+	conn_close(&pe->p);
+	if (pe->ring != NULL)
+		munmap(pe->ring, pe->slot_len * pe->nslots);
+	pe->ring = NULL;
+	if (pe->u != NULL)
+		vcl_ucx_free(pe->u);
+	pe->u = NULL;
+}
+
+/* MigrateIn{queue 2, event ev, mem, 0, size, transfer}, then a Stats. */
+static int
+pl_migrate_in(struct conn *c, uint64_t ev, uint64_t mem, uint64_t size,
+    uint64_t xfer)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__MigrateIn		mi = VCL__MIGRATE_IN__INIT;
+	Vcl__Enqueue		q = VCL__ENQUEUE__INIT;
+	Vcl__StatsResult	st;
+
+	q.queue = 2;
+	q.has_event = 1;
+	q.event = ev;
+	mi.q = &q;
+	mi.mem = mem;
+	mi.size = size;
+	mi.transfer = xfer;
+	r.call_case = VCL__REQUEST__CALL_MIGRATE_IN;
+	r.migrate_in = &mi;
+	if (send_req(c, &r, NULL, 0) != 0)
+		return (-1);
+	/* The session ran it before any push head is sent. */
+	return (stats(c, &st));
+}
+
+/* The head of a PeerPush whose size bytes are placed as xid. */
+static int
+pl_push_head(struct peer *pe, uint64_t sid, uint64_t key, uint64_t transfer,
+    uint64_t xid, uint64_t size)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__PeerPush	pp = VCL__PEER_PUSH__INIT;
+
+	pp.session = sid;
+	pp.key = key;
+	pp.transfer = transfer;
+	pp.status = CL_SUCCESS;
+	r.has_bulk_xfer = r.has_bulk_size = 1;
+	r.bulk_xfer = xid | PL_PLACE;
+	r.bulk_size = size;
+	r.call_case = VCL__REQUEST__CALL_PEER_PUSH;
+	r.peer_push = &pp;
+	return (send_req(&pe->p, &r, NULL, 0));
+}
+
+/* Wait (bounded) for the Notify of ev on c, progressing the worker. */
+static int
+pl_wait_notify(struct peer *pe, struct conn *c, uint64_t ev, cl_int *st)
+{
+	struct reply	rp;
+	int64_t		end = pl_now() + PL_WAIT_S * 1000;
+	size_t		i;
+	int		found = 0;
+
+	while (!found && pl_now() < end) {
+		if (!pl_turn(pe, c))
+			continue;
+		if (recv_msg(c, &rp) != 0)
+			return (-1);
+		for (i = 0; rp.tc->notify != NULL && i < rp.tc->n_notify; i++)
+			if (rp.tc->notify[i]->event == ev) {
+				*st = rp.tc->notify[i]->status;
+				found = 1;
+			}
+		reply_free(&rp);
+	}
+	return (found ? 0 : -1);
+}
+
+/* ReadBuffer{queue 2, mem, off, size}. */
+static int
+pl_read(struct conn *c, uint64_t mem, uint64_t off, uint64_t size,
+    struct reply *rp)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__ReadBuffer	m = VCL__READ_BUFFER__INIT;
+	Vcl__Enqueue	q = VCL__ENQUEUE__INIT;
+
+	q.queue = 2;
+	m.q = &q;
+	m.mem = mem;
+	m.offset = off;
+	m.size = size;
+	r.call_case = VCL__REQUEST__CALL_READ_BUFFER;
+	r.read_buffer = &m;
+	return (call(c, &r, NULL, 0, rp));
+}
+
+/* Fill with a pattern. */
+static void
+pl_fill(uint8_t *p, size_t n, unsigned seed)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (uint8_t)(i * 13 + seed + (i >> 12));
+}
+
+/*
+ * Serve the offers of xid honestly until every byte of len was placed
+ * and the server said DONE. 0 or -1.
+ */
+static int
+pl_serve(struct peer *pe, uint64_t xid, const uint8_t *data, uint64_t len)
+{
+	struct pmsg	m;
+	uint64_t	placed = 0;
+
+	for (;;) {
+		if (pl_recv(pe, &m) != 0) {
+			note("no placement message after %llu bytes",
+			    (unsigned long long)placed);
+			return (-1);
+		}
+		if (m.type == PM_DONE && m.xid == xid)
+			return (placed == len ? 0 : -1);
+		if (m.type != PM_OFFER || m.xid != xid || m.slot >= pe->nslots ||
+		    m.len > pe->slot_len || m.off > len || m.len > len - m.off) {
+			note("unexpected message %u", m.type);
+			return (-1);
+		}
+		memcpy(pe->ring + (uint64_t)m.slot * pe->slot_len, data + m.off,
+		    m.len);
+		placed += m.len;
+		if (pl_send(pe, PM_FILLED, m.slot, xid) != 0)
+			return (-1);
+	}
+}
+
+/*
+ * A push placed chunk by chunk lands in its buffer. The session may hold
+ * its buffer but not a second copy of it: a MigrateIn whose bytes come
+ * placed needs no staging of their size (its session is limited to 1.75
+ * times the buffer).
+ */
+static void
+test_lands(void)
+{
+	enum { SIZE = 8 * MIB };
+	struct srv	 sv;
+	struct conn	 c;
+	struct peer	 pe;
+	struct reply	 rp;
+	uint64_t	 sid = 0, key = 0;
+	uint8_t		*data;
+	char		 limit[32];
+	cl_int		 evst = 1;
+	int		 rc, half;
+
+	c.fd = -1;
+	pe.u = NULL;
+	if ((data = malloc(SIZE)) == NULL)
+		return;
+	pl_fill(data, SIZE, 5);
+	snprintf(limit, sizeof limit, "%u", SIZE + SIZE * 3 / 4);
+	if (!pl_server(&sv, "lands_server_start", limit))
+		goto out0;
+	if (!check("lands_sessions", client_open(&c, &sv, &sid, &key) == 0 &&
+	    pl_open(&pe, &sv) == 0, "no sessions"))
+		goto out;
+	rc = create_buffer(&c, 3, 1, SIZE, NULL, 0);
+	rc |= pl_migrate_in(&c, 10, 3, SIZE, 77);
+	rc |= pl_push_head(&pe, sid, key, 77, 1, SIZE);
+	rc |= pl_serve(&pe, 1 | PL_PLACE, data, SIZE);
+	rc |= pl_wait_notify(&pe, &c, 10, &evst);
+	check("lands_complete", rc == 0 && evst == CL_COMPLETE, "MigrateIn "
+	    "event %d (rc %d)", evst, rc);
+	/* Read back by halves (the whole would not fit the limit). */
+	for (half = 0; half < 2; half++) {
+		rc = pl_read(&c, 3, half * (SIZE / 2), SIZE / 2, &rp);
+		check(half == 0 ? "lands_bytes_0" : "lands_bytes_1", rc == 0 &&
+		    rp.r->status == CL_SUCCESS && rp.bulk_len == SIZE / 2 &&
+		    memcmp(rp.bulk, data + half * (SIZE / 2), SIZE / 2) == 0,
+		    "read back: rc %d, status %d, %llu bytes", rc,
+		    rc == 0 ? rp.r->status : 0,
+		    (unsigned long long)(rc == 0 ? rp.bulk_len : 0));
+		if (rc == 0)
+			reply_free(&rp);
+	}
+out:
+	conn_close(&c);
+	pl_close(&pe);
+	srv_stop(&sv, "lands_server_exit");
+out0:
+	free(data);
+}
+
+enum { BAD_SLOT, BAD_XID, UNOFFERED, VANISH };
+
+/*
+ * A hostile peer (how): its migration fails with an error (not a hang),
+ * the client's session and the server go on, nothing is held after.
+ */
+static void
+pl_hostile(const char *name, int how)
+{
+	enum { SIZE = 256 << 10 };	/* one chunk: one slot offered */
+	struct srv		 sv;
+	struct conn		 c, w;
+	struct peer		 pe;
+	struct pmsg		 m;
+	struct reply		 rp;
+	Vcl__StatsResult	 st;
+	uint64_t		 sid = 0, key = 0;
+	char			 what[64];
+	cl_int			 evst = 1;
+	int			 rc;
+
+	c.fd = w.fd = -1;
+	pe.u = NULL;
+	pe.p.fd = -1;
+	snprintf(what, sizeof what, "%s_server_start", name);
+	if (!pl_server(&sv, what, NULL))
+		return;
+	snprintf(what, sizeof what, "%s_sessions", name);
+	if (!check(what, client_open(&c, &sv, &sid, &key) == 0 &&
+	    conn_session(&w, &sv) == 0 && pl_open(&pe, &sv) == 0,
+	    "no sessions"))
+		goto out;
+	rc = create_buffer(&c, 3, 1, SIZE, NULL, 0);
+	rc |= pl_migrate_in(&c, 10, 3, SIZE, 77);
+	rc |= pl_push_head(&pe, sid, key, 77, 1, SIZE);
+	rc |= pl_recv(&pe, &m);
+	snprintf(what, sizeof what, "%s_offered", name);
+	if (!check(what, rc == 0 && m.type == PM_OFFER && m.xid ==
+	    (1 | PL_PLACE) && m.slot < pe.nslots, "no offer (rc %d, type %u)",
+	    rc, m.type))
+		goto out;
+	switch (how) {
+	case BAD_SLOT:		/* a slot past the ring */
+		rc = pl_send(&pe, PM_FILLED, pe.nslots + 5, m.xid);
+		break;
+	case BAD_XID:		/* the slot offered, another transfer */
+		rc = pl_send(&pe, PM_FILLED, m.slot, m.xid + 1);
+		break;
+	case UNOFFERED:		/* a slot of the ring never offered */
+		rc = pl_send(&pe, PM_FILLED, (m.slot + 1) % pe.nslots, m.xid);
+		break;
+	default:		/* gone between OFFER and FILLED */
+		pl_close(&pe);
+		rc = 0;
+		break;
+	}
+	if (how != VANISH)
+		rc |= pl_wait_notify(&pe, &c, 10, &evst);
+	else
+		rc |= wait_notify(&c, 10, &evst);
+	snprintf(what, sizeof what, "%s_fails", name);
+	check(what, rc == 0 && evst < 0, "the migration: event %d (rc %d)",
+	    evst, rc);
+	snprintf(what, sizeof what, "%s_session_goes_on", name);
+	rc = read_buffer(&c, 2, 3, 4096, &rp);
+	if (rc == 0) {
+		rc = rp.r->status;
+		reply_free(&rp);
+	}
+	check(what, stats(&c, &st) == 0 && rc == 0, "no Stats or read (%d)",
+	    rc);
+	conn_close(&c);
+	pl_close(&pe);
+	snprintf(what, sizeof what, "%s_nothing_held", name);
+	check(what, wait_empty(&w, &st) == 0, "%llu objects, %llu bytes held",
+	    (unsigned long long)st.objects, (unsigned long long)st.bytes);
+out:
+	conn_close(&c);
+	conn_close(&w);
+	pl_close(&pe);
+	snprintf(what, sizeof what, "%s_server_exit", name);
+	srv_stop(&sv, what);
+}
+
+/*
+ * The rings are sealed memfds: the server's can neither shrink nor grow
+ * (its writer, this process, is safe), and the server maps no ring of a
+ * peer that is not sealed against shrinking (it would fault on a store).
+ */
+static void
+test_sealed(void)
+{
+	struct srv		 sv;
+	struct conn		 w;
+	struct peer		 pe;
+	Vcl__StatsResult	 st;
+	struct pmsg		 m;
+	struct iovec		 iov = { &m, sizeof m };
+	void			*p = MAP_FAILED;
+	int64_t			 end;
+	int			 fd = -1, want;
+
+	w.fd = -1;
+	pe.u = NULL;
+	pe.p.fd = -1;
+	if (!pl_server(&sv, "sealed_server_start", NULL))
+		return;
+	if (!check("sealed_link", conn_session(&w, &sv) == 0 &&
+	    pl_open(&pe, &sv) == 0, "no link"))
+		goto out;
+	check("sealed_theirs", pe.sealed, "the server's ring can shrink");
+	/* Ours, of the right size, not sealed: the server leaves it. */
+	if ((fd = memfd_create("ring", MFD_CLOEXEC)) == -1 ||
+	    ftruncate(fd, 2 * 65536) != 0 || (p = mmap(NULL, 2 * 65536,
+	    PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
+		check("sealed_ours", 0, "memfd: %s", strerror(errno));
+		goto out;
+	}
+	memset(&m, 0, sizeof m);
+	m.type = PM_RING;
+	m.off = 65536;
+	m.len = 2;
+	snprintf(m.name, sizeof m.name, "/proc/%d/fd/%d", (int)getpid(), fd);
+	want = pe.sent + 1;
+	if (vcl_ucx_send(pe.ep, ((uint64_t)(pe.ns ^ PL_CTL_NS) << 32) |
+	    pe.link, &iov, 1, pl_sent_cb, &pe) == NULL)
+		want = -1;
+	end = pl_now() + PL_WAIT_S * 1000;
+	while (pl_now() < end && (pe.sent != want ||
+	    !srv_stderr_has(&sv, "not sealed")))
+		(void)pl_turn(&pe, NULL);
+	check("sealed_unsealed_refused", pe.sent == want &&
+	    srv_stderr_has(&sv, "not sealed"), "the server took a ring its "
+	    "owner can shrink");
+	check("sealed_server_goes_on", stats(&w, &st) == 0, "no Stats");
+out:
+	if (p != MAP_FAILED)
+		munmap(p, 2 * 65536);
+	if (fd != -1)
+		close(fd);
+	conn_close(&w);
+	pl_close(&pe);
+	srv_stop(&sv, "sealed_server_exit");
+}
+
+/*
+ * A transfer id used again on the link: the slots still offered for the
+ * first transfer (failed by the peer) are not chunks of the second. The
+ * peer fills one of them, at an offset past the second transfer's bytes,
+ * and says so: nothing of it may land in the buffer outside the range
+ * the MigrateIn named, and the second transfer completes only with its
+ * own chunk.
+ */
+static void
+test_reused(void)
+{
+	enum { BUF = 2 * MIB, A = 1 * MIB, B = 256 << 10 };
+	struct srv		 sv;
+	struct conn		 c;
+	struct peer		 pe;
+	struct pmsg		 m, offers[16];
+	struct reply		 rp;
+	Vcl__StatsResult	 st;
+	uint64_t		 sid = 0, key = 0, xid = 1 | PL_PLACE;
+	uint8_t			*data, *zero;
+	cl_int			 evst = 1;
+	unsigned		 i, n = 0, stale = 0, first = 0;
+	int			 rc;
+
+	c.fd = -1;
+	pe.u = NULL;
+	pe.p.fd = -1;
+	data = malloc(A);
+	zero = calloc(1, A);
+	if (data == NULL || zero == NULL)
+		goto out0;
+	pl_fill(data, A, 9);
+	if (!pl_server(&sv, "reused_server_start", NULL))
+		goto out0;
+	if (!check("reused_sessions", client_open(&c, &sv, &sid, &key) == 0 &&
+	    pl_open(&pe, &sv) == 0, "no sessions"))
+		goto out;
+	rc = create_buffer(&c, 3, 1, BUF, NULL, 0);
+	rc |= pl_migrate_in(&c, 10, 3, B, 77);
+	/* The first transfer (nobody waits for it): every slot offered. */
+	rc |= pl_push_head(&pe, sid, key, 78, 1, A);
+	while (rc == 0 && n < pe.nslots && pl_recv(&pe, &m) == 0 &&
+	    m.type == PM_OFFER)
+		offers[n++] = m;
+	if (!check("reused_offers", rc == 0 && n == pe.nslots && n >= 2,
+	    "%u offers (rc %d)", n, rc))
+		goto out;
+	for (i = 0; i < n; i++) {
+		if (offers[i].off == 0)
+			first = i;
+		if (offers[i].off >= B)
+			stale = i;
+	}
+	/* The first slot not written: the first transfer fails. */
+	rc = pl_send(&pe, PM_UNUSED, offers[first].slot, xid);
+	rc |= pl_recv(&pe, &m);
+	if (!check("reused_abort", rc == 0 && m.type == PM_ABORT, "no ABORT "
+	    "(rc %d, type %u)", rc, m.type))
+		goto out;
+	/* The same id again, for the waiting transfer: one slot free. */
+	rc = pl_push_head(&pe, sid, key, 77, 1, B);
+	rc |= pl_recv(&pe, &m);
+	if (!check("reused_offer", rc == 0 && m.type == PM_OFFER &&
+	    m.off == 0 && m.len == B, "no offer (rc %d, type %u)", rc,
+	    m.type))
+		goto out;
+	/* A slot of the first transfer, filled and said filled. */
+	memcpy(pe.ring + (uint64_t)offers[stale].slot * pe.slot_len, data,
+	    offers[stale].len);
+	rc = pl_send(&pe, PM_FILLED, offers[stale].slot, xid);
+	/* Then the second transfer's own chunk. */
+	memcpy(pe.ring + (uint64_t)m.slot * pe.slot_len, data, B);
+	rc |= pl_send(&pe, PM_FILLED, m.slot, xid);
+	rc |= pl_wait_notify(&pe, &c, 10, &evst);
+	check("reused_done", rc == 0, "no end of the migration (rc %d)", rc);
+	rc = pl_read(&c, 3, offers[stale].off, offers[stale].len, &rp);
+	check("reused_nothing_outside", rc == 0 && rp.r->status ==
+	    CL_SUCCESS && rp.bulk_len == offers[stale].len &&
+	    memcmp(rp.bulk, zero, offers[stale].len) == 0, "the buffer past "
+	    "the transfer's range was written (rc %d)", rc);
+	if (rc == 0)
+		reply_free(&rp);
+	if (evst == CL_COMPLETE) {
+		rc = pl_read(&c, 3, 0, B, &rp);
+		check("reused_own_chunk", rc == 0 && rp.r->status ==
+		    CL_SUCCESS && rp.bulk_len == B && memcmp(rp.bulk, data,
+		    B) == 0, "the transfer's bytes (rc %d)", rc);
+		if (rc == 0)
+			reply_free(&rp);
+	}
+	check("reused_session_goes_on", stats(&c, &st) == 0, "no Stats");
+out:
+	conn_close(&c);
+	pl_close(&pe);
+	srv_stop(&sv, "reused_server_exit");
+out0:
+	free(data);
+	free(zero);
+}
+
+/* A FILLED naming a slot past the ring. */
+static void
+test_bad_slot(void)
+{
+	pl_hostile("bad_slot", BAD_SLOT);
+}
+
+/* A FILLED for the slot offered, naming another transfer. */
+static void
+test_bad_xid(void)
+{
+	pl_hostile("bad_xid", BAD_XID);
+}
+
+/* A FILLED for a free slot of the ring, never offered. */
+static void
+test_unoffered(void)
+{
+	pl_hostile("unoffered", UNOFFERED);
+}
+
+/* The peer vanishes between an OFFER and its FILLED. */
+static void
+test_vanish(void)
+{
+	pl_hostile("vanish", VANISH);
+}
+
+static const struct test tests[] = {
+	{ "lands", test_lands, 90 },
+	{ "sealed", test_sealed, 60 },
+	{ "reused", test_reused, 60 },
+	{ "bad_slot", test_bad_slot, 90 },
+	{ "bad_xid", test_bad_xid, 90 },
+	{ "unoffered", test_unoffered, 90 },
+	{ "vanish", test_vanish, 90 },
+};
+
+int
+main(int argc, char **argv)
+{
+	return (rawproto_main(argc, argv, tests,
+	    sizeof tests / sizeof tests[0]));
+}
