@@ -126,6 +126,8 @@ struct bench_tcp_cmd {
 
 static FILE	*bench_csv;
 static int	 bench_progress;
+/* --settle: clFinish after each timed write, so the read is timed alone. */
+static int	 bench_settle;
 
 static void	 bench_fatal(const char *, ...)
 		     __attribute__((format(printf, 1, 2), noreturn));
@@ -796,6 +798,13 @@ bench_run_size(struct bench_tcp *tcp, struct bench_cl *cl, int ncl,
 			    CL_TRUE, 0, size, src, 0, NULL, NULL),
 			    "clEnqueueWriteBuffer");
 			tw[c][i] = (double)size / (bench_now() - t0) / 1e9;
+			/*
+			 * A blocking write returns once its bytes are sent:
+			 * without this the read waits for the write's rest
+			 * (its last bytes in the socket, its device copy).
+			 */
+			if (bench_settle)
+				bench_check(clFinish(cl[c].queue), "clFinish");
 			t0 = bench_now();
 			bench_check(clEnqueueReadBuffer(cl[c].queue, buf[c],
 			    CL_TRUE, 0, size, dst, 0, NULL, NULL),
@@ -881,6 +890,9 @@ bench_print_header(struct bench_cl *cl, int ncl, int quick)
 	}
 	printf("  raw TCP%s take turns: latencies in blocks of %d, bandwidths "
 	    "rep by rep\n", ncl == 2 ? ", A and B" : " and A", BENCH_BLOCK);
+	if (bench_settle)
+		printf("  --settle: reads timed after the write before them "
+		    "completed\n");
 	printf("\n");
 }
 
@@ -1030,11 +1042,13 @@ bench_usage(int status)
 {
 	fprintf(status == 0 ? stdout : stderr,
 	    "usage: vclbench [-l] [-a NAME|IDX] [-b NAME|IDX] [--only NAME|IDX]"
-	    " [--quick] [--csv FILE]\n"
+	    " [--quick] [--settle] [--csv FILE]\n"
 	    "  -a NAME|IDX     native platform (default \"portable\")\n"
 	    "  -b NAME|IDX     platform measured against it (default \"vcl\")\n"
 	    "  --only NAME|IDX measure one platform alone\n"
 	    "  --quick         sizes up to 16 MiB, fewer iterations\n"
+	    "  --settle        clFinish (untimed) after each timed write: the\n"
+	    "                  read is timed alone, not with the write's rest\n"
 	    "  --csv FILE      also write section,size,platform,value,unit rows\n"
 	    "  -l              list the platforms and exit\n"
 	    "NAME is a case-insensitive substring of CL_PLATFORM_NAME.\n"
@@ -1070,6 +1084,8 @@ main(int argc, char **argv)
 			csv = argv[++c];
 		else if (strcmp(argv[c], "--quick") == 0)
 			plan = &bench_plan_quick;
+		else if (strcmp(argv[c], "--settle") == 0)
+			bench_settle = 1;
 		else if (strcmp(argv[c], "-l") == 0)
 			list = 1;
 		else if (strcmp(argv[c], "-h") == 0 ||

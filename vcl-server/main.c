@@ -67,7 +67,7 @@ static const char usage[] =
 "  --send-timeout S        close a session whose replies do not move for S\n"
 "                          seconds (default 0: never)\n"
 "  --max-pinned BYTES      pinned host memory for transfer staging, all\n"
-"                          sessions together (default 256M; 0: none)\n"
+"                          sessions together (default 1G; 0: none)\n"
 "  --read-chunk BYTES      send a read of twice this or more in chunks of it,\n"
 "                          each as its copy completes (default 4M; 0: off)\n"
 "  --max-objects N         objects per session (default 1000000)\n"

@@ -43,7 +43,15 @@ struct vcl_pins {
 	unsigned		 refused:1;	/* the runtime said no once */
 };
 
-uint64_t		 vcl_pin_max = 256ull << 20;
+/*
+ * Room for a write and a read of up to 512 MiB each (blocks are powers of
+ * two) at once: a write's staging is held until its device copy ends,
+ * and a read behind it on the queue takes its staging when it arrives,
+ * before that. With room for one 256 MiB block, a 256 MiB read right
+ * after a 256 MiB write staged in pageable memory (on NVIDIA: 0.6x of
+ * raw TCP instead of 0.9x, docs/performance.md "Pinned staging for both").
+ */
+uint64_t		 vcl_pin_max = 1ull << 30;
 static uint64_t		 vcl_pin_total;
 static struct vcl_pinblk *vcl_pin_out[VCL_PIN_BUCKETS];	/* by pointer */
 
