@@ -22,6 +22,7 @@
 #include "vcl_frame.h"
 #include "vcl_io.h"
 #include "vcl_log.h"
+#include "vcl_shm.h"
 #include "vcl_tls.h"
 #include "vcl_transport.h"
 
@@ -1382,6 +1383,11 @@ again:
 	}
 	hello.version = VCL_PROTOCOL_VERSION;
 	vcl_conn_transport_env();
+	if (tc->greeting->nonce.len <= sizeof n->nonce) {
+		memcpy(n->nonce, tc->greeting->nonce.data,
+		    tc->greeting->nonce.len);
+		n->nonce_len = tc->greeting->nonce.len;
+	}
 	snprintf(name, sizeof name, "libvcl pid %ld", (long)getpid());
 	hello.client_name = name;
 	if (tc->greeting->auth_required) {
@@ -1464,6 +1470,7 @@ again:
 		goto fail;
 	}
 	n->rx_started = 1;
+	vcl_shm_attach(n);
 	vcl_log_info("node %s (%s): %u device(s)", n->name, addr, n->ndevices);
 	return (CL_SUCCESS);
 fail:
