@@ -98,3 +98,4 @@ set_property(TEST it_raw_options APPEND PROPERTY ENVIRONMENT
 vcl_rawtest(reader)
 target_link_libraries(reader_test PRIVATE PkgConfig::OPENCL)
 vcl_rawtest(hops)
+vcl_rawtest(shmring)
