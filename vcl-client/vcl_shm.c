@@ -74,8 +74,10 @@ vcl_shm_make(const uint8_t *nonce, size_t nonce_len)
 		return (NULL);
 	r->size = size;
 	r->base = MAP_FAILED;
+	/* Allocated now: no later touch of a slot can fault for want of it. */
 	if ((r->fd = memfd_create("vcl-ring", MFD_CLOEXEC |
 	    MFD_ALLOW_SEALING)) == -1 || ftruncate(r->fd, (off_t)size) != 0 ||
+	    fallocate(r->fd, 0, 0, (off_t)size) != 0 ||
 	    fcntl(r->fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
 	    F_SEAL_SEAL) != 0 || (r->base = mmap(NULL, size, PROT_READ |
 	    PROT_WRITE, MAP_SHARED, r->fd, 0)) == MAP_FAILED) {
