@@ -27,7 +27,7 @@
 
 #define VCL_SHM_NSLOTS	4
 #define VCL_SHM_SLOT	(4u << 20)
-#define VCL_SHM_WAIT_MS	200	/* for a slot before a write goes in band */
+#define VCL_SHM_WAIT_MS	1000	/* for a slot before a write goes in band */
 
 struct vcl_shm_rd;
 

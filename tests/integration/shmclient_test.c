@@ -8,7 +8,9 @@
  * (client_bytes_shared) tell whether the bytes took the shared ring:
  *   shared: by default, all of them did;
  *   tcp: with VCL_TRANSPORT=tcp, none did;
- *   small: transfers under VCL_SHM_MIN stay in band.
+ *   small: transfers under VCL_SHM_MIN stay in band;
+ *   userevent: a write of more than the ring behind a user event set
+ *     after the call returns never waits for the device.
  */
 
 #include "rawproto.h"
@@ -213,7 +215,77 @@ test_small(void)
 	srv_stop(&sv, "small_server_stop");
 }
 
+/*
+ * A write of more slots than the ring has, behind a user event the
+ * application sets only after the call returned: the call must not wait
+ * for the device (the chunks past the ring go in band), and every byte
+ * lands once the event is set.
+ */
+static void
+test_userevent(void)
+{
+	struct srv		 sv;
+	cl_platform_id		 p;
+	cl_device_id		 dev;
+	cl_context		 ctx = NULL;
+	cl_command_queue	 q = NULL;
+	cl_mem			 b = NULL;
+	cl_event		 ue = NULL, ev = NULL;
+	cl_uint			 n = 0;
+	cl_int			 err = CL_SUCCESS;
+	const size_t		 size = 32u << 20;
+	uint8_t			*src = NULL, *dst = NULL;
+	size_t			 j;
+
+	if (!srv_start(&sv, "userevent_server", "127.0.0.1:0", NULL))
+		return;
+	if (!shm_env(&sv) || (src = malloc(size)) == NULL ||
+	    (dst = calloc(1, size)) == NULL)
+		goto out;
+	fill(src, size, 7);
+	if (clGetPlatformIDs(1, &p, &n) != CL_SUCCESS || n != 1 ||
+	    clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &dev, NULL) !=
+	    CL_SUCCESS || (ctx = clCreateContext(NULL, 1, &dev, NULL, NULL,
+	    &err)) == NULL || (q = clCreateCommandQueue(ctx, dev, 0,
+	    &err)) == NULL || (b = clCreateBuffer(ctx, CL_MEM_READ_WRITE,
+	    size, NULL, &err)) == NULL || (ue = clCreateUserEvent(ctx,
+	    &err)) == NULL) {
+		check("userevent_setup", 0, "OpenCL setup failed: %d", err);
+		goto out;
+	}
+	err = clEnqueueWriteBuffer(q, b, CL_FALSE, 0, size, src, 1, &ue, &ev);
+	check("userevent_write", err == CL_SUCCESS, "write behind a user "
+	    "event: %d", err);
+	memset(src, 0, 4096);	/* the call returned: src is ours again */
+	fill(src, 4096, 7);
+	if (err == CL_SUCCESS &&
+	    (err = clSetUserEventStatus(ue, CL_COMPLETE)) == CL_SUCCESS &&
+	    (err = clWaitForEvents(1, &ev)) == CL_SUCCESS)
+		err = clEnqueueReadBuffer(q, b, CL_TRUE, 0, size, dst, 0, NULL,
+		    NULL);
+	check("userevent_done", err == CL_SUCCESS, "set, wait or read: %d",
+	    err);
+	for (j = 0; j < size && src[j] == dst[j]; j++)
+		;
+	check("userevent_bytes", j == size, "byte %zu differs", j);
+out:
+	if (ev != NULL)
+		clReleaseEvent(ev);
+	if (ue != NULL)
+		clReleaseEvent(ue);
+	if (b != NULL)
+		clReleaseMemObject(b);
+	if (q != NULL)
+		clReleaseCommandQueue(q);
+	if (ctx != NULL)
+		clReleaseContext(ctx);
+	free(src);
+	free(dst);
+	srv_stop(&sv, "userevent_server_stop");
+}
+
 static const struct test tests[] = {
+	{ "userevent",	test_userevent,	60 },
 	{ "shared",	test_shared,	120 },
 	{ "tcp",	test_tcp,	120 },
 	{ "small",	test_small,	60 },
