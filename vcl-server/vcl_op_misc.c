@@ -64,7 +64,7 @@ vcl_op_hello(struct vcl_session *s, const Vcl__Request *req,
 	    vcl_transports_hello(s, h, &off, addr))
 		r.welcome->transport = &off;
 	/* A client on this host may move its bulk through a ring. */
-	r.welcome->has_shm_ring_max = !s->is_peer && vcl_shm_ring_max > 0;
+	r.welcome->has_shm_ring_max = vcl_shm_offered(s);
 	r.welcome->shm_ring_max = vcl_shm_ring_max;
 	vcl_session_reply_msg(s, &r);
 	r.welcome->transport = NULL;

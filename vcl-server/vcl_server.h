@@ -675,6 +675,7 @@ extern uint64_t vcl_read_chunk;
 struct vcl_shm;
 extern uint64_t vcl_shm_ring_max;
 void	vcl_shm_free(struct vcl_shm *);
+int	vcl_shm_offered(const struct vcl_session *);
 void	vcl_shm_done(struct vcl_cmd *);
 void	vcl_shm_release(struct vcl_cmd *);
 void	vcl_op_shm_ring(struct vcl_session *, const Vcl__Request *,

@@ -104,6 +104,15 @@ out:
 	return (r);
 }
 
+/* Whether the session may give a ring: a client link from loopback. */
+int
+vcl_shm_offered(const struct vcl_session *s)
+{
+	return (vcl_shm_ring_max > 0 && !s->is_peer &&
+	    (strncmp(s->addr, "127.", 4) == 0 || strcmp(s->addr, "::1") == 0 ||
+	    strncmp(s->addr, "::ffff:127.", 11) == 0));
+}
+
 /* ShmRing: map the client's ring of slots, after checking all of it. */
 void
 vcl_op_shm_ring(struct vcl_session *s, const Vcl__Request *req,
@@ -111,6 +120,7 @@ vcl_op_shm_ring(struct vcl_session *s, const Vcl__Request *req,
 {
 	const Vcl__ShmRing	*m = req->shm_ring;
 	const char		*why = NULL;
+	struct stat		 sb;
 	char			 path[64];
 	uint64_t		 size;
 	cl_int			 err = CL_INVALID_VALUE;
@@ -138,8 +148,19 @@ vcl_op_shm_ring(struct vcl_session *s, const Vcl__Request *req,
 		why = "ring names no client process";
 		goto out;
 	}
+	/* Its fd is of a process on this host: so must the client be. */
+	if (!vcl_shm_offered(s)) {
+		why = "rings are for clients on this host (loopback) only";
+		goto out;
+	}
 	snprintf(path, sizeof path, "/proc/%u/fd/%u", m->pid, m->fd);
-	if ((fd = open(path, O_RDWR | O_CLOEXEC)) == -1) {
+	/* Never open what is not a plain file (a device, a FIFO). */
+	if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+		why = "ring is not a regular file of a process of ours";
+		goto out;
+	}
+	if ((fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY |
+	    O_NONBLOCK)) == -1) {
 		why = "ring cannot be opened (not on this host, or not ours)";
 		goto out;
 	}
@@ -153,8 +174,7 @@ out:
 	if (fd != -1)
 		close(fd);
 	if (err != CL_SUCCESS)
-		vcl_session_warn(s, "ShmRing refused: %s (%s)", why,
-		    fd == -1 && errno != 0 ? strerror(errno) : "checked");
+		vcl_session_warn(s, "ShmRing refused: %s", why);
 	vcl_session_reply(s, req->seq, err, why);
 }
 

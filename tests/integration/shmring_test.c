@@ -8,7 +8,8 @@
  * WriteBuffer and ReadBuffer then name a slot instead of carrying bytes.
  * Checked here: bytes go both ways exactly and are counted in
  * client_bytes_shared; every hostile ring (no seals, a wrong size, another
- * session's header, a file that is no memfd, the server's own process, a
+ * session's header, a file that is no memfd, a device, the server's own
+ * process, a
  * process that does not exist, a second ring, slots out of range) and
  * every hostile transfer (no ring, a slot out of range, a length past its
  * slot, a slot in use, bytes in the frame) is refused and the server
@@ -391,6 +392,15 @@ test_hostile(void)
 		goto out;
 	check("hostile_no_fd", ring_attach(&c, pid, 100000, SLOTS, SLOT) ==
 	    CL_INVALID_VALUE, "a ring of no fd taken");
+	{
+		int	dn = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+		check("hostile_device", dn != -1 && ring_attach(&c, pid,
+		    (uint32_t)dn, SLOTS, SLOT) == CL_INVALID_VALUE,
+		    "a device taken as a ring");
+		if (dn != -1)
+			close(dn);
+	}
 	check("hostile_no_process", ring_attach(&c, 0x7ffffff0u,
 	    (uint32_t)rg.fd, SLOTS, SLOT) == CL_INVALID_VALUE,
 	    "a ring of no process taken");
