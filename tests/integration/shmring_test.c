@@ -9,8 +9,8 @@
  * Checked here: bytes go both ways exactly and are counted in
  * client_bytes_shared; every hostile ring (no seals, a wrong size, another
  * session's header, a file that is no memfd, a device, the server's own
- * process, a
- * process that does not exist, a second ring, slots out of range) and
+ * process, a process that does not exist, a second ring, slots out of
+ * range) and
  * every hostile transfer (no ring, a slot out of range, a length past its
  * slot, a slot in use, bytes in the frame) is refused and the server
  * carries on; a client that vanishes with a slot in use leaves nothing
