@@ -22,7 +22,6 @@
 #include "vcl_frame.h"
 #include "vcl_io.h"
 #include "vcl_log.h"
-#include "vcl_shm.h"
 #include "vcl_tls.h"
 #include "vcl_transport.h"
 
@@ -1470,7 +1469,6 @@ again:
 		goto fail;
 	}
 	n->rx_started = 1;
-	vcl_shm_attach(n);
 	vcl_log_info("node %s (%s): %u device(s)", n->name, addr, n->ndevices);
 	return (CL_SUCCESS);
 fail:

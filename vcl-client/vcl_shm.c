@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -106,9 +107,10 @@ vcl_shm_unmake(struct vcl_shm *r)
 /*
  * Offer the node a ring if its Welcome takes one and VCL_TRANSPORT is not
  * tcp; a ring it refuses (another host, another user) leaves bulk in band.
- * Called once, right after the handshake.
+ * Tried once per node, at its first large transfer, so a process that
+ * never moves much holds no ring.
  */
-void
+static void
 vcl_shm_attach(struct vcl_node *n)
 {
 	Vcl__Request	 req = VCL__REQUEST__INIT;
@@ -117,7 +119,8 @@ vcl_shm_attach(struct vcl_node *n)
 	struct vcl_shm	*r;
 	unsigned	 i;
 
-	if ((e != NULL && strcmp(e, "tcp") == 0) || n->welcome == NULL ||
+	if (atomic_exchange(&n->shm_tried, 1) != 0 ||
+	    (e != NULL && strcmp(e, "tcp") == 0) || n->welcome == NULL ||
 	    !n->welcome->welcome->has_shm_ring_max ||
 	    n->welcome->welcome->shm_ring_max < VCL_SHM_PAGE +
 	    VCL_SHM_NSLOTS * (uint64_t)VCL_SHM_SLOT || n->nonce_len == 0 ||
@@ -136,19 +139,33 @@ vcl_shm_attach(struct vcl_node *n)
 		vcl_shm_unmake(r);
 		return;
 	}
+	pthread_mutex_lock(&n->lock);
 	n->shm = r;
 	n->transport = "shm";
+	pthread_mutex_unlock(&n->lock);
 	vcl_log_info("node %s: bulk through a shared ring", n->addr);
 }
 
-/* Whether a transfer of size bytes on q goes through the ring. */
+/*
+ * Whether a transfer of size bytes on q goes through the ring (making it
+ * at the first that could).
+ */
 int
 vcl_shm_usable(struct vcl_node *n, cl_command_queue q, size_t size)
 {
+	int	yes;
+
 	/* Chunks run in queue order; the event is the last one's. */
-	return (n->shm != NULL && size >= VCL_SHM_MIN && !(q->props &
+	if (size < VCL_SHM_MIN || (q->props &
 	    (CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE |
-	    CL_QUEUE_PROFILING_ENABLE)));
+	    CL_QUEUE_PROFILING_ENABLE)))
+		return (0);
+	if (atomic_load(&n->shm_tried) == 0)
+		vcl_shm_attach(n);
+	pthread_mutex_lock(&n->lock);
+	yes = n->shm != NULL;
+	pthread_mutex_unlock(&n->lock);
+	return (yes);
 }
 
 /* Has a slot come free (or the node failed)? Under lock. */

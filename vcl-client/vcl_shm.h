@@ -9,7 +9,6 @@
 
 #define VCL_SHM_MIN	(64u << 10)	/* smaller transfers go in band */
 
-void	vcl_shm_attach(struct vcl_node *);
 int	vcl_shm_usable(struct vcl_node *, cl_command_queue, size_t);
 cl_int	vcl_shm_write(struct vcl_node *, Vcl__Request *, Vcl__WriteBuffer *,
 	    const void *);

@@ -8,12 +8,17 @@
  * (client_bytes_shared) tell whether the bytes took the shared ring:
  *   shared: by default, all of them did;
  *   tcp: with VCL_TRANSPORT=tcp, none did;
- *   small: transfers under VCL_SHM_MIN stay in band;
+ *   small: transfers under VCL_SHM_MIN stay in band (and make no ring:
+ *     it is made at the first transfer that can use it);
  *   userevent: a write of more than the ring behind a user event set
  *     after the call returns never waits for the device.
  */
 
 #include "rawproto.h"
+
+#ifndef CL_DEVICE_VCL_NODE_TRANSPORT
+#define CL_DEVICE_VCL_NODE_TRANSPORT	0x7E10	/* include/CL/vcl_ext.h */
+#endif
 
 static const size_t sizes[] = {
 	1u << 20, (3u << 20) + 4093, 16u << 20, 64u << 20
@@ -76,7 +81,7 @@ fill(uint8_t *p, size_t n, unsigned seed)
  * Returns the bytes moved (both ways) or 0 on a failure, checked.
  */
 static uint64_t
-shm_run(const char *name, int small)
+shm_run(const char *name, int small, const char *tp)
 {
 	static const size_t	 small_sizes[] = { 4096, 60u << 10 };
 	cl_platform_id		 p;
@@ -150,6 +155,12 @@ shm_run(const char *name, int small)
 		free(dst);
 		src = dst = NULL;
 	}
+	/* The ring is made at the first transfer that can use it. */
+	memset(what, 0, sizeof what);
+	snprintf(what + 32, 32, "%s_transport", name);
+	check(what + 32, clGetDeviceInfo(dev, CL_DEVICE_VCL_NODE_TRANSPORT,
+	    32, what, NULL) == CL_SUCCESS && strcmp(what, tp) == 0,
+	    "the node's transport is \"%.31s\", not %s", what, tp);
 out:
 	if (b != NULL)
 		clReleaseMemObject(b);
@@ -171,7 +182,7 @@ test_shared(void)
 
 	if (!srv_start(&sv, "shared_server", "127.0.0.1:0", NULL))
 		return;
-	if (shm_env(&sv) && (moved = shm_run("shared", 0)) != 0) {
+	if (shm_env(&sv) && (moved = shm_run("shared", 0, "shm")) != 0) {
 		got = shm_counted(&sv, moved);
 		check("shared_counted", got == moved, "client_bytes_shared "
 		    "%llu, %llu moved", (unsigned long long)got,
@@ -190,7 +201,7 @@ test_tcp(void)
 	if (!srv_start(&sv, "tcp_server", "127.0.0.1:0", NULL))
 		return;
 	setenv("VCL_TRANSPORT", "tcp", 1);
-	if (shm_env(&sv) && shm_run("tcp", 0) != 0) {
+	if (shm_env(&sv) && shm_run("tcp", 0, "tcp") != 0) {
 		got = shm_counted(&sv, 0);
 		check("tcp_counted", got == 0, "client_bytes_shared %llu",
 		    (unsigned long long)got);
@@ -207,7 +218,7 @@ test_small(void)
 
 	if (!srv_start(&sv, "small_server", "127.0.0.1:0", NULL))
 		return;
-	if (shm_env(&sv) && shm_run("small", 1) != 0) {
+	if (shm_env(&sv) && shm_run("small", 1, "tcp") != 0) {
 		got = shm_counted(&sv, 0);
 		check("small_counted", got == 0, "client_bytes_shared %llu",
 		    (unsigned long long)got);
