@@ -120,6 +120,11 @@ struct vcl_node {
 	uint64_t		 bytes_out;	/* bulk bytes sent, for tests */
 	uint64_t		 bytes_in;
 	const char		*transport;	/* the link's bulk transport */
+	struct vcl_shm		*shm;		/* shared slots (vcl_shm.c), set
+						   once under lock */
+	atomic_int		 shm_tried;	/* ... asked for once */
+	uint8_t			 nonce[64];	/* the greeting's, for the ring */
+	size_t			 nonce_len;
 };
 
 /* A reply someone waits for, or an asynchronous one with a handler. */

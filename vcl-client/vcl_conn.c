@@ -1382,6 +1382,11 @@ again:
 	}
 	hello.version = VCL_PROTOCOL_VERSION;
 	vcl_conn_transport_env();
+	if (tc->greeting->nonce.len <= sizeof n->nonce) {
+		memcpy(n->nonce, tc->greeting->nonce.data,
+		    tc->greeting->nonce.len);
+		n->nonce_len = tc->greeting->nonce.len;
+	}
 	snprintf(name, sizeof name, "libvcl pid %ld", (long)getpid());
 	hello.client_name = name;
 	if (tc->greeting->auth_required) {

@@ -10,6 +10,7 @@
 
 #include "vcl_client.h"
 #include "vcl_log.h"
+#include "vcl_shm.h"
 
 #define VCL_MEM_ACCESS	(CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY |	\
 	CL_MEM_READ_ONLY)
@@ -688,7 +689,11 @@ vcl_read(cl_command_queue q, cl_mem mem, cl_bool blocking, size_t offset,
 	req.call_case = VCL__REQUEST__CALL_READ_BUFFER;
 	req.read_buffer = &m;
 	if (blocking) {
-		err = vcl_node_call(node, &req, NULL, 0, ptr, size, NULL);
+		if (vcl_shm_usable(node, q, size))
+			err = vcl_shm_read(node, &req, &m, ptr);
+		else
+			err = vcl_node_call(node, &req, NULL, 0, ptr, size,
+			    NULL);
 		vcl_enq_finish(&enq, err == CL_DEVICE_NOT_AVAILABLE ? err :
 		    CL_SUCCESS, &ev);
 		/* The event's notification is right behind the reply. */
@@ -758,7 +763,11 @@ vcl_write(cl_command_queue q, cl_mem mem, size_t offset, size_t size,
 	m.size = size;
 	req.call_case = VCL__REQUEST__CALL_WRITE_BUFFER;
 	req.write_buffer = &m;
-	if ((err = vcl_node_send(node, &req, ptr, size, 0)) == CL_SUCCESS)
+	if (vcl_shm_usable(node, q, size))
+		err = vcl_shm_write(node, &req, &m, ptr);
+	else
+		err = vcl_node_send(node, &req, ptr, size, 0);
+	if (err == CL_SUCCESS)
 		vcl_mem_written(mem, node, enq.ev);
 	vcl_enq_finish(&enq, err, event);
 	return (err);

@@ -70,6 +70,8 @@ static const char usage[] =
 "                          sessions together (default 1G; 0: none)\n"
 "  --read-chunk BYTES      send a read of twice this or more in chunks of it,\n"
 "                          each as its copy completes (default 4M; 0: off)\n"
+"  --shm-ring-max BYTES    largest ring of shared slots a client on this host\n"
+"                          may give its session for bulk (default 64M; 0: off)\n"
 "  --max-objects N         objects per session (default 1000000)\n"
 "  --workers N             threads for program builds (default 2)\n"
 "  --metrics-listen ADDR   serve Prometheus metrics at http://ADDR/metrics\n"
@@ -104,7 +106,7 @@ enum {
 	OPT_LISTEN = 256, OPT_PORT_FILE, OPT_PLATFORM, OPT_DEVICES, OPT_NAME,
 	OPT_TOKEN, OPT_INSECURE, OPT_LOG, OPT_MAX_FRAME, OPT_MAX_BULK,
 	OPT_MAX_SBYTES, OPT_MAX_SESSIONS, OPT_MAX_PINNED, OPT_MAX_OBJECTS, OPT_WORKERS,
-	OPT_READ_CHUNK,
+	OPT_READ_CHUNK, OPT_SHM_RING_MAX,
 	OPT_CONFIG, OPT_VERSION, OPT_HELP,
 	OPT_TLS_CERT, OPT_TLS_KEY, OPT_TLS_CA, OPT_TLS_VERIFY, OPT_TRUST_BINARIES,
 	OPT_MAX_PREAUTH, OPT_MAX_PREAUTH_ADDR, OPT_MAX_AUTH_FAILS,
@@ -133,6 +135,7 @@ static const struct option longopts[] = {
 	{ "max-sessions",	required_argument, NULL, OPT_MAX_SESSIONS },
 	{ "max-pinned",		required_argument, NULL, OPT_MAX_PINNED },
 	{ "read-chunk",		required_argument, NULL, OPT_READ_CHUNK },
+	{ "shm-ring-max",	required_argument, NULL, OPT_SHM_RING_MAX },
 	{ "max-objects",	required_argument, NULL, OPT_MAX_OBJECTS },
 	{ "workers",		required_argument, NULL, OPT_WORKERS },
 	{ "max-preauth",	required_argument, NULL, OPT_MAX_PREAUTH },
@@ -270,6 +273,14 @@ apply_option(struct vcl_server *srv, int id, const char *arg, int reload)
 			return (-1);
 		}
 		vcl_read_chunk = v;
+		return (0);
+	case OPT_SHM_RING_MAX:
+		if (parse_size(arg, &v) != 0 || (v != 0 && v < 2 * 4096)) {
+			fprintf(stderr, "vclserver: bad shared ring size (0, or "
+			    "8K or more): %s\n", arg);
+			return (-1);
+		}
+		vcl_shm_ring_max = v;
 		return (0);
 	case OPT_MAX_AUTH_FAILS: case OPT_FRAME_TO: case OPT_IDLE_TO:
 	case OPT_SEND_TO:

@@ -56,6 +56,7 @@ static const struct vcl_op vcl_ops[] = {
 	OP(SET_SPEC_CONSTANT,	vcl_op_set_spec_constant, 0),
 	OP(CREATE_SUB_DEVICES,	vcl_op_create_sub_devices, 0),
 	OP(TRANSPORT_CTL,	vcl_op_transport_ctl,	VCL_OP_LINK),
+	OP(SHM_RING,		vcl_op_shm_ring,	0),
 };
 
 /* The handler of a oneof case; NULL for an unknown or empty case. */

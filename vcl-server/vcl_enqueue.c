@@ -147,6 +147,8 @@ vcl_cmd_complete(struct vcl_cmd *c)
 		vcl_mem_chunk_done(c);	/* its read answers, whatever s is */
 	if (c->type == VCL_CMD_SLOT_OUT || c->type == VCL_CMD_SLOT_IN)
 		vcl_peer_slot_done(c);	/* its slot goes back, whatever s is */
+	if (c->type == VCL_CMD_SHM)
+		vcl_shm_done(c);	/* its slot is the client's again */
 	/* Counted as queued bytes are: its bulk went out, or began to. */
 	if (c->answered && c->type == VCL_CMD_READ && st == CL_SUCCESS)
 		s->srv->bytes_out += c->stage->size;
@@ -178,6 +180,13 @@ vcl_cmd_complete(struct vcl_cmd *c)
 				c->stage = NULL;
 			} else
 				vcl_session_send(s, &tc, NULL, 0, NULL, NULL);
+			break;
+		case VCL_CMD_SHM:
+			if (c->answered)
+				vcl_session_send_rest(s, &c->fr.head,
+				    c->fr.sent, NULL, 0, NULL, NULL);
+			else
+				vcl_session_reply(s, c->seq, st, NULL);
 			break;
 		case VCL_CMD_ARRIVE:
 			/* Only a write that never ran leaves it unset. */
@@ -212,6 +221,7 @@ vcl_cmd_complete(struct vcl_cmd *c)
 			    c->status : CL_COMPLETE, c->ev, c->profiling);
 		else if (st < 0 && c->type != VCL_CMD_READ &&
 		    c->type != VCL_CMD_FINISH && c->type != VCL_CMD_CHUNK &&
+		    (c->type != VCL_CMD_SHM || c->shm_write) &&
 		    (q = vcl_handle_get(&s->handles, c->queue_id,
 		    VCL_KIND_QUEUE)) != NULL && q->deferred == CL_SUCCESS) {
 			q->deferred = st;	/* the next Finish reports it */
@@ -366,6 +376,9 @@ vcl_cmd_fire(struct vcl_cmd *c, cl_event ev, cl_int status)
 	vcl_log_debug("command type %d event %llu xid %llu: status %d",
 	    (int)c->type, (unsigned long long)c->event_id,
 	    (unsigned long long)c->xid, (int)status);
+	/* A slot goes back before its reply can tell the client so. */
+	if (c->type == VCL_CMD_SHM)
+		vcl_shm_release(c);
 	if (c->fast)
 		vcl_cmd_answer(c);
 	/*
@@ -584,6 +597,7 @@ vcl_cmd_watch(struct vcl_session *s, struct vcl_cmd *c)
 	 */
 	if (c->then == NULL && s->fast_ok && !s->is_peer &&
 	    ((c->type == VCL_CMD_READ && c->stage != NULL) ||
+	    c->type == VCL_CMD_SHM ||
 	    (c->type == VCL_CMD_FINISH && (q = vcl_handle_get(&s->handles,
 	    c->queue_id, VCL_KIND_QUEUE)) != NULL &&
 	    q->deferred == CL_SUCCESS))) {
@@ -607,8 +621,8 @@ vcl_cmd_watch(struct vcl_session *s, struct vcl_cmd *c)
 	 */
 	if ((c->type == VCL_CMD_READ || c->type == VCL_CMD_FINISH ||
 	    c->type == VCL_CMD_PUSH || c->type == VCL_CMD_CHUNK ||
-	    c->type == VCL_CMD_SLOT_OUT || c->type == VCL_CMD_SLOT_IN) &&
-	    s->srv->waiters != NULL) {
+	    c->type == VCL_CMD_SLOT_OUT || c->type == VCL_CMD_SLOT_IN ||
+	    c->type == VCL_CMD_SHM) && s->srv->waiters != NULL) {
 		atomic_fetch_add(&c->refs, 1);
 		clRetainEvent(c->ev);
 		c->wait_ev = c->ev;

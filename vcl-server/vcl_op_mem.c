@@ -263,6 +263,10 @@ vcl_op_write_buffer(struct vcl_session *s, const Vcl__Request *req,
 	struct vcl_cmd		*c;
 	cl_int			 err;
 
+	if (m->has_shm_slot) {
+		vcl_shm_write(s, req, bulk);
+		return;
+	}
 	if (bulk->len != m->size) {
 		vcl_session_close(s, "write size does not match its bytes");
 		return;
@@ -598,6 +602,10 @@ vcl_op_read_buffer(struct vcl_session *s, const Vcl__Request *req,
 	struct vcl_cmd		*c;
 	cl_int			 err;
 
+	if (m->has_shm_slot) {
+		vcl_shm_read(s, req, bulk);
+		return;
+	}
 	if ((c = vcl_cmd_new(VCL_CMD_READ, req->seq)) == NULL) {
 		vcl_session_close(s, "out of memory");
 		return;

@@ -64,8 +64,12 @@ vcl_op_hello(struct vcl_session *s, const Vcl__Request *req,
 	if (h->n_transports > 0 && (addr = malloc(VCL_TP_ADDR_MAX)) != NULL &&
 	    vcl_transports_hello(s, h, &off, addr))
 		r.welcome->transport = &off;
+	/* A client on this host may move its bulk through a ring. */
+	r.welcome->has_shm_ring_max = vcl_shm_offered(s);
+	r.welcome->shm_ring_max = vcl_shm_ring_max;
 	vcl_session_reply_msg(s, &r);
 	r.welcome->transport = NULL;
+	r.welcome->has_shm_ring_max = 0;
 	free(addr);
 }
 
@@ -124,6 +128,8 @@ vcl_op_stats(struct vcl_session *s, const Vcl__Request *req,
 	st.peer_bytes_oob = s->srv->peer_bytes_oob;
 	st.has_peer_bytes_shared = 1;
 	st.peer_bytes_shared = s->srv->peer_bytes_shared;
+	st.has_client_bytes_shared = 1;
+	st.client_bytes_shared = s->srv->client_bytes_shared;
 	st.n_transports = vcl_transports_names(s->srv, names, VCL_TP_MAX + 1);
 	st.transports = names;
 	st.n_peer_links = vcl_peer_stats(s->srv, &links);

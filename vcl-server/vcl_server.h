@@ -193,6 +193,7 @@ struct vcl_session {
 						   list, by queue (VCL_QSLOT) */
 	atomic_uint		 ndone;		/* fired, not yet completed */
 	atomic_uint_fast64_t	 deferred_sets;	/* a queue's deferred error set */
+	struct vcl_shm		*shm;		/* the client's ring (vcl_shm.c) */
 
 	LIST_ENTRY(vcl_session)	 entry;
 };
@@ -248,6 +249,7 @@ struct vcl_server {
 	struct vcl_metrics	 metrics;	/* per opcode, held, ... */
 	uint64_t		 peer_bytes_oob;	/* of which out of band */
 	uint64_t		 peer_bytes_shared; /* ... placed (shared staging) */
+	uint64_t		 client_bytes_shared; /* through client rings */
 	struct vcl_transports	*tps;		/* bulk transports offered */
 
 	struct vcl_workers	*workers;
@@ -587,6 +589,8 @@ enum vcl_cmd_type {
 	VCL_CMD_SLOT_OUT,	/* a migration's chunk read into a peer's
 				   shared staging (vcl_op_peer.c) */
 	VCL_CMD_SLOT_IN,	/* a chunk written from our shared staging */
+	VCL_CMD_SHM,		/* a client's write or read through its
+				   shared ring (vcl_shm.c): reply when done */
 };
 /* A reply written off the loop (vcl_session_send_now). */
 struct vcl_fast {
@@ -633,6 +637,8 @@ struct vcl_cmd {
 	int			 answered;	/* ... and went (in part) */
 	int			 queued;	/* counted in ndone */
 	struct vcl_fast		 fr;		/* that reply */
+	uint64_t		 shm_len;	/* SHM: its bytes; xid: slot + 1 */
+	int			 shm_write;	/* SHM: a write */
 	LIST_ENTRY(vcl_cmd)	 entry;
 };
 
@@ -664,5 +670,19 @@ struct vcl_cmd *vcl_cmd_new(enum vcl_cmd_type, uint64_t);
 void	vcl_cmd_reap(struct vcl_session *);
 void	vcl_mem_chunk_done(struct vcl_cmd *);
 extern uint64_t vcl_read_chunk;
+
+/* vcl_shm.c: a client's ring of shared slots. */
+struct vcl_shm;
+extern uint64_t vcl_shm_ring_max;
+void	vcl_shm_free(struct vcl_shm *);
+int	vcl_shm_offered(const struct vcl_session *);
+void	vcl_shm_done(struct vcl_cmd *);
+void	vcl_shm_release(struct vcl_cmd *);
+void	vcl_op_shm_ring(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_shm_write(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_shm_read(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
 
 #endif

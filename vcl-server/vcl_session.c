@@ -128,6 +128,7 @@ vcl_session_unref(struct vcl_session *s)
 	if (--s->refs > 0)
 		return;
 	s->srv->session_structs--;
+	vcl_shm_free(s->shm);
 	vcl_handle_free(&s->handles);
 	vcl_handle_free(&s->early);
 	vcl_handle_free(&s->pending);

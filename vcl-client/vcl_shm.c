@@ -1,0 +1,401 @@
+/*
+ * vcl_shm.c - a node's ring of shared slots (ShmRing, docs/protocol.md).
+ *
+ * When the server's Welcome offers rings, libvcl makes one per node: a
+ * memfd sealed against shrinking and growing, a header page (magic and
+ * the session's greeting nonce), then VCL_SHM_NSLOTS slots. A large write
+ * goes as chunks: each is copied into a free slot and named by a
+ * WriteBuffer with no bytes; the server writes the device from the slot
+ * and replies once done, which frees the slot. So the copy of chunk k+1
+ * here overlaps the server's copy of chunk k. A blocking read goes the
+ * other way: the server reads each chunk into a slot, its reply's handler
+ * copies it out. Slots and their owners live under the node's lock.
+ */
+#include <sys/mman.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "vcl_log.h"
+#include "vcl_shm.h"
+#include "../proto/vcl_shm.h"
+
+#define VCL_SHM_NSLOTS	4
+#define VCL_SHM_SLOT	(4u << 20)
+#define VCL_SHM_WAIT_MS	1000	/* for a slot before a write goes in band */
+
+struct vcl_shm_rd;
+
+/* What a slot carries now. */
+struct vcl_shm_tok {
+	struct vcl_node		*n;
+	unsigned		 slot;
+	void			*dst;		/* a read's: copy out here */
+	size_t			 len;
+	struct vcl_shm_rd	*rd;
+};
+
+struct vcl_shm {
+	uint8_t			*base;
+	size_t			 size;
+	int			 fd;
+	uint64_t		 busy;		/* under the node's lock */
+	struct vcl_shm_tok	 tok[VCL_SHM_NSLOTS];
+};
+
+/* A blocking read's chunks still out, and its first failure. */
+struct vcl_shm_rd {
+	unsigned		 left;
+	cl_int			 err;
+};
+
+/* The address of a slot. */
+static uint8_t *
+vcl_shm_slot(struct vcl_shm *r, unsigned i)
+{
+	return (r->base + VCL_SHM_PAGE + (size_t)i * VCL_SHM_SLOT);
+}
+
+/* Make a sealed ring naming the session (nonce); NULL on any failure. */
+static struct vcl_shm *
+vcl_shm_make(const uint8_t *nonce, size_t nonce_len)
+{
+	struct vcl_shm	*r;
+	size_t		 size = VCL_SHM_PAGE + VCL_SHM_NSLOTS *
+			    (size_t)VCL_SHM_SLOT;
+	unsigned	 i;
+
+	if ((r = calloc(1, sizeof *r)) == NULL)
+		return (NULL);
+	r->size = size;
+	r->base = MAP_FAILED;
+	/* Allocated now: no later touch of a slot can fault for want of it. */
+	if ((r->fd = memfd_create("vcl-ring", MFD_CLOEXEC |
+	    MFD_ALLOW_SEALING)) == -1 || ftruncate(r->fd, (off_t)size) != 0 ||
+	    fallocate(r->fd, 0, 0, (off_t)size) != 0 ||
+	    fcntl(r->fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
+	    F_SEAL_SEAL) != 0 || (r->base = mmap(NULL, size, PROT_READ |
+	    PROT_WRITE, MAP_SHARED, r->fd, 0)) == MAP_FAILED) {
+		vcl_log_info("no shared ring: %s", strerror(errno));
+		if (r->fd != -1)
+			close(r->fd);
+		free(r);
+		return (NULL);
+	}
+	memcpy(r->base, VCL_SHM_MAGIC, sizeof VCL_SHM_MAGIC);
+	memcpy(r->base + sizeof VCL_SHM_MAGIC, nonce, nonce_len);
+	for (i = 0; i < VCL_SHM_NSLOTS; i++)
+		r->tok[i].slot = i;
+	return (r);
+}
+
+/* Unmap and close a ring. */
+static void
+vcl_shm_unmake(struct vcl_shm *r)
+{
+	munmap(r->base, r->size);
+	close(r->fd);
+	free(r);
+}
+
+/*
+ * Offer the node a ring if its Welcome takes one and VCL_TRANSPORT is not
+ * tcp; a ring it refuses (another host, another user) leaves bulk in band.
+ * Tried once per node, at its first large transfer, so a process that
+ * never moves much holds no ring.
+ */
+static void
+vcl_shm_attach(struct vcl_node *n)
+{
+	Vcl__Request	 req = VCL__REQUEST__INIT;
+	Vcl__ShmRing	 m = VCL__SHM_RING__INIT;
+	const char	*e = getenv("VCL_TRANSPORT");
+	struct vcl_shm	*r;
+	unsigned	 i;
+
+	if (atomic_exchange(&n->shm_tried, 1) != 0 ||
+	    (e != NULL && strcmp(e, "tcp") == 0) || n->welcome == NULL ||
+	    !n->welcome->welcome->has_shm_ring_max ||
+	    n->welcome->welcome->shm_ring_max < VCL_SHM_PAGE +
+	    VCL_SHM_NSLOTS * (uint64_t)VCL_SHM_SLOT || n->nonce_len == 0 ||
+	    (r = vcl_shm_make(n->nonce, n->nonce_len)) == NULL)
+		return;
+	for (i = 0; i < VCL_SHM_NSLOTS; i++)
+		r->tok[i].n = n;
+	m.pid = (uint32_t)getpid();
+	m.fd = (uint32_t)r->fd;
+	m.slots = VCL_SHM_NSLOTS;
+	m.slot_size = VCL_SHM_SLOT;
+	req.call_case = VCL__REQUEST__CALL_SHM_RING;
+	req.shm_ring = &m;
+	if (vcl_node_call(n, &req, NULL, 0, NULL, 0, NULL) != CL_SUCCESS) {
+		vcl_log_info("node %s: no shared ring, bulk in band", n->addr);
+		vcl_shm_unmake(r);
+		return;
+	}
+	pthread_mutex_lock(&n->lock);
+	n->shm = r;
+	n->transport = "shm";
+	pthread_mutex_unlock(&n->lock);
+	vcl_log_info("node %s: bulk through a shared ring", n->addr);
+}
+
+/*
+ * Whether a transfer of size bytes on q goes through the ring (making it
+ * at the first that could).
+ */
+int
+vcl_shm_usable(struct vcl_node *n, cl_command_queue q, size_t size)
+{
+	int	yes;
+
+	/* Chunks run in queue order; the event is the last one's. */
+	if (size < VCL_SHM_MIN || (q->props &
+	    (CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE |
+	    CL_QUEUE_PROFILING_ENABLE)))
+		return (0);
+	if (atomic_load(&n->shm_tried) == 0)
+		vcl_shm_attach(n);
+	pthread_mutex_lock(&n->lock);
+	yes = n->shm != NULL;
+	pthread_mutex_unlock(&n->lock);
+	return (yes);
+}
+
+/* Has a slot come free (or the node failed)? Under lock. */
+static int
+vcl_shm_free_slot(struct vcl_node *n, void *arg)
+{
+	(void)arg;
+	return (n->failed || n->dead ||
+	    n->shm->busy != (1ull << VCL_SHM_NSLOTS) - 1);
+}
+
+/* Take a free slot under lock; -1 if none. */
+static int
+vcl_shm_take_locked(struct vcl_node *n)
+{
+	unsigned	 i;
+
+	for (i = 0; i < VCL_SHM_NSLOTS; i++)
+		if (!(n->shm->busy & (1ull << i))) {
+			n->shm->busy |= 1ull << i;
+			return ((int)i);
+		}
+	return (-1);
+}
+
+/*
+ * A free slot: waits for one (reading the socket if nobody does), or, with
+ * wait_ms > 0, for at most that long. -1: the node failed or time is up.
+ */
+static int
+vcl_shm_take(struct vcl_node *n, int wait_ms)
+{
+	struct timespec	 ts;
+	int		 i = -1;
+
+	while (wait_ms == 0) {
+		vcl_node_wait(n, vcl_shm_free_slot, NULL);
+		pthread_mutex_lock(&n->lock);
+		if (!n->dead && !n->failed)
+			i = vcl_shm_take_locked(n);
+		pthread_mutex_unlock(&n->lock);
+		if (i != -1 || n->dead || n->failed)
+			return (i);
+	}
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += wait_ms / 1000;
+	ts.tv_nsec += (long)(wait_ms % 1000) * 1000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	pthread_mutex_lock(&n->lock);
+	while (!n->dead && (i = vcl_shm_take_locked(n)) == -1)
+		if (pthread_cond_timedwait(&n->cond, &n->lock, &ts) != 0)
+			break;
+	pthread_mutex_unlock(&n->lock);
+	return (i);
+}
+
+/* A slot is free again; waiters look. */
+static void
+vcl_shm_give(struct vcl_node *n, unsigned i)
+{
+	pthread_mutex_lock(&n->lock);
+	n->shm->busy &= ~(1ull << i);
+	pthread_cond_broadcast(&n->cond);
+	pthread_mutex_unlock(&n->lock);
+}
+
+/* A chunk's reply (or its node's failure): its slot is free. */
+static void
+vcl_shm_chunk_done(struct vcl_pending *p)
+{
+	struct vcl_shm_tok	*t = p->arg;
+	struct vcl_node		*n = t->n;
+	struct vcl_shm_rd	*rd = t->rd;
+
+	if (rd != NULL) {
+		if (p->status == CL_SUCCESS)
+			memcpy(t->dst, vcl_shm_slot(n->shm, t->slot), t->len);
+		t->rd = NULL;
+	}
+	if (p->msg != NULL)
+		vcl__to_client__free_unpacked(p->msg, NULL);
+	pthread_mutex_lock(&n->lock);
+	n->shm->busy &= ~(1ull << t->slot);
+	if (rd != NULL) {
+		if (p->status != CL_SUCCESS && rd->err == CL_SUCCESS)
+			rd->err = p->status;
+		rd->left--;
+	}
+	pthread_cond_broadcast(&n->cond);
+	pthread_mutex_unlock(&n->lock);
+	free(p);
+}
+
+/*
+ * The Enqueue of chunk i of nchunks of e: the first waits for e's wait
+ * list, the last makes e's event, the others are plain (queue order).
+ */
+static void
+vcl_shm_enqueue(const Vcl__Enqueue *e, size_t i, size_t nchunks,
+    Vcl__Enqueue *out)
+{
+	*out = *e;
+	if (i != 0) {
+		out->n_wait = 0;
+		out->wait = NULL;
+	}
+	if (i != nchunks - 1) {
+		out->has_event = 0;
+		out->event = 0;
+		out->has_quiet = 0;
+		out->quiet = 0;
+	}
+}
+
+/*
+ * Write m's range from ptr as chunks through the ring. A chunk that finds
+ * no slot free for VCL_SHM_WAIT_MS (the queue waits for a user event, say)
+ * goes in band, and so does the rest: the call never waits on the device.
+ */
+cl_int
+vcl_shm_write(struct vcl_node *n, Vcl__Request *req, Vcl__WriteBuffer *m,
+    const void *ptr)
+{
+	Vcl__Enqueue	*e = m->q, ce;
+	uint64_t	 offset = m->offset, size = m->size, off, len;
+	size_t		 i, nchunks;
+	cl_int		 err = CL_SUCCESS;
+	int		 slot = 0;
+
+	nchunks = (size_t)((size + VCL_SHM_SLOT - 1) / VCL_SHM_SLOT);
+	for (i = 0; i < nchunks && err == CL_SUCCESS; i++) {
+		off = i * (uint64_t)VCL_SHM_SLOT;
+		len = size - off < VCL_SHM_SLOT ? size - off : VCL_SHM_SLOT;
+		vcl_shm_enqueue(e, i, nchunks, &ce);
+		m->q = &ce;
+		m->offset = offset + off;
+		m->size = len;
+		if (slot != -1)
+			slot = vcl_shm_take(n, VCL_SHM_WAIT_MS);
+		if (slot == -1) {
+			m->has_shm_slot = 0;
+			err = vcl_node_send(n, req, (const uint8_t *)ptr + off,
+			    len, 0);
+			continue;
+		}
+		memcpy(vcl_shm_slot(n->shm, (unsigned)slot),
+		    (const uint8_t *)ptr + off, len);
+		m->has_shm_slot = 1;
+		m->shm_slot = (uint32_t)slot;
+		if ((err = vcl_node_call_async(n, req, NULL, 0,
+		    vcl_shm_chunk_done, &n->shm->tok[slot])) != CL_SUCCESS)
+			vcl_shm_give(n, (unsigned)slot);
+		else
+			err = vcl_node_flush(n);
+	}
+	m->q = e;
+	m->offset = offset;
+	m->size = size;
+	m->has_shm_slot = 0;
+	return (err);
+}
+
+/* Has a blocking read's every chunk come? Under lock. */
+static int
+vcl_shm_read_done(struct vcl_node *n, void *arg)
+{
+	const struct vcl_shm_rd	*rd = arg;
+
+	(void)n;
+	return (rd->left == 0);
+}
+
+/*
+ * A blocking read of m's range into ptr as chunks through the ring: each
+ * chunk's reply handler copies it out of its slot. Returns the first
+ * failure, or CL_SUCCESS once every byte is in ptr.
+ */
+cl_int
+vcl_shm_read(struct vcl_node *n, Vcl__Request *req, Vcl__ReadBuffer *m,
+    void *ptr)
+{
+	Vcl__Enqueue		*e = m->q, ce;
+	struct vcl_shm_rd	 rd = { 0, CL_SUCCESS };
+	struct vcl_shm_tok	*t;
+	uint64_t		 offset = m->offset, size = m->size, off, len;
+	size_t			 i, nchunks;
+	cl_int			 err = CL_SUCCESS;
+	int			 slot;
+
+	nchunks = (size_t)((size + VCL_SHM_SLOT - 1) / VCL_SHM_SLOT);
+	for (i = 0; i < nchunks; i++) {
+		off = i * (uint64_t)VCL_SHM_SLOT;
+		len = size - off < VCL_SHM_SLOT ? size - off : VCL_SHM_SLOT;
+		if ((slot = vcl_shm_take(n, 0)) == -1) {
+			err = CL_DEVICE_NOT_AVAILABLE;
+			break;
+		}
+		vcl_shm_enqueue(e, i, nchunks, &ce);
+		m->q = &ce;
+		m->offset = offset + off;
+		m->size = len;
+		m->has_shm_slot = 1;
+		m->shm_slot = (uint32_t)slot;
+		t = &n->shm->tok[slot];
+		t->dst = (uint8_t *)ptr + off;
+		t->len = (size_t)len;
+		t->rd = &rd;
+		pthread_mutex_lock(&n->lock);
+		rd.left++;
+		pthread_mutex_unlock(&n->lock);
+		if ((err = vcl_node_call_async(n, req, NULL, 0,
+		    vcl_shm_chunk_done, t)) != CL_SUCCESS) {
+			pthread_mutex_lock(&n->lock);
+			rd.left--;
+			pthread_mutex_unlock(&n->lock);
+			t->rd = NULL;
+			vcl_shm_give(n, (unsigned)slot);
+			break;
+		}
+		if ((err = vcl_node_flush(n)) != CL_SUCCESS)
+			break;
+	}
+	m->q = e;
+	m->offset = offset;
+	m->size = size;
+	m->has_shm_slot = 0;
+	/* Every chunk sent is answered, or failed with its node. */
+	vcl_node_wait(n, vcl_shm_read_done, &rd);
+	return (err != CL_SUCCESS ? err : rd.err);
+}
