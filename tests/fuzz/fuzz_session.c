@@ -85,27 +85,11 @@ fuzz_fail(const char *what)
 	abort();
 }
 
-/* Run pending completions on the loop thread (as vcl_server.c does). */
+/* The loop was woken for completions: run them as vclserver does. */
 static void
 fuzz_done_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct vcl_server	*s = arg;
-	struct vcl_session	*ss;
-	struct vcl_done		*d, *next;
-
-	pthread_mutex_lock(&s->done_lock);
-	d = s->done_head;
-	s->done_head = NULL;
-	s->done_tail = &s->done_head;
-	pthread_mutex_unlock(&s->done_lock);
-	s->corked = 1;
-	for (; d != NULL; d = next) {
-		next = d->next;
-		d->fn(d);
-	}
-	s->corked = 0;
-	LIST_FOREACH(ss, &s->sessions, entry)
-		vcl_session_flush(ss);
+	vcl_server_done_run(arg);
 }
 
 /* Open the backend vclserver would: the platform's devices, or none. */
@@ -261,6 +245,7 @@ static int
 fuzz_step(int fd)
 {
 	event_base_loop(srv.base, EVLOOP_NONBLOCK);
+	vcl_server_done_run(&srv);	/* the server's tick: lazy completions */
 	return (fd == -1 ? 1 : fuzz_drain(fd));
 }
 
