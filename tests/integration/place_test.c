@@ -15,10 +15,10 @@
 #include <time.h>
 
 #include "rawproto.h"
-#include "vcl_ucx.h"
+#include "ucxpeer.h"
 
 #define MIB		(1u << 20)
-#define PL_WAIT_S	30	/* one placement message or Notify */
+#define PL_WAIT_S	UCXPEER_WAIT_S
 #define PL_CTL_NS	0x7fffffffu
 #define PL_PLACE	(1ull << 63)
 
@@ -97,39 +97,6 @@ pl_link(int fd)
 	return (h1 < h2 ? h1 * 31u + h2 : h2 * 31u + h1);
 }
 
-/* Milliseconds of the monotonic clock. */
-static int64_t
-pl_now(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
-}
-
-/* Progress the worker, wait a little for it or c. 1: c is readable. */
-static int
-pl_turn(struct peer *pe, struct conn *c)
-{
-	struct pollfd	pfd[2];
-	int		n = 1;
-
-	if (vcl_ucx_progress(pe->u) != 0)
-		return (0);
-	pfd[0].fd = vcl_ucx_fd(pe->u);
-	pfd[0].events = POLLIN;
-	pfd[0].revents = 0;
-	if (c != NULL) {
-		pfd[1].fd = c->fd;
-		pfd[1].events = POLLIN;
-		pfd[1].revents = 0;
-		n = 2;
-	}
-	if (poll(pfd, (nfds_t)n, POLL_MS) <= 0)
-		return (0);
-	return (c != NULL && pfd[1].revents != 0);
-}
-
 /* A placement message of the server's came. */
 static void
 pl_in_cb(int status, void *arg)
@@ -153,14 +120,14 @@ pl_sent_cb(int status, void *arg)
 static int
 pl_recv(struct peer *pe, struct pmsg *m)
 {
-	int64_t	end = pl_now() + PL_WAIT_S * 1000;
+	int64_t	end = ucxpeer_now_ms() + PL_WAIT_S * 1000;
 
 	pe->in_done = 0;
 	if (vcl_ucx_recv(pe->ep, ((uint64_t)(pe->srv_ns ^ PL_CTL_NS) << 32) |
 	    pe->link, &pe->in, sizeof pe->in, pl_in_cb, pe) == NULL)
 		return (-1);
-	while (!pe->in_done && pl_now() < end)
-		(void)pl_turn(pe, NULL);
+	while (!pe->in_done && ucxpeer_now_ms() < end)
+		(void)ucxpeer_turn(pe->u, NULL);
 	if (!pe->in_done || pe->in_status != 0)
 		return (-1);
 	*m = pe->in;
@@ -173,7 +140,7 @@ pl_send(struct peer *pe, uint32_t type, uint32_t slot, uint64_t xid)
 {
 	static struct pmsg	 m;
 	struct iovec		 iov = { &m, sizeof m };
-	int64_t			 end = pl_now() + PL_WAIT_S * 1000;
+	int64_t			 end = ucxpeer_now_ms() + PL_WAIT_S * 1000;
 	int			 want = pe->sent + 1;
 
 	memset(&m, 0, sizeof m);
@@ -183,8 +150,8 @@ pl_send(struct peer *pe, uint32_t type, uint32_t slot, uint64_t xid)
 	if (vcl_ucx_send(pe->ep, ((uint64_t)(pe->ns ^ PL_CTL_NS) << 32) |
 	    pe->link, &iov, 1, pl_sent_cb, pe) == NULL)
 		return (-1);
-	while (pe->sent < want && pl_now() < end)
-		(void)pl_turn(pe, NULL);
+	while (pe->sent < want && ucxpeer_now_ms() < end)
+		(void)ucxpeer_turn(pe->u, NULL);
 	return (pe->sent == want ? 0 : -1);
 }
 
@@ -335,30 +302,6 @@ pl_push_head(struct peer *pe, uint64_t sid, uint64_t key, uint64_t transfer,
 	return (send_req(&pe->p, &r, NULL, 0));
 }
 
-/* Wait (bounded) for the Notify of ev on c, progressing the worker. */
-static int
-pl_wait_notify(struct peer *pe, struct conn *c, uint64_t ev, cl_int *st)
-{
-	struct reply	rp;
-	int64_t		end = pl_now() + PL_WAIT_S * 1000;
-	size_t		i;
-	int		found = 0;
-
-	while (!found && pl_now() < end) {
-		if (!pl_turn(pe, c))
-			continue;
-		if (recv_msg(c, &rp) != 0)
-			return (-1);
-		for (i = 0; rp.tc->notify != NULL && i < rp.tc->n_notify; i++)
-			if (rp.tc->notify[i]->event == ev) {
-				*st = rp.tc->notify[i]->status;
-				found = 1;
-			}
-		reply_free(&rp);
-	}
-	return (found ? 0 : -1);
-}
-
 /* ReadBuffer{queue 2, mem, off, size}. */
 static int
 pl_read(struct conn *c, uint64_t mem, uint64_t off, uint64_t size,
@@ -454,7 +397,7 @@ test_lands(void)
 	rc |= pl_migrate_in(&c, 10, 3, SIZE, 77);
 	rc |= pl_push_head(&pe, sid, key, 77, 1, SIZE);
 	rc |= pl_serve(&pe, 1 | PL_PLACE, data, SIZE);
-	rc |= pl_wait_notify(&pe, &c, 10, &evst);
+	rc |= ucxpeer_wait_notify(pe.u, &c, 10, &evst);
 	check("lands_complete", rc == 0 && evst == CL_COMPLETE, "MigrateIn "
 	    "event %d (rc %d)", evst, rc);
 	/* Read back by halves (the whole would not fit the limit). */
@@ -534,7 +477,7 @@ pl_hostile(const char *name, int how)
 		break;
 	}
 	if (how != VANISH)
-		rc |= pl_wait_notify(&pe, &c, 10, &evst);
+		rc |= ucxpeer_wait_notify(pe.u, &c, 10, &evst);
 	else
 		rc |= wait_notify(&c, 10, &evst);
 	snprintf(what, sizeof what, "%s_fails", name);
@@ -604,10 +547,10 @@ test_sealed(void)
 	if (vcl_ucx_send(pe.ep, ((uint64_t)(pe.ns ^ PL_CTL_NS) << 32) |
 	    pe.link, &iov, 1, pl_sent_cb, &pe) == NULL)
 		want = -1;
-	end = pl_now() + PL_WAIT_S * 1000;
-	while (pl_now() < end && (pe.sent != want ||
+	end = ucxpeer_now_ms() + PL_WAIT_S * 1000;
+	while (ucxpeer_now_ms() < end && (pe.sent != want ||
 	    !srv_stderr_has(&sv, "not sealed")))
-		(void)pl_turn(&pe, NULL);
+		(void)ucxpeer_turn(pe.u, NULL);
 	check("sealed_unsealed_refused", pe.sent == want &&
 	    srv_stderr_has(&sv, "not sealed"), "the server took a ring its "
 	    "owner can shrink");
@@ -695,7 +638,7 @@ test_reused(void)
 	/* Then the second transfer's own chunk. */
 	memcpy(pe.ring + (uint64_t)m.slot * pe.slot_len, data, B);
 	rc |= pl_send(&pe, PM_FILLED, m.slot, xid);
-	rc |= pl_wait_notify(&pe, &c, 10, &evst);
+	rc |= ucxpeer_wait_notify(pe.u, &c, 10, &evst);
 	check("reused_done", rc == 0, "no end of the migration (rc %d)", rc);
 	rc = pl_read(&c, 3, offers[stale].off, offers[stale].len, &rp);
 	check("reused_nothing_outside", rc == 0 && rp.r->status ==

@@ -12,7 +12,7 @@
 #include <time.h>
 
 #include "rawproto.h"
-#include "vcl_ucx.h"
+#include "ucxpeer.h"
 
 #define MIB		(1u << 20)
 
@@ -131,53 +131,12 @@ push_head(struct conn *p, uint64_t sid, uint64_t key, uint64_t transfer,
 
 static int	sent_n, sent_status;
 
-#define UCX_WAIT_S	30	/* one send or one Notify, by the clock */
-
 /* The engine finished a send. */
 static void
 sent_cb(int status, void *arg)
 {
 	sent_n++;
 	sent_status = status;
-}
-
-/* Milliseconds of the monotonic clock. */
-static int64_t
-now_ms(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
-}
-
-/*
- * Progress the worker and wait (at most POLL_MS) for its fd or, if c is
- * not NULL, for c's socket. 1: c is readable. The worker's fd may stay
- * readable while UCX waits on the peer (it did so for a 16 MiB
- * rendezvous here, with ucp_worker_arm answering UCS_OK), so the poll may
- * return at once: callers bound their waits by the clock, not by turns.
- */
-static int
-ucx_turn(struct vcl_ucx *u, struct conn *c)
-{
-	struct pollfd	pfd[2];
-	int		n = 1;
-
-	if (vcl_ucx_progress(u) != 0)
-		return (0);
-	pfd[0].fd = vcl_ucx_fd(u);
-	pfd[0].events = POLLIN;
-	pfd[0].revents = 0;
-	if (c != NULL) {
-		pfd[1].fd = c->fd;
-		pfd[1].events = POLLIN;
-		pfd[1].revents = 0;
-		n = 2;
-	}
-	if (poll(pfd, (nfds_t)n, POLL_MS) <= 0)
-		return (0);
-	return (c != NULL && pfd[1].revents != 0);
 }
 
 /*
@@ -189,42 +148,14 @@ ucx_send_all(struct vcl_ucx *u, struct vcl_ucx_ep *ep, uint64_t tag,
     void *data, size_t len)
 {
 	struct iovec	 iov = { data, len };
-	int64_t		 end = now_ms() + UCX_WAIT_S * 1000;
+	int64_t		 end = ucxpeer_now_ms() + UCXPEER_WAIT_S * 1000;
 	int		 want = sent_n + 1;
 
 	if (vcl_ucx_send(ep, tag, &iov, 1, sent_cb, NULL) == NULL)
 		return (-1);
-	while (sent_n < want && now_ms() < end)
-		(void)ucx_turn(u, NULL);
+	while (sent_n < want && ucxpeer_now_ms() < end)
+		(void)ucxpeer_turn(u, NULL);
 	return (sent_n == want ? sent_status : -1);
-}
-
-/*
- * wait_notify for a client c while this process is a UCX peer of the
- * server: its worker keeps progressing meanwhile (UCX may need this end
- * to answer before the server's receive completes), bounded by the clock.
- */
-static int
-ucx_wait_notify(struct vcl_ucx *u, struct conn *c, uint64_t ev, cl_int *st)
-{
-	struct reply	rp;
-	int64_t		end = now_ms() + UCX_WAIT_S * 1000;
-	size_t		i;
-	int		found = 0;
-
-	while (!found && now_ms() < end) {
-		if (!ucx_turn(u, c))
-			continue;
-		if (recv_msg(c, &rp) != 0)
-			return (-1);
-		for (i = 0; rp.tc->notify != NULL && i < rp.tc->n_notify; i++)
-			if (rp.tc->notify[i]->event == ev) {
-				*st = rp.tc->notify[i]->status;
-				found = 1;
-			}
-		reply_free(&rp);
-	}
-	return (found ? 0 : -1);
 }
 
 /* Poll Stats on w (bounded) until bytes_in reaches want. */
@@ -292,7 +223,7 @@ test_push(void)
 	rc |= migrate_in(&c, 10, 3, SIZE, 77);
 	rc |= push_head(&p, sid, key, 77, 1, SIZE);
 	rc |= ucx_send_all(u, ep, tag_of(u, 1), data, SIZE);
-	rc |= ucx_wait_notify(u, &c, 10, &evst);
+	rc |= ucxpeer_wait_notify(u, &c, 10, &evst);
 	check("push_lands", rc == 0 && evst == CL_COMPLETE, "MigrateIn event "
 	    "%d (rc %d)", evst, rc);
 	rc = read_buffer(&c, 2, 3, SIZE, &rp);
@@ -309,14 +240,14 @@ test_push(void)
 	rc |= migrate_in(&c, 11, 4, SIZE, 78);
 	rc |= push_head(&p, sid, key, 78, 2, SIZE);
 	rc |= ucx_send_all(u, ep, tag_of(u, 2), data, SIZE / 2);
-	rc |= ucx_wait_notify(u, &c, 11, &evst);
+	rc |= ucxpeer_wait_notify(u, &c, 11, &evst);
 	check("push_short_fails", rc == 0 && evst == CL_INVALID_VALUE,
 	    "MigrateIn of a short bulk: event %d (rc %d)", evst, rc);
 	evst = 1;
 	rc = migrate_in(&c, 12, 4, 4096, 79);
 	rc |= push_head(&p, sid, key, 79, 3, 4096);
 	rc |= ucx_send_all(u, ep, tag_of(u, 3), data, 4096);
-	rc |= ucx_wait_notify(u, &c, 12, &evst);
+	rc |= ucxpeer_wait_notify(u, &c, 12, &evst);
 	check("push_link_goes_on", rc == 0 && evst == CL_COMPLETE,
 	    "the next push: event %d (rc %d)", evst, rc);
 out:
