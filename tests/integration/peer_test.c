@@ -17,28 +17,6 @@ peer_open(struct conn *p, const struct srv *sv)
 	return (hello_as(p, 1, NULL, NULL));
 }
 
-/* MigrateIn{queue 2, event ev, mem, 0, size, transfer, source}. */
-static int
-migrate_in(struct conn *c, uint64_t ev, uint64_t mem, uint64_t size,
-    uint64_t xfer, const char *source)
-{
-	Vcl__Request	r = VCL__REQUEST__INIT;
-	Vcl__MigrateIn	mi = VCL__MIGRATE_IN__INIT;
-	Vcl__Enqueue	q = VCL__ENQUEUE__INIT;
-
-	q.queue = 2;
-	q.has_event = 1;
-	q.event = ev;
-	mi.q = &q;
-	mi.mem = mem;
-	mi.size = size;
-	mi.transfer = xfer;
-	mi.source = (char *)source;
-	r.call_case = VCL__REQUEST__CALL_MIGRATE_IN;
-	r.migrate_in = &mi;
-	return (send_req(c, &r, NULL, 0));
-}
-
 /*
  * The head of a PeerPush of len bytes and the first sent of them (the
  * rest is the caller's to send).
@@ -132,23 +110,6 @@ wait_session_bytes(struct conn *c, uint64_t want, Vcl__StatsResult *st)
 		if (stats(c, st) != 0)
 			return (-1);
 		if (st->session_bytes <= want)
-			return (0);
-		poll_wait();
-	}
-	return (-1);
-}
-
-/* Poll Stats on w (bounded) until the server's bulk in reaches want. */
-static int
-wait_bytes_in(struct conn *w, uint64_t want)
-{
-	Vcl__StatsResult	st;
-	int			i;
-
-	for (i = 0; i < STATS_POLLS; i++) {
-		if (stats(w, &st) != 0)
-			return (-1);
-		if (st.bytes_in >= want)
 			return (0);
 		poll_wait();
 	}

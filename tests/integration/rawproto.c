@@ -916,3 +916,43 @@ wait_notify(struct conn *c, uint64_t ev, cl_int *st)
 	}
 	return (found ? 0 : -1);
 }
+
+/* MigrateIn{queue 2, event ev, mem, 0, size, transfer, source if any}. */
+int
+migrate_in(struct conn *c, uint64_t ev, uint64_t mem, uint64_t size,
+    uint64_t xfer, const char *source)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__MigrateIn	mi = VCL__MIGRATE_IN__INIT;
+	Vcl__Enqueue	q = VCL__ENQUEUE__INIT;
+
+	q.queue = 2;
+	q.has_event = 1;
+	q.event = ev;
+	mi.q = &q;
+	mi.mem = mem;
+	mi.size = size;
+	mi.transfer = xfer;
+	if (source != NULL)
+		mi.source = (char *)source;
+	r.call_case = VCL__REQUEST__CALL_MIGRATE_IN;
+	r.migrate_in = &mi;
+	return (send_req(c, &r, NULL, 0));
+}
+
+/* Poll Stats on w (bounded) until the server's bulk in reaches want. */
+int
+wait_bytes_in(struct conn *w, uint64_t want)
+{
+	Vcl__StatsResult	st;
+	int			i;
+
+	for (i = 0; i < STATS_POLLS; i++) {
+		if (stats(w, &st) != 0)
+			return (-1);
+		if (st.bytes_in >= want)
+			return (0);
+		poll_wait();
+	}
+	return (-1);
+}

@@ -127,6 +127,9 @@ int msg_has(const struct reply *rp, const char *word);
 int client_open(struct conn *c, const struct srv *sv, uint64_t *sid,
     uint64_t *key);
 int wait_notify(struct conn *c, uint64_t ev, cl_int *st);
+int migrate_in(struct conn *c, uint64_t ev, uint64_t mem, uint64_t size,
+    uint64_t xfer, const char *source);
+int wait_bytes_in(struct conn *w, uint64_t want);
 
 /*
  * Run the groups (SESSION_TEST_ONLY names one) against VCLSERVER, each in a

@@ -57,27 +57,6 @@ peer_open_tca(struct conn *p, const struct srv *sv, struct vcl_tp *tp)
 	return (rc);
 }
 
-/* MigrateIn{queue 2, event ev, mem, 0, size, transfer}. */
-static int
-migrate_in(struct conn *c, uint64_t ev, uint64_t mem, uint64_t size,
-    uint64_t xfer)
-{
-	Vcl__Request	r = VCL__REQUEST__INIT;
-	Vcl__MigrateIn	mi = VCL__MIGRATE_IN__INIT;
-	Vcl__Enqueue	q = VCL__ENQUEUE__INIT;
-
-	q.queue = 2;
-	q.has_event = 1;
-	q.event = ev;
-	mi.q = &q;
-	mi.mem = mem;
-	mi.size = size;
-	mi.transfer = xfer;
-	r.call_case = VCL__REQUEST__CALL_MIGRATE_IN;
-	r.migrate_in = &mi;
-	return (send_req(c, &r, NULL, 0));
-}
-
 /* The head of a PeerPush whose size bytes come out of band as xid. */
 static int
 push_head(struct conn *p, uint64_t sid, uint64_t key, uint64_t transfer,
@@ -118,23 +97,6 @@ cpu_ticks(pid_t pid)
 	    &ut, &st) != 2)
 		return (-1);
 	return ((long)(ut + st));
-}
-
-/* Poll Stats on w (bounded) until bytes_in reaches want. */
-static int
-wait_bytes_in(struct conn *w, uint64_t want)
-{
-	Vcl__StatsResult	st;
-	int			i;
-
-	for (i = 0; i < STATS_POLLS; i++) {
-		if (stats(w, &st) != 0)
-			return (-1);
-		if (st.bytes_in >= want)
-			return (0);
-		poll_wait();
-	}
-	return (-1);
 }
 
 /*
@@ -181,7 +143,7 @@ test_pending(void)
 	rc = create_buffer(&c, 3, 1, PUSH_BYTES, NULL, 0);
 	rc |= stats(&w, &st);
 	in0 = st.bytes_in;
-	rc |= migrate_in(&c, 10, 3, PUSH_BYTES, 77);
+	rc |= migrate_in(&c, 10, 3, PUSH_BYTES, 77, NULL);
 	rc |= push_head(&p, sid, key, 77, 1, PUSH_BYTES);
 	/* The head is in once its bytes are counted: the receive is posted. */
 	rc |= wait_bytes_in(&w, in0 + PUSH_BYTES);

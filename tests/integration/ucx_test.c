@@ -67,27 +67,6 @@ peer_open_ucx(struct conn *p, const struct srv *sv, struct vcl_ucx *u,
 	return (rc);
 }
 
-/* MigrateIn{queue 2, event ev, mem, 0, size, transfer}. */
-static int
-migrate_in(struct conn *c, uint64_t ev, uint64_t mem, uint64_t size,
-    uint64_t xfer)
-{
-	Vcl__Request	r = VCL__REQUEST__INIT;
-	Vcl__MigrateIn	mi = VCL__MIGRATE_IN__INIT;
-	Vcl__Enqueue	q = VCL__ENQUEUE__INIT;
-
-	q.queue = 2;
-	q.has_event = 1;
-	q.event = ev;
-	mi.q = &q;
-	mi.mem = mem;
-	mi.size = size;
-	mi.transfer = xfer;
-	r.call_case = VCL__REQUEST__CALL_MIGRATE_IN;
-	r.migrate_in = &mi;
-	return (send_req(c, &r, NULL, 0));
-}
-
 /*
  * The tag of transfer xid from the worker u, as the ucx backend forms it:
  * FNV-1a of the sending worker's address, shifted up, mixed with xid.
@@ -158,23 +137,6 @@ ucx_send_all(struct vcl_ucx *u, struct vcl_ucx_ep *ep, uint64_t tag,
 	return (sent_n == want ? sent_status : -1);
 }
 
-/* Poll Stats on w (bounded) until bytes_in reaches want. */
-static int
-wait_bytes_in(struct conn *w, uint64_t want)
-{
-	Vcl__StatsResult	st;
-	int			i;
-
-	for (i = 0; i < STATS_POLLS; i++) {
-		if (stats(w, &st) != 0)
-			return (-1);
-		if (st.bytes_in >= want)
-			return (0);
-		poll_wait();
-	}
-	return (-1);
-}
-
 /* Fill with a pattern. */
 static void
 fill(uint8_t *p, size_t n, unsigned seed)
@@ -220,7 +182,7 @@ test_push(void)
 	    peer_open_ucx(&p, &sv, u, &ep) == 0, "no sessions"))
 		goto out;
 	rc = create_buffer(&c, 3, 1, SIZE, NULL, 0);
-	rc |= migrate_in(&c, 10, 3, SIZE, 77);
+	rc |= migrate_in(&c, 10, 3, SIZE, 77, NULL);
 	rc |= push_head(&p, sid, key, 77, 1, SIZE);
 	rc |= ucx_send_all(u, ep, tag_of(u, 1), data, SIZE);
 	rc |= ucxpeer_wait_notify(u, &c, 10, &evst);
@@ -237,14 +199,14 @@ test_push(void)
 	/* Half the announced bytes: the transfer fails, nothing else. */
 	evst = 1;
 	rc = create_buffer(&c, 4, 1, SIZE, NULL, 0);
-	rc |= migrate_in(&c, 11, 4, SIZE, 78);
+	rc |= migrate_in(&c, 11, 4, SIZE, 78, NULL);
 	rc |= push_head(&p, sid, key, 78, 2, SIZE);
 	rc |= ucx_send_all(u, ep, tag_of(u, 2), data, SIZE / 2);
 	rc |= ucxpeer_wait_notify(u, &c, 11, &evst);
 	check("push_short_fails", rc == 0 && evst == CL_INVALID_VALUE,
 	    "MigrateIn of a short bulk: event %d (rc %d)", evst, rc);
 	evst = 1;
-	rc = migrate_in(&c, 12, 4, 4096, 79);
+	rc = migrate_in(&c, 12, 4, 4096, 79, NULL);
 	rc |= push_head(&p, sid, key, 79, 3, 4096);
 	rc |= ucx_send_all(u, ep, tag_of(u, 3), data, 4096);
 	rc |= ucxpeer_wait_notify(u, &c, 12, &evst);
@@ -288,7 +250,7 @@ test_peer_dies(void)
 	    conn_session(&w, &sv) == 0 && pipe(pfd) == 0, "no sessions"))
 		goto out;
 	rc = create_buffer(&c, 3, 1, SIZE, NULL, 0);
-	rc |= migrate_in(&c, 10, 3, SIZE, 77);
+	rc |= migrate_in(&c, 10, 3, SIZE, 77, NULL);
 	rc |= stats(&w, &st);
 	in0 = st.bytes_in;
 	if (!check("dies_setup", rc == 0, "no buffer"))
