@@ -257,28 +257,15 @@ pl_close(struct peer *pe)
 	pe->u = NULL;
 }
 
-/* MigrateIn{queue 2, event ev, mem, 0, size, transfer}, then a Stats. */
+/* MigrateIn, then a Stats: the session ran it before any push head. */
 static int
 pl_migrate_in(struct conn *c, uint64_t ev, uint64_t mem, uint64_t size,
     uint64_t xfer)
 {
-	Vcl__Request		r = VCL__REQUEST__INIT;
-	Vcl__MigrateIn		mi = VCL__MIGRATE_IN__INIT;
-	Vcl__Enqueue		q = VCL__ENQUEUE__INIT;
 	Vcl__StatsResult	st;
 
-	q.queue = 2;
-	q.has_event = 1;
-	q.event = ev;
-	mi.q = &q;
-	mi.mem = mem;
-	mi.size = size;
-	mi.transfer = xfer;
-	r.call_case = VCL__REQUEST__CALL_MIGRATE_IN;
-	r.migrate_in = &mi;
-	if (send_req(c, &r, NULL, 0) != 0)
+	if (migrate_in(c, ev, mem, size, xfer, NULL) != 0)
 		return (-1);
-	/* The session ran it before any push head is sent. */
 	return (stats(c, &st));
 }
 
