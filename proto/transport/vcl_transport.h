@@ -90,6 +90,7 @@
 #include <stdint.h>
 
 struct vcl_link;
+struct vcl_tp;
 
 #define VCL_TP_NAME_MAX		16	/* a backend's name, with its NUL */
 #define VCL_TP_ADDR_MAX		4096	/* announced address bytes */
@@ -159,6 +160,12 @@ struct vcl_tp_conf {
 	uint64_t		 max_unexpected; /* bytes held before posting */
 	const char		*options;	/* backend's own "k=v,k=v" */
 	void			*host;		/* the host's, for its callbacks */
+	/*
+	 * Optional (VCL_TP_PLACE): a ring of slots was mapped (up 1), or is
+	 * about to be unmapped (up 0, nothing of the host uses it then):
+	 * the host may register its pages with its runtime meanwhile.
+	 */
+	void	(*ring)(struct vcl_tp *, void *, uint64_t, int);
 };
 #define VCL_TP_DEFAULT_MAX_BULK		(4ull << 30)
 #define VCL_TP_DEFAULT_MAX_POSTED	1024
