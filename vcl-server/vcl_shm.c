@@ -279,10 +279,16 @@ vcl_shm_xfer(struct vcl_session *s, const Vcl__Request *req, int write,
 			    &enq.ev);
 	}
 	c->d.s = s;		/* for vcl_shm_release, should it fail now */
-	if (err != CL_SUCCESS) {
-		vcl_shm_release(c);
+	if (err != CL_SUCCESS || s->dead) {
+		/*
+		 * No completion gives the wrapper back (vcl_enq_end drops a
+		 * dead session's command).
+		 */
 		vcl_pin_unwrap(c->pinwrap);
 		c->pinwrap = NULL;
+	}
+	if (err != CL_SUCCESS) {
+		vcl_shm_release(c);
 		c->shm_len = 0;
 	}
 	vcl_enq_end(s, &enq, err, c);
