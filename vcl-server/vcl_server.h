@@ -34,7 +34,6 @@ TAILQ_HEAD(vcl_helds, vcl_held);
 struct vcl_transports;
 struct vcl_workers;
 struct vcl_shm;
-struct vcl_hobj;
 
 /* Limits; every one has a safe default and a command-line option. */
 struct vcl_limits {
