@@ -18,7 +18,6 @@ struct vcl_backend {
 	int			 is_pocl;	/* PoCL: its known faults */
 };
 
-/* vcl_backend.c */
 int	vcl_backend_open(struct vcl_backend *, const char *, const char *,
 	    char *, size_t);
 void	vcl_backend_close(struct vcl_backend *);

@@ -7,7 +7,7 @@
 struct vcl_bulk;
 struct vcl_session;
 
-/* One entry of the dispatch table, indexed by the Request oneof case. */
+/* A handler: runs one request; it may take the request's bulk bytes. */
 typedef void (*vcl_op_fn)(struct vcl_session *, const Vcl__Request *,
     struct vcl_bulk *);
 
@@ -18,6 +18,7 @@ typedef void (*vcl_op_fn)(struct vcl_session *, const Vcl__Request *,
 				   "Enqueue q" (queue, event, wait list) */
 #define VCL_OP_LINK	0x10	/* on client and peer links alike */
 
+/* One entry of the dispatch table, indexed by the Request oneof case. */
 struct vcl_op {
 	vcl_op_fn	 fn;
 	const char	*name;

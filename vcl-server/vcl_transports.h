@@ -17,6 +17,7 @@ struct vcl_tp_offers {
 	Vcl__TransportOffer	*p[VCL_TP_MAX];
 	uint8_t			 addr[VCL_TP_MAX][VCL_TP_ADDR_MAX];
 };
+
 void	vcl_transports_register(void);
 int	vcl_transports_init(struct vcl_server *, const char *, const char *,
 	    char *, size_t);
