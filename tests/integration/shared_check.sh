@@ -17,6 +17,17 @@ if [ "$shared" -le 0 ]; then
 	echo "shared_check: no byte went through shared staging" >&2
 	exit 1
 fi
+# With every ring wrapper refused (VCL_TEST_PIN_REFUSE=1, servers' test
+# switch), the servers must have said so: the bytes above went pageable.
+if [ "${VCL_TEST_PIN_REFUSE:-0}" = 1 ]; then
+	refused=$(printf '%s\n' "$out" | awk '$1 == "ring_pin_refused" ||
+	    $1 == "ring_pin_refused:" { n += $2 } END { print n + 0 }')
+	echo "shared_check: ring_pin_refused $refused"
+	if [ "$refused" -le 0 ]; then
+		echo "shared_check: no ring wrapper was refused" >&2
+		exit 1
+	fi
+fi
 # Once the command's contexts are gone, no ring stays pinned for them
 # (a wrapper that outlived its context would; polled: sessions end after
 # their last copy).
