@@ -78,7 +78,11 @@
  *   for send/recv. A slot handed to the host stays mapped until its
  *   placed()/consumed() ran, even after done or close: the host calls it
  *   for every slot it got. A slot holds only bytes of the peer that writes
- *   it: a ring serves one link and is never handed to another.
+ *   it: a ring serves one link and is never handed to another. The
+ *   backend calls the host's conf.ring (if set) once it mapped a ring,
+ *   ours or the peer's, and once more just before it unmaps it (after
+ *   every slot of it went back), so that the host may register the pages
+ *   with its runtime (vclserver pins them per context) in between.
  */
 #ifndef VCL_TRANSPORT_H
 #define VCL_TRANSPORT_H
