@@ -12,7 +12,8 @@
  * bounded by vcl_pin_max (--max-pinned); past it, or where the runtime
  * refuses, callers fall back to pooled malloc'd memory (vcl_pool.c). A
  * block given back after its context was released is destroyed then; the
- * runtime context lives until its last block is gone. Loop thread only.
+ * runtime context lives until its last block is gone. Rings of shared
+ * slots are pinned the same way, by wrapping (below). Loop thread only.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -489,13 +490,14 @@ vcl_pin_wrap(struct vcl_pinring *r, cl_context ctx)
 	return (w);
 }
 
-/* Bytes of rings wrapped now, and wrappers refused since start. */
+/* Bytes of rings wrapped now. */
 uint64_t
 vcl_pin_ring_bytes(void)
 {
 	return (vcl_pin_ring_total);
 }
 
+/* (Ring, context) pairs left pageable since start. */
 uint64_t
 vcl_pin_ring_refused(void)
 {
