@@ -53,10 +53,11 @@ struct vcl_shm {
 };
 
 /*
- * Copying a read's chunk out of its slot is this side's part of a read
- * through the ring, and one core's memcpy (7-8 GB/s on the H100 host) is
- * slower than a runtime's DMA into the slot. So a large chunk is split
- * among the thread that lands it and helpers: VCL_SHM_COPY_THREADS
+ * Copying a chunk into or out of its slot is this side's part of a
+ * transfer through the ring, and one core's memcpy (7-8 GB/s on the H100
+ * host) is slower than a runtime's DMA to or from a pinned slot. So a
+ * large chunk is split among the thread that copies it (the writer, or
+ * the one that lands a read's reply) and helpers: VCL_SHM_COPY_THREADS
  * copiers in all (default half the online CPUs, at most 4; 1: no
  * helper). The helpers start at the first large copy, block every
  * signal and serve the whole process; a copy that finds them busy
@@ -145,7 +146,7 @@ vcl_shm_copiers_start(void)
 	    vcl_shm_cp.helpers + 1);
 }
 
-/* Copy len bytes out of a slot, with the helpers when they are free. */
+/* Copy len bytes into or out of a slot, with the helpers when free. */
 static void
 vcl_shm_copy(void *dst, const void *src, size_t len)
 {
@@ -452,8 +453,8 @@ vcl_shm_write(struct vcl_node *n, Vcl__Request *req, Vcl__WriteBuffer *m,
 			    len, 0);
 			continue;
 		}
-		memcpy(vcl_shm_slot(n->shm, (unsigned)slot),
-		    (const uint8_t *)ptr + off, len);
+		vcl_shm_copy(vcl_shm_slot(n->shm, (unsigned)slot),
+		    (const uint8_t *)ptr + off, (size_t)len);
 		m->has_shm_slot = 1;
 		m->shm_slot = (uint32_t)slot;
 		if ((err = vcl_node_call_async(n, req, NULL, 0,
