@@ -694,6 +694,8 @@ print_stats(const char *addr, const Vcl__Welcome *w,
 	put_u64("peer_bytes_out", st->peer_bytes_out, &first);
 	put_u64("peer_bytes_oob", st->peer_bytes_oob, &first);
 	put_u64("peer_bytes_shared", st->peer_bytes_shared, &first);
+	put_u64("ring_pinned", st->ring_pinned, &first);
+	put_u64("ring_pin_refused", st->ring_pin_refused, &first);
 	put_u64("requests", st->requests, &first);
 	put_u64("held_now", st->held_now, &first);
 	put_u64("held_total", st->held_total, &first);

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,141 @@ struct vcl_shm {
 	uint64_t		 busy;		/* under the node's lock */
 	struct vcl_shm_tok	 tok[VCL_SHM_NSLOTS];
 };
+
+/*
+ * Copying a chunk into or out of its slot is this side's part of a
+ * transfer through the ring, and one core's memcpy (7-8 GB/s on the H100
+ * host) is slower than a runtime's DMA to or from a pinned slot. So a
+ * large chunk is split among the thread that copies it (the writer, or
+ * the one that lands a read's reply) and helpers: VCL_SHM_COPY_THREADS
+ * copiers in all (default half the online CPUs, at most 4; 1: no
+ * helper). The helpers start at the first large copy, block every
+ * signal and serve the whole process; a copy that finds them busy
+ * (another node's read) or runs in a forked child goes alone.
+ */
+#define VCL_SHM_COPIERS_MAX	8
+#define VCL_SHM_COPY_PART	(512u << 10)	/* less: not worth a wakeup */
+
+static struct {
+	pthread_mutex_t		 busy;		/* one copy uses the helpers */
+	pthread_mutex_t		 lock;		/* the job below */
+	pthread_cond_t		 go, done;
+	pid_t			 pid;		/* whose helpers they are */
+	int			 helpers;
+	uint8_t			*dst;
+	const uint8_t		*src;
+	size_t			 len, part;
+	unsigned		 nparts, next, left;
+} vcl_shm_cp = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+    PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, NULL, NULL,
+    0, 0, 0, 0, 0 };
+static pthread_once_t	vcl_shm_cp_once = PTHREAD_ONCE_INIT;
+
+/* Copy part i of the job. */
+static void
+vcl_shm_copy_part(unsigned i)
+{
+	size_t	off = (size_t)i * vcl_shm_cp.part;
+	size_t	n = vcl_shm_cp.len - off < vcl_shm_cp.part ?
+		    vcl_shm_cp.len - off : vcl_shm_cp.part;
+
+	memcpy(vcl_shm_cp.dst + off, vcl_shm_cp.src + off, n);
+}
+
+/* A helper: copies parts of each job as they come, for ever. */
+static void *
+vcl_shm_copier(void *arg)
+{
+	unsigned	i;
+
+	(void)arg;
+	pthread_mutex_lock(&vcl_shm_cp.lock);
+	for (;;) {
+		while (vcl_shm_cp.next >= vcl_shm_cp.nparts)
+			pthread_cond_wait(&vcl_shm_cp.go, &vcl_shm_cp.lock);
+		i = vcl_shm_cp.next++;
+		pthread_mutex_unlock(&vcl_shm_cp.lock);
+		vcl_shm_copy_part(i);
+		pthread_mutex_lock(&vcl_shm_cp.lock);
+		if (--vcl_shm_cp.left == 0)
+			pthread_cond_signal(&vcl_shm_cp.done);
+	}
+	return (NULL);
+}
+
+/* Start the helpers (once per process). */
+static void
+vcl_shm_copiers_start(void)
+{
+	const char	*e = getenv("VCL_SHM_COPY_THREADS");
+	sigset_t	 all, old;
+	pthread_attr_t	 attr;
+	pthread_t	 t;
+	long		 n;
+
+	if (e != NULL && *e != '\0')
+		n = strtol(e, NULL, 10);
+	else if ((n = sysconf(_SC_NPROCESSORS_ONLN) / 2) > 4)
+		n = 4;
+	if (n < 1)
+		n = 1;
+	if (n > VCL_SHM_COPIERS_MAX)
+		n = VCL_SHM_COPIERS_MAX;
+	vcl_shm_cp.pid = getpid();
+	if (n == 1 || pthread_attr_init(&attr) != 0)
+		return;
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	while (vcl_shm_cp.helpers < n - 1 &&
+	    pthread_create(&t, &attr, vcl_shm_copier, NULL) == 0)
+		vcl_shm_cp.helpers++;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	vcl_log_info("shared ring: %d threads copy reads out",
+	    vcl_shm_cp.helpers + 1);
+}
+
+/* Copy len bytes into or out of a slot, with the helpers when free. */
+static void
+vcl_shm_copy(void *dst, const void *src, size_t len)
+{
+	size_t		 parts;
+	unsigned	 i;
+
+	pthread_once(&vcl_shm_cp_once, vcl_shm_copiers_start);
+	if (len < 2 * VCL_SHM_COPY_PART || vcl_shm_cp.helpers == 0 ||
+	    vcl_shm_cp.pid != getpid() ||
+	    pthread_mutex_trylock(&vcl_shm_cp.busy) != 0) {
+		memcpy(dst, src, len);
+		return;
+	}
+	parts = len / VCL_SHM_COPY_PART;
+	if (parts > (size_t)vcl_shm_cp.helpers + 1)
+		parts = (size_t)vcl_shm_cp.helpers + 1;
+	pthread_mutex_lock(&vcl_shm_cp.lock);
+	vcl_shm_cp.dst = dst;
+	vcl_shm_cp.src = src;
+	vcl_shm_cp.len = len;
+	/* Parts of whole cache lines. */
+	vcl_shm_cp.part = ((len + parts - 1) / parts + 63) & ~(size_t)63;
+	vcl_shm_cp.nparts = (unsigned)((len + vcl_shm_cp.part - 1) /
+	    vcl_shm_cp.part);
+	vcl_shm_cp.left = vcl_shm_cp.nparts;
+	vcl_shm_cp.next = 0;
+	pthread_cond_broadcast(&vcl_shm_cp.go);
+	while (vcl_shm_cp.next < vcl_shm_cp.nparts) {
+		i = vcl_shm_cp.next++;
+		pthread_mutex_unlock(&vcl_shm_cp.lock);
+		vcl_shm_copy_part(i);
+		pthread_mutex_lock(&vcl_shm_cp.lock);
+		vcl_shm_cp.left--;
+	}
+	while (vcl_shm_cp.left > 0)
+		pthread_cond_wait(&vcl_shm_cp.done, &vcl_shm_cp.lock);
+	pthread_mutex_unlock(&vcl_shm_cp.lock);
+	pthread_mutex_unlock(&vcl_shm_cp.busy);
+}
 
 /* A blocking read's chunks still out, and its first failure. */
 struct vcl_shm_rd {
@@ -247,7 +383,8 @@ vcl_shm_chunk_done(struct vcl_pending *p)
 
 	if (rd != NULL) {
 		if (p->status == CL_SUCCESS)
-			memcpy(t->dst, vcl_shm_slot(n->shm, t->slot), t->len);
+			vcl_shm_copy(t->dst, vcl_shm_slot(n->shm, t->slot),
+			    t->len);
 		t->rd = NULL;
 	}
 	if (p->msg != NULL)
@@ -316,8 +453,8 @@ vcl_shm_write(struct vcl_node *n, Vcl__Request *req, Vcl__WriteBuffer *m,
 			    len, 0);
 			continue;
 		}
-		memcpy(vcl_shm_slot(n->shm, (unsigned)slot),
-		    (const uint8_t *)ptr + off, len);
+		vcl_shm_copy(vcl_shm_slot(n->shm, (unsigned)slot),
+		    (const uint8_t *)ptr + off, (size_t)len);
 		m->has_shm_slot = 1;
 		m->shm_slot = (uint32_t)slot;
 		if ((err = vcl_node_call_async(n, req, NULL, 0,

@@ -91,6 +91,8 @@ struct vcl_cmd {
 	struct vcl_fast		 fr;		/* that reply */
 	uint64_t		 shm_len;	/* SHM: its bytes; xid: slot + 1 */
 	int			 shm_write;	/* SHM: a write */
+	struct vcl_pinwrap	*pinwrap;	/* SHM, SLOT_*: its ring's
+						   wrapper, held (vcl_pin.c) */
 	LIST_ENTRY(vcl_cmd)	 entry;
 };
 

@@ -7,6 +7,7 @@
 #include "vcl_op_exec.h"
 #include "vcl_op_misc.h"
 #include "vcl_peer.h"
+#include "vcl_pin.h"
 #include "vcl_server.h"
 #include "vcl_session.h"
 #include "vcl_shm.h"
@@ -136,6 +137,10 @@ vcl_op_stats(struct vcl_session *s, const Vcl__Request *req,
 	st.peer_bytes_shared = s->srv->peer_bytes_shared;
 	st.has_client_bytes_shared = 1;
 	st.client_bytes_shared = s->srv->client_bytes_shared;
+	st.has_ring_pinned = 1;
+	st.ring_pinned = vcl_pin_ring_bytes();
+	st.has_ring_pin_refused = 1;
+	st.ring_pin_refused = vcl_pin_ring_refused();
 	st.n_transports = vcl_transports_names(s->srv, names, VCL_TP_MAX + 1);
 	st.transports = names;
 	st.n_peer_links = vcl_peer_stats(s->srv, &links);

@@ -38,6 +38,7 @@
 #include "vcl_op_mem.h"
 #include "vcl_op_peer.h"
 #include "vcl_peer.h"
+#include "vcl_pin.h"
 #include "vcl_pool.h"
 #include "vcl_server.h"
 #include "vcl_session.h"
@@ -632,6 +633,7 @@ struct vcl_place {
 	cl_command_queue	 q;
 	cl_mem			 mem;
 	uint64_t		 off, size;
+	uint64_t		 ctx;		/* the context's id */
 	int			 refs;
 	int			 failed;
 };
@@ -668,6 +670,7 @@ static void
 vcl_place_slot(void *arg, const struct vcl_tp_slot *slot)
 {
 	struct vcl_place	*pl = arg;
+	struct vcl_hobj		*ctx;
 	struct vcl_cmd		*c;
 	cl_int			 err;
 
@@ -676,9 +679,18 @@ vcl_place_slot(void *arg, const struct vcl_tp_slot *slot)
 		vcl_tp_placed(pl->tp, slot->token, VCL_TP_EIO);
 		return;
 	}
+	/*
+	 * The peer's ring pinned for the context, while the client holds it:
+	 * the read runs by DMA.
+	 */
+	if ((ctx = vcl_handle_get(&pl->s->handles, pl->ctx,
+	    VCL_KIND_CONTEXT)) != NULL && ctx->error == CL_SUCCESS)
+		c->pinwrap = vcl_pin_wrap(vcl_pin_ring_of(slot->ptr,
+		    (size_t)slot->len), ctx->u.ctx);
 	err = clEnqueueReadBuffer(pl->q, pl->mem, CL_FALSE, pl->off +
 	    slot->off, slot->len, slot->ptr, 0, NULL, &c->ev);
 	if (err != CL_SUCCESS) {
+		vcl_pin_unwrap(c->pinwrap);
 		free(c);
 		pl->failed = 1;
 		vcl_tp_placed(pl->tp, slot->token, VCL_TP_EIO);
@@ -722,6 +734,8 @@ vcl_peer_slot_done(struct vcl_cmd *c)
 	struct vcl_place	*pl;
 	struct vcl_session	*ps;
 
+	vcl_pin_unwrap(c->pinwrap);	/* the copy is over */
+	c->pinwrap = NULL;
 	if (c->type == VCL_CMD_SLOT_OUT) {
 		pl = c->job;
 		c->job = NULL;
@@ -769,6 +783,9 @@ vcl_peer_chunk_in(void *arg, uint64_t off, void *ptr, uint64_t len,
 	    NULL) == CL_SUCCESS && type == CL_MEM_OBJECT_BUFFER &&
 	    (mq = vcl_context_queue(ctx, &err)) != NULL &&
 	    (c = vcl_cmd_new(VCL_CMD_SLOT_IN, 0)) != NULL) {
+		/* Our ring pinned for the context: the write runs by DMA. */
+		c->pinwrap = vcl_pin_wrap(vcl_pin_ring_of(ptr, (size_t)len),
+		    ctx->u.ctx);
 		err = clEnqueueWriteBuffer(mq->u.queue, mem->u.mem, CL_FALSE,
 		    x->xoff + off, len, ptr, 0, NULL, &c->ev);
 		if (err == CL_SUCCESS) {
@@ -780,6 +797,7 @@ vcl_peer_chunk_in(void *arg, uint64_t off, void *ptr, uint64_t len,
 			(void)vcl_cmd_watch(ps, c);
 			return;
 		}
+		vcl_pin_unwrap(c->pinwrap);
 		free(c);
 	}
 	if (ps->in_bulk_err == CL_SUCCESS)
@@ -907,6 +925,7 @@ vcl_place_new(struct vcl_session *s, struct vcl_cmd *c, struct vcl_hobj *mq,
 	clRetainMemObject(pl->mem);
 	pl->off = m->offset;
 	pl->size = m->size;
+	pl->ctx = m->context;
 	pl->refs = 1;		/* the PUSH's */
 	vcl_log_debug("migration of %llu bytes to %s: shared staging",
 	    (unsigned long long)m->size, m->dest->addr);

@@ -12,10 +12,12 @@
  * bounded by vcl_pin_max (--max-pinned); past it, or where the runtime
  * refuses, callers fall back to pooled malloc'd memory (vcl_pool.c). A
  * block given back after its context was released is destroyed then; the
- * runtime context lives until its last block is gone. Loop thread only.
+ * runtime context lives until its last block is gone. Rings of shared
+ * slots are pinned the same way, by wrapping (below). Loop thread only.
  */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "vcl_log.h"
 #include "vcl_pin.h"
@@ -256,4 +258,248 @@ uint64_t
 vcl_pin_bytes(void)
 {
 	return (vcl_pin_total);
+}
+
+/*
+ * Rings of shared slots (a client's ShmRing, a peer link's placement ring)
+ * that the runtime copies to and from. Pageable to the runtime, each copy
+ * would go through its own bounce buffer; wrapped once in a
+ * CL_MEM_USE_HOST_PTR buffer of a context, the ring is pinned for it and
+ * a clEnqueueReadBuffer/WriteBuffer of that context whose host pointer
+ * lies in the ring runs by DMA (NVIDIA: 52 GB/s against 8-12,
+ * docs/performance.md). The copies stay on the slot pointers: the
+ * wrapper is never enqueued, it only has to be alive.
+ *
+ * A wrapper is made at a ring's first use with a context (pinning takes
+ * milliseconds: never per command), charged to vcl_pin_max with the
+ * staging blocks, and dropped when its ring or its context goes. Each
+ * copy in flight holds a reference (vcl_pin_wrap/vcl_pin_unwrap), so a
+ * dropped wrapper is released only once no copy uses its pages. Where
+ * the runtime refuses, the base is not aligned for the device, or the
+ * budget is spent, the pair (ring, context) stays pageable: the copies
+ * run as before. VCL_SHM_PIN=0 turns wrapping off (to compare);
+ * VCL_TEST_PIN_REFUSE=1 makes every wrapper fail as a refusal would.
+ */
+struct vcl_pinwrap {
+	struct vcl_pinring	*ring;		/* NULL once dropped */
+	cl_context		 ctx;		/* the wrapper holds it */
+	cl_mem			 mem;		/* NULL: refused, pageable */
+	size_t			 bytes;		/* charged */
+	int			 refs;		/* the ring's, and copies' */
+	struct vcl_pinwrap	*next;
+};
+
+struct vcl_pinring {
+	uint8_t			*base;
+	size_t			 len;
+	struct vcl_pinwrap	*wraps;
+	struct vcl_pinring	*next;
+};
+
+static struct vcl_pinring	*vcl_pin_rings;
+static uint64_t			 vcl_pin_ring_total;	/* wrapped now */
+static uint64_t			 vcl_pin_ring_nrefused;
+static int			 vcl_pin_ring_on = -1;	/* VCL_SHM_PIN */
+
+/* Whether rings are wrapped at all (VCL_SHM_PIN, read once). */
+static int
+vcl_pin_ring_enabled(void)
+{
+	const char	*e;
+
+	if (vcl_pin_ring_on == -1) {
+		e = getenv("VCL_SHM_PIN");
+		vcl_pin_ring_on = e == NULL || strcmp(e, "0") != 0;
+	}
+	return (vcl_pin_ring_on);
+}
+
+/* A ring of len bytes at base (page aligned) is mapped. */
+struct vcl_pinring *
+vcl_pin_ring_add(void *base, size_t len)
+{
+	struct vcl_pinring	*r;
+
+	if ((r = calloc(1, sizeof *r)) == NULL)
+		return (NULL);
+	r->base = base;
+	r->len = len;
+	r->next = vcl_pin_rings;
+	vcl_pin_rings = r;
+	return (r);
+}
+
+/* The ring [p, p + len) lies in, or NULL. */
+struct vcl_pinring *
+vcl_pin_ring_of(const void *p, size_t len)
+{
+	struct vcl_pinring	*r;
+	const uint8_t		*b = p;
+
+	for (r = vcl_pin_rings; r != NULL; r = r->next)
+		if (b >= r->base && len <= r->len &&
+		    (size_t)(b - r->base) <= r->len - len)
+			return (r);
+	return (NULL);
+}
+
+/* Drop one reference to a wrapper; the last releases it. */
+void
+vcl_pin_unwrap(struct vcl_pinwrap *w)
+{
+	if (w == NULL || --w->refs > 0)
+		return;
+	if (w->mem != NULL) {
+		clReleaseMemObject(w->mem);
+		vcl_pin_total -= w->bytes;
+		vcl_pin_ring_total -= w->bytes;
+	}
+	free(w);
+}
+
+/* Take w off its ring (the ring or its context goes). */
+static void
+vcl_pin_wrap_drop(struct vcl_pinwrap **wp)
+{
+	struct vcl_pinwrap	*w = *wp;
+
+	*wp = w->next;
+	w->ring = NULL;
+	w->next = NULL;
+	vcl_pin_unwrap(w);
+}
+
+/*
+ * The ring is about to be unmapped (nothing copies to or from it any
+ * more): its wrappers go.
+ */
+void
+vcl_pin_ring_del(struct vcl_pinring *r)
+{
+	struct vcl_pinring	**rp;
+
+	if (r == NULL)
+		return;
+	for (rp = &vcl_pin_rings; *rp != NULL; rp = &(*rp)->next)
+		if (*rp == r) {
+			*rp = r->next;
+			break;
+		}
+	while (r->wraps != NULL)
+		vcl_pin_wrap_drop(&r->wraps);
+	free(r);
+}
+
+/* The context is released: every ring's wrapper of it goes. */
+void
+vcl_pin_ring_forget(cl_context ctx)
+{
+	struct vcl_pinring	*r;
+	struct vcl_pinwrap	**wp;
+
+	for (r = vcl_pin_rings; r != NULL; r = r->next)
+		for (wp = &r->wraps; *wp != NULL; )
+			if ((*wp)->ctx == ctx)
+				vcl_pin_wrap_drop(wp);
+			else
+				wp = &(*wp)->next;
+}
+
+/*
+ * Make r's wrapper in ctx (w->mem stays NULL when it cannot be had: not
+ * aligned for a device of ctx, over vcl_pin_max, refused).
+ */
+static void
+vcl_pin_wrap_make(struct vcl_pinwrap *w, struct vcl_pinring *r,
+    cl_context ctx)
+{
+	const char	*e = getenv("VCL_TEST_PIN_REFUSE");
+	const char	*why = NULL;
+	cl_device_id	 devs[16];
+	cl_uint		 align;
+	size_t		 n = 0, i;
+	cl_int		 err = CL_SUCCESS;
+
+	if (clGetContextInfo(ctx, CL_CONTEXT_DEVICES, sizeof devs, devs,
+	    &n) != CL_SUCCESS)
+		n = 0;
+	n /= sizeof devs[0];
+	for (i = 0; i < n && why == NULL; i++)
+		if (clGetDeviceInfo(devs[i], CL_DEVICE_MEM_BASE_ADDR_ALIGN,
+		    sizeof align, &align, NULL) != CL_SUCCESS || align == 0 ||
+		    (uintptr_t)r->base % (align / 8 ? align / 8 : 1) != 0)
+			why = "its base is not aligned for a device";
+	if (why == NULL && n == 0)
+		why = "the context names no device";
+	if (why == NULL && vcl_pin_total + r->len > vcl_pin_max)
+		why = "over --max-pinned";
+	if (why == NULL && e != NULL && strcmp(e, "1") == 0) {
+		err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
+		why = "refused by the runtime";
+	}
+	if (why == NULL) {
+		w->mem = clCreateBuffer(ctx, CL_MEM_READ_WRITE |
+		    CL_MEM_USE_HOST_PTR, r->len, r->base, &err);
+		if (err != CL_SUCCESS) {
+			w->mem = NULL;
+			why = "refused by the runtime";
+		}
+	}
+	if (why != NULL) {
+		vcl_pin_ring_nrefused++;
+		vcl_log_info("shared ring of %zu bytes stays pageable for this "
+		    "context: %s (error %d)", r->len, why, (int)err);
+		return;
+	}
+	w->bytes = r->len;
+	vcl_pin_total += w->bytes;
+	vcl_pin_ring_total += w->bytes;
+	vcl_log_debug("shared ring of %zu bytes pinned for a context (%llu "
+	    "pinned in all)", r->len, (unsigned long long)vcl_pin_total);
+}
+
+/*
+ * Before a copy of ctx to or from ring r: r's wrapper in ctx (made at
+ * the first), with a reference for the copy to give back with
+ * vcl_pin_unwrap once it completed. NULL: the copy goes pageable.
+ */
+struct vcl_pinwrap *
+vcl_pin_wrap(struct vcl_pinring *r, cl_context ctx)
+{
+	struct vcl_pinwrap	*w;
+
+	if (r == NULL || ctx == NULL || !vcl_pin_ring_enabled())
+		return (NULL);
+	for (w = r->wraps; w != NULL; w = w->next)
+		if (w->ctx == ctx)
+			break;
+	if (w == NULL) {
+		/* Tried once per pair: a refusal is not asked again. */
+		if ((w = calloc(1, sizeof *w)) == NULL)
+			return (NULL);
+		w->ring = r;
+		w->ctx = ctx;
+		w->refs = 1;
+		vcl_pin_wrap_make(w, r, ctx);
+		w->next = r->wraps;
+		r->wraps = w;
+	}
+	if (w->mem == NULL)
+		return (NULL);
+	w->refs++;
+	return (w);
+}
+
+/* Bytes of rings wrapped now. */
+uint64_t
+vcl_pin_ring_bytes(void)
+{
+	return (vcl_pin_ring_total);
+}
+
+/* (Ring, context) pairs left pageable since start. */
+uint64_t
+vcl_pin_ring_refused(void)
+{
+	return (vcl_pin_ring_nrefused);
 }

@@ -8,6 +8,8 @@
 #include <CL/cl.h>
 
 struct vcl_pins;		/* one context's blocks */
+struct vcl_pinring;		/* a ring of shared slots */
+struct vcl_pinwrap;		/* a ring wrapped for one context */
 
 extern uint64_t	vcl_pin_max;	/* pinned bytes of the process, at most */
 
@@ -15,5 +17,14 @@ void	*vcl_pin_get(struct vcl_pins **, cl_context, size_t);
 int	 vcl_pin_put(void *);
 void	 vcl_pin_close(struct vcl_pins *);
 uint64_t vcl_pin_bytes(void);
+
+struct vcl_pinring *vcl_pin_ring_add(void *, size_t);
+struct vcl_pinring *vcl_pin_ring_of(const void *, size_t);
+void	 vcl_pin_ring_del(struct vcl_pinring *);
+void	 vcl_pin_ring_forget(cl_context);
+struct vcl_pinwrap *vcl_pin_wrap(struct vcl_pinring *, cl_context);
+void	 vcl_pin_unwrap(struct vcl_pinwrap *);
+uint64_t vcl_pin_ring_bytes(void);
+uint64_t vcl_pin_ring_refused(void);
 
 #endif

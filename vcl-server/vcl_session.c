@@ -164,8 +164,10 @@ vcl_session_release(struct vcl_session *s, struct vcl_hobj *o)
 			free(o->mq);
 		}
 		vcl_pin_close(o->pins);
-		if (o->u.ctx != NULL)
+		if (o->u.ctx != NULL) {
+			vcl_pin_ring_forget(o->u.ctx);	/* rings wrapped in it */
 			clReleaseContext(o->u.ctx);
+		}
 		break;
 	case VCL_KIND_QUEUE:
 		vcl_session_forget_queue(s, o);

@@ -17,6 +17,7 @@
 #include "vcl_enqueue.h"
 #include "vcl_log.h"
 #include "vcl_op_mem.h"
+#include "vcl_pin.h"
 #include "vcl_server.h"
 #include "vcl_session.h"
 #include "vcl_shm.h"
@@ -41,6 +42,7 @@ struct vcl_shm {
 	size_t		 size;
 	uint32_t	 slots;
 	uint64_t	 slot_size;
+	struct vcl_pinring *pin;	/* wrapped per context (vcl_pin.c) */
 	atomic_uint_fast64_t busy;	/* a bit per slot the device uses:
 					   taken on the loop, given back by
 					   whoever sees the copy complete */
@@ -52,6 +54,7 @@ vcl_shm_free(struct vcl_shm *r)
 {
 	if (r == NULL)
 		return;
+	vcl_pin_ring_del(r->pin);
 	munmap(r->base, r->size);
 	free(r);
 }
@@ -104,6 +107,7 @@ vcl_shm_map(struct vcl_session *s, int fd, const Vcl__ShmRing *m,
 	r->size = size;
 	r->slots = m->slots;
 	r->slot_size = m->slot_size;
+	r->pin = vcl_pin_ring_add(p, size);	/* NULL: stays pageable */
 out:
 	return (r);
 }
@@ -233,6 +237,8 @@ vcl_shm_done(struct vcl_cmd *c)
 	struct vcl_session	*s = c->d.s;
 
 	vcl_shm_release(c);
+	vcl_pin_unwrap(c->pinwrap);	/* the copy is over */
+	c->pinwrap = NULL;
 	if (c->status >= 0)
 		s->srv->client_bytes_shared += c->shm_len;
 	c->shm_len = 0;
@@ -248,7 +254,7 @@ vcl_shm_xfer(struct vcl_session *s, const Vcl__Request *req, int write,
     const Vcl__Enqueue *e, uint64_t id, uint64_t off, uint64_t size,
     uint32_t slot)
 {
-	struct vcl_hobj	*mem;
+	struct vcl_hobj	*mem, *ctx;
 	struct vcl_enq	 enq;
 	struct vcl_cmd	*c;
 	uint8_t		*p;
@@ -264,6 +270,9 @@ vcl_shm_xfer(struct vcl_session *s, const Vcl__Request *req, int write,
 		c->xid = (uint64_t)slot + 1;
 		c->shm_len = size;
 		c->shm_write = write;
+		/* The ring pinned for the context: the copy runs by DMA. */
+		if ((ctx = vcl_queue_context(s, enq.q)) != NULL)
+			c->pinwrap = vcl_pin_wrap(s->shm->pin, ctx->u.ctx);
 		if (write)
 			err = clEnqueueWriteBuffer(enq.q->u.queue, mem->u.mem,
 			    CL_FALSE, off, size, p, enq.nwait, enq.wait,
@@ -274,6 +283,14 @@ vcl_shm_xfer(struct vcl_session *s, const Vcl__Request *req, int write,
 			    &enq.ev);
 	}
 	c->d.s = s;		/* for vcl_shm_release, should it fail now */
+	if (err != CL_SUCCESS || s->dead) {
+		/*
+		 * No completion gives the wrapper back (vcl_enq_end drops a
+		 * dead session's command).
+		 */
+		vcl_pin_unwrap(c->pinwrap);
+		c->pinwrap = NULL;
+	}
 	if (err != CL_SUCCESS) {
 		vcl_shm_release(c);
 		c->shm_len = 0;

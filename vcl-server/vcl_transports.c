@@ -9,6 +9,7 @@
 #include <event2/event.h>
 
 #include "vcl_log.h"
+#include "vcl_pin.h"
 #include "vcl_server.h"
 #include "vcl_session.h"
 #include "vcl_transports.h"
@@ -92,6 +93,20 @@ vcl_transports_register(void)
 }
 
 /*
+ * A placement ring was mapped or goes: the runtime may be given its pages
+ * (vcl_pin.c wraps them per context at their first copy).
+ */
+static void
+vcl_transports_ring(struct vcl_tp *tp, void *base, uint64_t len, int up)
+{
+	(void)tp;
+	if (up)
+		(void)vcl_pin_ring_add(base, (size_t)len);
+	else
+		vcl_pin_ring_del(vcl_pin_ring_of(base, (size_t)len));
+}
+
+/*
  * Open the backends of list ("tcp,ucx", NULL: all built) that work here;
  * force (NULL: none) names the one every link must use, for testing.
  * One that cannot open is left out (logged at warn if asked for by name,
@@ -133,6 +148,7 @@ vcl_transports_init(struct vcl_server *srv, const char *list,
 	conf.node = srv->node_name;
 	conf.max_bulk = srv->limits.frame.max_bulk;
 	conf.host = srv;
+	conf.ring = vcl_transports_ring;
 	for (i = 0; i < n; i++) {
 		if ((want[i]->caps & VCL_TP_INBAND) != 0)
 			continue;	/* rides the control stream: no instance */

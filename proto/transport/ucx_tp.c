@@ -56,6 +56,7 @@
 /* The instance (tp->priv): the engine and the shared staging's limits. */
 struct vcl_ucx_tp {
 	struct vcl_ucx		*u;
+	struct vcl_tp		*tp;
 	int			 place;		/* 0: no shared staging */
 	uint64_t		 slot_len;	/* VCL_UCX_SLOT */
 	unsigned		 nslots;	/* VCL_UCX_SLOTS */
@@ -289,6 +290,7 @@ vcl_ucx_tp_open(struct vcl_tp *tp)
 	lim.max_recvs = (size_t)tp->conf.max_posted;
 	if ((t = calloc(1, sizeof *t)) == NULL)
 		return (VCL_TP_ENOMEM);
+	t->tp = tp;
 	TAILQ_INIT(&t->fins);
 	LIST_INIT(&t->rings);
 	vcl_ucx_tp_limits(t);
@@ -385,6 +387,16 @@ vcl_ucx_pl_send(struct vcl_ucx_tpep *e, uint32_t type, uint32_t slot,
 		free(m);
 }
 
+/* Tell the host that r's mapping is up (1) or about to go (0). */
+static void
+vcl_ucx_ring_host(struct vcl_ucx_ring *r, int up)
+{
+	struct vcl_tp	*tp = r->t->tp;
+
+	if (tp->conf.ring != NULL)
+		tp->conf.ring(tp, r->base, r->size, up);
+}
+
 /* Drop a reference to a ring; the last unmaps it (and closes its fd). */
 static void
 vcl_ucx_ring_unref(struct vcl_ucx_ring *r)
@@ -393,8 +405,10 @@ vcl_ucx_ring_unref(struct vcl_ucx_ring *r)
 		return;
 	if (r->fd != -1)
 		close(r->fd);
-	if (r->base != NULL)
+	if (r->base != NULL) {
+		vcl_ucx_ring_host(r, 0);
 		munmap(r->base, r->size);
+	}
 	if (r->mine) {
 		r->t->shm_bytes -= r->size;
 		if (r->dev != 0 || r->ino != 0)
@@ -467,6 +481,7 @@ vcl_ucx_ring_offer(struct vcl_ucx_tpep *e)
 	snprintf(r->name, sizeof r->name, "/proc/%ld/fd/%d", (long)getpid(),
 	    fd);
 	r->base = p;
+	vcl_ucx_ring_host(r, 1);
 	t->shm_bytes += r->size;
 	e->rx = r;
 	vcl_ucx_pl_send(e, VCL_UCX_PM_RING, 0, 0, r->slot_len, r->nslots,
@@ -533,6 +548,7 @@ vcl_ucx_ring_map(struct vcl_ucx_tpep *e, const struct vcl_ucx_pmsg *m)
 		return (0);
 	}
 	r->base = p;
+	vcl_ucx_ring_host(r, 1);
 	e->tx = r;
 	vcl_ucx_pl_send(e, VCL_UCX_PM_MAPPED, 0, 0, 0, 0, NULL);
 	return (0);

@@ -78,7 +78,11 @@
  *   for send/recv. A slot handed to the host stays mapped until its
  *   placed()/consumed() ran, even after done or close: the host calls it
  *   for every slot it got. A slot holds only bytes of the peer that writes
- *   it: a ring serves one link and is never handed to another.
+ *   it: a ring serves one link and is never handed to another. The
+ *   backend calls the host's conf.ring (if set) once it mapped a ring,
+ *   ours or the peer's, and once more just before it unmaps it (after
+ *   every slot of it went back), so that the host may register the pages
+ *   with its runtime (vclserver pins them per context) in between.
  */
 #ifndef VCL_TRANSPORT_H
 #define VCL_TRANSPORT_H
@@ -90,6 +94,7 @@
 #include <stdint.h>
 
 struct vcl_link;
+struct vcl_tp;
 
 #define VCL_TP_NAME_MAX		16	/* a backend's name, with its NUL */
 #define VCL_TP_ADDR_MAX		4096	/* announced address bytes */
@@ -159,6 +164,12 @@ struct vcl_tp_conf {
 	uint64_t		 max_unexpected; /* bytes held before posting */
 	const char		*options;	/* backend's own "k=v,k=v" */
 	void			*host;		/* the host's, for its callbacks */
+	/*
+	 * Optional (VCL_TP_PLACE): a ring of slots was mapped (up 1), or is
+	 * about to be unmapped (up 0, nothing of the host uses it then):
+	 * the host may register its pages with its runtime meanwhile.
+	 */
+	void	(*ring)(struct vcl_tp *, void *, uint64_t, int);
 };
 #define VCL_TP_DEFAULT_MAX_BULK		(4ull << 30)
 #define VCL_TP_DEFAULT_MAX_POSTED	1024

@@ -108,3 +108,11 @@ vcl_rawtest(pinread)
 vcl_rawtest(shmring)
 vcl_rawtest(shmclient)
 target_link_libraries(shmclient_test PRIVATE PkgConfig::OPENCL)
+vcl_rawtest(pinring)
+# The same reads with the chunks' copy split among helper threads (a
+# 2-core machine has none by default).
+add_test(NAME it_raw_shmclient_copiers COMMAND shmclient_test
+	$<TARGET_FILE:vclserver> $<TARGET_FILE:busy_client>)
+set_tests_properties(it_raw_shmclient_copiers PROPERTIES TIMEOUT 300
+	LABELS integration ENVIRONMENT
+	"VCL_TEST_ICD_DIR=${PROJECT_BINARY_DIR}/vcl-client;VCL_SHM_COPY_THREADS=3")
