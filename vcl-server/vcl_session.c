@@ -14,6 +14,7 @@
 #include <event2/event.h>
 
 #include "vcl_log.h"
+#include "vcl_ndrdec.h"
 #include "vcl_pin.h"
 #include "vcl_pool.h"
 #include "vcl_server.h"
@@ -83,7 +84,9 @@ vcl_session_req_unpack(struct vcl_session *s, size_t len, const uint8_t *msg)
 	uint64_t		 spills = a->spills;
 	int			 alone = a->live == 0;
 
-	req = vcl__request__unpack(&a->pa, len, msg);
+	/* Launches have a decoder of their own; protobuf-c takes the rest. */
+	if ((req = vcl_ndrdec_unpack(&a->pa, len, msg)) == NULL)
+		req = vcl__request__unpack(&a->pa, len, msg);
 	if (req != NULL && alone && a->spills == spills) {
 		a->sole = req;
 		a->sole_live = a->live;
