@@ -74,6 +74,10 @@ ndr_varint(struct ndr_rd *r, uint64_t *v)
 	unsigned	i;
 	uint8_t		b;
 
+	if (r->p < r->end && *r->p < 0x80) {	/* most are one byte */
+		*v = *r->p++;
+		return (0);
+	}
 	for (i = 0; i < 10 && r->p < r->end; i++) {
 		b = *r->p++;
 		if (i == 9 && b > 1)
