@@ -220,7 +220,7 @@ test_value(void)
 	struct srv	sv;
 	struct conn	c;
 	Vcl__KernelArg	a[2];
-	int		x, i, bad = 0;
+	int		x = 0, i, bad = 0, got = 0;
 	struct { int v[16]; } big;
 	static const int seq[] = { 1, 2, 2, 1, 7, 7, 7, 3 };
 
@@ -236,13 +236,13 @@ test_value(void)
 		ac_value(&a[0], 0, &x, sizeof x);
 		ac_mem(&a[1], 1, BUF_O);
 		if (ac_launch(&c, i % 3 == 2 ? Q2 : Q, K_VAL, 1, a, 2) != 0 ||
-		    ac_word(&c, BUF_O) != x) {
+		    (got = ac_word(&c, BUF_O)) != x) {
 			bad = 1;
 			break;
 		}
 	}
-	check("value_each_launch", !bad, "launch %d (x = %d) wrote %d", i,
-	    seq[i], ac_word(&c, BUF_O));
+	check("value_each_launch", !bad, "launch %d (x = %d) wrote %d", i, x,
+	    got);
 	/* Over the bytes remembered: set each time, still right. */
 	memset(&big, 0, sizeof big);
 	for (i = 0, bad = 0; i < 4 && !bad; i++) {
@@ -251,10 +251,10 @@ test_value(void)
 		ac_value(&a[0], 0, &big, sizeof big);
 		ac_mem(&a[1], 1, BUF_O);
 		bad = ac_launch(&c, Q, K_BIG, 1, a, 2) != 0 ||
-		    ac_word(&c, BUF_O) != big.v[0] + big.v[15];
+		    (got = ac_word(&c, BUF_O)) != big.v[0] + big.v[15];
 	}
 	check("value_large_each_launch", !bad, "launch %d wrote %d", i - 1,
-	    ac_word(&c, BUF_O));
+	    got);
 	/* A refused set in between: the next launch sets the bytes. */
 	x = 5;
 	ac_value(&a[0], 0, &x, sizeof x);
