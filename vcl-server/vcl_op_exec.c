@@ -241,12 +241,20 @@ vcl_exec_local_fits(struct vcl_session *s, struct vcl_hobj *ko, uint32_t dev)
 	cl_ulong	cap = 0;
 	uint64_t	sum;
 	uint32_t	i;
+	int		any;
 
-	if (dev >= s->srv->be.ndevices || clGetDeviceInfo(
-	    s->srv->be.devices[dev], CL_DEVICE_LOCAL_MEM_SIZE, sizeof cap, &cap,
-	    NULL) != CL_SUCCESS)
+	if (dev >= s->srv->be.ndevices)
 		return (CL_INVALID_DEVICE);
 	sum = ko->klocal != NULL ? ko->klocal[dev] : 0;
+	/* Most kernels use no __local memory: no device query per launch. */
+	for (i = 0, any = sum != 0; i < ko->nargs && !any; i++)
+		any = ko->kargs[i].kind == VCL_KARG_LOCAL &&
+		    ko->kargs[i].size != 0;
+	if (!any)
+		return (CL_SUCCESS);
+	if (clGetDeviceInfo(s->srv->be.devices[dev], CL_DEVICE_LOCAL_MEM_SIZE,
+	    sizeof cap, &cap, NULL) != CL_SUCCESS)
+		return (CL_INVALID_DEVICE);
 	if (sum > cap)
 		return (CL_OUT_OF_RESOURCES);
 	for (i = 0; i < ko->nargs; i++) {
