@@ -66,18 +66,14 @@ struct ndr_msg {
 	unsigned	 ndr_seen;
 };
 
-/* A varint of at most ten bytes, the tenth carrying one bit at most. */
+/* A varint of two to ten bytes, the tenth carrying one bit at most. */
 static int
-ndr_varint(struct ndr_rd *r, uint64_t *v)
+ndr_varint_long(struct ndr_rd *r, uint64_t *v)
 {
 	uint64_t	x = 0;
 	unsigned	i;
 	uint8_t		b;
 
-	if (r->p < r->end && *r->p < 0x80) {	/* most are one byte */
-		*v = *r->p++;
-		return (0);
-	}
 	for (i = 0; i < 10 && r->p < r->end; i++) {
 		b = *r->p++;
 		if (i == 9 && b > 1)
@@ -91,8 +87,19 @@ ndr_varint(struct ndr_rd *r, uint64_t *v)
 	return (-1);
 }
 
+/* A varint; most are one byte. */
+static inline int
+ndr_varint(struct ndr_rd *r, uint64_t *v)
+{
+	if (r->p < r->end && *r->p < 0x80) {
+		*v = *r->p++;
+		return (0);
+	}
+	return (ndr_varint_long(r, v));
+}
+
 /* A field's tag: its number and wire type. */
-static int
+static inline int
 ndr_tag(struct ndr_rd *r, uint32_t *field, unsigned *wt)
 {
 	uint64_t	t;
