@@ -104,7 +104,6 @@ vcl_session_req_unpack(struct vcl_session *s, size_t len, const uint8_t *msg)
 	return (req);
 }
 
-
 /* Create a session for an accepted, non-blocking socket. */
 struct vcl_session *
 vcl_session_new(struct vcl_server *srv, int fd, const char *peer)
