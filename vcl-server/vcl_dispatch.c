@@ -97,6 +97,9 @@ vcl_dispatch_enqueue(const Vcl__Request *req)
 	const ProtobufCFieldDescriptor	*f;
 	const ProtobufCMessage		*call;
 
+	/* The most frequent command, without two descriptor searches. */
+	if (req->call_case == VCL__REQUEST__CALL_NDRANGE)
+		return (req->ndrange != NULL ? req->ndrange->q : NULL);
 	if ((op = vcl_dispatch_lookup(req->call_case)) == NULL ||
 	    !(op->flags & VCL_OP_ENQUEUE) ||
 	    (f = protobuf_c_message_descriptor_get_field(

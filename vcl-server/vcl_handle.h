@@ -26,7 +26,13 @@ enum vcl_karg_kind {
 	VCL_KARG_OPAQUE,	/* queue_t, clk_event_t, private pointers...: never */
 };
 
-/* One argument of a kernel and what is set on it now. */
+#define VCL_KARG_VAL_MAX	32	/* by-value bytes remembered */
+
+/*
+ * One argument of a kernel and what is set on it now. What the runtime
+ * holds is remembered (vcl_op_exec.c): a launch that sends the same
+ * argument again skips clSetKernelArg and its checks.
+ */
 struct vcl_karg {
 	enum vcl_karg_kind	 kind;
 	uint32_t		 image;		/* image: CL_MEM_OBJECT_IMAGE* */
@@ -35,6 +41,9 @@ struct vcl_karg {
 	uint64_t		 mem_id;	/* ... the session's id of it */
 	cl_sampler		 sampler;	/* sampler: retained while set */
 	unsigned		 writes:1;	/* image: write_only, read_write */
+	unsigned		 is_null:1;	/* buffer: NULL is set */
+	unsigned		 has_val:1;	/* value: val is set */
+	uint8_t			 val[VCL_KARG_VAL_MAX];
 };
 
 /* Sizes of a program's by-value argument types the kernel told us. */

@@ -225,7 +225,7 @@ vcl_hold_free_one(struct vcl_session *s, struct vcl_held *h)
 		vcl_session_uncharge(s, h->bulk.len);
 	}
 	vcl_session_uncharge(s, h->charged);
-	protobuf_c_message_free_unpacked(&h->req->base, NULL);
+	vcl_session_req_free(s, h->req);
 	free(h);
 }
 
@@ -257,7 +257,7 @@ vcl_hold_run_ready(struct vcl_session *s, struct vcl_helds *ready)
 		}
 		vcl_session_run(s, h->req, &h->bulk, 0);
 		if (s->dead) {
-			protobuf_c_message_free_unpacked(&h->req->base, NULL);
+			vcl_session_req_free(s, h->req);
 			free(h);
 			return;
 		}
@@ -265,7 +265,7 @@ vcl_hold_run_ready(struct vcl_session *s, struct vcl_helds *ready)
 		    VCL_KIND_EVENT)) != NULL)
 			o->held_refs += refs;
 		vcl_hold_refs(s, h->req, -1);
-		protobuf_c_message_free_unpacked(&h->req->base, NULL);
+		vcl_session_req_free(s, h->req);
 		while ((w = TAILQ_FIRST(&h->waiters)) != NULL) {
 			TAILQ_REMOVE(&h->waiters, w, wentry);
 			vcl_hold_recheck(s, w, ready);
@@ -342,7 +342,7 @@ drop:
 		vcl_pool_put(bulk->data, bulk->len);
 		vcl_session_uncharge(s, bulk->len);
 	}
-	protobuf_c_message_free_unpacked(&req->base, NULL);
+	vcl_session_req_free(s, req);
 	vcl_session_close(s, why);
 }
 

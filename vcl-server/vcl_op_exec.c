@@ -92,6 +92,12 @@ vcl_exec_arg_mem(struct vcl_session *s, struct vcl_hobj *ko,
 			return (o->error);
 		if (o->u.mem == NULL)
 			return (CL_INVALID_MEM_OBJECT);
+		/*
+		 * Set already: the kernel's hold keeps the object, so the
+		 * runtime cannot have handed its address to another.
+		 */
+		if (ka->mem == o->u.mem && ka->mem_id == o->id)
+			return (CL_SUCCESS);
 		/* A buffer of another context is no argument of this one. */
 		if (clGetKernelInfo(ko->u.kernel, CL_KERNEL_CONTEXT,
 		    sizeof kctx, &kctx, NULL) != CL_SUCCESS ||
@@ -103,7 +109,9 @@ vcl_exec_arg_mem(struct vcl_session *s, struct vcl_hobj *ko,
 		if (vcl_image_mem_type(o->u.mem) != want)
 			return (CL_INVALID_MEM_OBJECT);
 		m = o->u.mem;
-	}
+	} else if (ka->is_null)
+		return (CL_SUCCESS);
+	ka->is_null = 0;
 	if ((err = clSetKernelArg(ko->u.kernel, a->index, sizeof m, &m)) !=
 	    CL_SUCCESS)
 		return (err);
@@ -114,6 +122,7 @@ vcl_exec_arg_mem(struct vcl_session *s, struct vcl_hobj *ko,
 	vcl_exec_unhold(s, ko, a->index);
 	ka->mem = m;
 	ka->mem_id = o != NULL ? o->id : 0;
+	ka->is_null = o == NULL;
 	return (CL_SUCCESS);
 }
 
@@ -160,6 +169,12 @@ vcl_exec_arg_sampler(struct vcl_session *s, struct vcl_hobj *ko,
  * reads. An image takes an image id of its image type, a sampler a sampler
  * id; pipes are handles the wire cannot name yet: bytes or a buffer there
  * would be taken for a runtime object.
+ *
+ * The client sends every argument with every launch; one equal to what
+ * the runtime holds (the same buffer object, NULL, __local size, or
+ * by-value bytes) is not set again. Only this function sets a kernel's
+ * arguments, on the loop thread, so struct vcl_karg is what the runtime
+ * holds; a failed set forgets the bytes or NULL remembered.
  */
 cl_int
 vcl_exec_arg(struct vcl_session *s, struct vcl_hobj *ko,
@@ -188,6 +203,8 @@ vcl_exec_arg(struct vcl_session *s, struct vcl_hobj *ko,
 	case VCL_KARG_LOCAL:
 		if (a->type != VCL__KERNEL_ARG__TYPE__LOCAL)
 			return (CL_INVALID_ARG_VALUE);
+		if (a->size != 0 && a->size == ka->size)
+			return (CL_SUCCESS);	/* set already */
 		if (a->size == 0 || a->size > vcl_exec_local_max(&s->srv->be))
 			return (CL_INVALID_ARG_SIZE);
 		if ((err = clSetKernelArg(ko->u.kernel, a->index, a->size,
@@ -202,8 +219,17 @@ vcl_exec_arg(struct vcl_session *s, struct vcl_hobj *ko,
 		/* An unknown size: refused rather than read past the bytes. */
 		if (ka->size == 0 || a->value.len != ka->size)
 			return (CL_INVALID_ARG_SIZE);
-		return (clSetKernelArg(ko->u.kernel, a->index, a->value.len,
-		    a->value.data));
+		if (ka->has_val && memcmp(ka->val, a->value.data,
+		    a->value.len) == 0)
+			return (CL_SUCCESS);	/* these bytes are set */
+		ka->has_val = 0;
+		if ((err = clSetKernelArg(ko->u.kernel, a->index, a->value.len,
+		    a->value.data)) == CL_SUCCESS && a->value.len <=
+		    sizeof ka->val) {
+			memcpy(ka->val, a->value.data, a->value.len);
+			ka->has_val = 1;
+		}
+		return (err);
 	default:
 		return (CL_INVALID_ARG_VALUE);
 	}
@@ -220,12 +246,20 @@ vcl_exec_local_fits(struct vcl_session *s, struct vcl_hobj *ko, uint32_t dev)
 	cl_ulong	cap = 0;
 	uint64_t	sum;
 	uint32_t	i;
+	int		any;
 
-	if (dev >= s->srv->be.ndevices || clGetDeviceInfo(
-	    s->srv->be.devices[dev], CL_DEVICE_LOCAL_MEM_SIZE, sizeof cap, &cap,
-	    NULL) != CL_SUCCESS)
+	if (dev >= s->srv->be.ndevices)
 		return (CL_INVALID_DEVICE);
 	sum = ko->klocal != NULL ? ko->klocal[dev] : 0;
+	/* Most kernels use no __local memory: no device query per launch. */
+	for (i = 0, any = sum != 0; i < ko->nargs && !any; i++)
+		any = ko->kargs[i].kind == VCL_KARG_LOCAL &&
+		    ko->kargs[i].size != 0;
+	if (!any)
+		return (CL_SUCCESS);
+	if (clGetDeviceInfo(s->srv->be.devices[dev], CL_DEVICE_LOCAL_MEM_SIZE,
+	    sizeof cap, &cap, NULL) != CL_SUCCESS)
+		return (CL_INVALID_DEVICE);
 	if (sum > cap)
 		return (CL_OUT_OF_RESOURCES);
 	for (i = 0; i < ko->nargs; i++) {

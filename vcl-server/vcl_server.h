@@ -71,6 +71,21 @@ enum vcl_in_state {
 };
 
 /*
+ * Where a session's requests are decoded (vcl_session_req_unpack): a bump
+ * region, reset when every allocation in it is freed; what does not fit
+ * goes to malloc. Loop thread only.
+ */
+struct vcl_arena {
+	ProtobufCAllocator	 pa;		/* allocator_data: this arena */
+	uint8_t			*base;		/* VCL_ARENA_SIZE, at first use */
+	size_t			 used;
+	uint64_t		 live;		/* its allocations not freed */
+	uint64_t		 spills;	/* allocations that went to malloc */
+	const Vcl__Request	*sole;		/* alone in it, unspilled... */
+	uint64_t		 sole_live;	/* ... with this many pieces */
+};
+
+/*
  * A session is one client connection. It is freed when its connection is
  * gone AND no completion can still arrive for it: refs counts the
  * connection plus every registered OpenCL callback and worker job.
@@ -113,6 +128,7 @@ struct vcl_session {
 		size_t		 start, end, cap;
 	}			 in;		/* small frames, parsed in place */
 	Vcl__Request		*in_req;
+	struct vcl_arena	 arena;		/* in_req and held requests */
 	uint8_t			*in_bulk;	/* NULL: discarding */
 	int			 in_bulk_borrowed; /* a transfer's staging */
 	struct vcl_hobj		*in_xfer;	/* ... of this transfer */

@@ -17,6 +17,7 @@
 #include "vcl_enqueue.h"
 #include "vcl_hold.h"
 #include "vcl_log.h"
+#include "vcl_ndrdec.h"
 #include "vcl_op_exec.h"
 #include "vcl_op_mem.h"
 #include "vcl_op_peer.h"
@@ -32,6 +33,7 @@
 #define VCL_IN_CHUNK		(64u << 10)	/* input buffer for small frames */
 #define VCL_OUT_HIGH		(64u << 20)	/* stop reading above this */
 #define VCL_BATCH_MAX		4096		/* requests per read callback */
+#define VCL_ARENA_SIZE		(16u << 10)	/* decoded requests, see below */
 #define VCL_PREAUTH_MAX		(64u << 10)	/* frame size before Hello */
 #define VCL_READ_BUDGET		(16u << 20)	/* bulk bytes per read callback */
 
@@ -39,6 +41,68 @@ static void	vcl_session_read_cb(evutil_socket_t, short, void *);
 static void	vcl_session_write_cb(evutil_socket_t, short, void *);
 static void	vcl_session_flush_out(struct vcl_session *);
 static void	vcl_session_handshake(struct vcl_session *);
+
+/*
+ * Decoded requests live in the session's arena: protobuf-c allocates a
+ * request's pieces (the request, its call, wait lists, kernel arguments)
+ * one by one, and a malloc and free each was a good part of the loop's
+ * time per enqueue. The arena hands out bump allocations and counts them;
+ * when the last is freed it starts again from its base. A request that is
+ * held keeps its pieces (the next ones go after them, or to malloc when
+ * it is full): nothing is moved or reused while it lives.
+ */
+static void *
+vcl_session_arena_alloc(void *data, size_t n)
+{
+	struct vcl_arena	*a = data;
+	size_t			 sz = (n + 15) & ~(size_t)15;
+
+	if (sz < n || sz > VCL_ARENA_SIZE - a->used || (a->base == NULL &&
+	    (a->base = malloc(VCL_ARENA_SIZE)) == NULL)) {
+		a->spills++;
+		return (malloc(n));
+	}
+	a->live++;
+	a->used += sz;
+	return (a->base + a->used - sz);
+}
+
+/* Free a piece: a no-op in the arena but for its count, else free(). */
+static void
+vcl_session_arena_free(void *data, void *p)
+{
+	struct vcl_arena	*a = data;
+	uint8_t			*b = p;
+
+	if (a->base == NULL || b < a->base || b >= a->base + VCL_ARENA_SIZE) {
+		free(p);
+		return;
+	}
+	if (--a->live == 0)
+		a->used = 0;
+}
+
+/*
+ * Decode a request into the session's arena. One that is alone there and
+ * wholly inside it is remembered: freeing it is a reset, with no walk.
+ */
+static Vcl__Request *
+vcl_session_req_unpack(struct vcl_session *s, size_t len, const uint8_t *msg)
+{
+	struct vcl_arena	*a = &s->arena;
+	Vcl__Request		*req;
+	uint64_t		 spills = a->spills;
+	int			 alone = a->live == 0;
+
+	/* Launches have a decoder of their own; protobuf-c takes the rest. */
+	if ((req = vcl_ndrdec_unpack(&a->pa, len, msg)) == NULL)
+		req = vcl__request__unpack(&a->pa, len, msg);
+	if (req != NULL && alone && a->spills == spills) {
+		a->sole = req;
+		a->sole_live = a->live;
+	}
+	return (req);
+}
 
 /* Create a session for an accepted, non-blocking socket. */
 struct vcl_session *
@@ -56,6 +120,9 @@ vcl_session_new(struct vcl_server *srv, int fd, const char *peer)
 		return (NULL);
 	}
 	s->in.cap = VCL_IN_CHUNK;
+	s->arena.pa.alloc = vcl_session_arena_alloc;
+	s->arena.pa.free = vcl_session_arena_free;
+	s->arena.pa.allocator_data = &s->arena;
 	s->srv = srv;
 	s->fd = fd;
 	vcl_link_init(&s->link, fd);
@@ -139,6 +206,7 @@ vcl_session_unref(struct vcl_session *s)
 		return;
 	s->srv->session_structs--;
 	vcl_shm_free(s->shm);
+	free(s->arena.base);
 	vcl_handle_free(&s->handles);
 	vcl_handle_free(&s->early);
 	vcl_handle_free(&s->pending);
@@ -313,8 +381,7 @@ vcl_session_close(struct vcl_session *s, const char *why)
 	s->out_charged = 0;
 	if (s->is_peer)
 		vcl_peer_link_lost(s);	/* a push it was carrying fails */
-	if (s->in_req != NULL)
-		protobuf_c_message_free_unpacked(&s->in_req->base, NULL);
+	vcl_session_req_free(s, s->in_req);
 	s->in_req = NULL;
 	/* Its receives complete (failed) before their memory goes. */
 	vcl_tp_close(s->tp_ep);
@@ -953,7 +1020,25 @@ vcl_session_run(struct vcl_session *s, Vcl__Request *req,
 		vcl_session_uncharge(s, bulk->len);
 	}
 	if (free_req)
-		protobuf_c_message_free_unpacked(&req->base, NULL);
+		vcl_session_req_free(s, req);
+}
+
+/* Free a request decoded by vcl_session_req_unpack. */
+void
+vcl_session_req_free(struct vcl_session *s, Vcl__Request *req)
+{
+	struct vcl_arena	*a = &s->arena;
+
+	if (req == NULL)
+		return;
+	if (req != a->sole) {
+		protobuf_c_message_free_unpacked(&req->base, &a->pa);
+		return;
+	}
+	a->sole = NULL;
+	a->live -= a->sole_live;
+	if (a->live == 0)
+		a->used = 0;
 }
 
 /* Does anything here still need an object the client let go of? */
@@ -1124,7 +1209,7 @@ vcl_session_begin(struct vcl_session *s, const uint8_t *msg)
 	uint64_t		 blen = s->in_frame.bulk_len;
 	int			 oob = 0;
 
-	req = vcl__request__unpack(NULL, s->in_frame.msg_len, msg);
+	req = vcl_session_req_unpack(s, s->in_frame.msg_len, msg);
 	if (req == NULL) {
 		vcl_session_close(s, "malformed request");
 		return (-1);
@@ -1135,7 +1220,7 @@ vcl_session_begin(struct vcl_session *s, const uint8_t *msg)
 	    (s->authed && (op->flags & VCL_OP_PREAUTH)) ||
 	    (s->authed && !(op->flags & VCL_OP_LINK) &&
 	    !s->is_peer != !(op->flags & VCL_OP_PEER))) {
-		protobuf_c_message_free_unpacked(&req->base, NULL);
+		vcl_session_req_free(s, req);
 		vcl_session_close(s, op == NULL ? "unknown call" :
 		    "call not allowed here");
 		return (-1);
@@ -1143,7 +1228,7 @@ vcl_session_begin(struct vcl_session *s, const uint8_t *msg)
 	/* Out of band: the bytes come on the link's transport. */
 	if ((req->has_bulk_xfer || req->has_bulk_size) && req->bulk_size > 0) {
 		if (vcl_session_oob_ok(s, req, op) != 0) {
-			protobuf_c_message_free_unpacked(&req->base, NULL);
+			vcl_session_req_free(s, req);
 			vcl_session_close(s, "out-of-band bulk refused");
 			return (-1);
 		}

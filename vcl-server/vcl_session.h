@@ -30,6 +30,7 @@ void	vcl_session_flush(struct vcl_session *);
 void	vcl_session_run(struct vcl_session *, Vcl__Request *,
 	    struct vcl_bulk *, int);
 void	vcl_session_flush_queues(struct vcl_session *);
+void	vcl_session_req_free(struct vcl_session *, Vcl__Request *);
 void	vcl_session_flush_queue(struct vcl_session *, struct vcl_hobj *);
 void	vcl_session_let_go(struct vcl_session *, struct vcl_hobj *);
 void	vcl_session_settled(struct vcl_session *, struct vcl_hobj *);

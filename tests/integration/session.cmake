@@ -116,3 +116,4 @@ add_test(NAME it_raw_shmclient_copiers COMMAND shmclient_test
 set_tests_properties(it_raw_shmclient_copiers PROPERTIES TIMEOUT 300
 	LABELS integration ENVIRONMENT
 	"VCL_TEST_ICD_DIR=${PROJECT_BINARY_DIR}/vcl-client;VCL_SHM_COPY_THREADS=3")
+vcl_rawtest(argcache)

@@ -41,6 +41,13 @@ vcl_session_run(struct vcl_session *s, Vcl__Request *req,
 }
 
 void
+vcl_session_req_free(struct vcl_session *s, Vcl__Request *req)
+{
+	if (req != NULL)
+		protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+void
 vcl_session_close(struct vcl_session *s, const char *why)
 {
 	s->dead = 1;
