@@ -46,6 +46,7 @@ struct vcl_peer {
 	struct vcl_tp_ep	*ep;		/* bulk transport; NULL: tcp */
 	uint64_t		 oob_pending;	/* sends not completed */
 	TAILQ_HEAD(, vcl_peer_wait) waits;	/* sent before READY */
+	TAILQ_HEAD(, vcl_peer_oob) placing;	/* placed pushes not ended */
 	LIST_ENTRY(vcl_peer)	 entry;
 };
 
@@ -73,6 +74,8 @@ struct vcl_peer_oob {
 	vcl_tp_slot_fn		 slot;
 	void			*arg;
 	uint64_t		 len;
+	time_t			 last;		/* placed: the peer last moved */
+	TAILQ_ENTRY(vcl_peer_oob) entry;	/* placed: on p->placing */
 };
 
 static uint64_t	vcl_peer_next_xid;	/* out-of-band transfer ids */
@@ -399,6 +402,7 @@ vcl_peer_open(struct vcl_server *srv, const char *addr)
 	snprintf(p->addr, sizeof p->addr, "%s", addr);
 	TAILQ_INIT(&p->outq);
 	TAILQ_INIT(&p->waits);
+	TAILQ_INIT(&p->placing);
 	/* The control stream: tcp's, as for every transport. */
 	if ((p->fd = vcl_tcp_dial(addr, host, sizeof host, err,
 	    sizeof err)) == -1) {
@@ -510,6 +514,7 @@ vcl_peer_placed_done(void *arg, int err)
 	struct vcl_peer_oob	*o = arg;
 
 	o->p->oob_pending--;
+	TAILQ_REMOVE(&o->p->placing, o, entry);
 	if (err == VCL_TP_OK) {
 		o->p->srv->peer_bytes_oob += o->len;
 		o->p->srv->peer_bytes_shared += o->len;
@@ -527,6 +532,7 @@ vcl_peer_placed_slot(void *arg, const struct vcl_tp_slot *slot)
 {
 	struct vcl_peer_oob	*o = arg;
 
+	o->last = vcl_server_now();
 	o->slot(o->arg, slot);
 }
 
@@ -584,6 +590,8 @@ vcl_peer_send_placed(struct vcl_server *srv, const char *addr,
 		return (-1);
 	}
 	p->oob_pending++;
+	o->last = vcl_server_now();
+	TAILQ_INSERT_TAIL(&p->placing, o, entry);
 	p->srv->peer_bytes_out += len;
 	req->seq = 0;
 	req->has_bulk_xfer = req->has_bulk_size = 1;
@@ -705,17 +713,22 @@ vcl_peer_close_all(struct vcl_server *srv)
  * Every tick: a link must be authenticated within the handshake deadline,
  * and once ready its queued requests must move: the first one within the
  * frame deadline plus its size at the minimum rate, as the server asks of
- * the frames it receives. A link that breaks either is closed, failing what
- * it carried (the migrations it pushed fail, so nothing waits on it).
+ * the frames it receives. A placed push must move as well: the other end
+ * offers its next slot (or ends the push) within the same deadline, its
+ * size counted at the minimum rate, else the link can no longer be trusted
+ * with the transfer's state. A link that breaks any is closed, failing
+ * what it carried (the migrations it pushed fail, so nothing waits on it).
  */
 void
 vcl_peer_check_all(struct vcl_server *srv, time_t now)
 {
 	const struct vcl_limits	*lim = &srv->limits;
 	struct vcl_peer		*p, *next;
+	struct vcl_peer_oob	*po;
 	struct vcl_out		*o;
-	uint64_t		 allowed;
+	uint64_t		 allowed, rate;
 
+	rate = lim->frame_rate ? lim->frame_rate : 1;
 	for (p = LIST_FIRST(&srv->peers); p != NULL; p = next) {
 		next = LIST_NEXT(p, entry);
 		if (p->state != VCL_PEER_READY) {
@@ -723,10 +736,25 @@ vcl_peer_check_all(struct vcl_server *srv, time_t now)
 				vcl_peer_close(p, "no handshake in time");
 			continue;
 		}
-		if (lim->frame_s == 0 || (o = TAILQ_FIRST(&p->outq)) == NULL)
+		if (lim->frame_s == 0)
+			continue;
+		TAILQ_FOREACH(po, &p->placing, entry)
+			if ((uint64_t)(now - po->last) > lim->frame_s +
+			    po->len / rate)
+				break;
+		if (po != NULL) {
+			vcl_log_warn("peer link to %s: placed push of %llu "
+			    "bytes: no slot or end from the peer in %llu s",
+			    p->addr, (unsigned long long)po->len,
+			    (unsigned long long)(now - po->last));
+			vcl_peer_close(p, "the peer does not take a placed "
+			    "push");
+			continue;
+		}
+		if ((o = TAILQ_FIRST(&p->outq)) == NULL)
 			continue;
 		allowed = lim->frame_s + (o->head.len + o->bulk_len -
-		    o->sent) / (lim->frame_rate ? lim->frame_rate : 1);
+		    o->sent) / rate;
 		if ((uint64_t)(now - p->last_out) > allowed)
 			vcl_peer_close(p, "the peer does not take what is sent");
 	}
