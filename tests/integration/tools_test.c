@@ -486,6 +486,53 @@ metrics_port(const char *file, char *port, size_t len)
 }
 
 /*
+ * Every counter of Stats is in the scrape, with the value Stats gives
+ * (the server idle between the two: none of these moves).
+ */
+static void
+metrics_as_stats(const struct srv *a, const char *body)
+{
+	struct conn		 w;
+	Vcl__StatsResult	 st;
+	long long		 v;
+	size_t			 i;
+	struct {
+		const char	*name;
+		uint64_t	 want;
+	} m[6];
+
+	w.fd = -1;
+	if (!check("metrics_stats", conn_session(&w, a) == 0 &&
+	    stats(&w, &st) == 0, "no Stats"))
+		goto out;
+	m[0].name = "vcl_peer_oob_bytes_total";
+	m[0].want = st.peer_bytes_oob;
+	m[1].name = "vcl_peer_shared_bytes_total";
+	m[1].want = st.peer_bytes_shared;
+	m[2].name = "vcl_client_shared_bytes_total";
+	m[2].want = st.client_bytes_shared;
+	m[3].name = "vcl_notifies_total";
+	m[3].want = st.notifies;
+	m[4].name = "vcl_fast_replies_total";
+	m[4].want = st.fast_replies;
+	m[5].name = "vcl_queues_offloop_total";
+	m[5].want = st.queues_offloop;
+	for (i = 0; i < sizeof m / sizeof m[0]; i++) {
+		v = sample(body, m[i].name);
+		check(m[i].name, v >= 0 && (uint64_t)v == m[i].want,
+		    "%s is %lld, Stats says %llu", m[i].name, v,
+		    (unsigned long long)m[i].want);
+	}
+	check("metrics_transport_offered", sample(body,
+	    "vcl_transport_offered{transport=\"tcp\"}") == 1,
+	    "tcp not listed as offered");
+	check("metrics_slow_threshold", strstr(body,
+	    "\nvcl_slow_threshold_seconds ") != NULL, "no slow threshold");
+out:
+	conn_close(&w);
+}
+
+/*
  * The metrics endpoint after one examples/hello: the per-opcode request
  * counts, the bulk bytes and the latency histograms follow the workload
  * exactly; the scrape agrees with Stats.
@@ -534,6 +581,7 @@ test_metrics(void)
 	    "le=\"+Inf\"}", 3);
 	WANT("vcl_objects", 0);
 #undef WANT
+	metrics_as_stats(&a, body);
 	check("metrics_sessions_total", sample(body, "vcl_sessions_total") >=
 	    2, "vcl_sessions_total %lld, want hello's and the test's",
 	    sample(body, "vcl_sessions_total"));
