@@ -44,6 +44,7 @@ struct vcl_peer {
 	time_t			 born;		/* for the handshake deadline */
 	time_t			 last_out;	/* output last moved, or idle */
 	struct vcl_tp_ep	*ep;		/* bulk transport; NULL: tcp */
+	char			 why[96];	/* why that one (the other end) */
 	uint64_t		 oob_pending;	/* sends not completed */
 	TAILQ_HEAD(, vcl_peer_wait) waits;	/* sent before READY */
 	TAILQ_HEAD(, vcl_peer_oob) placing;	/* placed pushes not ended */
@@ -164,7 +165,15 @@ vcl_peer_transport(struct vcl_peer *p, const Vcl__Welcome *w)
 {
 	const Vcl__TransportOffer	*o;
 	char				 why[300];
+	size_t				 i;
 
+	/* The other end's words, for the log and Stats: printable only. */
+	snprintf(p->why, sizeof p->why, "%s", w != NULL &&
+	    w->transport_why != NULL ? w->transport_why : "not said");
+	for (i = 0; p->why[i] != '\0'; i++)
+		if (p->why[i] < 0x20 || p->why[i] > 0x7e || p->why[i] == '"' ||
+		    p->why[i] == '\\')
+			p->why[i] = '?';
 	if (w == NULL || (o = w->transport) == NULL || o->name == NULL ||
 	    strcmp(o->name, vcl_transport_tcp.name) == 0)
 		return;
@@ -174,6 +183,7 @@ vcl_peer_transport(struct vcl_peer *p, const Vcl__Welcome *w)
 	if (p->ep == NULL) {
 		vcl_log_warn("peer link to %s: transport %s failed, tcp "
 		    "instead: %s", p->addr, o->name, why);
+		snprintf(p->why, sizeof p->why, "%s failed here", o->name);
 		return;
 	}
 	if (vcl_tp_inband(p->ep)) {
@@ -217,6 +227,7 @@ vcl_peer_hello(struct vcl_peer *p, const Vcl__Greeting *g)
 		return (-1);
 	h.n_transports = vcl_transports_offer(p->srv, VCL_TP_PEER, offers);
 	h.transports = offers->p;
+	vcl_transports_hello_host(p->srv, &h);
 	req.seq = 1;
 	req.call_case = VCL__REQUEST__CALL_HELLO;
 	req.hello = &h;
@@ -334,8 +345,9 @@ vcl_peer_read_cb(evutil_socket_t fd, short what, void *arg)
 			}
 			p->state = VCL_PEER_READY;
 			vcl_peer_transport(p, tc->reply->welcome);
-			vcl_log_info("peer link to %s ready (%s, %s)", p->addr,
-			    vcl_tp_name(p->ep), vcl_link_version(&p->link));
+			vcl_log_info("peer link to %s ready (%s, %s): %s",
+			    p->addr, vcl_tp_name(p->ep),
+			    vcl_link_version(&p->link), p->why);
 			vcl__to_client__free_unpacked(tc, NULL);
 			if (vcl_peer_release_waits(p) != 0 ||
 			    vcl_peer_flush(p) != 0)
@@ -781,6 +793,7 @@ vcl_peer_stats(struct vcl_server *srv, Vcl__PeerLinkStat ***out)
 		v[i]->transport = (char *)vcl_tp_name(p->ep);
 		v[i]->has_ready = 1;
 		v[i]->ready = p->state == VCL_PEER_READY;
+		v[i]->why = p->state == VCL_PEER_READY ? p->why : NULL;
 		i++;
 	}
 	*out = v;
