@@ -445,7 +445,11 @@ vcl_transports_hello(struct vcl_session *s, const Vcl__Hello *h,
 	if (ts == NULL)
 		return (0);
 	same = vcl_transports_same_host(ts, h->host);
-	rdma = ts->rdma && h->has_rdma && h->rdma;
+	/*
+	 * Bulk over UCX is not encrypted: where the control stream is TLS,
+	 * bytes leave the host on it only where an operator named it.
+	 */
+	rdma = ts->rdma && h->has_rdma && h->rdma && s->srv->tls == NULL;
 	near = same || rdma;
 	for (i = 0; i < h->n_transports && k < VCL_TP_MAX; i++) {
 		if ((o = h->transports[i])->name == NULL)
