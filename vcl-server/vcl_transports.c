@@ -99,25 +99,25 @@ vcl_transports_register(void)
 
 /*
  * This process's host identity, as far as shared memory between two
- * servers goes: the kernel's boot id (one machine, one boot), the pid
- * namespace (a peer's ring is opened as /proc/PID/fd/N: the pid must
- * name the same process), the network namespace (UCX's own messages go
- * to the other end's interface addresses, which belong to its namespace;
- * tests put servers in namespaces to model hosts) and the effective user
- * (/proc/PID/fd of another user's process is refused). Empty when any is
- * unknown: then no other end counts as this host.
+ * servers goes, i.e. what shared staging needs: the kernel's boot id (one
+ * machine, one boot), the pid namespace (a peer's ring is opened as
+ * /proc/PID/fd/N: the pid must name the same process) and the effective
+ * user (/proc/PID/fd of another user's process is refused). Not the
+ * network namespace: servers in two namespaces of one pid namespace map
+ * each other's rings (the netns tests' servers do, over UCX on their
+ * bridge). Empty when any is unknown: then no other end counts as this
+ * host. --host-id (VCL_HOST_ID) replaces it, for tests.
  */
 static void
 vcl_transports_identity(char *out, size_t len)
 {
-	struct stat	 pid, net;
+	struct stat	 pid;
 	const char	*id;
 	char		 boot[64];
 	size_t		 n;
 	FILE		*f;
 
 	out[0] = '\0';
-	/* Testing (--host-id): two servers of one host as two hosts. */
 	if ((id = getenv("VCL_HOST_ID")) != NULL && *id != '\0') {
 		snprintf(out, len, "%s", id);
 		return;
@@ -128,12 +128,10 @@ vcl_transports_identity(char *out, size_t len)
 	fclose(f);
 	boot[n] = '\0';
 	boot[strcspn(boot, "\n")] = '\0';
-	if (boot[0] == '\0' || stat("/proc/self/ns/pid", &pid) != 0 ||
-	    stat("/proc/self/ns/net", &net) != 0)
+	if (boot[0] == '\0' || stat("/proc/self/ns/pid", &pid) != 0)
 		return;
-	snprintf(out, len, "%s/pid:%llu/net:%llu/uid:%u", boot,
-	    (unsigned long long)pid.st_ino, (unsigned long long)net.st_ino,
-	    (unsigned)geteuid());
+	snprintf(out, len, "%s/pid:%llu/uid:%u", boot,
+	    (unsigned long long)pid.st_ino, (unsigned)geteuid());
 }
 
 /*
