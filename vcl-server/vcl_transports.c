@@ -453,7 +453,9 @@ vcl_transports_hello(struct vcl_session *s, const Vcl__Hello *h,
 		if ((o = h->transports[i])->name == NULL)
 			continue;
 		if (o->has_local && o->local && !near) {
-			held = o->name;
+			/* Named in the reason only if known (no peer text). */
+			if (vcl_transport_find(o->name) != NULL)
+				held = vcl_transport_find(o->name)->name;
 			continue;
 		}
 		theirs[k++] = o->name;
@@ -474,7 +476,9 @@ vcl_transports_hello(struct vcl_session *s, const Vcl__Hello *h,
 		if (held != NULL)
 			snprintf(why, whylen, "%s only on one host or with "
 			    "RDMA: %s", held, h->host == NULL ? "the other end "
-			    "names no host" : "another host, no RDMA on both");
+			    "names no host" : ts->rdma && h->has_rdma &&
+			    h->rdma ? "another host, RDMA not taken under TLS" :
+			    "another host, no RDMA on both");
 		if (ts->force != NULL && ts->force != &vcl_transport_tcp)
 			vcl_log_warn("session %llu (%s): forced transport %s "
 			    "not offered by the other end: tcp",
