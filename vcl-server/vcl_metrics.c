@@ -27,8 +27,10 @@
 
 #include "vcl_io.h"
 #include "vcl_log.h"
+#include "vcl_peer.h"
 #include "vcl_server.h"
 #include "vcl_submit.h"
+#include "vcl_transports.h"
 
 /* Count one request of oneof case op whose handler took ms. */
 void
