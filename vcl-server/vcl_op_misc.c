@@ -68,7 +68,8 @@ vcl_op_hello(struct vcl_session *s, const Vcl__Request *req,
 	/* The link's bulk transport: announced, chosen, our end connected. */
 	r.welcome->transport = NULL;
 	r.welcome->transport_why = NULL;
-	if (h->n_transports > 0 && (addr = malloc(VCL_TP_ADDR_MAX)) != NULL) {
+	if ((h->n_transports > 0 || s->is_peer) &&
+	    (addr = malloc(VCL_TP_ADDR_MAX)) != NULL) {
 		if (vcl_transports_hello(s, h, &off, addr, why, sizeof why))
 			r.welcome->transport = &off;
 		r.welcome->transport_why = why;

@@ -175,8 +175,11 @@ vcl_transports_same_host(const struct vcl_transports *ts, const char *theirs)
 }
 
 /*
- * Open the backends of list ("tcp,ucx", NULL: all built) that work here;
- * force (NULL: none) names the one every link must use, for testing.
+ * Open the backends of list ("tcp,ucx"; NULL or "all": all built but the
+ * ones offered only where named; "auto": and those offered by host, ucx)
+ * that work here; force (NULL: none) names the one every link must use,
+ * for testing. Not named one by one, a backend that pays only on one host
+ * (VCL_TP_LOCAL) counts only toward an end of this host or with RDMA.
  * One that cannot open is left out (logged at warn if asked for by name,
  * else at info: a default list holds backends a host may lack); tcp always
  * remains.
@@ -191,11 +194,13 @@ vcl_transports_init(struct vcl_server *srv, const char *list,
 	struct vcl_tp			*tp;
 	char				 why[300];
 	short				 ev;
-	int				 i, n, fd;
+	int				 i, n, fd, byhost;
 
 	vcl_transports_register();
 	if (vcl_transport_parse(list, want, &n, err, errlen) != 0)
 		return (-1);
+	byhost = list == NULL || *list == '\0' || strcmp(list, "all") == 0 ||
+	    strcmp(list, "auto") == 0;
 	if ((ts = calloc(1, sizeof *ts)) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return (-1);
@@ -224,7 +229,7 @@ vcl_transports_init(struct vcl_server *srv, const char *list,
 			continue;	/* rides the control stream: no instance */
 		if ((tp = vcl_tp_open(want[i], &conf, why, sizeof why)) ==
 		    NULL) {
-			if (list != NULL || want[i] == ts->force)
+			if (!byhost || want[i] == ts->force)
 				vcl_log_warn("transport %s left out: %s",
 				    want[i]->name, why);
 			else
@@ -233,8 +238,8 @@ vcl_transports_init(struct vcl_server *srv, const char *list,
 			continue;
 		}
 		ts->tp[ts->n] = tp;
-		/* By default, one that pays only on one host stays there. */
-		ts->local[ts->n] = list == NULL && want[i] != ts->force &&
+		/* Not named: one that pays only on one host stays there. */
+		ts->local[ts->n] = byhost && want[i] != ts->force &&
 		    (want[i]->caps & VCL_TP_LOCAL) != 0;
 		if ((fd = tp->ops->evfd(tp, NULL, &ev)) >= 0 &&
 		    (ts->ev[ts->n] = event_new(srv->base, fd, EV_READ |

@@ -102,7 +102,8 @@ struct vcl_link;
 #define VCL_TP_INBAND		0x4	/* bulk rides the control stream */
 #define VCL_TP_NAMED		0x8	/* offered only where named (opt-in) */
 #define VCL_TP_PLACE		0x10	/* shared staging (place/placed) */
-#define VCL_TP_LOCAL		0x20	/* by default offered only to an end
+#define VCL_TP_LOCAL		0x20	/* in "auto" (or by default, unless
+					   also NAMED) offered only to an end
 					   on the same host, or where both
 					   have RDMA: elsewhere not ahead */
 

@@ -1,9 +1,10 @@
 /*
  * choice_test.c - the transport two real vclservers choose for their peer
- * link by default: ucx with shared staging on one host, tcp between two
- * hosts (modelled with --host-id) unless both ends name ucx; the reason in
- * both servers' logs and in Stats; a raw peer that claims the server's
- * host with an address UCX cannot reach leaves the link on tcp.
+ * link by host (--transports auto): ucx with shared staging on one host,
+ * tcp between two hosts (modelled with --host-id) unless both ends name
+ * ucx; with nothing said (ucx only where named) tcp; the reason in both
+ * servers' logs and in Stats; a raw peer that claims the server's host
+ * with an address UCX cannot reach leaves the link on tcp.
  */
 #include "rawproto.h"
 
@@ -179,22 +180,23 @@ stop_a:
 }
 
 /*
- * Nothing said, two servers of one host: ucx, and the migration's bytes
- * placed in the destination's shared staging; Stats name the host (the
- * same on both) and ucx as offered on one host only.
+ * By host, two servers of one host: ucx, and the migration's bytes placed
+ * in the destination's shared staging; Stats name the host (the same on
+ * both) and ucx as offered on one host only.
  */
 static void
 test_same_host(void)
 {
+	const char *const	 x[] = { "--transports", "auto", NULL };
 	struct srv		 a, b;
 	struct conn		 ca, cb;
 	struct link_seen	 la, lb;
 
-	pair("same_host", NULL, NULL, "ucx", "same host", 1);
+	pair("same_host", x, x, "ucx", "same host", 1);
 	ca.fd = cb.fd = -1;
-	if (!srv_start(&a, "host_server_a", "127.0.0.1:0", NULL))
+	if (!srv_start(&a, "host_server_a", "127.0.0.1:0", x))
 		return;
-	if (srv_start(&b, "host_server_b", "127.0.0.1:0", NULL)) {
+	if (srv_start(&b, "host_server_b", "127.0.0.1:0", x)) {
 		check("host_stats", conn_session(&ca, &a) == 0 &&
 		    conn_session(&cb, &b) == 0 && link_of(&ca, "-", &la) ==
 		    0 && link_of(&cb, "-", &lb) == 0 && la.host[0] != '\0' &&
@@ -208,14 +210,24 @@ test_same_host(void)
 	srv_stop(&a, "host_server_a_exit");
 }
 
-/* Nothing said, two hosts: tcp, and the log says why not ucx. */
+/* By host, two hosts: tcp, and the log says why not ucx. */
 static void
 test_other_host(void)
 {
-	const char *const	xb[] = { "--host-id", "choice-test-b", NULL };
+	const char *const	xa[] = { "--transports", "auto", NULL };
+	const char *const	xb[] = { "--transports", "auto", "--host-id",
+	    "choice-test-b", NULL };
 
-	pair("other_host", NULL, xb, "tcp", "ucx only on one host or with "
+	pair("other_host", xa, xb, "tcp", "ucx only on one host or with "
 	    "RDMA: another host", 0);
+}
+
+/* Nothing said, one host: ucx is offered only where named, so tcp. */
+static void
+test_default(void)
+{
+	pair("default", NULL, NULL, "tcp", "no other transport offered by "
+	    "both ends", 0);
 }
 
 /*
@@ -237,7 +249,8 @@ static void
 test_one_restricts(void)
 {
 	const char *const	xa[] = { "--transports", "ucx,tcp", NULL };
-	const char *const	xb[] = { "--host-id", "choice-test-b", NULL };
+	const char *const	xb[] = { "--transports", "auto", "--host-id",
+	    "choice-test-b", NULL };
 
 	pair("one_restricts", xa, xb, "tcp", "ucx only on one host", 0);
 }
@@ -258,12 +271,13 @@ test_hostile_claim(void)
 	struct link_seen	 ls;
 	struct reply		 rp;
 	Vcl__StatsResult	 st;
+	const char *const	 x[] = { "--transports", "auto", NULL };
 	uint8_t			 junk[64];
 	int			 rc;
 
 	w.fd = p.fd = -1;
 	memset(junk, 0xa5, sizeof junk);
-	if (!srv_start(&sv, "claim_server_start", "127.0.0.1:0", NULL))
+	if (!srv_start(&sv, "claim_server_start", "127.0.0.1:0", x))
 		return;
 	if (!check("claim_host", conn_session(&w, &sv) == 0 &&
 	    link_of(&w, "-", &ls) == 0 && ls.host[0] != '\0', "no host in "
@@ -308,6 +322,7 @@ out:
 static const struct test tests[] = {
 	{ "same_host", test_same_host, 90 },
 	{ "other_host", test_other_host, 90 },
+	{ "default", test_default, 90 },
 	{ "named", test_named, 90 },
 	{ "one_restricts", test_one_restricts, 90 },
 	{ "hostile_claim", test_hostile_claim, 60 },
