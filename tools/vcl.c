@@ -61,7 +61,8 @@ static const char usage[] =
 "\n"
 "  nodes                 every configured node: reachable or why not,\n"
 "                        round trip, server version, devices, sessions,\n"
-"                        and the transport between each pair of nodes\n"
+"                        and the transport between each pair of nodes,\n"
+"                        with why (the link's own where it is open)\n"
 "  stats [NODE]          a server's counters (default: every node)\n"
 "  ping NODE             round trip (--count small requests) and bandwidth\n"
 "                        (a --size MiB buffer written and read back)\n"
@@ -503,20 +504,64 @@ op_name(uint32_t op)
 	return (f != NULL ? f->name : NULL);
 }
 
+/* Whether name is in the list. */
+static int
+in_list(char **list, size_t n, const char *name)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(list[i], name) == 0)
+			return (1);
+	return (0);
+}
+
 /*
- * The bulk transport a link from the server of a to the server of b would
- * use: b picks the first of the transports it offers that a offers too
- * (the seam's choice per pair), else tcp.
+ * The bulk transport of the link from the server of a to the server of
+ * b (at addr_b), with why: the link's own, where a has one open; else
+ * the choice b would make: the first of the transports it offers that a
+ * offers too, one that either offers only on one host only where both
+ * name the same host (the seam's choice per pair; an RDMA pair of hosts
+ * shows only once its link is open), else tcp.
  */
 static const char *
-pair_transport(const Vcl__StatsResult *a, const Vcl__StatsResult *b)
+pair_transport(const Vcl__StatsResult *a, const Vcl__StatsResult *b,
+    const char *addr_b, char *why, size_t whylen)
 {
-	size_t	i, j;
+	const char	*held = NULL;
+	size_t		 i;
+	int		 same, local;
 
-	for (i = 0; i < b->n_transports; i++)
-		for (j = 0; j < a->n_transports; j++)
-			if (strcmp(b->transports[i], a->transports[j]) == 0)
-				return (b->transports[i]);
+	for (i = 0; i < a->n_peer_links; i++)
+		if (strcmp(a->peer_links[i]->address, addr_b) == 0 &&
+		    a->peer_links[i]->ready) {
+			snprintf(why, whylen, "%s", a->peer_links[i]->why !=
+			    NULL ? a->peer_links[i]->why : "link open");
+			return (a->peer_links[i]->transport);
+		}
+	same = a->host != NULL && b->host != NULL && strcmp(a->host,
+	    b->host) == 0;
+	for (i = 0; i < b->n_transports; i++) {
+		if (strcmp(b->transports[i], "tcp") == 0 ||
+		    !in_list(a->transports, a->n_transports, b->transports[i]))
+			continue;
+		local = in_list(a->transports_local, a->n_transports_local,
+		    b->transports[i]) || in_list(b->transports_local,
+		    b->n_transports_local, b->transports[i]);
+		if (local && !same) {
+			held = b->transports[i];
+			continue;
+		}
+		snprintf(why, whylen, "%s, no link yet", local ? "same host" :
+		    "offered by both ends");
+		return (b->transports[i]);
+	}
+	if (held != NULL)
+		snprintf(why, whylen, "%s only on one host or with RDMA, no "
+		    "link yet", held);
+	else
+		snprintf(why, whylen, "no other transport offered by both "
+		    "ends, no link yet");
 	return ("tcp");
 }
 
@@ -535,7 +580,8 @@ cmd_nodes(void)
 	struct node_seen	*ns;
 	const Vcl__Welcome	*w;
 	const Vcl__StatsResult	*st;
-	char			 name[256];
+	const char		*tp;
+	char			 name[256], why[160];
 	int			 i, j, down = 0, first;
 	size_t			 d;
 
@@ -601,7 +647,10 @@ cmd_nodes(void)
 				json_str(nodes.addr[j]);
 				printf(", \"transport\": ");
 				json_str(pair_transport(ns[i].stats->reply->stats,
-				    ns[j].stats->reply->stats));
+				    ns[j].stats->reply->stats, nodes.addr[j], why,
+				    sizeof why));
+				printf(", \"why\": ");
+				json_str(why);
 				printf("}");
 				first = 0;
 			}
@@ -633,10 +682,12 @@ cmd_nodes(void)
 			for (j = 0; j < nodes.n; j++) {
 				if (i == j || !ns[i].up || !ns[j].up)
 					continue;
-				printf("link %s -> %s: %s\n", nodes.addr[i],
-				    nodes.addr[j], safe(pair_transport(
-				    ns[i].stats->reply->stats,
-				    ns[j].stats->reply->stats)));
+				tp = pair_transport(ns[i].stats->reply->stats,
+				    ns[j].stats->reply->stats, nodes.addr[j], why,
+				    sizeof why);
+				printf("link %s -> %s: %s (%s)\n",
+				    nodes.addr[i], nodes.addr[j], safe(tp),
+				    safe(why));
 			}
 	}
 	for (i = 0; i < nodes.n; i++) {
@@ -696,6 +747,7 @@ print_stats(const char *addr, const Vcl__Welcome *w,
 	put_u64("peer_bytes_shared", st->peer_bytes_shared, &first);
 	put_u64("ring_pinned", st->ring_pinned, &first);
 	put_u64("ring_pin_refused", st->ring_pin_refused, &first);
+	put_u64("client_bytes_shared", st->client_bytes_shared, &first);
 	put_u64("requests", st->requests, &first);
 	put_u64("held_now", st->held_now, &first);
 	put_u64("held_total", st->held_total, &first);
@@ -724,8 +776,30 @@ print_stats(const char *addr, const Vcl__Welcome *w,
 			    (double)st->ops[i]->usec / st->ops[i]->requests :
 			    0.0);
 	}
-	if (opt_json)
-		printf("}}");
+	if (opt_json) {
+		printf("}, \"peer_links\": [");
+		for (i = 0; i < st->n_peer_links; i++) {
+			printf("%s{\"address\": ", i ? ", " : "");
+			json_str(st->peer_links[i]->address);
+			printf(", \"transport\": ");
+			json_str(st->peer_links[i]->transport);
+			printf(", \"why\": ");
+			json_str(st->peer_links[i]->why);
+			printf(", \"ready\": %s}", st->peer_links[i]->ready ?
+			    "true" : "false");
+		}
+		printf("]}");
+		return;
+	}
+	for (i = 0; i < st->n_peer_links; i++)
+		printf("  peer link %s: %s%s%s%s\n",
+		    safe(st->peer_links[i]->address),
+		    safe(st->peer_links[i]->transport),
+		    st->peer_links[i]->why != NULL ? " (" : "",
+		    st->peer_links[i]->why != NULL ?
+		    safe(st->peer_links[i]->why) : "",
+		    st->peer_links[i]->why != NULL ? ")" :
+		    st->peer_links[i]->ready ? "" : ", not ready");
 }
 
 /* The address NODE names: an index or address of the list, or itself. */

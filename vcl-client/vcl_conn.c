@@ -1076,8 +1076,9 @@ vcl_node_call(struct vcl_node *n, Vcl__Request *req, const void *bulk,
 }
 
 /*
- * The node's peer links as text, one "host:port transport" line each,
- * from its Stats (a synchronous call), answered as a char[] info value.
+ * The node's peer links as text, one "host:port transport (why)" line
+ * each ("(why)" left out where the server does not say), from its Stats
+ * (a synchronous call), answered as a char[] info value.
  */
 cl_int
 vcl_node_peer_links(struct vcl_node *n, size_t size, void *value,
@@ -1103,8 +1104,14 @@ vcl_node_peer_links(struct vcl_node *n, size_t size, void *value,
 		goto out;
 	}
 	for (i = 0; i < r->n_peer_links; i++) {
-		snprintf(line, sizeof line, "%s %s\n",
-		    r->peer_links[i]->address, r->peer_links[i]->transport);
+		if (r->peer_links[i]->why != NULL)
+			snprintf(line, sizeof line, "%s %s (%.200s)\n",
+			    r->peer_links[i]->address,
+			    r->peer_links[i]->transport, r->peer_links[i]->why);
+		else
+			snprintf(line, sizeof line, "%s %s\n",
+			    r->peer_links[i]->address,
+			    r->peer_links[i]->transport);
 		if (vcl_buf_reserve(&b, strlen(line)) != 0) {
 			err = CL_OUT_OF_HOST_MEMORY;
 			goto out;

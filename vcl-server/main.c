@@ -88,11 +88,19 @@ static const char usage[] =
 "                          comma-separated, best first; a pair uses the\n"
 "                          first both ends offer, else tcp (default: all\n"
 "                          built: %s)\n"
-"                          (ucx between servers of one host: shared staging,\n"
+"                          (auto: those and ucx, counting only toward a\n"
+"                          server on this host, where it places bytes in\n"
+"                          shared staging, or where both have RDMA; ucx\n"
+"                          named here goes to every server;\n"
 "                          VCL_UCX_PLACE, VCL_UCX_SLOT(S), VCL_UCX_SHM_MAX,\n"
 "                          VCL_UCX_PLACE_MIN in the environment;\n"
 "                          docs/operating.md)\n"
 "  --transport-force NAME  testing: every link uses NAME or plain tcp\n"
+"  --host-id ID            testing: announce ID as this host's identity\n"
+"                          (default: boot id, pid namespace, user; two\n"
+"                          servers of one host given different\n"
+"                          IDs choose transports as two hosts without RDMA\n"
+"                          would)\n"
 "  --tca-domain NAME       the TCA domain this server is a node of (letters,\n"
 "                          digits, '_', '.'; default: none, no tca)\n"
 "  --tca-node N            this server's node id in it, 0..15 (ring N/8,\n"
@@ -118,7 +126,8 @@ enum {
 	OPT_MAX_PREAUTH, OPT_MAX_PREAUTH_ADDR, OPT_MAX_AUTH_FAILS,
 	OPT_HANDSHAKE_TO, OPT_FRAME_TO, OPT_MIN_RATE, OPT_IDLE_TO, OPT_SEND_TO,
 	OPT_METRICS_LISTEN, OPT_METRICS_PORT_FILE,
-	OPT_TRANSPORTS, OPT_TRANSPORT_FORCE, OPT_TCA_DOMAIN, OPT_TCA_NODE
+	OPT_TRANSPORTS, OPT_TRANSPORT_FORCE, OPT_TCA_DOMAIN, OPT_TCA_NODE,
+	OPT_HOST_ID
 };
 
 static const struct option longopts[] = {
@@ -156,6 +165,7 @@ static const struct option longopts[] = {
 	{ "metrics-port-file",	required_argument, NULL, OPT_METRICS_PORT_FILE },
 	{ "transports",		required_argument, NULL, OPT_TRANSPORTS },
 	{ "transport-force",	required_argument, NULL, OPT_TRANSPORT_FORCE },
+	{ "host-id",		required_argument, NULL, OPT_HOST_ID },
 	{ "tca-domain",		required_argument, NULL, OPT_TCA_DOMAIN },
 	{ "tca-node",		required_argument, NULL, OPT_TCA_NODE },
 	{ "config",		required_argument, NULL, OPT_CONFIG },
@@ -378,6 +388,20 @@ apply_option(struct vcl_server *srv, int id, const char *arg, int reload)
 		setenv(id == OPT_TCA_NODE ? "VCL_TCA_NODE" : "VCL_TCA_DOMAIN",
 		    arg, 1);
 		break;
+	case OPT_HOST_ID: {
+		size_t	i, len = strlen(arg);
+
+		/* Read by vcl_transports_init (the choice per pair). */
+		for (i = 0; i < len && arg[i] > 0x20 && arg[i] < 0x7f; i++)
+			;
+		if (len == 0 || i < len || len >= VCL_TP_HOST_MAX) {
+			fprintf(stderr, "vclserver: host-id: 1..%d printable "
+			    "characters, no space\n", VCL_TP_HOST_MAX - 1);
+			return (-1);
+		}
+		setenv("VCL_HOST_ID", arg, 1);
+		break;
+	}
 	case OPT_TLS_CERT:	opts.tls_cert = strdup(arg); break;
 	case OPT_TLS_KEY:	opts.tls_key = strdup(arg); break;
 	case OPT_TLS_CA:	opts.tls_ca = strdup(arg); break;

@@ -27,7 +27,10 @@
 
 #include "vcl_io.h"
 #include "vcl_log.h"
+#include "vcl_peer.h"
 #include "vcl_server.h"
+#include "vcl_submit.h"
+#include "vcl_transports.h"
 
 /* Count one request of oneof case op whose handler took ms. */
 void
@@ -151,6 +154,53 @@ vcl_metrics_one(struct evbuffer *b, const char *name, const char *type,
 	evbuffer_add_printf(b, "%s %llu\n", name, (unsigned long long)v);
 }
 
+/* A label value with backslash, quote and newline escaped. */
+static void
+vcl_metrics_label(struct evbuffer *b, const char *v)
+{
+	for (; v != NULL && *v != '\0'; v++) {
+		if (*v == '\\' || *v == '"')
+			evbuffer_add_printf(b, "\\%c", *v);
+		else if (*v == '\n')
+			evbuffer_add(b, "\\n", 2);
+		else
+			evbuffer_add(b, v, 1);
+	}
+}
+
+/*
+ * The transports offered and each peer link (address, transport, ready),
+ * as gauges of value 1: what Stats lists as transports and peer_links.
+ */
+static void
+vcl_metrics_links(struct vcl_server *srv, struct evbuffer *b)
+{
+	Vcl__PeerLinkStat	**links = NULL;
+	char			 *names[VCL_TP_MAX + 1];
+	size_t			  i, n;
+
+	vcl_metrics_head(b, "vcl_transport_offered", "gauge",
+	    "Bulk transports this server offers (1 each).");
+	n = vcl_transports_names(srv, names, VCL_TP_MAX + 1);
+	for (i = 0; i < n; i++) {
+		evbuffer_add_printf(b, "vcl_transport_offered{transport=\"");
+		vcl_metrics_label(b, names[i]);
+		evbuffer_add_printf(b, "\"} 1\n");
+	}
+	vcl_metrics_head(b, "vcl_peer_link", "gauge",
+	    "Links to other servers (1 each): address, transport, ready.");
+	n = vcl_peer_stats(srv, &links);
+	for (i = 0; i < n; i++) {
+		evbuffer_add_printf(b, "vcl_peer_link{address=\"");
+		vcl_metrics_label(b, links[i]->address);
+		evbuffer_add_printf(b, "\",transport=\"");
+		vcl_metrics_label(b, links[i]->transport);
+		evbuffer_add_printf(b, "\",ready=\"%s\"} 1\n",
+		    links[i]->ready ? "true" : "false");
+	}
+	vcl_peer_stats_free(links, n);
+}
+
 /* The Prometheus text exposition (format 0.0.4) of every counter. */
 static void
 vcl_metrics_render(struct vcl_server *srv, struct evbuffer *b)
@@ -184,6 +234,27 @@ vcl_metrics_render(struct vcl_server *srv, struct evbuffer *b)
 	    "Bulk bytes received from other servers.", srv->peer_bytes_in);
 	vcl_metrics_one(b, "vcl_peer_out_bytes_total", "counter",
 	    "Bulk bytes sent to other servers.", srv->peer_bytes_out);
+	vcl_metrics_one(b, "vcl_peer_oob_bytes_total", "counter",
+	    "Of the bulk bytes sent to other servers, those sent out of band "
+	    "(not on the control stream).", srv->peer_bytes_oob);
+	vcl_metrics_one(b, "vcl_peer_shared_bytes_total", "counter",
+	    "Of those, the bytes placed in the other server's shared staging.",
+	    srv->peer_bytes_shared);
+	vcl_metrics_one(b, "vcl_client_shared_bytes_total", "counter",
+	    "Client bulk bytes through shared-memory rings, both ways.",
+	    srv->client_bytes_shared);
+	vcl_metrics_one(b, "vcl_notifies_total", "counter",
+	    "Notify messages sent, all sessions.", srv->notifies);
+	vcl_metrics_one(b, "vcl_fast_replies_total", "counter",
+	    "Finish and read replies written by the thread that saw the "
+	    "completion.", atomic_load(&srv->fast_replies));
+	vcl_metrics_one(b, "vcl_queues_offloop_total", "counter",
+	    "Queues whose flush was slow on the loop, flushed on a strand "
+	    "since.", vcl_submit_moved());
+	vcl_metrics_head(b, "vcl_slow_threshold_seconds", "gauge",
+	    "What holds the loop this long counts in vcl_slow_events_total.");
+	evbuffer_add_printf(b, "vcl_slow_threshold_seconds %g\n",
+	    VCL_SLOW_MS / 1e3);
 	vcl_metrics_one(b, "vcl_held_requests", "gauge",
 	    "Requests waiting on events now.", vcl_metrics_held_now(srv));
 	vcl_metrics_one(b, "vcl_held_requests_total", "counter",
@@ -199,6 +270,7 @@ vcl_metrics_render(struct vcl_server *srv, struct evbuffer *b)
 	vcl_metrics_one(b, "vcl_http_refused_total", "counter",
 	    "Metrics HTTP requests refused (method or path).",
 	    m->http_refused);
+	vcl_metrics_links(srv, b);
 	vcl_metrics_head(b, "vcl_requests_total", "counter",
 	    "Requests per opcode.");
 	for (c = 0; c < VCL_METRICS_OPS; c++)

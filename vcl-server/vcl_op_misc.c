@@ -23,7 +23,7 @@ vcl_op_hello(struct vcl_session *s, const Vcl__Request *req,
 	Vcl__Reply		 r = VCL__REPLY__INIT;
 	Vcl__TransportOffer	 off;
 	uint8_t			*addr = NULL;
-	char			 msg[160];
+	char			 msg[160], why[160];
 
 	if (h->version != VCL_PROTOCOL_VERSION) {
 		snprintf(msg, sizeof msg, "protocol version mismatch: client "
@@ -68,14 +68,25 @@ vcl_op_hello(struct vcl_session *s, const Vcl__Request *req,
 	r.welcome->session_key = s->key;
 	/* The link's bulk transport: announced, chosen, our end connected. */
 	r.welcome->transport = NULL;
-	if (h->n_transports > 0 && (addr = malloc(VCL_TP_ADDR_MAX)) != NULL &&
-	    vcl_transports_hello(s, h, &off, addr))
-		r.welcome->transport = &off;
+	r.welcome->transport_why = NULL;
+	if ((h->n_transports > 0 || s->is_peer) &&
+	    (addr = malloc(VCL_TP_ADDR_MAX)) != NULL) {
+		if (vcl_transports_hello(s, h, &off, addr, why, sizeof why))
+			r.welcome->transport = &off;
+		r.welcome->transport_why = why;
+		vcl_log_info("session %llu (%s): transport %s (%s)",
+		    (unsigned long long)s->id, s->peer,
+		    r.welcome->transport != NULL ? off.name : "tcp", why);
+	}
+	if (*vcl_transports_host(s->srv) != '\0')
+		r.welcome->host = (char *)vcl_transports_host(s->srv);
 	/* A client on this host may move its bulk through a ring. */
 	r.welcome->has_shm_ring_max = vcl_shm_offered(s);
 	r.welcome->shm_ring_max = vcl_shm_ring_max;
 	vcl_session_reply_msg(s, &r);
 	r.welcome->transport = NULL;
+	r.welcome->transport_why = NULL;
+	r.welcome->host = NULL;
 	r.welcome->has_shm_ring_max = 0;
 	free(addr);
 }
@@ -108,7 +119,7 @@ vcl_op_stats(struct vcl_session *s, const Vcl__Request *req,
 	Vcl__Reply	 r = VCL__REPLY__INIT;
 	Vcl__StatsResult st = VCL__STATS_RESULT__INIT;
 	Vcl__PeerLinkStat **links = NULL;
-	char		*names[VCL_TP_MAX + 1];
+	char		*names[VCL_TP_MAX + 1], *local[VCL_TP_MAX];
 
 	st.sessions = s->srv->nsessions;
 	st.objects = s->srv->objects;
@@ -143,6 +154,11 @@ vcl_op_stats(struct vcl_session *s, const Vcl__Request *req,
 	st.ring_pin_refused = vcl_pin_ring_refused();
 	st.n_transports = vcl_transports_names(s->srv, names, VCL_TP_MAX + 1);
 	st.transports = names;
+	st.n_transports_local = vcl_transports_local_names(s->srv, local,
+	    VCL_TP_MAX);
+	st.transports_local = local;
+	if (*vcl_transports_host(s->srv) != '\0')
+		st.host = (char *)vcl_transports_host(s->srv);
 	st.n_peer_links = vcl_peer_stats(s->srv, &links);
 	st.peer_links = links;
 	r.seq = req->seq;

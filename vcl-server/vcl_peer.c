@@ -47,8 +47,10 @@ struct vcl_peer {
 	time_t			 born;		/* for the handshake deadline */
 	time_t			 last_out;	/* output last moved, or idle */
 	struct vcl_tp_ep	*ep;		/* bulk transport; NULL: tcp */
+	char			 why[96];	/* why that one (the other end) */
 	uint64_t		 oob_pending;	/* sends not completed */
 	TAILQ_HEAD(, vcl_peer_wait) waits;	/* sent before READY */
+	TAILQ_HEAD(, vcl_peer_oob) placing;	/* placed pushes not ended */
 	LIST_ENTRY(vcl_peer)	 entry;
 };
 
@@ -76,6 +78,8 @@ struct vcl_peer_oob {
 	vcl_tp_slot_fn		 slot;
 	void			*arg;
 	uint64_t		 len;
+	time_t			 last;		/* placed: the peer last moved */
+	TAILQ_ENTRY(vcl_peer_oob) entry;	/* placed: on p->placing */
 };
 
 static uint64_t	vcl_peer_next_xid;	/* out-of-band transfer ids */
@@ -164,7 +168,15 @@ vcl_peer_transport(struct vcl_peer *p, const Vcl__Welcome *w)
 {
 	const Vcl__TransportOffer	*o;
 	char				 why[300];
+	size_t				 i;
 
+	/* The other end's words, for the log and Stats: printable only. */
+	snprintf(p->why, sizeof p->why, "%s", w != NULL &&
+	    w->transport_why != NULL ? w->transport_why : "not said");
+	for (i = 0; p->why[i] != '\0'; i++)
+		if (p->why[i] < 0x20 || p->why[i] > 0x7e || p->why[i] == '"' ||
+		    p->why[i] == '\\')
+			p->why[i] = '?';
 	if (w == NULL || (o = w->transport) == NULL || o->name == NULL ||
 	    strcmp(o->name, vcl_transport_tcp.name) == 0)
 		return;
@@ -174,6 +186,7 @@ vcl_peer_transport(struct vcl_peer *p, const Vcl__Welcome *w)
 	if (p->ep == NULL) {
 		vcl_log_warn("peer link to %s: transport %s failed, tcp "
 		    "instead: %s", p->addr, o->name, why);
+		snprintf(p->why, sizeof p->why, "%s failed here", o->name);
 		return;
 	}
 	if (vcl_tp_inband(p->ep)) {
@@ -217,6 +230,7 @@ vcl_peer_hello(struct vcl_peer *p, const Vcl__Greeting *g)
 		return (-1);
 	h.n_transports = vcl_transports_offer(p->srv, VCL_TP_PEER, offers);
 	h.transports = offers->p;
+	vcl_transports_hello_host(p->srv, &h);
 	req.seq = 1;
 	req.call_case = VCL__REQUEST__CALL_HELLO;
 	req.hello = &h;
@@ -334,8 +348,9 @@ vcl_peer_read_cb(evutil_socket_t fd, short what, void *arg)
 			}
 			p->state = VCL_PEER_READY;
 			vcl_peer_transport(p, tc->reply->welcome);
-			vcl_log_info("peer link to %s ready (%s, %s)", p->addr,
-			    vcl_tp_name(p->ep), vcl_link_version(&p->link));
+			vcl_log_info("peer link to %s ready (%s, %s): %s",
+			    p->addr, vcl_tp_name(p->ep),
+			    vcl_link_version(&p->link), p->why);
 			vcl__to_client__free_unpacked(tc, NULL);
 			if (vcl_peer_release_waits(p) != 0 ||
 			    vcl_peer_flush(p) != 0)
@@ -402,6 +417,7 @@ vcl_peer_open(struct vcl_server *srv, const char *addr)
 	snprintf(p->addr, sizeof p->addr, "%s", addr);
 	TAILQ_INIT(&p->outq);
 	TAILQ_INIT(&p->waits);
+	TAILQ_INIT(&p->placing);
 	/* The control stream: tcp's, as for every transport. */
 	if ((p->fd = vcl_tcp_dial(addr, host, sizeof host, err,
 	    sizeof err)) == -1) {
@@ -513,6 +529,7 @@ vcl_peer_placed_done(void *arg, int err)
 	struct vcl_peer_oob	*o = arg;
 
 	o->p->oob_pending--;
+	TAILQ_REMOVE(&o->p->placing, o, entry);
 	if (err == VCL_TP_OK) {
 		o->p->srv->peer_bytes_oob += o->len;
 		o->p->srv->peer_bytes_shared += o->len;
@@ -530,6 +547,7 @@ vcl_peer_placed_slot(void *arg, const struct vcl_tp_slot *slot)
 {
 	struct vcl_peer_oob	*o = arg;
 
+	o->last = vcl_server_now();
 	o->slot(o->arg, slot);
 }
 
@@ -587,6 +605,8 @@ vcl_peer_send_placed(struct vcl_server *srv, const char *addr,
 		return (-1);
 	}
 	p->oob_pending++;
+	o->last = vcl_server_now();
+	TAILQ_INSERT_TAIL(&p->placing, o, entry);
 	p->srv->peer_bytes_out += len;
 	req->seq = 0;
 	req->has_bulk_xfer = req->has_bulk_size = 1;
@@ -708,17 +728,22 @@ vcl_peer_close_all(struct vcl_server *srv)
  * Every tick: a link must be authenticated within the handshake deadline,
  * and once ready its queued requests must move: the first one within the
  * frame deadline plus its size at the minimum rate, as the server asks of
- * the frames it receives. A link that breaks either is closed, failing what
- * it carried (the migrations it pushed fail, so nothing waits on it).
+ * the frames it receives. A placed push must move as well: the other end
+ * offers its next slot (or ends the push) within the same deadline, its
+ * size counted at the minimum rate, else the link can no longer be trusted
+ * with the transfer's state. A link that breaks any is closed, failing
+ * what it carried (the migrations it pushed fail, so nothing waits on it).
  */
 void
 vcl_peer_check_all(struct vcl_server *srv, time_t now)
 {
 	const struct vcl_limits	*lim = &srv->limits;
 	struct vcl_peer		*p, *next;
+	struct vcl_peer_oob	*po;
 	struct vcl_out		*o;
-	uint64_t		 allowed;
+	uint64_t		 allowed, rate;
 
+	rate = lim->frame_rate ? lim->frame_rate : 1;
 	for (p = LIST_FIRST(&srv->peers); p != NULL; p = next) {
 		next = LIST_NEXT(p, entry);
 		if (p->state != VCL_PEER_READY) {
@@ -726,10 +751,25 @@ vcl_peer_check_all(struct vcl_server *srv, time_t now)
 				vcl_peer_close(p, "no handshake in time");
 			continue;
 		}
-		if (lim->frame_s == 0 || (o = TAILQ_FIRST(&p->outq)) == NULL)
+		if (lim->frame_s == 0)
+			continue;
+		TAILQ_FOREACH(po, &p->placing, entry)
+			if ((uint64_t)(now - po->last) > lim->frame_s +
+			    po->len / rate)
+				break;
+		if (po != NULL) {
+			vcl_log_warn("peer link to %s: placed push of %llu "
+			    "bytes: no slot or end from the peer in %llu s",
+			    p->addr, (unsigned long long)po->len,
+			    (unsigned long long)(now - po->last));
+			vcl_peer_close(p, "the peer does not take a placed "
+			    "push");
+			continue;
+		}
+		if ((o = TAILQ_FIRST(&p->outq)) == NULL)
 			continue;
 		allowed = lim->frame_s + (o->head.len + o->bulk_len -
-		    o->sent) / (lim->frame_rate ? lim->frame_rate : 1);
+		    o->sent) / rate;
 		if ((uint64_t)(now - p->last_out) > allowed)
 			vcl_peer_close(p, "the peer does not take what is sent");
 	}
@@ -756,6 +796,7 @@ vcl_peer_stats(struct vcl_server *srv, Vcl__PeerLinkStat ***out)
 		v[i]->transport = (char *)vcl_tp_name(p->ep);
 		v[i]->has_ready = 1;
 		v[i]->ready = p->state == VCL_PEER_READY;
+		v[i]->why = p->state == VCL_PEER_READY ? p->why : NULL;
 		i++;
 	}
 	*out = v;

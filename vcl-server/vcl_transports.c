@@ -3,8 +3,13 @@
  * instances it offers, their event sources in the loop, the choice of one
  * per link, and the backends' own control messages.
  */
+#include <sys/stat.h>
+
+#include <dirent.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <event2/event.h>
 
@@ -19,8 +24,11 @@ struct vcl_transports {
 	struct vcl_tp		*tp[VCL_TP_MAX];
 	struct event		*ev[VCL_TP_MAX];
 	struct event		*again[VCL_TP_MAX]; /* progress after I/O */
+	int			 local[VCL_TP_MAX]; /* one host (or RDMA) only */
 	int			 n;
 	const struct vcl_transport *force;	/* testing: this one only */
+	char			 host[VCL_TP_HOST_MAX]; /* "": unknown */
+	int			 rdma;		/* an RDMA device is here */
 };
 
 /* Every tick and after control traffic: progress what has no fd. */
@@ -107,8 +115,86 @@ vcl_transports_ring(struct vcl_tp *tp, void *base, uint64_t len, int up)
 }
 
 /*
- * Open the backends of list ("tcp,ucx", NULL: all built) that work here;
- * force (NULL: none) names the one every link must use, for testing.
+ * This process's host identity, as far as shared memory between two
+ * servers goes, i.e. what shared staging needs: the kernel's boot id (one
+ * machine, one boot), the pid namespace (a peer's ring is opened as
+ * /proc/PID/fd/N: the pid must name the same process) and the effective
+ * user (/proc/PID/fd of another user's process is refused). Not the
+ * network namespace: servers in two namespaces of one pid namespace map
+ * each other's rings (the netns tests' servers do, over UCX on their
+ * bridge). Empty when any is unknown: then no other end counts as this
+ * host. --host-id (VCL_HOST_ID) replaces it, for tests.
+ */
+static void
+vcl_transports_identity(char *out, size_t len)
+{
+	struct stat	 pid;
+	const char	*id;
+	char		 boot[64];
+	size_t		 n;
+	FILE		*f;
+
+	out[0] = '\0';
+	if ((id = getenv("VCL_HOST_ID")) != NULL && *id != '\0') {
+		snprintf(out, len, "%s", id);
+		return;
+	}
+	if ((f = fopen("/proc/sys/kernel/random/boot_id", "r")) == NULL)
+		return;
+	n = fread(boot, 1, sizeof boot - 1, f);
+	fclose(f);
+	boot[n] = '\0';
+	boot[strcspn(boot, "\n")] = '\0';
+	if (boot[0] == '\0' || stat("/proc/self/ns/pid", &pid) != 0)
+		return;
+	snprintf(out, len, "%s/pid:%llu/uid:%u", boot,
+	    (unsigned long long)pid.st_ino, (unsigned)geteuid());
+}
+
+/*
+ * An RDMA device is present (what UCX's ib transports would use): an
+ * entry under /sys/class/infiniband. A cheap look, not a probe of UCX.
+ */
+static int
+vcl_transports_have_rdma(void)
+{
+	struct dirent	*e;
+	DIR		*d;
+	int		 found = 0;
+
+	if ((d = opendir("/sys/class/infiniband")) == NULL)
+		return (0);
+	while (!found && (e = readdir(d)) != NULL)
+		found = e->d_name[0] != '.';
+	closedir(d);
+	return (found);
+}
+
+/* The host identity announced in Hello/Welcome ("" when unknown). */
+const char *
+vcl_transports_host(struct vcl_server *srv)
+{
+	return (srv->tps != NULL ? srv->tps->host : "");
+}
+
+/*
+ * Two ends share a host when both identities are known and equal. A
+ * peer's claim is only a hint: what it unlocks (a transport offered on
+ * one host) checks its own memory (seals, sizes, the peer's pid).
+ */
+static int
+vcl_transports_same_host(const struct vcl_transports *ts, const char *theirs)
+{
+	return (ts->host[0] != '\0' && theirs != NULL &&
+	    strcmp(ts->host, theirs) == 0);
+}
+
+/*
+ * Open the backends of list ("tcp,ucx"; NULL or "all": all built but the
+ * ones offered only where named; "auto": and those offered by host, ucx)
+ * that work here; force (NULL: none) names the one every link must use,
+ * for testing. Not named one by one, a backend that pays only on one host
+ * (VCL_TP_LOCAL) counts only toward an end of this host or with RDMA.
  * One that cannot open is left out (logged at warn if asked for by name,
  * else at info: a default list holds backends a host may lack); tcp always
  * remains.
@@ -123,11 +209,13 @@ vcl_transports_init(struct vcl_server *srv, const char *list,
 	struct vcl_tp			*tp;
 	char				 why[300];
 	short				 ev;
-	int				 i, n, fd;
+	int				 i, n, fd, byhost;
 
 	vcl_transports_register();
 	if (vcl_transport_parse(list, want, &n, err, errlen) != 0)
 		return (-1);
+	byhost = list == NULL || *list == '\0' || strcmp(list, "all") == 0 ||
+	    strcmp(list, "auto") == 0;
 	if ((ts = calloc(1, sizeof *ts)) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return (-1);
@@ -143,6 +231,9 @@ vcl_transports_init(struct vcl_server *srv, const char *list,
 			break;
 	if (ts->force != NULL && i == n && n < VCL_TP_MAX)
 		want[n++] = ts->force;
+	vcl_transports_identity(ts->host, sizeof ts->host);
+	/* A host modelled by --host-id shares no fabric with its peers. */
+	ts->rdma = getenv("VCL_HOST_ID") == NULL && vcl_transports_have_rdma();
 	memset(&conf, 0, sizeof conf);
 	conf.server = 1;
 	conf.node = srv->node_name;
@@ -154,7 +245,7 @@ vcl_transports_init(struct vcl_server *srv, const char *list,
 			continue;	/* rides the control stream: no instance */
 		if ((tp = vcl_tp_open(want[i], &conf, why, sizeof why)) ==
 		    NULL) {
-			if (list != NULL || want[i] == ts->force)
+			if (!byhost || want[i] == ts->force)
 				vcl_log_warn("transport %s left out: %s",
 				    want[i]->name, why);
 			else
@@ -163,6 +254,9 @@ vcl_transports_init(struct vcl_server *srv, const char *list,
 			continue;
 		}
 		ts->tp[ts->n] = tp;
+		/* Not named: one that pays only on one host stays there. */
+		ts->local[ts->n] = byhost && want[i] != ts->force &&
+		    (want[i]->caps & VCL_TP_LOCAL) != 0;
 		if ((fd = tp->ops->evfd(tp, NULL, &ev)) >= 0 &&
 		    (ts->ev[ts->n] = event_new(srv->base, fd, EV_READ |
 		    EV_PERSIST, vcl_transports_cb, tp)) != NULL)
@@ -231,6 +325,33 @@ vcl_transports_names(struct vcl_server *srv, char **out, size_t max)
 	return (n);
 }
 
+/* Of the transports offered, those offered only on one host or RDMA. */
+size_t
+vcl_transports_local_names(struct vcl_server *srv, char **out, size_t max)
+{
+	struct vcl_transports	*ts = srv->tps;
+	size_t			 n = 0;
+	int			 i;
+
+	for (i = 0; ts != NULL && i < ts->n && n < max; i++)
+		if (ts->local[i] && (ts->force == NULL ||
+		    ts->force == ts->tp[i]->ops))
+			out[n++] = (char *)ts->tp[i]->ops->name;
+	return (n);
+}
+
+/* A Hello's host fields: our identity and whether an RDMA device is here. */
+void
+vcl_transports_hello_host(struct vcl_server *srv, Vcl__Hello *h)
+{
+	if (srv->tps == NULL)
+		return;
+	if (srv->tps->host[0] != '\0')
+		h->host = srv->tps->host;
+	h->has_rdma = 1;
+	h->rdma = srv->tps->rdma;
+}
+
 /*
  * What a connecting end offers in its Hello: each instance that can carry
  * caps (only the forced one, if any) with its address. Returns how many
@@ -261,6 +382,8 @@ vcl_transports_offer(struct vcl_server *srv, unsigned caps,
 		o->o[n].has_address = 1;
 		o->o[n].address.data = o->addr[n];
 		o->o[n].address.len = len;
+		o->o[n].has_local = ts->local[i];
+		o->o[n].local = ts->local[i];
 		o->p[n] = &o->o[n];
 		n++;
 	}
@@ -319,34 +442,66 @@ vcl_transports_ctl_session(struct vcl_tp_ep *ep, const uint8_t *data,
 /*
  * The Hello's offers: choose the link's transport (the first of ours the
  * other end offers and that carries this kind of link; only the forced one
- * when one is), connect our end and fill off (with our address in addr,
- * VCL_TP_ADDR_MAX bytes) for the Welcome. Returns 1 when off was filled;
- * 0: tcp, the control stream carries the bulk.
+ * when one is; one that either end offers only on one host only where
+ * both ends are on one host or both have RDMA), connect our end and fill
+ * off (with our address in addr, VCL_TP_ADDR_MAX bytes) for the Welcome,
+ * and why with the reason, which goes to the log and the Welcome. Returns
+ * 1 when off was filled; 0: tcp, the control stream carries the bulk.
  */
 int
 vcl_transports_hello(struct vcl_session *s, const Vcl__Hello *h,
-    Vcl__TransportOffer *off, uint8_t *addr)
+    Vcl__TransportOffer *off, uint8_t *addr, char *why, size_t whylen)
 {
 	struct vcl_transports		*ts = s->srv->tps;
 	const struct vcl_transport	*ours[VCL_TP_MAX], *pick;
-	const char			*theirs[VCL_TP_MAX];
+	const char			*theirs[VCL_TP_MAX], *held = NULL;
 	const Vcl__TransportOffer	*o = NULL;
 	struct vcl_tp_ep		*ep;
-	char				 why[300];
+	char				 err[300];
 	size_t				 i, len;
-	int				 n = 0, k = 0;
+	int				 n = 0, k = 0, j, same, rdma, near,
+					 local;
 
+	snprintf(why, whylen, "no other transport offered by both ends");
 	if (ts == NULL)
 		return (0);
-	for (i = 0; i < h->n_transports && k < VCL_TP_MAX; i++)
-		if (h->transports[i]->name != NULL)
-			theirs[k++] = h->transports[i]->name;
-	for (i = 0; i < (size_t)ts->n; i++)
-		if (ts->force == NULL || ts->force == ts->tp[i]->ops)
-			ours[n++] = ts->tp[i]->ops;
+	same = vcl_transports_same_host(ts, h->host);
+	/*
+	 * Bulk over UCX is not encrypted: where the control stream is TLS,
+	 * bytes leave the host on it only where an operator named it.
+	 */
+	rdma = ts->rdma && h->has_rdma && h->rdma && s->srv->tls == NULL;
+	near = same || rdma;
+	for (i = 0; i < h->n_transports && k < VCL_TP_MAX; i++) {
+		if ((o = h->transports[i])->name == NULL)
+			continue;
+		if (o->has_local && o->local && !near) {
+			/* Named in the reason only if known (no peer text). */
+			if (vcl_transport_find(o->name) != NULL)
+				held = vcl_transport_find(o->name)->name;
+			continue;
+		}
+		theirs[k++] = o->name;
+	}
+	o = NULL;
+	for (j = 0; j < ts->n; j++) {
+		if (ts->force != NULL && ts->force != ts->tp[j]->ops)
+			continue;
+		if (ts->local[j] && !near) {
+			held = ts->tp[j]->ops->name;
+			continue;
+		}
+		ours[n++] = ts->tp[j]->ops;
+	}
 	pick = vcl_transport_choose(ours, n, theirs, k, s->is_peer ?
 	    VCL_TP_PEER : VCL_TP_CLIENT);
 	if (pick == NULL) {
+		if (held != NULL)
+			snprintf(why, whylen, "%s only on one host or with "
+			    "RDMA: %s", held, h->host == NULL ? "the other end "
+			    "names no host" : ts->rdma && h->has_rdma &&
+			    h->rdma ? "another host, RDMA not taken under TLS" :
+			    "another host, no RDMA on both");
 		if (ts->force != NULL && ts->force != &vcl_transport_tcp)
 			vcl_log_warn("session %llu (%s): forced transport %s "
 			    "not offered by the other end: tcp",
@@ -362,20 +517,32 @@ vcl_transports_hello(struct vcl_session *s, const Vcl__Hello *h,
 		}
 	if (o == NULL)
 		return (0);
+	local = o->has_local && o->local;
+	for (j = 0; j < ts->n; j++)
+		if (ts->tp[j]->ops == pick && ts->local[j])
+			local = 1;
+	if (ts->force != NULL)
+		snprintf(why, whylen, "forced");
+	else if (local)
+		snprintf(why, whylen, "%s", same ? "same host" :
+		    "RDMA on both ends");
+	else
+		snprintf(why, whylen, "offered by both ends");
 	ep = vcl_transports_connect(s->srv, pick->name, &s->link,
 	    o->has_address ? o->address.data : NULL,
-	    o->has_address ? o->address.len : 0, why, sizeof why);
+	    o->has_address ? o->address.len : 0, err, sizeof err);
 	len = VCL_TP_ADDR_MAX;
 	if (ep != NULL && ep->tp->ops->address(ep->tp, addr, &len) !=
 	    VCL_TP_OK) {
-		snprintf(why, sizeof why, "%s", ep->tp->err);
+		snprintf(err, sizeof err, "%s", ep->tp->err);
 		vcl_tp_close(ep);
 		ep = NULL;
 	}
 	if (ep == NULL) {
 		vcl_log_warn("session %llu (%s): transport %s failed, tcp "
 		    "instead: %s", (unsigned long long)s->id, s->peer,
-		    pick->name, why);
+		    pick->name, err);
+		snprintf(why, whylen, "%s failed: %.100s", pick->name, err);
 		return (0);
 	}
 	ep->ctl_out = vcl_transports_ctl_session;
@@ -386,7 +553,5 @@ vcl_transports_hello(struct vcl_session *s, const Vcl__Hello *h,
 	off->has_address = 1;
 	off->address.data = addr;
 	off->address.len = len;
-	vcl_log_info("session %llu (%s): transport %s",
-	    (unsigned long long)s->id, s->peer, pick->name);
 	return (1);
 }

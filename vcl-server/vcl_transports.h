@@ -30,7 +30,10 @@ size_t	vcl_transports_offer(struct vcl_server *, unsigned,
 struct vcl_tp_ep *vcl_transports_connect(struct vcl_server *, const char *,
 	    struct vcl_link *, const uint8_t *, size_t, char *, size_t);
 int	vcl_transports_hello(struct vcl_session *, const Vcl__Hello *,
-	    Vcl__TransportOffer *, uint8_t *);
+	    Vcl__TransportOffer *, uint8_t *, char *, size_t);
+const char *vcl_transports_host(struct vcl_server *);
+void	vcl_transports_hello_host(struct vcl_server *, Vcl__Hello *);
+size_t	vcl_transports_local_names(struct vcl_server *, char **, size_t);
 void	vcl_op_transport_ctl(struct vcl_session *, const Vcl__Request *,
 	    struct vcl_bulk *);
 

@@ -22,8 +22,9 @@
 /* char[]: the transport carrying bulk bytes between this process and the
  * node ("tcp", "ucx", ...). */
 #define CL_DEVICE_VCL_NODE_TRANSPORT	0x7E10
-/* char[]: the node's links to other vclservers, one "host:port transport"
- * line each ("" when none), asked of the node at the time of the query. */
+/* char[]: the node's links to other vclservers, one "host:port transport
+ * (why)" line each, why being the reason for that transport, e.g. "same
+ * host" ("" when none), asked of the node at the time of the query. */
 #define CL_DEVICE_VCL_NODE_PEER_LINKS	0x7E11
 
 #endif

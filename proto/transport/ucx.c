@@ -436,6 +436,17 @@ vcl_ucx_ep_open(struct vcl_ucx *u, const void *addr, size_t len,
 		errno = EINVAL;
 		return (NULL);
 	}
+	/*
+	 * UCX asserts (aborts) on an address of another format version (its
+	 * first byte's low bits): refuse one that differs from ours. A cheap
+	 * check, not a validation: UCX trusts the rest (security.md).
+	 */
+	if (addr != NULL && u->addr != NULL && u->addr_len > 0 &&
+	    ((*(const uint8_t *)addr ^ *(const uint8_t *)u->addr) & 0xf) !=
+	    0) {
+		errno = EPROTO;
+		return (NULL);
+	}
 	if ((ep = calloc(1, sizeof *ep)) == NULL)
 		return (NULL);
 	ep->u = u;

@@ -73,6 +73,8 @@ vcl_transport_find(const char *name)
 
 /*
  * Parse a list of backend names ("ucx,tcp"; NULL or "" or "all": every one
+ * built but those offered only where named; "auto": those and the ones
+ * offered by host (VCL_TP_LOCAL) though named only (VCL_TP_NAMED)
  * built but those offered only where named, best first) into out (VCL_TP_MAX entries), in the order given.
  * Returns 0, or -1 with why in err for an unknown or repeated name.
  */
@@ -88,9 +90,12 @@ vcl_transport_parse(const char *list, const struct vcl_transport **out,
 	int					 i;
 
 	*n = 0;
-	if (list == NULL || *list == '\0' || strcmp(list, "all") == 0) {
+	if (list == NULL || *list == '\0' || strcmp(list, "all") == 0 ||
+	    strcmp(list, "auto") == 0) {
 		for (t = vcl_transport_all; *t != NULL && *n < VCL_TP_MAX; t++)
-			if (((*t)->caps & VCL_TP_NAMED) == 0)
+			if (((*t)->caps & VCL_TP_NAMED) == 0 || (list != NULL &&
+			    strcmp(list, "auto") == 0 &&
+			    ((*t)->caps & VCL_TP_LOCAL) != 0))
 				out[(*n)++] = *t;
 		return (0);
 	}

@@ -99,6 +99,7 @@ struct vcl_tp;
 #define VCL_TP_NAME_MAX		16	/* a backend's name, with its NUL */
 #define VCL_TP_ADDR_MAX		4096	/* announced address bytes */
 #define VCL_TP_MAX		8	/* backends one side may announce */
+#define VCL_TP_HOST_MAX		160	/* a host identity, NUL included */
 
 /* What a backend can carry (struct vcl_transport caps). */
 #define VCL_TP_PEER		0x1	/* server-to-server links */
@@ -106,6 +107,10 @@ struct vcl_tp;
 #define VCL_TP_INBAND		0x4	/* bulk rides the control stream */
 #define VCL_TP_NAMED		0x8	/* offered only where named (opt-in) */
 #define VCL_TP_PLACE		0x10	/* shared staging (place/placed) */
+#define VCL_TP_LOCAL		0x20	/* in "auto" (or by default, unless
+					   also NAMED) offered only to an end
+					   on the same host, or where both
+					   have RDMA: elsewhere not ahead */
 
 /* A transfer id whose bytes are placed, not sent (see Placement). */
 #define VCL_TP_XID_PLACE	(1ull << 63)

@@ -8,10 +8,13 @@
  * transfer of the same id, or vanishes mid-ring fails that migration alone,
  * and the server goes on and holds nothing once its client left. The
  * rings are sealed memfds, and a peer's ring that is not is left unused.
+ * A peer alive but silent, as destination or as source of a placed push,
+ * fails the migration within the frame deadline and leaves nothing held.
  */
 #include <sys/mman.h>
 
 #include <poll.h>
+#include <signal.h>
 #include <time.h>
 
 #include "rawproto.h"
@@ -50,18 +53,30 @@ struct peer {
 	int			 sealed;	/* its ring cannot shrink */
 };
 
+/*
+ * The server with ucx forced, a session limit of limit bytes if not 0,
+ * and a frame deadline of frame seconds (at a minimum rate that makes a
+ * bulk's size count for nothing when short).
+ */
+static int
+pl_server_to(struct srv *sv, const char *name, const char *limit,
+    const char *frame)
+{
+	const char	*args[] = { "--transport-force", "ucx",
+	    "--frame-timeout", frame, "--min-rate", "1G", NULL, NULL, NULL };
+
+	if (limit != NULL) {
+		args[6] = "--max-session-bytes";
+		args[7] = limit;
+	}
+	return (srv_start(sv, name, "127.0.0.1:0", args));
+}
+
 /* The server with ucx forced, a session limit of limit bytes if not 0. */
 static int
 pl_server(struct srv *sv, const char *name, const char *limit)
 {
-	const char	*args[] = { "--transport-force", "ucx",
-	    "--frame-timeout", "600", NULL, NULL, NULL };
-
-	if (limit != NULL) {
-		args[4] = "--max-session-bytes";
-		args[5] = limit;
-	}
-	return (srv_start(sv, name, "127.0.0.1:0", args));
+	return (pl_server_to(sv, name, limit, "600"));
 }
 
 /* FNV-1a, as the backend hashes addresses. */
@@ -680,6 +695,179 @@ test_vanish(void)
 	pl_hostile("vanish", VANISH);
 }
 
+/*
+ * MigrateOut{buffer 3 of context 1, size} to the session sid/key of the
+ * server at to, as transfer xfer, its event ev.
+ */
+static int
+pl_migrate_out(struct conn *c, const char *to, uint64_t sid, uint64_t key,
+    uint64_t size, uint64_t xfer, uint64_t ev)
+{
+	Vcl__Request	 r = VCL__REQUEST__INIT;
+	Vcl__MigrateOut	 mo = VCL__MIGRATE_OUT__INIT;
+	Vcl__PeerDest	 d = VCL__PEER_DEST__INIT;
+
+	d.addr = (char *)to;
+	d.session = sid;
+	d.key = key;
+	mo.context = 1;
+	mo.mem = 3;
+	mo.size = size;
+	mo.dest = &d;
+	mo.transfer = xfer;
+	mo.has_event = 1;
+	mo.event = ev;
+	r.call_case = VCL__REQUEST__CALL_MIGRATE_OUT;
+	r.migrate_out = &mo;
+	return (send_req(c, &r, NULL, 0));
+}
+
+/*
+ * A destination alive but silent: two real servers on ucx, a migration
+ * placed from a to b; then b is stopped (its sockets and UCX endpoint stay
+ * open, it answers nothing) and a second migration's push waits for a
+ * slot b never offers. Within a's frame deadline (1 s here; the default is
+ * 30) the migration fails as on a lost node (CL_DEVICE_NOT_AVAILABLE) and
+ * a holds nothing once its client left.
+ */
+static void
+test_silent_dest(void)
+{
+	enum { SIZE = 1 * MIB };
+	struct srv		 a, b;
+	struct conn		 ca, cb, wa;
+	Vcl__StatsResult	 st;
+	uint64_t		 sa = 0, ka = 0, sb = 0, kb = 0;
+	uint8_t			*data;
+	char			 to[64];
+	cl_int			 st_out = 1, st_in = 1;
+	int			 i, rc, stopped = 0;
+
+	ca.fd = cb.fd = wa.fd = -1;
+	b.pid = -1;
+	memset(&st, 0, sizeof st);
+	if ((data = malloc(SIZE)) == NULL)
+		return;
+	pl_fill(data, SIZE, 3);
+	if (!pl_server_to(&a, "silent_dest_server_a", NULL, "1"))
+		goto out0;
+	if (!pl_server(&b, "silent_dest_server_b", NULL))
+		goto out1;
+	snprintf(to, sizeof to, "127.0.0.1:%s", b.port);
+	if (!check("silent_dest_sessions", client_open(&ca, &a, &sa, &ka) ==
+	    0 && client_open(&cb, &b, &sb, &kb) == 0 &&
+	    conn_session(&wa, &a) == 0, "no sessions"))
+		goto out;
+	rc = create_buffer(&ca, 3, 1, SIZE, data, SIZE);
+	rc |= create_buffer(&cb, 3, 1, SIZE, NULL, 0);
+	/*
+	 * The link and its rings: the first migration opens the link (its
+	 * push goes whole), the second is placed.
+	 */
+	for (i = 0; rc == 0 && i < 2; i++) {
+		rc = migrate_in(&cb, 10 + 2 * i, 3, SIZE, 77 + i, NULL);
+		rc |= pl_migrate_out(&ca, to, sb, kb, SIZE, 77 + i, 11 + 2 * i);
+		if (rc == 0)
+			rc = wait_notify(&ca, 11 + 2 * i, &st_out) |
+			    wait_notify(&cb, 10 + 2 * i, &st_in);
+		if (st_out != CL_COMPLETE || st_in != CL_COMPLETE)
+			rc = -1;
+	}
+	if (!check("silent_dest_placed", rc == 0 && stats(&wa, &st) == 0 &&
+	    st.peer_bytes_shared >= SIZE, "migrations: out %d, in %d, rc %d, "
+	    "%llu bytes placed", st_out, st_in, rc,
+	    (unsigned long long)st.peer_bytes_shared))
+		goto out;
+	/* b alive but silent: the push's head goes, no slot comes. */
+	stopped = kill(b.pid, SIGSTOP) == 0;
+	st_out = 1;
+	rc = pl_migrate_out(&ca, to, sb, kb, SIZE, 80, 20);
+	if (rc == 0)
+		rc = wait_notify(&ca, 20, &st_out);
+	check("silent_dest_fails", rc == 0 && st_out ==
+	    CL_DEVICE_NOT_AVAILABLE, "the migration to a silent peer: "
+	    "event %d (rc %d)", st_out, rc);
+	check("silent_dest_logged", srv_stderr_has(&a, "does not take a "
+	    "placed push"), "no log line of the dropped link");
+	conn_close(&ca);
+	check("silent_dest_nothing_held", wait_empty(&wa, &st) == 0,
+	    "%llu objects, %llu bytes held", (unsigned long long)st.objects,
+	    (unsigned long long)st.bytes);
+out:
+	if (stopped)
+		kill(b.pid, SIGCONT);
+	conn_close(&ca);
+	conn_close(&cb);
+	conn_close(&wa);
+	srv_stop(&b, "silent_dest_server_b_exit");
+out1:
+	srv_stop(&a, "silent_dest_server_a_exit");
+out0:
+	free(data);
+}
+
+/*
+ * A source alive but silent: this process places one chunk of a push
+ * and then sends nothing more, progressing its worker all the while. The
+ * server's frame deadline (1 s here) ends the push's session: the
+ * MigrateIn fails as on a lost node, the slots and staging go, and the
+ * server holds nothing once the client left.
+ */
+static void
+test_silent_src(void)
+{
+	enum { SIZE = 1 * MIB };
+	struct srv		 sv;
+	struct conn		 c, w;
+	struct peer		 pe;
+	struct pmsg		 m;
+	Vcl__StatsResult	 st;
+	uint64_t		 sid = 0, key = 0;
+	uint8_t			*data;
+	cl_int			 evst = 1;
+	int			 rc;
+
+	c.fd = w.fd = -1;
+	pe.u = NULL;
+	pe.p.fd = -1;
+	if ((data = malloc(SIZE)) == NULL)
+		return;
+	pl_fill(data, SIZE, 7);
+	if (!pl_server_to(&sv, "silent_src_server_start", NULL, "1"))
+		goto out0;
+	if (!check("silent_src_sessions", client_open(&c, &sv, &sid, &key) ==
+	    0 && conn_session(&w, &sv) == 0 && pl_open(&pe, &sv) == 0,
+	    "no sessions"))
+		goto out;
+	rc = create_buffer(&c, 3, 1, SIZE, NULL, 0);
+	rc |= pl_migrate_in(&c, 10, 3, SIZE, 77);
+	rc |= pl_push_head(&pe, sid, key, 77, 1, SIZE);
+	rc |= pl_recv(&pe, &m);
+	if (!check("silent_src_offered", rc == 0 && m.type == PM_OFFER &&
+	    m.slot < pe.nslots && m.len <= pe.slot_len && m.off < SIZE &&
+	    m.len <= SIZE - m.off, "no offer (rc %d, type %u)", rc, m.type))
+		goto out;
+	memcpy(pe.ring + (uint64_t)m.slot * pe.slot_len, data + m.off, m.len);
+	rc = pl_send(&pe, PM_FILLED, m.slot, m.xid);
+	/* Silent from here on, yet alive: the worker keeps progressing. */
+	rc |= ucxpeer_wait_notify(pe.u, &c, 10, &evst);
+	check("silent_src_fails", rc == 0 && evst == CL_DEVICE_NOT_AVAILABLE,
+	    "the migration from a silent peer: event %d (rc %d)", evst, rc);
+	check("silent_src_session_goes_on", stats(&c, &st) == 0, "no Stats");
+	conn_close(&c);
+	pl_close(&pe);
+	check("silent_src_nothing_held", wait_empty(&w, &st) == 0,
+	    "%llu objects, %llu bytes held", (unsigned long long)st.objects,
+	    (unsigned long long)st.bytes);
+out:
+	conn_close(&c);
+	conn_close(&w);
+	pl_close(&pe);
+	srv_stop(&sv, "silent_src_server_exit");
+out0:
+	free(data);
+}
+
 static const struct test tests[] = {
 	{ "lands", test_lands, 90 },
 	{ "sealed", test_sealed, 60 },
@@ -688,6 +876,8 @@ static const struct test tests[] = {
 	{ "bad_xid", test_bad_xid, 90 },
 	{ "unoffered", test_unoffered, 90 },
 	{ "vanish", test_vanish, 90 },
+	{ "silent_dest", test_silent_dest, 90 },
+	{ "silent_src", test_silent_src, 90 },
 };
 
 int

@@ -207,13 +207,15 @@ wait_idle(const struct srv *sv)
 
 /*
  * vcl nodes: up, wrong token, down; each named with its cause, in text
- * and in JSON; with the right token, both servers up and their link.
+ * and in JSON; with the right token, both servers up and their link (tcp,
+ * as two hosts: --host-id), with why.
  */
 static void
 test_nodes(void)
 {
 	const char	*tool = getenv("VCL_TEST_TOOL");
-	const char	*extra[] = { "--token-file", NULL, NULL };
+	const char	*extra[] = { "--token-file", NULL, "--host-id",
+	    "tools-test-b", NULL };
 	struct srv	 a, b;
 	char		 tok[PATH_MAX + 16], bad[PATH_MAX + 16], dead[16];
 	char		 nodes[128], want[256], tokenv[PATH_MAX + 32], py[1024];
@@ -283,6 +285,7 @@ test_nodes(void)
 	    "assert all(x['reachable'] for x in d['nodes'])\n"
 	    "l = d['links']\n"
 	    "assert len(l) == 2 and all(x['transport'] == 'tcp' for x in l)\n"
+	    "assert all('no link yet' in x['why'] for x in l)\n"
 	    "assert l[0]['from'] == '127.0.0.1:%s' and "
 	    "l[0]['to'] == '127.0.0.1:%s'\n", a.port, b.port);
 	check("nodes_json_all_up", rc == 0 && json_ok(py), "--json nodes "
@@ -486,6 +489,53 @@ metrics_port(const char *file, char *port, size_t len)
 }
 
 /*
+ * Every counter of Stats is in the scrape, with the value Stats gives
+ * (the server idle between the two: none of these moves).
+ */
+static void
+metrics_as_stats(const struct srv *a, const char *body)
+{
+	struct conn		 w;
+	Vcl__StatsResult	 st;
+	long long		 v;
+	size_t			 i;
+	struct {
+		const char	*name;
+		uint64_t	 want;
+	} m[6];
+
+	w.fd = -1;
+	if (!check("metrics_stats", conn_session(&w, a) == 0 &&
+	    stats(&w, &st) == 0, "no Stats"))
+		goto out;
+	m[0].name = "vcl_peer_oob_bytes_total";
+	m[0].want = st.peer_bytes_oob;
+	m[1].name = "vcl_peer_shared_bytes_total";
+	m[1].want = st.peer_bytes_shared;
+	m[2].name = "vcl_client_shared_bytes_total";
+	m[2].want = st.client_bytes_shared;
+	m[3].name = "vcl_notifies_total";
+	m[3].want = st.notifies;
+	m[4].name = "vcl_fast_replies_total";
+	m[4].want = st.fast_replies;
+	m[5].name = "vcl_queues_offloop_total";
+	m[5].want = st.queues_offloop;
+	for (i = 0; i < sizeof m / sizeof m[0]; i++) {
+		v = sample(body, m[i].name);
+		check(m[i].name, v >= 0 && (uint64_t)v == m[i].want,
+		    "%s is %lld, Stats says %llu", m[i].name, v,
+		    (unsigned long long)m[i].want);
+	}
+	check("metrics_transport_offered", sample(body,
+	    "vcl_transport_offered{transport=\"tcp\"}") == 1,
+	    "tcp not listed as offered");
+	check("metrics_slow_threshold", strstr(body,
+	    "\nvcl_slow_threshold_seconds ") != NULL, "no slow threshold");
+out:
+	conn_close(&w);
+}
+
+/*
  * The metrics endpoint after one examples/hello: the per-opcode request
  * counts, the bulk bytes and the latency histograms follow the workload
  * exactly; the scrape agrees with Stats.
@@ -534,6 +584,7 @@ test_metrics(void)
 	    "le=\"+Inf\"}", 3);
 	WANT("vcl_objects", 0);
 #undef WANT
+	metrics_as_stats(&a, body);
 	check("metrics_sessions_total", sample(body, "vcl_sessions_total") >=
 	    2, "vcl_sessions_total %lld, want hello's and the test's",
 	    sample(body, "vcl_sessions_total"));
@@ -757,6 +808,47 @@ wait_count(struct conn *c, int in, uint64_t want, uint64_t *got)
 }
 
 /*
+ * The link x opened to y, as vcl nodes shows it: the transport and why
+ * that x's Stats give for it (not a prediction).
+ */
+static void
+migr_link_shown(const struct srv *x, const char *xaddr, const char *yaddr)
+{
+	const char		*tool = getenv("VCL_TEST_TOOL");
+	char			 nodes[160], want[512];
+	const char		*env[] = { nodes, NULL };
+	const char		*argv[] = { tool, "nodes", NULL };
+	Vcl__Request		 r = VCL__REQUEST__INIT;
+	Vcl__Stats		 m = VCL__STATS__INIT;
+	struct conn		 w;
+	struct reply		 rp;
+	size_t			 i;
+
+	want[0] = '\0';
+	r.call_case = VCL__REQUEST__CALL_STATS;
+	r.stats = &m;
+	if (conn_session(&w, x) == 0 && call(&w, &r, NULL, 0, &rp) == 0) {
+		for (i = 0; rp.r->stats != NULL &&
+		    i < rp.r->stats->n_peer_links; i++)
+			if (strcmp(rp.r->stats->peer_links[i]->address,
+			    yaddr) == 0 && rp.r->stats->peer_links[i]->why !=
+			    NULL)
+				snprintf(want, sizeof want, "link %s -> %s: "
+				    "%s (%s)\n", xaddr, yaddr,
+				    rp.r->stats->peer_links[i]->transport,
+				    rp.r->stats->peer_links[i]->why);
+		reply_free(&rp);
+	}
+	conn_close(&w);
+	if (!check("migr_link_why", want[0] != '\0', "no link to %s with a "
+	    "reason in Stats", yaddr) || tool == NULL)
+		return;
+	snprintf(nodes, sizeof nodes, "VCL_NODES=%s %s", xaddr, yaddr);
+	check("migr_link_shown", run(argv, env) == 0 && has(out_path, want),
+	    "no \"%.*s\" in %s", (int)strlen(want) - 1, want, out_path);
+}
+
+/*
  * Migrations in Stats: a buffer range migrated from server X to server Y
  * (MigrateOut on X, MigrateIn on Y, X pushing over a peer link) counts one
  * out on X and one in on Y.
@@ -827,6 +919,7 @@ test_migrations(void)
 	    wait_count(&w, 1, 1, &got), "migrations_in on Y: %llu, want 1",
 	    (unsigned long long)got);
 	conn_close(&w);
+	migr_link_shown(&x, xaddr, yaddr);
 out:
 	conn_close(&cx);
 	conn_close(&cy);

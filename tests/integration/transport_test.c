@@ -164,11 +164,17 @@ stop_a:
 	srv_stop(&a, "transport_server_a_exit");
 }
 
-/* Nothing said: the pair uses tcp (ucx and sock are offered only where named). */
+/*
+ * Nothing said, the two servers as two hosts (--host-id): the pair uses
+ * tcp (sock and ucx are offered only where named; ucx by host, with
+ * --transports auto: it_raw_choice).
+ */
 static void
 test_default(void)
 {
-	migrate_over("default", NULL, NULL, "tcp");
+	const char *const	x[] = { "--host-id", "transport-test-b", NULL };
+
+	migrate_over("default", NULL, x, "tcp");
 }
 
 /* Both forced to sock: the bytes go out of band and land whole. */
