@@ -259,6 +259,8 @@ struct vcl_server {
 	void			(*reload)(struct vcl_server *);	/* SIGHUP */
 	atomic_uint_fast64_t	 fast_replies;	/* answered from the thread
 						   that saw the completion */
+	uint64_t		 polled;	/* completions the loop saw
+						   polling (vcl_cmd_poll) */
 	void			*zeros;		/* read-only zero pages */
 	size_t			 zeros_len;	/* the largest device alloc */
 };
@@ -384,6 +386,7 @@ void	vcl_session_run(struct vcl_session *, Vcl__Request *,
 	    struct vcl_bulk *, int);
 void	vcl_session_flush_queues(struct vcl_session *);
 void	vcl_session_flush_queue(struct vcl_session *, struct vcl_hobj *);
+int	vcl_session_flush_now(struct vcl_session *, struct vcl_hobj *);
 void	vcl_session_let_go(struct vcl_session *, struct vcl_hobj *);
 void	vcl_session_settled(struct vcl_session *, struct vcl_hobj *);
 
@@ -670,6 +673,7 @@ struct vcl_cmd *vcl_cmd_new(enum vcl_cmd_type, uint64_t);
 void	vcl_cmd_reap(struct vcl_session *);
 void	vcl_mem_chunk_done(struct vcl_cmd *);
 extern uint64_t vcl_read_chunk;
+extern uint64_t vcl_poll_us;
 
 /* vcl_shm.c: a client's ring of shared slots. */
 struct vcl_shm;
