@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vcl_client.h"
+#include "vcl_coherence.h"
+#include "vcl_event.h"
+#include "vcl_object.h"
 
 /* A new record: no instance yet, every one to come starts pristine. */
 void

@@ -18,10 +18,14 @@
 #include <unistd.h>
 
 #include "vcl_auth.h"
-#include "vcl_client.h"
+#include "vcl_conn.h"
+#include "vcl_event.h"
 #include "vcl_frame.h"
+#include "vcl_info.h"
 #include "vcl_io.h"
 #include "vcl_log.h"
+#include "vcl_object.h"
+#include "vcl_platform.h"
 #include "vcl_tls.h"
 #include "vcl_transport.h"
 

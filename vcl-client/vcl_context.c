@@ -3,7 +3,12 @@
 #include <string.h>
 
 #include "vcl_client.h"
+#include "vcl_conn.h"
+#include "vcl_context.h"
+#include "vcl_info.h"
 #include "vcl_log.h"
+#include "vcl_object.h"
+#include "vcl_platform.h"
 
 /* Drop a reference; the last one releases the context on its nodes. */
 void

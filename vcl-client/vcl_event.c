@@ -7,7 +7,14 @@
 #include <string.h>
 
 #include "vcl_client.h"
+#include "vcl_conn.h"
+#include "vcl_context.h"
+#include "vcl_event.h"
+#include "vcl_info.h"
 #include "vcl_log.h"
+#include "vcl_mem.h"
+#include "vcl_object.h"
+#include "vcl_platform.h"
 
 pthread_mutex_t	vcl_ev_lock = PTHREAD_MUTEX_INITIALIZER;
 pthread_cond_t	vcl_ev_cond = PTHREAD_COND_INITIALIZER;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "vcl_client.h"
+#include "vcl_object.h"
 
 /* Stubs: an unsupported call returns CL_INVALID_OPERATION. */
 #define VCL_STUB_INT(ret, name, params)					\

@@ -12,7 +12,16 @@
 #include <string.h>
 
 #include "vcl_client.h"
+#include "vcl_coherence.h"
+#include "vcl_conn.h"
+#include "vcl_context.h"
+#include "vcl_event.h"
+#include "vcl_image.h"
+#include "vcl_info.h"
 #include "vcl_log.h"
+#include "vcl_mem.h"
+#include "vcl_object.h"
+#include "vcl_platform.h"
 
 #define VCL_IMG_ACCESS	(CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY |	\
 	CL_MEM_READ_ONLY | CL_MEM_KERNEL_READ_AND_WRITE)

@@ -1,7 +1,8 @@
 /* vcl_info.c - the one path every clGet*Info answer goes through. */
 #include <string.h>
 
-#include "vcl_client.h"
+#include "vcl_conn.h"
+#include "vcl_info.h"
 
 /*
  * Return an info value of size bytes the way the spec says: the size, and

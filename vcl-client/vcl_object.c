@@ -2,6 +2,7 @@
 #include <stdlib.h>
 
 #include "vcl_client.h"
+#include "vcl_object.h"
 
 /* Every object is laid out as a dispatch pointer, then this header. */
 struct vcl_any {

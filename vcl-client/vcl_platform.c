@@ -10,8 +10,13 @@
 #include <CL/vcl_ext.h>
 
 #include "vcl_client.h"
+#include "vcl_coherence.h"
+#include "vcl_conn.h"
+#include "vcl_info.h"
 #include "vcl_log.h"
 #include "vcl_nodes.h"
+#include "vcl_object.h"
+#include "vcl_platform.h"
 
 #define VCL_PLATFORM_VERSION	"OpenCL 3.0 VCL " VCL_VERSION
 

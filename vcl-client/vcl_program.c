@@ -12,8 +12,18 @@
 #include <unistd.h>
 
 #include "vcl_client.h"
+#include "vcl_conn.h"
+#include "vcl_context.h"
+#include "vcl_event.h"
+#include "vcl_image.h"
 #include "vcl_include.h"
+#include "vcl_info.h"
 #include "vcl_log.h"
+#include "vcl_mem.h"
+#include "vcl_object.h"
+#include "vcl_platform.h"
+#include "vcl_program.h"
+#include "vcl_sampler.h"
 
 static void	vcl_program_forget_binaries(cl_program);
 

@@ -6,7 +6,13 @@
 #include <string.h>
 
 #include "vcl_client.h"
+#include "vcl_conn.h"
+#include "vcl_context.h"
+#include "vcl_info.h"
 #include "vcl_log.h"
+#include "vcl_object.h"
+#include "vcl_platform.h"
+#include "vcl_sampler.h"
 
 _Static_assert(offsetof(struct _cl_sampler, dispatch) == 0,
     "ICD dispatch first");

@@ -22,6 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "vcl_conn.h"
+#include "vcl_context.h"
 #include "vcl_log.h"
 #include "vcl_shm.h"
 #include "../proto/vcl_shm.h"

@@ -7,6 +7,8 @@
 
 #include "vcl_client.h"
 
+struct vcl_node;
+
 #define VCL_SHM_MIN	(64u << 10)	/* smaller transfers go in band */
 
 int	vcl_shm_usable(struct vcl_node *, cl_command_queue, size_t);

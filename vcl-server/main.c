@@ -7,11 +7,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "vcl_enqueue.h"
 #include "vcl_log.h"
+#include "vcl_op_mem.h"
 #include "vcl_opt.h"
 #include "vcl_pin.h"
 #include "vcl_server.h"
 #include "vcl_server_main.h"
+#include "vcl_shm.h"
+#include "vcl_transports.h"
 
 static struct vcl_options	 opts;
 static char			 hostname[256];

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vcl_backend.h"
 #include "vcl_log.h"
-#include "vcl_server.h"
 
 /*
  * Device params sent in the Welcome snapshot: every OpenCL 3.0 device query

@@ -1,7 +1,16 @@
 /* vcl_dispatch.c - the dispatch table, indexed by the Request oneof case. */
 #include <stddef.h>
 
-#include "vcl_server.h"
+#include "vcl_dispatch.h"
+#include "vcl_op_context.h"
+#include "vcl_op_exec.h"
+#include "vcl_op_image.h"
+#include "vcl_op_mem.h"
+#include "vcl_op_misc.h"
+#include "vcl_op_peer.h"
+#include "vcl_op_program.h"
+#include "vcl_shm.h"
+#include "vcl_transports.h"
 
 #define OP(c, f, fl)	[VCL__REQUEST__CALL_##c] = { f, #c, fl }
 

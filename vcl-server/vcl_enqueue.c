@@ -3,10 +3,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vcl_enqueue.h"
 #include "vcl_log.h"
+#include "vcl_op_mem.h"
+#include "vcl_op_peer.h"
 #include "vcl_pin.h"
 #include "vcl_pool.h"
 #include "vcl_server.h"
+#include "vcl_session.h"
+#include "vcl_shm.h"
+#include "vcl_worker.h"
 
 #define VCL_WAIT_MAX	65536	/* events in one wait list */
 

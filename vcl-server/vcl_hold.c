@@ -27,8 +27,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vcl_dispatch.h"
+#include "vcl_hold.h"
 #include "vcl_pool.h"
 #include "vcl_server.h"
+#include "vcl_session.h"
 
 /* The wait list of a request that has one (a command), else NULL. */
 const Vcl__Enqueue *

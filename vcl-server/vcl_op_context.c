@@ -3,8 +3,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vcl_backend.h"
+#include "vcl_enqueue.h"
 #include "vcl_log.h"
+#include "vcl_op_context.h"
 #include "vcl_server.h"
+#include "vcl_session.h"
 
 #define VCL_QUEUE_PROPS_MAX	32
 

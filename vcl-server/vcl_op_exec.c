@@ -4,8 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vcl_backend.h"
+#include "vcl_enqueue.h"
 #include "vcl_log.h"
+#include "vcl_op_exec.h"
+#include "vcl_op_image.h"
 #include "vcl_server.h"
+#include "vcl_session.h"
 
 /*
  * The largest CL_DEVICE_LOCAL_MEM_SIZE among the served devices: a __local

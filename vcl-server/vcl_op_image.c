@@ -4,8 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vcl_enqueue.h"
 #include "vcl_log.h"
+#include "vcl_op_image.h"
+#include "vcl_op_mem.h"
 #include "vcl_server.h"
+#include "vcl_session.h"
 
 /* Flags a client may send; host-pointer flags stay on the client. */
 #define VCL_IMAGE_FLAGS	(CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY |	\

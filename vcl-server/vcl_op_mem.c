@@ -3,9 +3,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vcl_enqueue.h"
 #include "vcl_log.h"
+#include "vcl_op_mem.h"
 #include "vcl_pool.h"
 #include "vcl_server.h"
+#include "vcl_session.h"
+#include "vcl_shm.h"
+#include "vcl_worker.h"
 
 /* Flags a client may send; host-pointer flags stay on the client. */
 #define VCL_MEM_FLAGS	(CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY |	\

@@ -4,8 +4,14 @@
 #include <string.h>
 
 #include "vcl_log.h"
+#include "vcl_op_exec.h"
+#include "vcl_op_misc.h"
+#include "vcl_peer.h"
 #include "vcl_server.h"
+#include "vcl_session.h"
+#include "vcl_shm.h"
 #include "vcl_submit.h"
+#include "vcl_transports.h"
 
 /* Hello: check the version and the token proof, answer with the snapshot. */
 void

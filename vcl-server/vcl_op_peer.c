@@ -32,9 +32,15 @@
 
 #include <openssl/crypto.h>
 
+#include "vcl_enqueue.h"
 #include "vcl_log.h"
+#include "vcl_op_image.h"
+#include "vcl_op_mem.h"
+#include "vcl_op_peer.h"
+#include "vcl_peer.h"
 #include "vcl_pool.h"
 #include "vcl_server.h"
+#include "vcl_session.h"
 
 static void	vcl_migrate_pushed(void *);
 static void	vcl_migrate_dropped(void *);

@@ -5,10 +5,14 @@
 
 #include <openssl/sha.h>
 
+#include "vcl_backend.h"
 #include "vcl_incdir.h"
 #include "vcl_include.h"
 #include "vcl_log.h"
+#include "vcl_op_program.h"
 #include "vcl_server.h"
+#include "vcl_session.h"
+#include "vcl_worker.h"
 
 #define VCL_KERNELS_MAX	4096
 #define VCL_PROBE_TYPES	64	/* by-value types probed per program */

@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vcl_server.h"
+#include "vcl_outq.h"
+#include "vcl_tls.h"
 
 #define VCL_OUTQ_COALESCE	(64u << 10)
 

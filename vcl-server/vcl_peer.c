@@ -20,7 +20,10 @@
 
 #include "vcl_io.h"
 #include "vcl_log.h"
+#include "vcl_outq.h"
+#include "vcl_peer.h"
 #include "vcl_server.h"
+#include "vcl_transports.h"
 
 enum vcl_peer_state {
 	VCL_PEER_CONNECTING,

@@ -19,12 +19,18 @@
 #include <event2/event.h>
 #include <event2/thread.h>
 
+#include "vcl_backend.h"
+#include "vcl_enqueue.h"
 #include "vcl_io.h"
 #include "vcl_log.h"
+#include "vcl_peer.h"
 #include "vcl_pool.h"
 #include "vcl_server.h"
+#include "vcl_session.h"
 #include "vcl_submit.h"
 #include "vcl_server_main.h"
+#include "vcl_transports.h"
+#include "vcl_worker.h"
 
 #define VCL_RATELOG_LINES	5	/* lines per interval, then a count */
 #define VCL_RATELOG_SECONDS	10

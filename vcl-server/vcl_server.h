@@ -1,9 +1,8 @@
-/* vcl_server.h - vclserver internals: server, sessions, completions, ops. */
+/* vcl_server.h - vclserver core: limits, the session, the server, completions. */
 #ifndef VCL_SERVER_H
 #define VCL_SERVER_H
 
 #include <sys/queue.h>
-
 #include <sys/types.h>
 
 #include <pthread.h>
@@ -15,10 +14,11 @@
 
 #include "vcl.pb-c.h"
 #include "vcl_auth.h"
-#include "vcl_buf.h"
+#include "vcl_backend.h"
 #include "vcl_frame.h"
 #include "vcl_handle.h"
 #include "vcl_metrics.h"
+#include "vcl_outq.h"
 #include "vcl_tls.h"
 #include "vcl_transport.h"
 
@@ -32,6 +32,8 @@ struct vcl_authfail;
 struct vcl_held;
 TAILQ_HEAD(vcl_helds, vcl_held);
 struct vcl_transports;
+struct vcl_workers;
+struct vcl_shm;
 
 /* Limits; every one has a safe default and a command-line option. */
 struct vcl_limits {
@@ -56,27 +58,6 @@ struct vcl_ratelog {
 	uint64_t		suppressed;
 };
 
-/* What the server serves: one platform, a subset of its devices. */
-struct vcl_backend {
-	cl_platform_id		 platform;
-	cl_device_id		*devices;
-	uint32_t		 ndevices;
-	Vcl__Welcome		*welcome;	/* snapshot sent to clients */
-	int			 is_pocl;	/* PoCL: its known faults */
-};
-
-/* One item of output: a packed frame head, optional bulk bytes after it. */
-struct vcl_out {
-	struct vcl_buf		 head;
-	const uint8_t		*bulk;
-	uint64_t		 bulk_len;
-	uint64_t		 sent;		/* of head.len + bulk_len */
-	void			(*done)(void *);	/* sent */
-	void			(*fail)(void *);	/* dropped */
-	void			*done_arg;
-	TAILQ_ENTRY(vcl_out)	 entry;
-};
-TAILQ_HEAD(vcl_outq, vcl_out);
 
 #define VCL_LOST_MAX	64	/* lost peers remembered per session */
 #define VCL_QSLOTS	16	/* in-flight counters per session */
@@ -265,7 +246,7 @@ struct vcl_server {
 	size_t			 zeros_len;	/* the largest device alloc */
 };
 
-/* One entry of the dispatch table, indexed by the Request oneof case. */
+/* A request's bulk bytes, as the dispatcher hands them to its handler. */
 struct vcl_bulk {
 	uint8_t		*data;	/* handler takes it by setting it NULL */
 	uint64_t	 len;
@@ -274,86 +255,6 @@ struct vcl_bulk {
 	int		 placed;   /* ... written to its buffer chunk by chunk
 				      from shared staging (vcl_peer_chunk_in) */
 };
-
-/* A request that may not run yet (see vcl_hold.c). */
-struct vcl_held {
-	Vcl__Request		*req;
-	struct vcl_bulk		 bulk;
-	uint64_t		 order;		/* arrival order */
-	uint64_t		 charged;	/* its message, charged */
-	uint64_t		 qid;		/* its queue, if that exists */
-	uint64_t		 produces;	/* the event it creates */
-	struct vcl_held		*blocker;	/* NULL: a user event */
-	struct vcl_helds	 waiters;	/* held requests waiting on it */
-	TAILQ_ENTRY(vcl_held)	 entry;		/* session order */
-	TAILQ_ENTRY(vcl_held)	 wentry;	/* blocker's waiters, ublocked */
-};
-
-#define VCL_HOLD_MAX	65536	/* held requests before input stops */
-typedef void (*vcl_op_fn)(struct vcl_session *, const Vcl__Request *,
-    struct vcl_bulk *);
-
-#define VCL_OP_BULK	0x1	/* the call may carry bulk bytes */
-#define VCL_OP_PREAUTH	0x2	/* allowed before the handshake */
-#define VCL_OP_PEER	0x4	/* only on peer links (server to server) */
-#define VCL_OP_ENQUEUE	0x8	/* a command: its message's field 1 is
-				   "Enqueue q" (queue, event, wait list) */
-#define VCL_OP_LINK	0x10	/* on client and peer links alike */
-
-struct vcl_op {
-	vcl_op_fn	 fn;
-	const char	*name;
-	unsigned	 flags;
-};
-
-/* vcl_outq.c */
-uint64_t vcl_outq_push(struct vcl_outq *, const ProtobufCMessage *,
-	    const uint8_t *, uint64_t, void (*)(void *), void (*)(void *),
-	    void *);
-uint64_t vcl_outq_push_part(struct vcl_outq *, const ProtobufCMessage *,
-	    uint64_t, const uint8_t *, uint64_t, void (*)(void *),
-	    void (*)(void *), void *);
-uint64_t vcl_outq_push_front(struct vcl_outq *, struct vcl_buf *, uint64_t,
-	    const uint8_t *, uint64_t, void (*)(void *), void *);
-ssize_t	vcl_outq_write(struct vcl_outq *, struct vcl_link *, int *,
-	    uint64_t *);
-void	vcl_outq_clear(struct vcl_outq *);
-
-/* vcl_peer.c */
-void	vcl_peer_send(struct vcl_server *, const char *, Vcl__Request *,
-	    const uint8_t *, uint64_t, void (*)(void *), void (*)(void *),
-	    void *);
-void	vcl_peer_close_all(struct vcl_server *);
-void	vcl_peer_check_all(struct vcl_server *, time_t);
-size_t	vcl_peer_stats(struct vcl_server *, Vcl__PeerLinkStat ***);
-void	vcl_peer_stats_free(Vcl__PeerLinkStat **, size_t);
-
-/* vcl_transports.c */
-struct vcl_tp_offers {
-	Vcl__TransportOffer	 o[VCL_TP_MAX];
-	Vcl__TransportOffer	*p[VCL_TP_MAX];
-	uint8_t			 addr[VCL_TP_MAX][VCL_TP_ADDR_MAX];
-};
-void	vcl_transports_register(void);
-int	vcl_transports_init(struct vcl_server *, const char *, const char *,
-	    char *, size_t);
-void	vcl_transports_free(struct vcl_server *);
-void	vcl_transports_progress(struct vcl_server *);
-void	vcl_transports_kick(struct vcl_server *, struct vcl_tp *);
-size_t	vcl_transports_names(struct vcl_server *, char **, size_t);
-size_t	vcl_transports_offer(struct vcl_server *, unsigned,
-	    struct vcl_tp_offers *);
-struct vcl_tp_ep *vcl_transports_connect(struct vcl_server *, const char *,
-	    struct vcl_link *, const uint8_t *, size_t, char *, size_t);
-int	vcl_transports_hello(struct vcl_session *, const Vcl__Hello *,
-	    Vcl__TransportOffer *, uint8_t *);
-void	vcl_op_transport_ctl(struct vcl_session *, const Vcl__Request *,
-	    struct vcl_bulk *);
-
-/* vcl_dispatch.c */
-const struct vcl_op	*vcl_dispatch_lookup(unsigned);
-unsigned		 vcl_dispatch_max(void);
-const Vcl__Enqueue	*vcl_dispatch_enqueue(const Vcl__Request *);
 
 /* vcl_server.c */
 void	vcl_server_done_push(struct vcl_server *, struct vcl_done *);
@@ -368,325 +269,5 @@ int	vcl_server_auth_refused(struct vcl_server *, const char *);
 void	vcl_server_auth_failed(struct vcl_server *, const char *);
 
 #define VCL_SLOW_MS	5.0	/* the loop logs anything that holds it this long */
-
-/* vcl_session.c */
-struct vcl_session *vcl_session_new(struct vcl_server *, int, const char *);
-void	vcl_session_ref(struct vcl_session *);
-void	vcl_session_unref(struct vcl_session *);
-void	vcl_session_close(struct vcl_session *, const char *);
-void	vcl_session_drain(struct vcl_session *);
-void	vcl_session_refuse(struct vcl_session *, const char *);
-int	vcl_session_authed(struct vcl_session *);
-void	vcl_session_warn(struct vcl_session *, const char *, ...)
-	    __attribute__((format(printf, 2, 3)));
-void	vcl_session_pause(struct vcl_session *);
-void	vcl_session_resume(struct vcl_session *);
-void	vcl_session_flush(struct vcl_session *);
-void	vcl_session_run(struct vcl_session *, Vcl__Request *,
-	    struct vcl_bulk *, int);
-void	vcl_session_flush_queues(struct vcl_session *);
-void	vcl_session_flush_queue(struct vcl_session *, struct vcl_hobj *);
-int	vcl_session_flush_now(struct vcl_session *, struct vcl_hobj *);
-void	vcl_session_let_go(struct vcl_session *, struct vcl_hobj *);
-void	vcl_session_settled(struct vcl_session *, struct vcl_hobj *);
-
-/* vcl_hold.c */
-const Vcl__Enqueue *vcl_hold_enqueue_of(const Vcl__Request *);
-int	vcl_hold_init(struct vcl_session *);
-void	vcl_hold_submit(struct vcl_session *, Vcl__Request *,
-	    struct vcl_bulk *);
-void	vcl_hold_kick(struct vcl_session *);
-void	vcl_hold_drop(struct vcl_session *);
-int	vcl_session_send(struct vcl_session *, const Vcl__ToClient *,
-	    const uint8_t *, uint64_t, void (*)(void *), void *);
-int	vcl_session_send_part(struct vcl_session *, const Vcl__ToClient *,
-	    uint64_t, const uint8_t *, uint64_t, int, void (*)(void *),
-	    void *);
-int	vcl_session_parting(struct vcl_session *);
-struct vcl_fast;
-int	vcl_session_send_now(struct vcl_session *, const Vcl__ToClient *,
-	    const uint8_t *, uint64_t, struct vcl_fast *);
-void	vcl_session_send_rest(struct vcl_session *, struct vcl_buf *,
-	    uint64_t, const uint8_t *, uint64_t, void (*)(void *), void *);
-void	vcl_session_reply(struct vcl_session *, uint64_t, cl_int,
-	    const char *);
-void	vcl_session_reply_msg(struct vcl_session *, Vcl__Reply *);
-void	vcl_session_notify(struct vcl_session *, uint64_t, cl_int, cl_event,
-	    int);
-int	vcl_session_charge(struct vcl_session *, uint64_t);
-void	vcl_session_charge_over(struct vcl_session *, uint64_t);
-void	vcl_session_uncharge(struct vcl_session *, uint64_t);
-void	vcl_session_mark_dirty(struct vcl_session *, struct vcl_hobj *);
-struct vcl_hobj *vcl_session_add(struct vcl_session *, uint64_t,
-	    enum vcl_kind);
-void	vcl_session_release(struct vcl_session *, struct vcl_hobj *);
-
-/* vcl_backend.c */
-int	vcl_backend_open(struct vcl_backend *, const char *, const char *,
-	    char *, size_t);
-void	vcl_backend_close(struct vcl_backend *);
-uint64_t vcl_backend_global_mem(const struct vcl_backend *);
-size_t	vcl_backend_max_alloc(const struct vcl_backend *);
-
-/* vcl_worker.c */
-struct vcl_workers *vcl_workers_new(int);
-int	vcl_workers_run(struct vcl_workers *, void (*)(void *), void *);
-void	vcl_workers_free(struct vcl_workers *);
-
-/* Ops, one file per family. */
-void	vcl_op_hello(struct vcl_session *, const Vcl__Request *,
-	    struct vcl_bulk *);
-void	vcl_op_release(struct vcl_session *, const Vcl__Request *,
-	    struct vcl_bulk *);
-void	vcl_op_stats(struct vcl_session *, const Vcl__Request *,
-	    struct vcl_bulk *);
-void	vcl_op_get_info(struct vcl_session *, const Vcl__Request *,
-	    struct vcl_bulk *);
-void	vcl_op_create_context(struct vcl_session *, const Vcl__Request *,
-	    struct vcl_bulk *);
-/*
- * A device index on the wire names a root device (below be.ndevices) or,
- * with this bit, a sub-device of the session by its id.
- */
-#define VCL_SUBDEVICE_BIT	0x80000000u
-#define VCL_SUBDEVICES_MAX	64	/* sub-devices one partition makes */
-cl_device_id	 vcl_session_device(struct vcl_session *, uint32_t,
-		     uint32_t *);
-uint32_t	 vcl_session_device_index(struct vcl_session *, cl_device_id);
-void	vcl_op_create_sub_devices(struct vcl_session *, const Vcl__Request *,
-	    struct vcl_bulk *);
-void	vcl_op_create_queue(struct vcl_session *, const Vcl__Request *,
-	    struct vcl_bulk *);
-void	vcl_op_flush(struct vcl_session *, const Vcl__Request *,
-	    struct vcl_bulk *);
-void	vcl_op_finish(struct vcl_session *, const Vcl__Request *,
-	    struct vcl_bulk *);
-void	vcl_op_create_buffer(struct vcl_session *, const Vcl__Request *,
-	    struct vcl_bulk *);
-void	vcl_op_write_buffer(struct vcl_session *, const Vcl__Request *,
-	    struct vcl_bulk *);
-void	vcl_op_read_buffer(struct vcl_session *, const Vcl__Request *,
-	    struct vcl_bulk *);
-void	vcl_op_copy_buffer(struct vcl_session *, const Vcl__Request *,
-	    struct vcl_bulk *);
-void	vcl_op_fill_buffer(struct vcl_session *, const Vcl__Request *,
-	    struct vcl_bulk *);
-void	vcl_op_create_sub_buffer(struct vcl_session *, const Vcl__Request *,
-	    struct vcl_bulk *);
-void	vcl_op_write_buffer_rect(struct vcl_session *, const Vcl__Request *,
-	    struct vcl_bulk *);
-void	vcl_op_read_buffer_rect(struct vcl_session *, const Vcl__Request *,
-	    struct vcl_bulk *);
-void	vcl_op_copy_buffer_rect(struct vcl_session *, const Vcl__Request *,
-	    struct vcl_bulk *);
-void	vcl_op_create_program(struct vcl_session *, const Vcl__Request *,
-	    struct vcl_bulk *);
-void	vcl_op_build_program(struct vcl_session *, const Vcl__Request *,
-	    struct vcl_bulk *);
-void	vcl_op_create_program_from(struct vcl_session *, const Vcl__Request *,
-	    struct vcl_bulk *);
-void	vcl_op_link_program(struct vcl_session *, const Vcl__Request *,
-	    struct vcl_bulk *);
-void	vcl_op_get_binary(struct vcl_session *, const Vcl__Request *,
-	    struct vcl_bulk *);
-void	vcl_op_set_spec_constant(struct vcl_session *, const Vcl__Request *,
-	    struct vcl_bulk *);
-void	vcl_op_create_kernel(struct vcl_session *, const Vcl__Request *,
-	    struct vcl_bulk *);
-void	vcl_op_create_kernels(struct vcl_session *, const Vcl__Request *,
-	    struct vcl_bulk *);
-void	vcl_op_ndrange(struct vcl_session *, const Vcl__Request *,
-	    struct vcl_bulk *);
-void	vcl_op_marker(struct vcl_session *, const Vcl__Request *,
-	    struct vcl_bulk *);
-void	vcl_op_create_user_event(struct vcl_session *, const Vcl__Request *,
-	    struct vcl_bulk *);
-void	vcl_op_set_user_event_status(struct vcl_session *,
-	    const Vcl__Request *, struct vcl_bulk *);
-void	vcl_op_migrate_out(struct vcl_session *, const Vcl__Request *,
-	    struct vcl_bulk *);
-void	vcl_op_migrate_in(struct vcl_session *, const Vcl__Request *,
-	    struct vcl_bulk *);
-void	vcl_op_forward_event(struct vcl_session *, const Vcl__Request *,
-	    struct vcl_bulk *);
-void	vcl_op_create_proxy_event(struct vcl_session *, const Vcl__Request *,
-	    struct vcl_bulk *);
-void	vcl_op_peer_push(struct vcl_session *, const Vcl__Request *,
-	    struct vcl_bulk *);
-void	vcl_op_peer_event(struct vcl_session *, const Vcl__Request *,
-	    struct vcl_bulk *);
-void	vcl_op_peer_fail(struct vcl_session *, const Vcl__Request *,
-	    struct vcl_bulk *);
-struct vcl_hobj *vcl_op_peer_push_dst(struct vcl_session *,
-	    const Vcl__Request *, uint64_t);
-void	vcl_peer_forward(struct vcl_cmd *);
-void	vcl_peer_settle(struct vcl_session *, struct vcl_hobj *, cl_int);
-void	vcl_peer_let_go(struct vcl_session *, struct vcl_hobj *);
-void	vcl_peer_link_lost(struct vcl_session *);
-void	vcl_peer_xfer_release(struct vcl_session *, struct vcl_hobj *);
-void	vcl_peer_slot_done(struct vcl_cmd *);
-void	vcl_peer_place_drop(struct vcl_cmd *);
-void	vcl_peer_chunk_in(void *, uint64_t, void *, uint64_t, uint64_t);
-struct vcl_tp_ep *vcl_peer_placeable(struct vcl_server *, const char *,
-	    uint64_t);
-int	vcl_peer_send_placed(struct vcl_server *, const char *, Vcl__Request *,
-	    uint64_t, vcl_tp_slot_fn, vcl_tp_done_fn, void *);
-
-/* vcl_op_mem.c */
-struct vcl_hobj *vcl_mem_range_get(struct vcl_session *, uint64_t, uint64_t,
-	    uint64_t, cl_int *);
-void	vcl_mem_release(struct vcl_session *, cl_mem, uint64_t);
-
-/* vcl_op_image.c */
-void	vcl_op_create_sampler(struct vcl_session *, const Vcl__Request *,
-	    struct vcl_bulk *);
-void	vcl_op_create_image(struct vcl_session *, const Vcl__Request *,
-	    struct vcl_bulk *);
-void	vcl_op_image_formats(struct vcl_session *, const Vcl__Request *,
-	    struct vcl_bulk *);
-void	vcl_op_read_image(struct vcl_session *, const Vcl__Request *,
-	    struct vcl_bulk *);
-void	vcl_op_write_image(struct vcl_session *, const Vcl__Request *,
-	    struct vcl_bulk *);
-void	vcl_op_copy_image(struct vcl_session *, const Vcl__Request *,
-	    struct vcl_bulk *);
-void	vcl_op_fill_image(struct vcl_session *, const Vcl__Request *,
-	    struct vcl_bulk *);
-void	vcl_op_copy_image_buffer(struct vcl_session *, const Vcl__Request *,
-	    struct vcl_bulk *);
-int	vcl_image_type_ok(uint32_t);
-uint32_t vcl_image_mem_type(cl_mem);
-cl_int	vcl_image_xfer(cl_command_queue, const struct vcl_hobj *, int,
-	    uint64_t, uint64_t, void *, cl_uint, const cl_event *, cl_event *);
-
-/* vcl_op_exec.c */
-cl_int	vcl_exec_arg(struct vcl_session *, struct vcl_hobj *,
-	    const Vcl__KernelArg *);
-void	vcl_exec_kernel_drop(struct vcl_session *, struct vcl_hobj *);
-
-/* vcl_enqueue.c: the common part of every enqueue. */
-struct vcl_enq {
-	struct vcl_hobj	*q;
-	cl_event	*wait;
-	cl_uint		 nwait;
-	cl_event	 ev;
-	uint64_t	 event_id;
-	int		 quiet;		/* event_id: no callback, no Notify */
-};
-
-/*
- * What to do when a command completes, on the loop thread: answer a read
- * with its bytes, free a write's staging, answer a finish; then notify the
- * client's event, if it named one.
- */
-enum vcl_cmd_type {
-	VCL_CMD_PLAIN,
-	VCL_CMD_READ,
-	VCL_CMD_WRITE,
-	VCL_CMD_FINISH,
-	VCL_CMD_PUSH,		/* then push the read bytes to a peer */
-	VCL_CMD_FORWARD,	/* then tell a peer the event's status */
-	VCL_CMD_ARRIVE,		/* migrated bytes written: complete the
-				   client's event (a user event here) */
-	VCL_CMD_CHUNK,		/* a chunk of a large read (vcl_op_mem.c) */
-	VCL_CMD_SLOT_OUT,	/* a migration's chunk read into a peer's
-				   shared staging (vcl_op_peer.c) */
-	VCL_CMD_SLOT_IN,	/* a chunk written from our shared staging */
-	VCL_CMD_SHM,		/* a client's write or read through its
-				   shared ring (vcl_shm.c): reply when done */
-};
-/* A reply written off the loop (vcl_session_send_now). */
-struct vcl_fast {
-	uint64_t		 queue;		/* its command's */
-	uint64_t		 gen;		/* deferred_sets when enqueued;
-						   UINT64_MAX: not a finish */
-	int			 owes;		/* a Notify will follow it */
-	int			 uncounted;	/* off qinflight already */
-	int			 partial;	/* its rest is the loop's to send */
-	struct vcl_stage	*stage;		/* a read's: its charge is given
-						   back as the reply goes */
-	struct vcl_buf		 head;		/* its packed head */
-	uint64_t		 sent;		/* bytes of it written */
-};
-
-struct vcl_cmd {
-	struct vcl_done		 d;		/* must stay first */
-	enum vcl_cmd_type	 type;
-	cl_event		 ev;
-	cl_int			 status;
-	uint64_t		 event_id;
-	uint64_t		 queue_id;
-	int			 profiling;
-	uint64_t		 seq;
-	struct vcl_stage	*stage;		/* read/write bytes */
-	atomic_int		 claimed;	/* callback, waiter or reaper won */
-	atomic_int		 refs;		/* owner + pending watchers */
-	cl_event		 wait_ev;	/* the waiter's reference */
-	int			 inflight;	/* on the session's list */
-	void			(*then)(struct vcl_cmd *); /* once finished,
-						   before completing: hands c
-						   on (a peer's push or event),
-						   clears itself, completes c
-						   later */
-	char			*dest;		/* PUSH/FORWARD: peer address */
-	uint64_t		 dest_session;
-	uint64_t		 dest_key;
-	uint64_t		 xid;		/* transfer or proxy id; CHUNK:
-						   its index */
-	void			*job;		/* CHUNK: its read; PUSH, SLOT_*:
-						   its placed transfer */
-	int			 fast;		/* its reply may go from the
-						   completing thread */
-	int			 answered;	/* ... and went (in part) */
-	int			 queued;	/* counted in ndone */
-	struct vcl_fast		 fr;		/* that reply */
-	uint64_t		 shm_len;	/* SHM: its bytes; xid: slot + 1 */
-	int			 shm_write;	/* SHM: a write */
-	LIST_ENTRY(vcl_cmd)	 entry;
-};
-
-/* Host memory holding a transfer's bytes, charged to its session. */
-struct vcl_stage {
-	struct vcl_session	*s;
-	uint8_t			*data;
-	uint64_t		 size;
-	int			 uncharged;	/* given back already */
-};
-struct vcl_stage *vcl_stage_new(struct vcl_session *, uint8_t *, uint64_t);
-uint8_t	*vcl_stage_alloc(struct vcl_session *, struct vcl_hobj *, uint64_t,
-	    cl_int, cl_int *);
-struct vcl_stage *vcl_stage_get(struct vcl_session *, struct vcl_hobj *,
-	    uint64_t, cl_int, cl_int *);
-struct vcl_hobj *vcl_queue_context(struct vcl_session *,
-	    const struct vcl_hobj *);
-void	vcl_stage_free(void *);
-
-cl_int	vcl_enq_begin(struct vcl_session *, const Vcl__Enqueue *,
-	    struct vcl_enq *);
-cl_int	vcl_enq_begin_queue(struct vcl_session *, const Vcl__Enqueue *,
-	    struct vcl_enq *, struct vcl_hobj *);
-cl_int	vcl_cmd_watch(struct vcl_session *, struct vcl_cmd *);
-void	vcl_cmd_finish(struct vcl_cmd *);
-void	vcl_enq_end(struct vcl_session *, struct vcl_enq *, cl_int,
-	    struct vcl_cmd *);
-struct vcl_cmd *vcl_cmd_new(enum vcl_cmd_type, uint64_t);
-void	vcl_cmd_reap(struct vcl_session *);
-void	vcl_mem_chunk_done(struct vcl_cmd *);
-extern uint64_t vcl_read_chunk;
-extern uint64_t vcl_poll_us;
-
-/* vcl_shm.c: a client's ring of shared slots. */
-struct vcl_shm;
-extern uint64_t vcl_shm_ring_max;
-void	vcl_shm_free(struct vcl_shm *);
-int	vcl_shm_offered(const struct vcl_session *);
-void	vcl_shm_done(struct vcl_cmd *);
-void	vcl_shm_release(struct vcl_cmd *);
-void	vcl_op_shm_ring(struct vcl_session *, const Vcl__Request *,
-	    struct vcl_bulk *);
-void	vcl_shm_write(struct vcl_session *, const Vcl__Request *,
-	    struct vcl_bulk *);
-void	vcl_shm_read(struct vcl_session *, const Vcl__Request *,
-	    struct vcl_bulk *);
 
 #endif

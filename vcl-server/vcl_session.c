@@ -13,11 +13,21 @@
 
 #include <event2/event.h>
 
+#include "vcl_dispatch.h"
+#include "vcl_enqueue.h"
+#include "vcl_hold.h"
 #include "vcl_log.h"
+#include "vcl_op_exec.h"
+#include "vcl_op_mem.h"
+#include "vcl_op_peer.h"
+#include "vcl_outq.h"
 #include "vcl_pin.h"
 #include "vcl_pool.h"
 #include "vcl_server.h"
+#include "vcl_session.h"
+#include "vcl_shm.h"
 #include "vcl_submit.h"
+#include "vcl_transports.h"
 
 #define VCL_IN_CHUNK		(64u << 10)	/* input buffer for small frames */
 #define VCL_OUT_HIGH		(64u << 20)	/* stop reading above this */

@@ -14,9 +14,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "vcl_enqueue.h"
 #include "vcl_log.h"
+#include "vcl_op_mem.h"
 #include "vcl_server.h"
+#include "vcl_session.h"
 #include "vcl_shm.h"
+#include "../proto/vcl_shm.h"
 
 #ifndef F_SEAL_SEAL
 #define F_SEAL_SEAL	0x0001

@@ -23,8 +23,8 @@
 #include <time.h>
 
 #include "vcl_log.h"
-#include "vcl_server.h"
 #include "vcl_submit.h"
+#include "vcl_worker.h"
 
 /* A queue's strand. */
 struct vcl_submit {

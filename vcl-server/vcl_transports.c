@@ -10,6 +10,8 @@
 
 #include "vcl_log.h"
 #include "vcl_server.h"
+#include "vcl_session.h"
+#include "vcl_transports.h"
 
 /* One backend the server offers: its instance and its event source. */
 struct vcl_transports {

@@ -5,7 +5,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "vcl_server.h"
+#include "vcl_worker.h"
 
 struct vcl_job {
 	void		(*fn)(void *);

@@ -6,8 +6,8 @@
 
 #include "vcl.pb-c.h"
 #include "vcl_buf.h"
+#include "vcl_dispatch.h"
 #include "vcl_frame.h"
-#include "vcl_server.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

@@ -17,10 +17,13 @@
 #include <event2/thread.h>
 
 #include "vcl.pb-c.h"
+#include "vcl_backend.h"
 #include "vcl_buf.h"
 #include "vcl_frame.h"
 #include "vcl_log.h"
 #include "vcl_server.h"
+#include "vcl_session.h"
+#include "vcl_worker.h"
 
 #include "fuzz_sources.h"
 

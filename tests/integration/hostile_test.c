@@ -14,7 +14,7 @@
 
 #include "rawproto.h"
 
-#define SUBDEV_BIT	0x80000000u	/* as vcl_server.h */
+#define SUBDEV_BIT	0x80000000u	/* as vcl_session.h */
 #define CHAIN_MAX	400		/* past the server's whole table */
 
 /* CreateSubDevices EQUALLY k on dev; status, or -1000 with no reply. */

@@ -14,7 +14,7 @@
 
 #include "rawproto.h"
 
-#define SUBDEV_BIT	0x80000000u	/* as vcl_server.h */
+#define SUBDEV_BIT	0x80000000u	/* as vcl_session.h */
 
 /* CreateSubDevices on device dev; status, or -1000 with no reply. */
 static int

@@ -8,7 +8,9 @@
 
 #include <cmocka.h>
 
-#include "vcl_client.h"
+#include "vcl_coherence.h"
+#include "vcl_event.h"
+#include "vcl_object.h"
 
 /*
  * Fakes of the event references the record takes and drops: a count in

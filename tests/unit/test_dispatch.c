@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "vcl_server.h"
+#include "vcl_dispatch.h"
 
 /* True when field f is a case of Request's oneof "call". */
 static int

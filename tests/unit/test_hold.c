@@ -16,8 +16,11 @@
 
 #include <cmocka.h>
 
+#include "vcl_dispatch.h"
+#include "vcl_hold.h"
 #include "vcl_pool.h"
 #include "vcl_server.h"
+#include "vcl_session.h"
 
 #define MAXRUN	20000
 

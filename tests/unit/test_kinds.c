@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "vcl_client.h"
+#include "vcl_object.h"
 
 /* vcl_object.c compares against the dispatch table; none is needed here. */
 const struct _cl_icd_dispatch	vcl_dispatch;

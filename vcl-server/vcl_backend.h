@@ -1,0 +1,27 @@
+/* vcl_backend.h - the OpenCL platform and devices the server serves. */
+#ifndef VCL_BACKEND_H
+#define VCL_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <CL/cl.h>
+
+#include "vcl.pb-c.h"
+
+/* What the server serves: one platform, a subset of its devices. */
+struct vcl_backend {
+	cl_platform_id		 platform;
+	cl_device_id		*devices;
+	uint32_t		 ndevices;
+	Vcl__Welcome		*welcome;	/* snapshot sent to clients */
+	int			 is_pocl;	/* PoCL: its known faults */
+};
+
+int	vcl_backend_open(struct vcl_backend *, const char *, const char *,
+	    char *, size_t);
+void	vcl_backend_close(struct vcl_backend *);
+uint64_t vcl_backend_global_mem(const struct vcl_backend *);
+size_t	vcl_backend_max_alloc(const struct vcl_backend *);
+
+#endif

@@ -1,0 +1,40 @@
+/* vcl_op_mem.h - handlers: buffers and their transfers. */
+#ifndef VCL_OP_MEM_H
+#define VCL_OP_MEM_H
+
+#include <stdint.h>
+
+#include <CL/cl.h>
+
+#include "vcl.pb-c.h"
+
+struct vcl_bulk;
+struct vcl_cmd;
+struct vcl_hobj;
+struct vcl_session;
+
+void	vcl_op_create_buffer(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_write_buffer(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_read_buffer(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_copy_buffer(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_fill_buffer(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_create_sub_buffer(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_write_buffer_rect(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_read_buffer_rect(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+void	vcl_op_copy_buffer_rect(struct vcl_session *, const Vcl__Request *,
+	    struct vcl_bulk *);
+struct vcl_hobj *vcl_mem_range_get(struct vcl_session *, uint64_t, uint64_t,
+	    uint64_t, cl_int *);
+void	vcl_mem_release(struct vcl_session *, cl_mem, uint64_t);
+void	vcl_mem_chunk_done(struct vcl_cmd *);
+extern uint64_t vcl_read_chunk;
+
+#endif
