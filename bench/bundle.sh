@@ -22,7 +22,7 @@ rm -rf "$out"
 mkdir -p "$out/lib" "$out/icd-nvidia" "$out/icd-vcl"
 cp "$build/vcl-server/vclserver" "$build/examples/advection" \
     "$build/examples/hello" "$build/examples/pingpong" \
-    "$build/bench/vclbench" bench/scaling.sh bench/hops.sh \
+    "$build/bench/vclbench" "$build/bench/clprobe" bench/scaling.sh bench/hops.sh \
     bench/servers.sh bench/gpu_check.sh "$out/"
 cp "$build/examples/cg" bench/cg.sh "$out/"
 cp -L "$build/vcl-client/libvcl.so.1" "$out/lib/"

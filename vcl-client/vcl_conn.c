@@ -50,6 +50,45 @@ vcl_conn_now(void)
 	return ((long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
 }
 
+/* Microseconds on the monotonic clock. */
+static long long
+vcl_conn_now_us(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000);
+}
+
+#define VCL_SPIN_US		50	/* a waiter's spin, where it pays */
+#define VCL_SPIN_MAX_US		10000
+#define VCL_SPIN_MIN_CPUS	4	/* fewer: the spin takes the server's */
+
+/*
+ * How long a waiter polls for its reply before it sleeps: VCL_SPIN_US
+ * from the environment (0 turns it off), else VCL_SPIN_US on a host of
+ * VCL_SPIN_MIN_CPUS online CPUs or more and none on a smaller one, where
+ * a spinning application would take the CPU its local server and runtime
+ * need to answer.
+ */
+static int
+vcl_conn_spin_default(void)
+{
+	const char	*e = getenv("VCL_SPIN_US");
+	char		*end;
+	long		 v;
+
+	if (e != NULL && *e != '\0') {
+		v = strtol(e, &end, 10);
+		if (*end == '\0' && v >= 0 && v <= VCL_SPIN_MAX_US)
+			return ((int)v);
+		vcl_log_warn("VCL_SPIN_US=%s: want 0 to %d; using the "
+		    "default", e, VCL_SPIN_MAX_US);
+	}
+	return (sysconf(_SC_NPROCESSORS_ONLN) >= VCL_SPIN_MIN_CPUS ?
+	    VCL_SPIN_US : 0);
+}
+
 /* Why a read failed when the other end closed (compared by address). */
 static const char	vcl_conn_eof[] = "connection closed";
 
@@ -684,6 +723,29 @@ vcl_node_untake(struct vcl_node *n)
 }
 
 /*
+ * The holder of the reading token, about to sleep in recv: look for a
+ * frame for n->spin_us first, as a runtime's clFinish spins before it
+ * blocks. A reply that comes meanwhile is landed with no wakeup between
+ * the server's write and this thread (3-5 us of a round trip on a GPU
+ * host). Returns 1 when a frame landed, 0 when none came (the caller
+ * then waits in recv), -1 with *why set.
+ */
+static int
+vcl_node_spin(struct vcl_node *n, const char **why)
+{
+	long long	until;
+	int		rc;
+
+	if (n->spin_us <= 0)
+		return (0);
+	until = vcl_conn_now_us() + n->spin_us;
+	while ((rc = vcl_node_read_one(n, 1, why)) == 1)
+		if (vcl_conn_now_us() >= until)
+			return (0);
+	return (rc == 0 ? 1 : -1);
+}
+
+/*
  * Wait until done(n, arg) holds (it is evaluated under lock), reading the
  * socket meanwhile when no other thread does: the waiting thread lands its
  * own reply instead of sleeping until the receiver wakes it, and lands any
@@ -699,7 +761,7 @@ vcl_node_wait(struct vcl_node *n, int (*done)(struct vcl_node *, void *),
     void *arg)
 {
 	const char	*why;
-	int		 own = 0;
+	int		 own = 0, rc;
 
 	pthread_mutex_lock(&n->lock);
 	while (!done(n, arg)) {
@@ -718,7 +780,10 @@ vcl_node_wait(struct vcl_node *n, int (*done)(struct vcl_node *, void *),
 			continue;
 		}
 		pthread_mutex_unlock(&n->lock);
-		if (vcl_node_read_one(n, 0, &why) < 0)
+		/* A frame the spin landed may be the awaited one: look. */
+		if ((rc = vcl_node_spin(n, &why)) == 0)
+			rc = vcl_node_read_one(n, 0, &why);
+		if (rc < 0)
 			vcl_node_fail(n, why);
 		pthread_mutex_lock(&n->lock);
 	}
@@ -1338,6 +1403,7 @@ vcl_node_connect(struct vcl_node *n, const char *addr)
 	n->timeout_ms = VCL_CALL_TIMEOUT;
 	if ((to = getenv("VCL_CALL_TIMEOUT_MS")) != NULL && atoi(to) >= 0)
 		n->timeout_ms = atoi(to);
+	n->spin_us = vcl_conn_spin_default();
 	if (vcl_io_split_hostport(addr, host, sizeof host, port,
 	    sizeof port) != 0) {
 		vcl_log_error("bad node address '%s' (want host:port)", addr);

@@ -61,6 +61,7 @@ struct vcl_node {
 	 * kernel on a live server never trips it.
 	 */
 	int			 timeout_ms;	/* VCL_CALL_TIMEOUT_MS, 0: none */
+	int			 spin_us;	/* a waiter polls this long first */
 	int			 live;		/* handshake done: rx ticks */
 	int			 pinging;	/* a ping is out; under lock */
 	atomic_llong		 last_io;	/* ms, last byte in or out */

@@ -123,4 +123,6 @@ void	vcl_enq_end(struct vcl_session *, struct vcl_enq *, cl_int,
 struct vcl_cmd *vcl_cmd_new(enum vcl_cmd_type, uint64_t);
 void	vcl_cmd_reap(struct vcl_session *);
 
+extern uint64_t vcl_poll_us;	/* --poll-us */
+
 #endif

@@ -122,6 +122,7 @@ struct vcl_hobj {
 	uint32_t		 device;	/* queue, sub-device: root index */
 	uint32_t		 held_refs;	/* event: held requests waiting */
 	cl_int			 deferred;	/* queue: first async failure */
+	uint8_t			 poll_skip;	/* queue: waits not to poll */
 	unsigned		 profiling:1;	/* queue */
 	unsigned		 dirty:1;	/* queue: needs a flush */
 	unsigned		 building:1;	/* program */

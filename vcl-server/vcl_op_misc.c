@@ -137,6 +137,8 @@ vcl_op_stats(struct vcl_session *s, const Vcl__Request *req,
 	st.fast_replies = atomic_load(&s->srv->fast_replies);
 	st.has_queues_offloop = 1;
 	st.queues_offloop = vcl_submit_moved();
+	st.has_polled = 1;
+	st.polled = s->srv->polled;
 	if (vcl_metrics_stats(s->srv, &st) != 0) {
 		vcl_session_reply(s, req->seq, CL_OUT_OF_HOST_MEMORY, NULL);
 		return;

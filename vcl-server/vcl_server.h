@@ -256,6 +256,8 @@ struct vcl_server {
 	void			(*reload)(struct vcl_server *);	/* SIGHUP */
 	atomic_uint_fast64_t	 fast_replies;	/* answered from the thread
 						   that saw the completion */
+	uint64_t		 polled;	/* completions the loop saw
+						   polling (vcl_cmd_poll) */
 	void			*zeros;		/* read-only zero pages */
 	size_t			 zeros_len;	/* the largest device alloc */
 };

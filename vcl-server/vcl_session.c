@@ -542,6 +542,25 @@ vcl_session_flush_queue(struct vcl_session *s, struct vcl_hobj *q)
 		clFlush(q->u.queue);
 }
 
+/*
+ * Flush q now, on the loop, and take it off the batch's list; returns 0
+ * (doing nothing) when its flushes go on its strand.
+ */
+int
+vcl_session_flush_now(struct vcl_session *s, struct vcl_hobj *q)
+{
+	if (q->submit == NULL)
+		q->submit = vcl_submit_new(s->srv->submitters, q->u.queue);
+	if (q->submit != NULL && vcl_submit_offloop(q->submit))
+		return (0);
+	if (q->dirty) {
+		vcl_session_forget_queue(s, q);
+		q->dirty = 0;
+	}
+	vcl_session_flush_queue(s, q);
+	return (q->submit == NULL || !vcl_submit_offloop(q->submit));
+}
+
 /* Flush the queues that got commands; never waits on the device. */
 void
 vcl_session_flush_queues(struct vcl_session *s)

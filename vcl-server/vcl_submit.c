@@ -163,6 +163,13 @@ vcl_submit_inline(struct vcl_submit *s)
 	return (1);
 }
 
+/* Whether the queue's flushes went to its strand for good. */
+int
+vcl_submit_offloop(const struct vcl_submit *s)
+{
+	return (s->offloop);
+}
+
 /* Queues moved to their strand since the start (Stats). */
 uint64_t
 vcl_submit_moved(void)

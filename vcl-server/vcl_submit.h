@@ -12,6 +12,7 @@ struct vcl_submit;
 
 struct vcl_submit *vcl_submit_new(struct vcl_workers *, cl_command_queue);
 void	vcl_submit_flush(struct vcl_submit *);
+int	vcl_submit_offloop(const struct vcl_submit *);
 void	vcl_submit_free(struct vcl_submit *);
 uint64_t vcl_submit_moved(void);
 

@@ -12,6 +12,7 @@
 #include "rawproto.h"
 
 #define HOPS_ROUNDS	20	/* finishes or reads of a check */
+#define HOPS_FILL	(64u << 20)	/* a fill longer than a poll */
 #define HOPS_RACERS	48	/* sessions closing mid-completion */
 #define HOPS_READ	4096
 #define HOPS_BIG	(48u << 20)	/* more than a socket buffers (the
@@ -117,6 +118,9 @@ hops_session(struct conn *c, const struct srv *sv, uint64_t size)
 	return (0);
 }
 
+/* The loop polls no event: completions take the waiter's path. */
+static const char *const nopoll[] = { "--poll-us", "0", NULL };
+
 /*
  * Plain finishes and blocking reads, nothing else in flight: answered
  * from the completing thread (the counter moves), with the right bytes.
@@ -135,7 +139,7 @@ t_hops_fast(void)
 	c.fd = -1;
 	for (i = 0; i < HOPS_READ; i++)
 		data[i] = (uint8_t)(i * 7 + 1);
-	if (!srv_start(&sv, "hops_fast_server", "127.0.0.1:0", NULL))
+	if (!srv_start(&sv, "hops_fast_server", "127.0.0.1:0", nopoll))
 		goto out;
 	if (conn_session(&c, &sv) != 0 || create_context(&c, H_CTX) != 0 ||
 	    create_queue(&c, H_Q, H_CTX) != 0 || create_buffer(&c, H_BUF,
@@ -316,7 +320,7 @@ hops_until_reply(struct conn *c, uint64_t seq, uint64_t ev, int *seen)
  * clean; a marker's Notify comes before the reply of the finish behind it.
  */
 static void
-t_hops_order(void)
+hops_order(const char *const *args)
 {
 	struct srv		 sv;
 	struct conn		 c;
@@ -333,7 +337,7 @@ t_hops_order(void)
 	memset(&sv, 0, sizeof sv);
 	memset(bytes, 5, sizeof bytes);
 	c.fd = -1;
-	if (!srv_start(&sv, "hops_order_server", "127.0.0.1:0", NULL))
+	if (!srv_start(&sv, "hops_order_server", "127.0.0.1:0", args))
 		goto out;
 	if (hops_session(&c, &sv, sizeof bytes) != 0) {
 		check("hops_order_setup", 0, "session setup failed");
@@ -418,6 +422,132 @@ out:
 	srv_stop(&sv, "hops_order_stop");
 }
 
+/* The order, through waiter threads. */
+static void
+t_hops_order(void)
+{
+	hops_order(nopoll);
+}
+
+/* The order, with the loop polling (it may complete a finish itself). */
+static void
+t_hops_order_polled(void)
+{
+	static const char *const poll[] = { "--poll-us", "1000", NULL };
+
+	hops_order(poll);
+}
+
+/* The server's polled counter, or -1 when Stats has none. */
+static long long
+hops_polled(struct conn *c)
+{
+	Vcl__StatsResult	st;
+
+	if (stats(c, &st) != 0 || !st.has_polled)
+		return (-1);
+	return ((long long)st.polled);
+}
+
+/*
+ * The loop polls a finish's or a small read's event (--poll-us) and
+ * answers it itself when done: the polled counter moves, every status and
+ * byte right. A finish behind a fill of HOPS_FILL bytes (milliseconds) is
+ * not done within the poll: it is answered through a waiter; the queue is
+ * not polled for its next waits, then is again.
+ */
+static void
+t_hops_polled(void)
+{
+	static const char *const poll[] = { "--poll-us", "1000", NULL };
+	Vcl__Request		 r = VCL__REQUEST__INIT;
+	Vcl__FillBuffer		 fm = VCL__FILL_BUFFER__INIT;
+	Vcl__Enqueue		 fq = VCL__ENQUEUE__INIT;
+	struct srv		 sv;
+	struct conn		 c;
+	struct reply		 rp;
+	uint8_t			 data[HOPS_READ];
+	uint64_t		 seq;
+	cl_int			 pat = 9;
+	long long		 p0, p1, p2, p3, p4;
+	int			 i, bad = 0, fin = CL_SUCCESS, seen;
+
+	memset(&sv, 0, sizeof sv);
+	c.fd = -1;
+	for (i = 0; i < HOPS_READ; i++)
+		data[i] = (uint8_t)(i * 5 + 3);
+	if (!srv_start(&sv, "hops_polled_server", "127.0.0.1:0", poll))
+		goto out;
+	if (conn_session(&c, &sv) != 0 || create_context(&c, H_CTX) != 0 ||
+	    create_queue(&c, H_Q, H_CTX) != 0 || create_buffer(&c, H_BUF,
+	    H_CTX, HOPS_READ, data, HOPS_READ) != 0) {
+		check("hops_polled_setup", 0, "session setup failed");
+		goto out;
+	}
+	p0 = hops_polled(&c);
+	check("hops_polled_counter", p0 >= 0, "Stats has no polled");
+	for (i = 0; i < HOPS_ROUNDS && fin == CL_SUCCESS; i++)
+		fin = hops_finish(&c);
+	p1 = hops_polled(&c);
+	note("%lld of %d finishes answered by the loop's poll", p1 - p0,
+	    HOPS_ROUNDS);
+	check("hops_polled_finish", fin == CL_SUCCESS && p0 >= 0 && p1 > p0,
+	    "%d finishes: status %d, %lld polled", HOPS_ROUNDS, fin, p1 - p0);
+	for (i = 0; i < HOPS_ROUNDS; i++) {
+		if (read_buffer(&c, H_Q, H_BUF, HOPS_READ, &rp) != 0) {
+			bad = -1;
+			break;
+		}
+		if (rp.r->status != CL_SUCCESS || rp.bulk_len != HOPS_READ ||
+		    memcmp(rp.bulk, data, HOPS_READ) != 0)
+			bad++;
+		reply_free(&rp);
+	}
+	p2 = hops_polled(&c);
+	note("%lld of %d reads answered by the loop's poll", p2 - p1,
+	    HOPS_ROUNDS);
+	check("hops_polled_read", bad == 0 && p2 > p1,
+	    "%d reads of %d bytes: %d wrong, %lld polled", HOPS_ROUNDS,
+	    HOPS_READ, bad, p2 - p1);
+
+	/* A fill the device takes milliseconds over, then a finish. */
+	if (create_buffer(&c, H_BIG, H_CTX, HOPS_FILL, NULL, 0) != 0 ||
+	    hops_finish(&c) != CL_SUCCESS) {
+		check("hops_polled_setup", 0, "big buffer setup failed");
+		goto out;
+	}
+	p2 = hops_polled(&c);
+	fq.queue = H_Q;
+	fm.q = &fq;
+	fm.mem = H_BIG;
+	fm.pattern.data = (uint8_t *)&pat;
+	fm.pattern.len = sizeof pat;
+	fm.size = HOPS_FILL;
+	r.call_case = VCL__REQUEST__CALL_FILL_BUFFER;
+	r.fill_buffer = &fm;
+	if (send_req(&c, &r, NULL, 0) != 0 || hops_send_finish(&c) != 0) {
+		check("hops_polled_send", 0, "sending failed");
+		goto out;
+	}
+	seq = c.seq;
+	fin = hops_until_reply(&c, seq, 0, &seen);
+	p3 = hops_polled(&c);
+	check("hops_polled_held", fin == CL_SUCCESS && p3 == p2,
+	    "finish behind a long fill: status %d, %lld polled", fin,
+	    p3 - p2);
+	/* Past the back-off the queue is polled again. */
+	for (i = 0; i < 2 * HOPS_ROUNDS && fin == CL_SUCCESS; i++)
+		fin = hops_finish(&c);
+	p4 = hops_polled(&c);
+	check("hops_polled_again", fin == CL_SUCCESS && p4 > p3,
+	    "%d finishes after the back-off: status %d, %lld polled",
+	    2 * HOPS_ROUNDS, fin, p4 - p3);
+out:
+	if (c.fd != -1)
+		conn_close(&c);
+	srv_stop(&sv, "hops_polled_stop");
+}
+
 /*
  * Sessions that close while their read and finish complete: each sends a
  * blocking read and a finish and closes at once. The server stays up,
@@ -437,7 +567,7 @@ t_hops_close_race(void)
 
 	memset(&sv, 0, sizeof sv);
 	c.fd = -1;
-	if (!srv_start(&sv, "hops_race_server", "127.0.0.1:0", NULL))
+	if (!srv_start(&sv, "hops_race_server", "127.0.0.1:0", nopoll))
 		goto out;
 	q.queue = H_Q;
 	m.q = &q;
@@ -553,6 +683,8 @@ static const struct test tests[] = {
 	{ "hops_fast", t_hops_fast, 60 },
 	{ "hops_big", t_hops_big, 60 },
 	{ "hops_order", t_hops_order, 60 },
+	{ "hops_order_polled", t_hops_order_polled, 60 },
+	{ "hops_polled", t_hops_polled, 60 },
 	{ "hops_close_race", t_hops_close_race, 120 },
 	{ "hops_blocked", t_hops_blocked, 60 },
 };

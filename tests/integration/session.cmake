@@ -98,6 +98,13 @@ set_property(TEST it_raw_options APPEND PROPERTY ENVIRONMENT
 	"VCL_TEST_TOOL=$<TARGET_FILE:vcl_tool>")
 vcl_rawtest(reader)
 target_link_libraries(reader_test PRIVATE PkgConfig::OPENCL)
+# The same with waiters spinning for their reply before they sleep (the
+# default on hosts of 4 CPUs or more, off on this 2-CPU one).
+add_test(NAME it_raw_reader_spin COMMAND reader_test
+	$<TARGET_FILE:vclserver> $<TARGET_FILE:busy_client>)
+set_tests_properties(it_raw_reader_spin PROPERTIES TIMEOUT 300
+	LABELS integration ENVIRONMENT
+	"VCL_TEST_ICD_DIR=${PROJECT_BINARY_DIR}/vcl-client;VCL_SPIN_US=200")
 vcl_rawtest(hops)
 if(VCL_HAVE_UCX)
 	vcl_rawtest(place)
