@@ -40,16 +40,6 @@ static const struct vcl_frame_limits vcl_client_limits = {
 	VCL_FRAME_DEFAULT_MAX_MSG, VCL_FRAME_DEFAULT_MAX_BULK
 };
 
-/* Milliseconds on the monotonic clock. */
-static long long
-vcl_conn_now(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
-}
-
 /* Microseconds on the monotonic clock. */
 static long long
 vcl_conn_now_us(void)
@@ -59,6 +49,14 @@ vcl_conn_now_us(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ((long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000);
 }
+
+/* Milliseconds on the monotonic clock. */
+static long long
+vcl_conn_now(void)
+{
+	return (vcl_conn_now_us() / 1000);
+}
+
 
 #define VCL_SPIN_US		50	/* a waiter's spin, where it pays */
 #define VCL_SPIN_MAX_US		10000

@@ -614,13 +614,8 @@ vcl_cmd_poll(struct vcl_session *s, struct vcl_cmd *c)
 			return (0);
 	} else if (c->type != VCL_CMD_FINISH)
 		return (0);
-	/*
-	 * What completes before it goes first (vcl_session_send_now's rule):
-	 * the command must be the only one of its queue in flight, and no
-	 * completion of the session may wait in the done queue.
-	 */
-	if (atomic_load(&s->qinflight[VCL_QSLOT(c->queue_id)]) != 1 ||
-	    atomic_load(&s->ndone) != 0)
+	/* What completes before it goes first. */
+	if (!vcl_session_next_up(s, c->queue_id))
 		return (0);
 	if ((q = vcl_handle_get(&s->handles, c->queue_id,
 	    VCL_KIND_QUEUE)) == NULL)

@@ -549,8 +549,6 @@ vcl_session_flush_queue(struct vcl_session *s, struct vcl_hobj *q)
 int
 vcl_session_flush_now(struct vcl_session *s, struct vcl_hobj *q)
 {
-	if (q->submit == NULL)
-		q->submit = vcl_submit_new(s->srv->submitters, q->u.queue);
 	if (q->submit != NULL && vcl_submit_offloop(q->submit))
 		return (0);
 	if (q->dirty) {
@@ -558,6 +556,7 @@ vcl_session_flush_now(struct vcl_session *s, struct vcl_hobj *q)
 		q->dirty = 0;
 	}
 	vcl_session_flush_queue(s, q);
+	/* A flush this slow just moved the queue to its strand. */
 	return (q->submit == NULL || !vcl_submit_offloop(q->submit));
 }
 
@@ -663,6 +662,19 @@ vcl_session_send_part(struct vcl_session *s, const Vcl__ToClient *m,
 }
 
 /*
+ * May the reply of a command of queue come now, ahead of the loop's pass
+ * over the done queue? Only when it is the one command of its queue in
+ * flight and no completion of the session waits in the done queue (see
+ * vcl_session_send_now for why that keeps what the client sees in order).
+ */
+int
+vcl_session_next_up(struct vcl_session *s, uint64_t queue)
+{
+	return (atomic_load(&s->qinflight[VCL_QSLOT(queue)]) == 1 &&
+	    atomic_load(&s->ndone) == 0);
+}
+
+/*
  * Write a reply from the thread that saw its command complete (a waiter
  * or a runtime callback), not the loop: one cross-thread wakeup less per
  * clFinish or blocking read. m is packed into f->head (empty).
@@ -719,7 +731,7 @@ vcl_session_send_now(struct vcl_session *s, const Vcl__ToClient *m,
 	pthread_mutex_lock(&s->out_lock);
 	if (s->out_closed || s->out_blocked || s->out_parting ||
 	    !TAILQ_EMPTY(&s->outq) || !TAILQ_EMPTY(&s->outq_held) ||
-	    atomic_load(qin) != 1 || atomic_load(&s->ndone) != 0 ||
+	    !vcl_session_next_up(s, f->queue) ||
 	    (f->gen != UINT64_MAX && atomic_load(&s->deferred_sets) != f->gen))
 		goto out;
 	/*

@@ -122,6 +122,58 @@ hops_session(struct conn *c, const struct srv *sv, uint64_t size)
 static const char *const nopoll[] = { "--poll-us", "0", NULL };
 
 /*
+ * A server (NAME_server, args) and a session with a context, a queue and
+ * H_BUF holding data (HOPS_READ bytes). 0, or -1 (checked NAME_setup).
+ */
+static int
+hops_data_session(struct conn *c, struct srv *sv, const char *name,
+    const char *const *args, const uint8_t *data)
+{
+	char	what[64];
+
+	snprintf(what, sizeof what, "%s_server", name);
+	if (!srv_start(sv, what, "127.0.0.1:0", args))
+		return (-1);
+	if (conn_session(c, sv) != 0 || create_context(c, H_CTX) != 0 ||
+	    create_queue(c, H_Q, H_CTX) != 0 || create_buffer(c, H_BUF,
+	    H_CTX, HOPS_READ, data, HOPS_READ) != 0) {
+		snprintf(what, sizeof what, "%s_setup", name);
+		check(what, 0, "session setup failed");
+		return (-1);
+	}
+	return (0);
+}
+
+/* n finishes on H_Q: the first failing status, else CL_SUCCESS. */
+static int
+hops_finishes(struct conn *c, int n)
+{
+	int	i, fin = CL_SUCCESS;
+
+	for (i = 0; i < n && fin == CL_SUCCESS; i++)
+		fin = hops_finish(c);
+	return (fin);
+}
+
+/* HOPS_ROUNDS blocking reads of H_BUF: how many were wrong, -1: no reply. */
+static int
+hops_reads(struct conn *c, const uint8_t *data)
+{
+	struct reply	rp;
+	int		i, bad = 0;
+
+	for (i = 0; i < HOPS_ROUNDS; i++) {
+		if (read_buffer(c, H_Q, H_BUF, HOPS_READ, &rp) != 0)
+			return (-1);
+		if (rp.r->status != CL_SUCCESS || rp.bulk_len != HOPS_READ ||
+		    memcmp(rp.bulk, data, HOPS_READ) != 0)
+			bad++;
+		reply_free(&rp);
+	}
+	return (bad);
+}
+
+/*
  * Plain finishes and blocking reads, nothing else in flight: answered
  * from the completing thread (the counter moves), with the right bytes.
  */
@@ -130,7 +182,6 @@ t_hops_fast(void)
 {
 	struct srv	 sv;
 	struct conn	 c;
-	struct reply	 rp;
 	uint8_t		 data[HOPS_READ];
 	long long	 f0, f1, f2;
 	int		 i, bad = 0, fin = CL_SUCCESS;
@@ -139,34 +190,18 @@ t_hops_fast(void)
 	c.fd = -1;
 	for (i = 0; i < HOPS_READ; i++)
 		data[i] = (uint8_t)(i * 7 + 1);
-	if (!srv_start(&sv, "hops_fast_server", "127.0.0.1:0", nopoll))
+	if (hops_data_session(&c, &sv, "hops_fast", nopoll, data) != 0)
 		goto out;
-	if (conn_session(&c, &sv) != 0 || create_context(&c, H_CTX) != 0 ||
-	    create_queue(&c, H_Q, H_CTX) != 0 || create_buffer(&c, H_BUF,
-	    H_CTX, HOPS_READ, data, HOPS_READ) != 0) {
-		check("hops_fast_setup", 0, "session setup failed");
-		goto out;
-	}
 	f0 = hops_fast(&c);
 	check("hops_fast_counter", f0 >= 0, "Stats has no fast_replies");
-	for (i = 0; i < HOPS_ROUNDS && fin == CL_SUCCESS; i++)
-		fin = hops_finish(&c);
+	fin = hops_finishes(&c, HOPS_ROUNDS);
 	f1 = hops_fast(&c);
 	note("%lld of %d finishes answered off the loop", f1 - f0,
 	    HOPS_ROUNDS);
 	check("hops_fast_finish", fin == CL_SUCCESS && f0 >= 0 && f1 > f0,
 	    "%d finishes: status %d, %lld answered off the loop",
 	    HOPS_ROUNDS, fin, f1 - f0);
-	for (i = 0; i < HOPS_ROUNDS; i++) {
-		if (read_buffer(&c, H_Q, H_BUF, HOPS_READ, &rp) != 0) {
-			bad = -1;
-			break;
-		}
-		if (rp.r->status != CL_SUCCESS || rp.bulk_len != HOPS_READ ||
-		    memcmp(rp.bulk, data, HOPS_READ) != 0)
-			bad++;
-		reply_free(&rp);
-	}
+	bad = hops_reads(&c, data);
 	f2 = hops_fast(&c);
 	note("%lld of %d reads answered off the loop", f2 - f1, HOPS_ROUNDS);
 	check("hops_fast_read", bad == 0 && f1 >= 0 && f2 > f1,
@@ -465,7 +500,6 @@ t_hops_polled(void)
 	Vcl__Enqueue		 fq = VCL__ENQUEUE__INIT;
 	struct srv		 sv;
 	struct conn		 c;
-	struct reply		 rp;
 	uint8_t			 data[HOPS_READ];
 	uint64_t		 seq;
 	cl_int			 pat = 9;
@@ -476,33 +510,17 @@ t_hops_polled(void)
 	c.fd = -1;
 	for (i = 0; i < HOPS_READ; i++)
 		data[i] = (uint8_t)(i * 5 + 3);
-	if (!srv_start(&sv, "hops_polled_server", "127.0.0.1:0", poll))
+	if (hops_data_session(&c, &sv, "hops_polled", poll, data) != 0)
 		goto out;
-	if (conn_session(&c, &sv) != 0 || create_context(&c, H_CTX) != 0 ||
-	    create_queue(&c, H_Q, H_CTX) != 0 || create_buffer(&c, H_BUF,
-	    H_CTX, HOPS_READ, data, HOPS_READ) != 0) {
-		check("hops_polled_setup", 0, "session setup failed");
-		goto out;
-	}
 	p0 = hops_polled(&c);
 	check("hops_polled_counter", p0 >= 0, "Stats has no polled");
-	for (i = 0; i < HOPS_ROUNDS && fin == CL_SUCCESS; i++)
-		fin = hops_finish(&c);
+	fin = hops_finishes(&c, HOPS_ROUNDS);
 	p1 = hops_polled(&c);
 	note("%lld of %d finishes answered by the loop's poll", p1 - p0,
 	    HOPS_ROUNDS);
 	check("hops_polled_finish", fin == CL_SUCCESS && p0 >= 0 && p1 > p0,
 	    "%d finishes: status %d, %lld polled", HOPS_ROUNDS, fin, p1 - p0);
-	for (i = 0; i < HOPS_ROUNDS; i++) {
-		if (read_buffer(&c, H_Q, H_BUF, HOPS_READ, &rp) != 0) {
-			bad = -1;
-			break;
-		}
-		if (rp.r->status != CL_SUCCESS || rp.bulk_len != HOPS_READ ||
-		    memcmp(rp.bulk, data, HOPS_READ) != 0)
-			bad++;
-		reply_free(&rp);
-	}
+	bad = hops_reads(&c, data);
 	p2 = hops_polled(&c);
 	note("%lld of %d reads answered by the loop's poll", p2 - p1,
 	    HOPS_ROUNDS);
@@ -536,8 +554,8 @@ t_hops_polled(void)
 	    "finish behind a long fill: status %d, %lld polled", fin,
 	    p3 - p2);
 	/* Past the back-off the queue is polled again. */
-	for (i = 0; i < 2 * HOPS_ROUNDS && fin == CL_SUCCESS; i++)
-		fin = hops_finish(&c);
+	if (fin == CL_SUCCESS)
+		fin = hops_finishes(&c, 2 * HOPS_ROUNDS);
 	p4 = hops_polled(&c);
 	check("hops_polled_again", fin == CL_SUCCESS && p4 > p3,
 	    "%d finishes after the back-off: status %d, %lld polled",
