@@ -868,6 +868,248 @@ out0:
 	free(data);
 }
 
+/* Two servers on ucx, a -> b placed; what the kill tests share. */
+struct pl_pair {
+	struct srv	 a, b;
+	struct conn	 ca, cb, wa, wb;
+	uint64_t	 sa, ka, sb, kb;
+	char		 to[64];
+	int		 up;		/* both started */
+};
+
+/*
+ * Start a and b (frame deadline 600 s: nothing here may wait for it),
+ * a client on each with buffer 3 (size bytes, a's filled), a watcher on
+ * each, and two migrations a -> b: the first opens the link, the second
+ * is placed. Returns 0, else a FAIL is reported.
+ */
+static int
+pl_pair_start(struct pl_pair *pp, const char *name, uint64_t size)
+{
+	Vcl__StatsResult	 st;
+	uint8_t			*data;
+	char			 what[96];
+	cl_int			 st_out = 1, st_in = 1;
+	int			 i, rc;
+
+	memset(pp, 0, sizeof *pp);
+	pp->ca.fd = pp->cb.fd = pp->wa.fd = pp->wb.fd = -1;
+	pp->a.pid = pp->b.pid = -1;
+	snprintf(what, sizeof what, "%s_servers", name);
+	if (!pl_server(&pp->a, what, NULL))
+		return (-1);
+	if (!pl_server(&pp->b, what, NULL))
+		return (-1);
+	pp->up = 1;
+	snprintf(pp->to, sizeof pp->to, "127.0.0.1:%s", pp->b.port);
+	snprintf(what, sizeof what, "%s_sessions", name);
+	if (!check(what, client_open(&pp->ca, &pp->a, &pp->sa, &pp->ka) ==
+	    0 && client_open(&pp->cb, &pp->b, &pp->sb, &pp->kb) == 0 &&
+	    conn_session(&pp->wa, &pp->a) == 0 &&
+	    conn_session(&pp->wb, &pp->b) == 0, "no sessions"))
+		return (-1);
+	if ((data = malloc(size)) == NULL)
+		return (-1);
+	pl_fill(data, size, 9);
+	rc = create_buffer(&pp->ca, 3, 1, size, data, size);
+	rc |= create_buffer(&pp->cb, 3, 1, size, NULL, 0);
+	free(data);
+	for (i = 0; rc == 0 && i < 2; i++) {
+		rc = migrate_in(&pp->cb, 10 + 2 * i, 3, size, 77 + i, NULL);
+		rc |= pl_migrate_out(&pp->ca, pp->to, pp->sb, pp->kb, size,
+		    77 + i, 11 + 2 * i);
+		if (rc == 0)
+			rc = wait_notify(&pp->ca, 11 + 2 * i, &st_out) |
+			    wait_notify(&pp->cb, 10 + 2 * i, &st_in);
+		if (st_out != CL_COMPLETE || st_in != CL_COMPLETE)
+			rc = -1;
+	}
+	memset(&st, 0, sizeof st);
+	snprintf(what, sizeof what, "%s_placed", name);
+	if (!check(what, rc == 0 && stats(&pp->wa, &st) == 0 &&
+	    st.peer_bytes_shared >= size, "migrations: out %d, in %d, rc %d, "
+	    "%llu bytes placed", st_out, st_in, rc,
+	    (unsigned long long)st.peer_bytes_shared))
+		return (-1);
+	return (0);
+}
+
+/* End what pl_pair_start started (servers killed by a test excepted). */
+static void
+pl_pair_stop(struct pl_pair *pp, const char *name)
+{
+	char	what[96];
+
+	conn_close(&pp->ca);
+	conn_close(&pp->cb);
+	conn_close(&pp->wa);
+	conn_close(&pp->wb);
+	if (pp->a.pid > 0 && srv_alive(&pp->a)) {
+		snprintf(what, sizeof what, "%s_server_a_exit", name);
+		srv_stop(&pp->a, what);
+	}
+	if (pp->b.pid > 0 && srv_alive(&pp->b)) {
+		snprintf(what, sizeof what, "%s_server_b_exit", name);
+		srv_stop(&pp->b, what);
+	}
+}
+
+/* Poll a's Stats (bounded) until it sent want bytes to peers. */
+static int
+pl_wait_out(struct conn *w, uint64_t want)
+{
+	Vcl__StatsResult	st;
+	int			i;
+
+	for (i = 0; i < 2000; i++) {
+		if (stats(w, &st) != 0)
+			return (-1);
+		if (st.peer_bytes_out >= want)
+			return (0);
+		poll_wait();
+	}
+	return (-1);
+}
+
+/* SIGKILL a server and reap it. */
+static void
+pl_kill(struct srv *sv)
+{
+	kill(sv->pid, SIGKILL);
+	while (!srv_reap(sv))
+		poll_wait();
+}
+
+/*
+ * The source of a placed push killed once the push's head went (the
+ * destination stopped meanwhile, so that the head is still to come when
+ * the source dies): the destination's link waits for its bytes out of
+ * band and reads nothing else, yet the source is gone. The MigrateIn
+ * fails as on a lost node (CL_DEVICE_NOT_AVAILABLE), not at the frame
+ * deadline (600 s here), its session goes on, and the destination holds
+ * nothing once its client left.
+ */
+static void
+test_kill_src(void)
+{
+	enum { SIZE = 8 * MIB };
+	struct pl_pair		 pp;
+	Vcl__StatsResult	 st;
+	cl_int			 st_in = 1;
+	int			 rc, stopped = 0;
+
+	if (pl_pair_start(&pp, "kill_src", SIZE) != 0)
+		goto out;
+	if (stats(&pp.wa, &st) != 0)
+		goto out;
+	stopped = kill(pp.b.pid, SIGSTOP) == 0;
+	rc = migrate_in(&pp.cb, 20, 3, SIZE, 90, NULL);
+	rc |= pl_migrate_out(&pp.ca, pp.to, pp.sb, pp.kb, SIZE, 90, 21);
+	if (!check("kill_src_head_sent", rc == 0 && pl_wait_out(&pp.wa,
+	    st.peer_bytes_out + SIZE) == 0, "a sent no push (rc %d)", rc))
+		goto out;
+	pl_kill(&pp.a);
+	if (stopped)
+		kill(pp.b.pid, SIGCONT);
+	stopped = 0;
+	rc = wait_notify(&pp.cb, 20, &st_in);
+	check("kill_src_fails", rc == 0 && st_in == CL_DEVICE_NOT_AVAILABLE,
+	    "the migration from a killed source: event %d (rc %d)", st_in, rc);
+	check("kill_src_session_goes_on", stats(&pp.cb, &st) == 0,
+	    "no Stats");
+	conn_close(&pp.cb);
+	check("kill_src_nothing_held", wait_empty(&pp.wb, &st) == 0,
+	    "%llu objects, %llu bytes held", (unsigned long long)st.objects,
+	    (unsigned long long)st.bytes);
+out:
+	if (stopped)
+		kill(pp.b.pid, SIGCONT);
+	pl_pair_stop(&pp, "kill_src");
+}
+
+/*
+ * The destination of a placed push killed while it holds the push's
+ * slots (stopped with its offers out, then killed), and a new one
+ * started on its address: the source fails the migration as on a lost
+ * node, its client session and loop go on, it holds nothing after, and
+ * a migration to the new destination is placed and lands.
+ */
+static void
+test_kill_dst(void)
+{
+	enum { SIZE = 32 * MIB };
+	struct pl_pair		 pp;
+	struct srv		 b2;
+	struct conn		 cb2;
+	Vcl__StatsResult	 st;
+	uint64_t		 sb2 = 0, kb2 = 0, shared;
+	char			 listen[64];
+	const char		*args[] = { "--transport-force", "ucx",
+	    "--frame-timeout", "600", "--min-rate", "1G", NULL };
+	cl_int			 st_out = 1, st_in = 1;
+	int			 rc, stopped = 0;
+
+	cb2.fd = -1;
+	b2.pid = -1;
+	if (pl_pair_start(&pp, "kill_dst", SIZE) != 0)
+		goto out;
+	if (stats(&pp.wa, &st) != 0)
+		goto out;
+	rc = migrate_in(&pp.cb, 20, 3, SIZE, 90, NULL);
+	rc |= pl_migrate_out(&pp.ca, pp.to, pp.sb, pp.kb, SIZE, 90, 21);
+	if (!check("kill_dst_head_sent", rc == 0 && pl_wait_out(&pp.wa,
+	    st.peer_bytes_out + SIZE) == 0, "a sent no push (rc %d)", rc))
+		goto out;
+	stopped = kill(pp.b.pid, SIGSTOP) == 0;
+	pl_kill(&pp.b);
+	stopped = 0;
+	rc = wait_notify(&pp.ca, 21, &st_out);
+	check("kill_dst_fails", rc == 0 && st_out == CL_DEVICE_NOT_AVAILABLE,
+	    "the migration to a killed destination: event %d (rc %d)", st_out,
+	    rc);
+	check("kill_dst_session_goes_on", stats(&pp.ca, &st) == 0,
+	    "no Stats");
+	/* A new destination on the same address: placed again. */
+	snprintf(listen, sizeof listen, "127.0.0.1:%s", pp.b.port);
+	if (!srv_start(&b2, "kill_dst_restart", listen, args))
+		goto out;
+	if (!check("kill_dst_new_session", client_open(&cb2, &b2, &sb2,
+	    &kb2) == 0 && create_buffer(&cb2, 3, 1, SIZE, NULL, 0) == 0,
+	    "no session on the new destination"))
+		goto out;
+	shared = st.peer_bytes_shared;
+	st_out = st_in = 1;
+	rc = 0;
+	/* The first may go on the old link's remains: twice. */
+	rc = migrate_in(&cb2, 30, 3, SIZE, 95, NULL);
+	rc |= pl_migrate_out(&pp.ca, pp.to, sb2, kb2, SIZE, 95, 31);
+	if (rc == 0)
+		rc = wait_notify(&pp.ca, 31, &st_out) |
+		    wait_notify(&cb2, 30, &st_in);
+	rc |= migrate_in(&cb2, 32, 3, SIZE, 96, NULL);
+	rc |= pl_migrate_out(&pp.ca, pp.to, sb2, kb2, SIZE, 96, 33);
+	if (rc == 0)
+		rc = wait_notify(&pp.ca, 33, &st_out) |
+		    wait_notify(&cb2, 32, &st_in);
+	check("kill_dst_restarted_lands", rc == 0 && st_out == CL_COMPLETE &&
+	    st_in == CL_COMPLETE && stats(&pp.wa, &st) == 0 &&
+	    st.peer_bytes_shared >= shared + SIZE, "to the new destination: "
+	    "out %d, in %d, rc %d, %llu bytes placed", st_out, st_in, rc,
+	    (unsigned long long)(st.peer_bytes_shared - shared));
+	conn_close(&pp.ca);
+	conn_close(&cb2);
+	check("kill_dst_nothing_held", wait_empty(&pp.wa, &st) == 0,
+	    "%llu objects, %llu bytes held", (unsigned long long)st.objects,
+	    (unsigned long long)st.bytes);
+out:
+	if (stopped)
+		kill(pp.b.pid, SIGCONT);
+	conn_close(&cb2);
+	if (b2.pid > 0)
+		srv_stop(&b2, "kill_dst_restart_exit");
+	pl_pair_stop(&pp, "kill_dst");
+}
+
 static const struct test tests[] = {
 	{ "lands", test_lands, 90 },
 	{ "sealed", test_sealed, 60 },
@@ -878,6 +1120,8 @@ static const struct test tests[] = {
 	{ "vanish", test_vanish, 90 },
 	{ "silent_dest", test_silent_dest, 90 },
 	{ "silent_src", test_silent_src, 90 },
+	{ "kill_src", test_kill_src, 90 },
+	{ "kill_dst", test_kill_dst, 120 },
 };
 
 int
