@@ -1208,8 +1208,7 @@ vcl_ucx_tp_close(struct vcl_tp_ep *ep)
 
 const struct vcl_transport vcl_transport_ucx = {
 	.name = "ucx",
-	.caps = VCL_TP_PEER | VCL_TP_CLIENT | VCL_TP_NAMED | VCL_TP_LOCAL |
-	    VCL_TP_PLACE,
+	.caps = VCL_TP_PEER | VCL_TP_CLIENT | VCL_TP_LOCAL | VCL_TP_PLACE,
 	.probe = vcl_ucx_tp_probe,
 	.open = vcl_ucx_tp_open,
 	.fini = vcl_ucx_tp_fini,
