@@ -713,6 +713,7 @@ vcl_server_run(struct vcl_server *srv, const struct vcl_options *opt)
 	if ((srv->workers = vcl_workers_new(opt->workers)) == NULL ||
 	    (srv->movers = vcl_workers_new(2)) == NULL ||
 	    (srv->submitters = vcl_workers_new(VCL_SUBMITTERS)) == NULL ||
+	    (srv->releasers = vcl_workers_new(1)) == NULL ||
 	    srv->authfails == NULL) {
 		vcl_log_error("cannot start worker threads");
 		goto out;
@@ -783,6 +784,8 @@ out:
 		vcl_workers_free(srv->movers);
 	if (srv->submitters != NULL)
 		vcl_workers_free(srv->submitters);
+	if (srv->releasers != NULL)
+		vcl_workers_free(srv->releasers);
 	free(srv->authfails);
 	if (srv->ev_accept != NULL)
 		event_free(srv->ev_accept);
