@@ -230,18 +230,18 @@ vcl_build_free(struct vcl_build *b)
 	if (b->charged > 0)
 		vcl_session_uncharge(b->d.s, b->charged);
 	free(b->psrc);
+	/* Maybe the last references (the client left): off the loop. */
 	for (i = 0; i < b->ninputs; i++) {
 		if (b->inputs != NULL && b->inputs[i] != NULL)
-			clReleaseProgram(b->inputs[i]);
+			vcl_session_program_drop(b->d.s, b->inputs[i]);
 		if (b->ipsrc != NULL)
 			free(b->ipsrc[i]);
 	}
 	free(b->inputs);
 	free(b->ipsrc);
+	vcl_session_program_drop(b->d.s, b->prog);
 	if (b->ctx != NULL)
 		clReleaseContext(b->ctx);
-	if (b->prog != NULL)
-		clReleaseProgram(b->prog);
 	free(b);
 }
 

@@ -218,10 +218,26 @@ vcl_session_unref(struct vcl_session *s)
 static void	vcl_session_forget_queue(struct vcl_session *,
 		    struct vcl_hobj *);
 
+/*
+ * Testing (VCL_TEST_RELEASE_LATCH=PATH): a program's release waits until
+ * PATH exists (at most 60 s), as a runtime's slow release would hold it.
+ */
+static void
+vcl_session_test_latch(void)
+{
+	const char	*path = getenv("VCL_TEST_RELEASE_LATCH");
+	int		 i;
+
+	for (i = 0; path != NULL && *path != '\0' && i < 6000 &&
+	    access(path, F_OK) != 0; i++)
+		usleep(10000);
+}
+
 /* A program's last reference, off the loop. */
 static void
 vcl_session_program_go(void *arg)
 {
+	vcl_session_test_latch();
 	clReleaseProgram(arg);
 }
 
@@ -249,6 +265,21 @@ vcl_session_release_off(struct vcl_session *s, void (*fn)(void *),
 	if (s->srv->releasers == NULL || vcl_workers_run(s->srv->releasers,
 	    fn, obj) != 0)
 		fn(obj);
+}
+
+/*
+ * Drop a reference to a program off the loop, as a session's release does
+ * (a build that ends after its client left holds the last one).
+ */
+void
+vcl_session_program_drop(struct vcl_session *s, cl_program p)
+{
+	if (p == NULL)
+		return;
+	if (s == NULL)
+		vcl_session_program_go(p);
+	else
+		vcl_session_release_off(s, vcl_session_program_go, p);
 }
 
 /* Release one object of the session and forget its id. */

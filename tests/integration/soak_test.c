@@ -17,7 +17,8 @@
  * every client exits; afterwards both servers hold zero objects and zero
  * bytes and exit 0 on SIGTERM. SOAK_SECONDS (default 40) sets the length:
  * longer runs are the same test; SOAK_TRANSPORTS the servers'
- * --transports (default: none given, ucx between the two).
+ * --transports (default: none given, ucx between the two, placing from
+ * 64 KiB: VCL_UCX_PLACE_MIN unless set).
  */
 
 #include "rawproto.h"
@@ -279,7 +280,13 @@ test_soak(void)
 	if (!check("soak_icd_dir", icd != NULL && *icd != '\0',
 	    "VCL_TEST_ICD_DIR (the directory of vcl.icd) is not set"))
 		return;
-	/* SOAK_TRANSPORTS: the servers' --transports (default: theirs). */
+	/*
+	 * Buffers of up to 1 MiB: placed in shared staging from 64 KiB (the
+	 * default minimum is 1 MiB), so that kills meet placed pushes too,
+	 * and smaller ones in band; SOAK_TRANSPORTS: the servers'
+	 * --transports (default: theirs, ucx between the two).
+	 */
+	setenv("VCL_UCX_PLACE_MIN", "65536", 0);
 	if (getenv("SOAK_TRANSPORTS") != NULL) {
 		extra[2] = "--transports";
 		extra[3] = getenv("SOAK_TRANSPORTS");
