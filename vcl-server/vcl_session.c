@@ -259,11 +259,11 @@ vcl_session_kernel_go(void *arg)
  * own (builds and copies do not wait behind them); inline if none.
  */
 static void
-vcl_session_release_off(struct vcl_session *s, void (*fn)(void *),
+vcl_session_release_off(struct vcl_server *srv, void (*fn)(void *),
     void *obj)
 {
-	if (s->srv->releasers == NULL || vcl_workers_run(s->srv->releasers,
-	    fn, obj) != 0)
+	if (srv == NULL || srv->releasers == NULL ||
+	    vcl_workers_run(srv->releasers, fn, obj) != 0)
 		fn(obj);
 }
 
@@ -272,14 +272,10 @@ vcl_session_release_off(struct vcl_session *s, void (*fn)(void *),
  * (a build that ends after its client left holds the last one).
  */
 void
-vcl_session_program_drop(struct vcl_session *s, cl_program p)
+vcl_session_program_drop(struct vcl_server *srv, cl_program p)
 {
-	if (p == NULL)
-		return;
-	if (s == NULL)
-		vcl_session_program_go(p);
-	else
-		vcl_session_release_off(s, vcl_session_program_go, p);
+	if (p != NULL)
+		vcl_session_release_off(srv, vcl_session_program_go, p);
 }
 
 /* Release one object of the session and forget its id. */
@@ -325,15 +321,15 @@ vcl_session_release(struct vcl_session *s, struct vcl_hobj *o)
 		break;
 	case VCL_KIND_PROGRAM:
 		if (o->u.prog != NULL)
-			vcl_session_release_off(s, vcl_session_program_go,
-			    o->u.prog);
+			vcl_session_release_off(s->srv,
+			    vcl_session_program_go, o->u.prog);
 		vcl_session_uncharge(s, o->bytes);	/* source, logs, compile inputs */
 		break;
 	case VCL_KIND_KERNEL:
 		vcl_exec_kernel_drop(s, o);
 		if (o->u.kernel != NULL)
-			vcl_session_release_off(s, vcl_session_kernel_go,
-			    o->u.kernel);
+			vcl_session_release_off(s->srv,
+			    vcl_session_kernel_go, o->u.kernel);
 		break;
 	case VCL_KIND_EVENT:
 		if (o->u.event != NULL)
