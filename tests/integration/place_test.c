@@ -1028,6 +1028,49 @@ out:
 }
 
 /*
+ * The source of a placed push killed while its chunks are in flight:
+ * killed as soon as its push began (64 MiB, 16 chunks round a ring of 4
+ * slots), when the destination holds slots it filled or is writing out.
+ * The destination's MigrateIn ends, complete or with CL_DEVICE_NOT_AVAILABLE
+ * (it may have landed whole first), its session goes on, and it holds
+ * nothing once its client left.
+ */
+static void
+test_kill_src_mid(void)
+{
+	enum { SIZE = 64 * MIB };
+	struct pl_pair		 pp;
+	Vcl__StatsResult	 st;
+	cl_int			 st_in = 1;
+	int			 rc;
+
+	if (pl_pair_start(&pp, "kill_src_mid", SIZE) != 0)
+		goto out;
+	if (stats(&pp.wa, &st) != 0)
+		goto out;
+	rc = migrate_in(&pp.cb, 20, 3, SIZE, 90, NULL);
+	rc |= pl_migrate_out(&pp.ca, pp.to, pp.sb, pp.kb, SIZE, 90, 21);
+	if (!check("kill_src_mid_push_began", rc == 0 && pl_wait_out(&pp.wa,
+	    st.peer_bytes_out + SIZE) == 0, "a sent no push (rc %d)", rc))
+		goto out;
+	pl_kill(&pp.a);
+	rc = wait_notify(&pp.cb, 20, &st_in);
+	check("kill_src_mid_ends", rc == 0 && (st_in == CL_COMPLETE ||
+	    st_in == CL_DEVICE_NOT_AVAILABLE), "the migration from a source "
+	    "killed mid-way: event %d (rc %d)", st_in, rc);
+	if (rc == 0 && st_in == CL_COMPLETE)
+		note("it landed whole before the kill");
+	check("kill_src_mid_session_goes_on", stats(&pp.cb, &st) == 0,
+	    "no Stats");
+	conn_close(&pp.cb);
+	check("kill_src_mid_nothing_held", wait_empty(&pp.wb, &st) == 0,
+	    "%llu objects, %llu bytes held", (unsigned long long)st.objects,
+	    (unsigned long long)st.bytes);
+out:
+	pl_pair_stop(&pp, "kill_src_mid");
+}
+
+/*
  * The destination of a placed push killed while it holds the push's
  * slots (stopped with its offers out, then killed), and a new one
  * started on its address: the source fails the migration as on a lost
@@ -1121,6 +1164,7 @@ static const struct test tests[] = {
 	{ "silent_dest", test_silent_dest, 90 },
 	{ "silent_src", test_silent_src, 90 },
 	{ "kill_src", test_kill_src, 90 },
+	{ "kill_src_mid", test_kill_src_mid, 90 },
 	{ "kill_dst", test_kill_dst, 120 },
 };
 
