@@ -884,7 +884,8 @@ struct pl_pair {
  * is placed. Returns 0, else a FAIL is reported.
  */
 static int
-pl_pair_start(struct pl_pair *pp, const char *name, uint64_t size)
+pl_pair_start_to(struct pl_pair *pp, const char *name, uint64_t size,
+    const char *frame_a)
 {
 	Vcl__StatsResult	 st;
 	uint8_t			*data;
@@ -896,7 +897,7 @@ pl_pair_start(struct pl_pair *pp, const char *name, uint64_t size)
 	pp->ca.fd = pp->cb.fd = pp->wa.fd = pp->wb.fd = -1;
 	pp->a.pid = pp->b.pid = -1;
 	snprintf(what, sizeof what, "%s_servers", name);
-	if (!pl_server(&pp->a, what, NULL))
+	if (!pl_server_to(&pp->a, what, NULL, frame_a))
 		return (-1);
 	if (!pl_server(&pp->b, what, NULL))
 		return (-1);
@@ -932,6 +933,13 @@ pl_pair_start(struct pl_pair *pp, const char *name, uint64_t size)
 	    (unsigned long long)st.peer_bytes_shared))
 		return (-1);
 	return (0);
+}
+
+/* The same, both servers with a frame deadline of 600 s. */
+static int
+pl_pair_start(struct pl_pair *pp, const char *name, uint64_t size)
+{
+	return (pl_pair_start_to(pp, name, size, "600"));
 }
 
 /* End what pl_pair_start started (servers killed by a test excepted). */
@@ -1071,6 +1079,58 @@ out:
 }
 
 /*
+ * A link closed with a push's head still to come to the destination:
+ * the destination is stopped, the source (frame deadline 1 s) gives up
+ * on the placed push and closes the link while it stays up, then the
+ * destination goes on and finds the head and the link's end behind it.
+ * Its session waits for the push's bytes out of band and reads nothing
+ * else, yet nobody will send them: the MigrateIn fails as on a lost node
+ * at once (the destination's frame deadline is 600 s), and it holds
+ * nothing once its client left.
+ */
+static void
+test_link_closed(void)
+{
+	enum { SIZE = 8 * MIB };
+	struct pl_pair		 pp;
+	Vcl__StatsResult	 st;
+	cl_int			 st_in = 1, st_out = 1;
+	int			 rc, stopped = 0;
+
+	if (pl_pair_start_to(&pp, "link_closed", SIZE, "1") != 0)
+		goto out;
+	stopped = kill(pp.b.pid, SIGSTOP) == 0;
+	rc = migrate_in(&pp.cb, 20, 3, SIZE, 90, NULL);
+	rc |= pl_migrate_out(&pp.ca, pp.to, pp.sb, pp.kb, SIZE, 90, 21);
+	if (rc == 0)
+		rc = wait_notify(&pp.ca, 21, &st_out);
+	if (!check("link_closed_source_gave_up", rc == 0 && st_out ==
+	    CL_DEVICE_NOT_AVAILABLE && srv_stderr_has(&pp.a, "does not take "
+	    "a placed push"), "the source's migration: event %d (rc %d)",
+	    st_out, rc))
+		goto out;
+	kill(pp.b.pid, SIGCONT);
+	stopped = 0;
+	rc = wait_notify(&pp.cb, 20, &st_in);
+	check("link_closed_fails", rc == 0 && st_in == CL_DEVICE_NOT_AVAILABLE,
+	    "the migration whose link closed: event %d (rc %d)", st_in, rc);
+	check("link_closed_session_goes_on", stats(&pp.cb, &st) == 0,
+	    "no Stats");
+	conn_close(&pp.cb);
+	check("link_closed_nothing_held", wait_empty(&pp.wb, &st) == 0,
+	    "%llu objects, %llu bytes held", (unsigned long long)st.objects,
+	    (unsigned long long)st.bytes);
+	conn_close(&pp.ca);
+	check("link_closed_source_holds_nothing", wait_empty(&pp.wa, &st) ==
+	    0, "%llu objects, %llu bytes held", (unsigned long long)st.objects,
+	    (unsigned long long)st.bytes);
+out:
+	if (stopped)
+		kill(pp.b.pid, SIGCONT);
+	pl_pair_stop(&pp, "link_closed");
+}
+
+/*
  * The destination of a placed push killed while it holds the push's
  * slots (stopped with its offers out, then killed), and a new one
  * started on its address: the source fails the migration as on a lost
@@ -1165,6 +1225,7 @@ static const struct test tests[] = {
 	{ "silent_src", test_silent_src, 90 },
 	{ "kill_src", test_kill_src, 90 },
 	{ "kill_src_mid", test_kill_src_mid, 90 },
+	{ "link_closed", test_link_closed, 90 },
 	{ "kill_dst", test_kill_dst, 120 },
 };
 
