@@ -10,6 +10,11 @@
  * rings are sealed memfds, and a peer's ring that is not is left unused.
  * A peer alive but silent, as destination or as source of a placed push,
  * fails the migration within the frame deadline and leaves nothing held.
+ * Two real servers, one killed (SIGSTOP to hold it, then SIGKILL) as
+ * source or destination mid-placement, or a link closed behind a push's
+ * head: the survivor fails the migration with CL_DEVICE_NOT_AVAILABLE at
+ * once, goes on, places again to a new server on the same address, and
+ * holds nothing after.
  */
 #include <sys/mman.h>
 
@@ -1131,9 +1136,10 @@ out:
 }
 
 /*
- * The destination of a placed push killed while it holds the push's
- * slots (stopped with its offers out, then killed), and a new one
- * started on its address: the source fails the migration as on a lost
+ * The destination of a placed push killed with the push under way
+ * (stopped as soon as the push began, its offers out or about to be,
+ * then killed), and a new one started on its address: the source fails
+ * the migration as on a lost
  * node, its client session and loop go on, it holds nothing after, and
  * a migration to the new destination is placed and lands.
  */
