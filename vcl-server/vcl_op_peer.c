@@ -976,9 +976,10 @@ vcl_pull_helpers_init(void)
 }
 
 /*
- * Testing: VCL_TEST_DIRECT_HOLD=1 stops a pull after its first piece
- * until its source process is gone (at most 30 s), so that a test can
- * kill it mid-copy; VCL_TEST_DIRECT_EPERM=2 makes every read refused.
+ * Testing: VCL_TEST_DIRECT_HOLD=N stops a pull of N bytes or more after
+ * its first piece until its source process is gone (at most 30 s), so
+ * that a test can kill it mid-copy; VCL_TEST_DIRECT_EPERM=2 makes every
+ * read refused.
  */
 static void
 vcl_peer_pull_hold(struct vcl_pull *pu)
@@ -987,7 +988,7 @@ vcl_peer_pull_hold(struct vcl_pull *pu)
 	struct timespec	 ts = { 0, 10 * 1000 * 1000 };
 	int		 i;
 
-	if (v == NULL || strcmp(v, "1") != 0)
+	if (v == NULL || *v == '\0' || pu->len < strtoull(v, NULL, 10))
 		return;
 	vcl_log_info("direct pull from pid %ld held", (long)pu->pid);
 	for (i = 0; i < 3000 && kill(pu->pid, 0) == 0; i++)
