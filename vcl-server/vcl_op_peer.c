@@ -925,6 +925,7 @@ struct vcl_pull {
 	uint64_t		 addr;		/* in the peer */
 	uint8_t			*map;		/* our range, mapped */
 	uint64_t		 us;		/* the copy took */
+	uint64_t		 t0, map_us, unmap_us;	/* queued; maps took */
 	pthread_mutex_t		 lock;		/* parts: left, err, why */
 	pthread_cond_t		 cond;
 	int			 left;		/* parts still copying */
@@ -1059,6 +1060,7 @@ vcl_peer_pull_run(void *arg)
 	cl_int			 err;
 	int			 i, np;
 
+	pu->map_us = vcl_pull_now_us();
 	pu->map = clEnqueueMapBuffer(pu->q, pu->mem, CL_TRUE,
 	    CL_MAP_WRITE_INVALIDATE_REGION, pu->off, pu->len, 0, NULL, NULL,
 	    &err);
@@ -1069,6 +1071,7 @@ vcl_peer_pull_run(void *arg)
 	}
 	pthread_once(&vcl_pull_once, vcl_pull_helpers_init);
 	pu->us = vcl_pull_now_us();
+	pu->map_us = pu->us - pu->map_us;
 	np = 1 + vcl_pull_nhelpers;
 	if ((uint64_t)np > pu->len / VCL_PULL_PIECE)
 		np = pu->len / VCL_PULL_PIECE > 0 ? (int)(pu->len /
@@ -1089,12 +1092,14 @@ vcl_peer_pull_run(void *arg)
 	while (pu->left > 0)
 		pthread_cond_wait(&pu->cond, &pu->lock);
 	pthread_mutex_unlock(&pu->lock);
-	pu->us = vcl_pull_now_us() - pu->us;
+	pu->unmap_us = vcl_pull_now_us();
+	pu->us = pu->unmap_us - pu->us;
 	if ((err = clEnqueueUnmapMemObject(pu->q, pu->mem, pu->map, 0, NULL,
 	    &ev)) == CL_SUCCESS) {
 		err = clWaitForEvents(1, &ev);
 		clReleaseEvent(ev);
 	}
+	pu->unmap_us = vcl_pull_now_us() - pu->unmap_us;
 	if (err != CL_SUCCESS && pu->err == VCL_TP_OK) {
 		pu->err = VCL_TP_EIO;
 		snprintf(pu->why, sizeof pu->why, "unmap failed (%d)", err);
@@ -1114,8 +1119,12 @@ vcl_peer_pulled(struct vcl_done *d)
 		srv->peer_bytes_direct += pu->len;
 		srv->peer_direct++;
 		vcl_log_debug("direct pull of %llu bytes from pid %ld: %llu "
-		    "us", (unsigned long long)pu->len, (long)pu->pid,
-		    (unsigned long long)pu->us);
+		    "us in all, map %llu, copy %llu, unmap %llu",
+		    (unsigned long long)pu->len, (long)pu->pid,
+		    (unsigned long long)(vcl_pull_now_us() - pu->t0),
+		    (unsigned long long)pu->map_us,
+		    (unsigned long long)pu->us,
+		    (unsigned long long)pu->unmap_us);
 	} else
 		vcl_log_warn("direct pull of %llu bytes from pid %ld: %s",
 		    (unsigned long long)pu->len, (long)pu->pid, pu->why);
@@ -1159,6 +1168,7 @@ vcl_peer_pull_in(void *arg, long pid, uint64_t addr, uint64_t len,
 	pu->len = x->xsize;
 	pu->pid = (pid_t)pid;
 	pu->addr = addr;
+	pu->t0 = vcl_pull_now_us();
 	pthread_mutex_init(&pu->lock, NULL);
 	pthread_cond_init(&pu->cond, NULL);
 	clRetainCommandQueue(pu->q);
