@@ -689,18 +689,29 @@ struct vcl_place {
 	void			*map;		/* ... mapped there, till the end */
 };
 
+/*
+ * Direct mode: undo the source's map of its range, once, when the push
+ * ended (the destination read it all, or failed), before the client
+ * hears of it. A slot still being filled reads the buffer, not the map.
+ */
+static void
+vcl_place_unmap(struct vcl_place *pl)
+{
+	if (pl->map == NULL)
+		return;
+	if (clEnqueueUnmapMemObject(pl->q, pl->mem, pl->map, 0, NULL, NULL) ==
+	    CL_SUCCESS)
+		clFlush(pl->q);
+	pl->map = NULL;
+}
+
 /* Drop a reference to a placed migration; the last frees it. */
 static void
 vcl_place_unref(struct vcl_place *pl)
 {
 	if (--pl->refs > 0)
 		return;
-	/* Nobody reads it any more (the destination said, or failed). */
-	if (pl->map != NULL) {
-		if (clEnqueueUnmapMemObject(pl->q, pl->mem, pl->map, 0, NULL,
-		    NULL) == CL_SUCCESS)
-			clFlush(pl->q);
-	}
+	vcl_place_unmap(pl);
 	clReleaseMemObject(pl->mem);
 	clReleaseCommandQueue(pl->q);
 	vcl_session_unref(pl->s);
@@ -769,6 +780,7 @@ vcl_place_done(void *arg, int err)
 	struct vcl_place	*pl = arg;
 	struct vcl_cmd		*c = pl->c;
 
+	vcl_place_unmap(pl);
 	if (c != NULL) {
 		c->job = NULL;
 		pl->c = NULL;
