@@ -47,11 +47,11 @@
  * writes the receiver's memory: an address a peer names is only ever
  * read, in that peer, and a pull that ends after its link did is ignored.
  */
-#include <sys/uio.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/queue.h>
+#include <sys/uio.h>
 
 #include <errno.h>
 #include <fcntl.h>
