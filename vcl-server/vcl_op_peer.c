@@ -75,14 +75,20 @@ vcl_peer_direct_on(void)
 	return (v == NULL || strcmp(v, "0") != 0);
 }
 
-/* Do all of ctx's devices share the host's memory? */
+/*
+ * Do all of ctx's devices share the host's memory? (Testing:
+ * VCL_TEST_DIRECT_DISCRETE=1 answers no, as for a discrete GPU.)
+ */
 static int
 vcl_peer_unified(cl_context ctx)
 {
 	cl_device_id	devs[16];
 	cl_bool		u;
 	size_t		n = 0, i;
+	const char	*v = getenv("VCL_TEST_DIRECT_DISCRETE");
 
+	if (v != NULL && strcmp(v, "1") == 0)
+		return (0);
 	if (clGetContextInfo(ctx, CL_CONTEXT_DEVICES, sizeof devs, devs,
 	    &n) != CL_SUCCESS || n < sizeof devs[0])
 		return (0);

@@ -5,7 +5,8 @@
  * at offsets that are no multiple of a page lands word for word and
  * nothing around it moves; a cross-memory attach refused at the link's
  * probe or at the read itself, and VCL_UCX_DIRECT=0, take the ring with
- * the same bytes (Stats say which way); a source killed mid-read fails
+ * the same bytes (Stats say which way), as do devices without unified
+ * memory, with no fallback counted; a source killed mid-read fails
  * the migration and the destination goes on holding nothing.
  */
 #include "rawproto.h"
@@ -317,6 +318,21 @@ test_off_source(void)
 }
 
 /*
+ * Devices without unified memory (a discrete GPU's, modelled by
+ * VCL_TEST_DIRECT_DISCRETE=1 on both): the ring as before, nothing asked
+ * or counted of direct mode.
+ */
+static void
+test_discrete(void)
+{
+	const struct want	w = { 0, 0, NULL };
+
+	setenv("VCL_TEST_DIRECT_DISCRETE", "1", 1);
+	pair("discrete", NULL, NULL, 9 * MIB + 4, &w);
+	unsetenv("VCL_TEST_DIRECT_DISCRETE");
+}
+
+/*
  * The source killed while the destination reads it (the read held after
  * its first piece, VCL_TEST_DIRECT_HOLD for reads of 32 MiB or more,
  * until the source is gone): the
@@ -402,6 +418,7 @@ static const struct test tests[] = {
 	{ "read_refused", test_read_refused, 120 },
 	{ "off", test_off, 120 },
 	{ "off_source", test_off_source, 120 },
+	{ "discrete", test_discrete, 120 },
 	{ "source_killed", test_source_killed, 120 },
 };
 
