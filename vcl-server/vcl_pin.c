@@ -286,6 +286,7 @@ struct vcl_pinwrap {
 	cl_mem			 mem;		/* NULL: refused, pageable */
 	size_t			 bytes;		/* charged */
 	int			 refs;		/* the ring's, and copies' */
+	unsigned		 over:1;	/* refused for the budget only */
 	struct vcl_pinwrap	*next;
 };
 
@@ -407,14 +408,15 @@ vcl_pin_ring_forget(cl_context ctx)
 
 /*
  * Make r's wrapper in ctx (w->mem stays NULL when it cannot be had: not
- * aligned for a device of ctx, over vcl_pin_max, refused).
+ * aligned for a device of ctx, over vcl_pin_max, refused). A pair is
+ * counted refused once, however often it is asked again.
  */
 static void
 vcl_pin_wrap_make(struct vcl_pinwrap *w, struct vcl_pinring *r,
     cl_context ctx)
 {
 	const char	*e = getenv("VCL_TEST_PIN_REFUSE");
-	const char	*why = NULL;
+	const char	*why = NULL, *over = NULL;
 	cl_device_id	 devs[16];
 	cl_uint		 align;
 	size_t		 n = 0, i;
@@ -432,7 +434,7 @@ vcl_pin_wrap_make(struct vcl_pinwrap *w, struct vcl_pinring *r,
 	if (why == NULL && n == 0)
 		why = "the context names no device";
 	if (why == NULL && vcl_pin_total + r->len > vcl_pin_max)
-		why = "over --max-pinned";
+		why = over = "over --max-pinned";
 	if (why == NULL && e != NULL && strcmp(e, "1") == 0) {
 		err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
 		why = "refused by the runtime";
@@ -446,11 +448,14 @@ vcl_pin_wrap_make(struct vcl_pinwrap *w, struct vcl_pinring *r,
 		}
 	}
 	if (why != NULL) {
-		vcl_pin_ring_nrefused++;
+		if (!w->over)
+			vcl_pin_ring_nrefused++;
+		w->over = why == over;
 		vcl_log_info("shared ring of %zu bytes stays pageable for this "
 		    "context: %s (error %d)", r->len, why, (int)err);
 		return;
 	}
+	w->over = 0;
 	w->bytes = r->len;
 	vcl_pin_total += w->bytes;
 	vcl_pin_ring_total += w->bytes;
@@ -461,7 +466,10 @@ vcl_pin_wrap_make(struct vcl_pinwrap *w, struct vcl_pinring *r,
 /*
  * Before a copy of ctx to or from ring r: r's wrapper in ctx (made at
  * the first), with a reference for the copy to give back with
- * vcl_pin_unwrap once it completed. NULL: the copy goes pageable.
+ * vcl_pin_unwrap once it completed. NULL: the copy goes pageable. A pair
+ * refused only for the budget is asked again once the ring fits: what
+ * held the budget then (another session's rings, its contexts) may be
+ * gone, and the pair would stay pageable for the session's life.
  */
 struct vcl_pinwrap *
 vcl_pin_wrap(struct vcl_pinring *r, cl_context ctx)
@@ -474,7 +482,7 @@ vcl_pin_wrap(struct vcl_pinring *r, cl_context ctx)
 		if (w->ctx == ctx)
 			break;
 	if (w == NULL) {
-		/* Tried once per pair: a refusal is not asked again. */
+		/* Asked once per pair, but for the budget (below). */
 		if ((w = calloc(1, sizeof *w)) == NULL)
 			return (NULL);
 		w->ring = r;
@@ -483,7 +491,9 @@ vcl_pin_wrap(struct vcl_pinring *r, cl_context ctx)
 		vcl_pin_wrap_make(w, r, ctx);
 		w->next = r->wraps;
 		r->wraps = w;
-	}
+	} else if (w->mem == NULL && w->over &&
+	    vcl_pin_total + r->len <= vcl_pin_max)
+		vcl_pin_wrap_make(w, r, ctx);
 	if (w->mem == NULL)
 		return (NULL);
 	w->refs++;

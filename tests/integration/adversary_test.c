@@ -1,0 +1,236 @@
+/* adversary_test.c - one session's use of shared resources against another's. */
+
+/*
+ * usage: adversary_test VCLSERVER
+ *
+ * What one session holds for a while must not cost another session for
+ * good. Checked here: a client's ring refused its pinning (the wrapper,
+ * vcl_pin.c) only because another session's ring held --max-pinned is
+ * pinned once that session is gone, at its next transfer (Stats
+ * ring_pinned), with every byte exact. The harness is rawproto.c.
+ */
+
+#include <sys/mman.h>
+
+#include "rawproto.h"
+#include "vcl_shm.h"
+
+#define SLOTS		4
+#define SLOT		(256u << 10)
+#define RING		(VCL_SHM_PAGE + SLOTS * SLOT)
+#define BUF		(2 * SLOT)
+
+#define R_CTX		1
+#define R_Q		2
+#define R_MEM		3
+
+/* A test ring: its fd and mapping. */
+struct ring {
+	int	 fd;
+	uint8_t	*base;
+};
+
+/* A sealed memfd ring naming the session of c, given to the server. */
+static int
+ring_give(struct ring *rg, struct conn *c)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__ShmRing	m = VCL__SHM_RING__INIT;
+	struct reply	rp;
+	int		st;
+
+	rg->base = MAP_FAILED;
+	if ((rg->fd = memfd_create("vcl-test-ring", MFD_CLOEXEC |
+	    MFD_ALLOW_SEALING)) == -1 || ftruncate(rg->fd, RING) != 0 ||
+	    fcntl(rg->fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
+	    F_SEAL_SEAL) != 0 || (rg->base = mmap(NULL, RING, PROT_READ |
+	    PROT_WRITE, MAP_SHARED, rg->fd, 0)) == MAP_FAILED) {
+		note("ring: %s", strerror(errno));
+		return (-1);
+	}
+	memcpy(rg->base, VCL_SHM_MAGIC, sizeof VCL_SHM_MAGIC);
+	memcpy(rg->base + sizeof VCL_SHM_MAGIC, c->nonce, c->nonce_len);
+	m.pid = (uint32_t)getpid();
+	m.fd = (uint32_t)rg->fd;
+	m.slots = SLOTS;
+	m.slot_size = SLOT;
+	r.call_case = VCL__REQUEST__CALL_SHM_RING;
+	r.shm_ring = &m;
+	if (call(c, &r, NULL, 0, &rp) != 0)
+		return (-1);
+	st = rp.r->status;
+	reply_free(&rp);
+	if (st != CL_SUCCESS)
+		note("ring refused: %d", st);
+	return (st == CL_SUCCESS ? 0 : -1);
+}
+
+/* Unmap and close a test ring. */
+static void
+ring_free(struct ring *rg)
+{
+	if (rg->base != MAP_FAILED)
+		munmap(rg->base, RING);
+	if (rg->fd != -1)
+		close(rg->fd);
+	rg->fd = -1;
+	rg->base = MAP_FAILED;
+}
+
+/* Slot i of a test ring. */
+static uint8_t *
+ring_slot(struct ring *rg, unsigned i)
+{
+	return (rg->base + VCL_SHM_PAGE + (size_t)i * SLOT);
+}
+
+/* A shared WriteBuffer (ReadBuffer if !write) on R_Q/R_MEM: its status. */
+static int
+xfer(struct conn *c, int write, uint64_t off, uint32_t slot)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__WriteBuffer	w = VCL__WRITE_BUFFER__INIT;
+	Vcl__ReadBuffer		rb = VCL__READ_BUFFER__INIT;
+	Vcl__Enqueue		e = VCL__ENQUEUE__INIT;
+	struct reply		rp;
+	int			st;
+
+	e.queue = R_Q;
+	if (write) {
+		w.q = &e;
+		w.mem = R_MEM;
+		w.offset = off;
+		w.size = SLOT;
+		w.has_shm_slot = 1;
+		w.shm_slot = slot;
+		r.call_case = VCL__REQUEST__CALL_WRITE_BUFFER;
+		r.write_buffer = &w;
+	} else {
+		rb.q = &e;
+		rb.mem = R_MEM;
+		rb.offset = off;
+		rb.size = SLOT;
+		rb.has_shm_slot = 1;
+		rb.shm_slot = slot;
+		r.call_case = VCL__REQUEST__CALL_READ_BUFFER;
+		r.read_buffer = &rb;
+	}
+	if (call(c, &r, NULL, 0, &rp) != 0)
+		return (1);
+	st = rp.bulk_len != 0 ? 2 : rp.r->status;
+	reply_free(&rp);
+	return (st);
+}
+
+/* Context, queue and a BUF-byte buffer (ids R_*). */
+static int
+objects(struct conn *c)
+{
+	return (create_context(c, R_CTX) != 0 || create_queue(c, R_Q,
+	    R_CTX) != 0 || create_buffer(c, R_MEM, R_CTX, BUF, NULL, 0) != 0 ?
+	    -1 : 0);
+}
+
+/* Two slots' pattern seed into the buffer and back: 0 if exact. */
+static int
+roundtrip(struct conn *c, struct ring *rg, unsigned seed)
+{
+	size_t		i;
+	unsigned	k;
+
+	for (k = 0; k < 2; k++) {
+		for (i = 0; i < SLOT; i++)
+			ring_slot(rg, k)[i] = (uint8_t)(i * 5 + k * 11 + seed);
+		if (xfer(c, 1, (uint64_t)k * SLOT, k) != CL_SUCCESS)
+			return (-1);
+	}
+	for (k = 0; k < 2; k++) {
+		memset(ring_slot(rg, 3 - k), 0xee, SLOT);
+		if (xfer(c, 0, (uint64_t)k * SLOT, 3 - k) != CL_SUCCESS)
+			return (-1);
+		for (i = 0; i < SLOT; i++)
+			if (ring_slot(rg, 3 - k)[i] !=
+			    (uint8_t)(i * 5 + k * 11 + seed))
+				return (-1);
+	}
+	return (0);
+}
+
+/* Poll Stats until ring_pinned is want; 0, or -1 with the last in *got. */
+static int
+wait_pinned(struct conn *c, uint64_t want, uint64_t *got)
+{
+	Vcl__StatsResult	st;
+	int			i;
+
+	*got = UINT64_MAX;
+	for (i = 0; i < STATS_POLLS; i++) {
+		if (stats(c, &st) != 0)
+			return (-1);
+		*got = st.has_ring_pinned ? st.ring_pinned : UINT64_MAX;
+		if (*got == want)
+			return (0);
+		poll_wait();
+	}
+	return (-1);
+}
+
+/*
+ * --max-pinned holds one ring. Session a's ring takes it; b's is refused
+ * (over the budget) while a lives; a goes; b's next transfers pin b's
+ * ring. A refusal for the budget was remembered for the pair's life: b
+ * stayed pageable although the budget was free.
+ */
+static void
+test_pin_budget_back(void)
+{
+	static const char *const args[] = { "--max-pinned", "1028K", NULL };
+	struct srv	 sv;
+	struct conn	 a, b, w;
+	struct ring	 ra = { -1, MAP_FAILED }, rb = { -1, MAP_FAILED };
+	uint64_t	 got = 0;
+	int		 ok;
+
+	_Static_assert(RING == 1028u << 10, "--max-pinned is one ring");
+	a.fd = b.fd = w.fd = -1;
+	if (!srv_start(&sv, "pin_budget_server", "127.0.0.1:0", args))
+		return;
+	if (!check("pin_budget_setup", conn_session(&a, &sv) == 0 &&
+	    conn_session(&b, &sv) == 0 && conn_session(&w, &sv) == 0 &&
+	    ring_give(&ra, &a) == 0 && ring_give(&rb, &b) == 0 &&
+	    objects(&a) == 0 && objects(&b) == 0,
+	    "no sessions, rings or objects"))
+		goto out;
+	ok = roundtrip(&a, &ra, 1) == 0 && wait_pinned(&w, RING, &got) == 0;
+	check("pin_budget_first", ok, "the first ring: ring_pinned %llu",
+	    (unsigned long long)got);
+	ok = roundtrip(&b, &rb, 2) == 0 && wait_pinned(&w, RING, &got) == 0;
+	check("pin_budget_second_refused", ok,
+	    "the second ring over the budget: ring_pinned %llu",
+	    (unsigned long long)got);
+	conn_close(&a);
+	ok = wait_pinned(&w, 0, &got) == 0;
+	check("pin_budget_freed", ok, "ring_pinned %llu after the session "
+	    "closed", (unsigned long long)got);
+	ok = roundtrip(&b, &rb, 3) == 0 && wait_pinned(&w, RING, &got) == 0;
+	check("pin_budget_back", ok, "the budget is free, yet the other "
+	    "session's ring stays pageable: ring_pinned %llu",
+	    (unsigned long long)got);
+out:
+	conn_close(&a);
+	conn_close(&b);
+	conn_close(&w);
+	ring_free(&ra);
+	ring_free(&rb);
+	srv_stop(&sv, "pin_budget_server_stop");
+}
+
+static const struct test tests[] = {
+	{ "pin_budget_back",	test_pin_budget_back,	60 },
+};
+
+int
+main(int argc, char **argv)
+{
+	return (rawproto_main(argc, argv, tests, sizeof tests / sizeof tests[0]));
+}
