@@ -23,6 +23,8 @@
 #define R_CTX		1
 #define R_Q		2
 #define R_MEM		3
+#define R_BIG		4
+#define BIG		(1u << 20)	/* a pinned staging block's size */
 
 /* A test ring: its fd and mapping. */
 struct ring {
@@ -225,8 +227,92 @@ out:
 	srv_stop(&sv, "pin_budget_server_stop");
 }
 
+/* An inband WriteBuffer of BIG bytes into R_BIG, then a Finish: its status. */
+static int
+write_big(struct conn *c)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT, f = VCL__REQUEST__INIT;
+	Vcl__WriteBuffer	w = VCL__WRITE_BUFFER__INIT;
+	Vcl__Finish		fm = VCL__FINISH__INIT;
+	Vcl__Enqueue		e = VCL__ENQUEUE__INIT;
+	struct reply		rp;
+	uint8_t			*b;
+	int			st = 1;
+
+	if ((b = malloc(BIG)) == NULL)
+		return (1);
+	memset(b, 0x5a, BIG);
+	e.queue = R_Q;
+	w.q = &e;
+	w.mem = R_BIG;
+	w.offset = 0;
+	w.size = BIG;
+	r.call_case = VCL__REQUEST__CALL_WRITE_BUFFER;
+	r.write_buffer = &w;
+	fm.queue = R_Q;
+	f.call_case = VCL__REQUEST__CALL_FINISH;
+	f.finish = &fm;
+	if (send_req(c, &r, b, BIG) == 0 && call(c, &f, NULL, 0, &rp) == 0) {
+		st = rp.r->status;
+		reply_free(&rp);
+	}
+	if (st != CL_SUCCESS)
+		note("write of %u bytes: %d", BIG, st);
+	free(b);
+	return (st);
+}
+
+/*
+ * Session a's write leaves a pinned staging block of BIG bytes free in
+ * its context, for its next transfers; with it, b's ring is over
+ * --max-pinned. The free block goes for the ring. It stayed: only a's own
+ * transfers took a's free blocks back, and b's ring stayed pageable while
+ * a lived.
+ */
+static void
+test_pin_idle_gives_way(void)
+{
+	static const char *const args[] = { "--max-pinned", "1028K", NULL };
+	struct srv		 sv;
+	struct conn		 a, b, w;
+	struct ring		 rb = { -1, MAP_FAILED };
+	Vcl__StatsResult	 st;
+	uint64_t		 got = 0;
+	int			 i, ok = 0;
+
+	a.fd = b.fd = w.fd = -1;
+	if (!srv_start(&sv, "pin_idle_server", "127.0.0.1:0", args))
+		return;
+	if (!check("pin_idle_setup", conn_session(&a, &sv) == 0 &&
+	    conn_session(&b, &sv) == 0 && conn_session(&w, &sv) == 0 &&
+	    objects(&a) == 0 && create_buffer(&a, R_BIG, R_CTX, BIG, NULL,
+	    0) == 0 && write_big(&a) == CL_SUCCESS && ring_give(&rb, &b) ==
+	    0 && objects(&b) == 0, "no sessions, ring, objects or write"))
+		goto out;
+	/* a's block is free once the loop completed a's write: poll. */
+	for (i = 0; i < STATS_POLLS && !ok; i++) {
+		if (roundtrip(&b, &rb, (unsigned)i) != 0)
+			break;
+		if (stats(&w, &st) != 0)
+			break;
+		got = st.has_ring_pinned ? st.ring_pinned : UINT64_MAX;
+		if (!(ok = got == RING))
+			poll_wait();
+	}
+	check("pin_idle_gives_way", ok, "another session's free staging "
+	    "keeps the ring pageable: ring_pinned %llu",
+	    (unsigned long long)got);
+out:
+	conn_close(&a);
+	conn_close(&b);
+	conn_close(&w);
+	ring_free(&rb);
+	srv_stop(&sv, "pin_idle_server_stop");
+}
+
 static const struct test tests[] = {
 	{ "pin_budget_back",	test_pin_budget_back,	60 },
+	{ "pin_idle_gives_way",	test_pin_idle_gives_way, 60 },
 };
 
 int
