@@ -310,9 +310,191 @@ out:
 	srv_stop(&sv, "pin_idle_server_stop");
 }
 
+/* Append v as a varint at p: its length. */
+static size_t
+put_varint(uint8_t *p, uint64_t v)
+{
+	size_t	n = 0;
+
+	while (v >= 0x80) {
+		p[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	p[n++] = (uint8_t)v;
+	return (n);
+}
+
+/*
+ * Send a frame: Request{seq, ndrange{q{queue R_Q, wait ev (0: none)},
+ * kernel 99, work_dim 1, global 1, nargs x KernelArg{index 0, VALUE}}},
+ * encoded by hand: six bytes an argument, which protobuf-c unpacks into
+ * a struct and a pointer of about a hundred bytes.
+ */
+static int
+send_many_args(struct conn *c, size_t nargs, uint64_t ev)
+{
+	static const uint8_t	 arg[] = { 0x3a, 0x04, 0x08, 0x00, 0x10, 0x00 };
+	uint8_t			 q[32], hd[64], *m;
+	size_t			 nq = 0, nh = 0, body, off, i;
+	int			 rc;
+
+	q[nq++] = 0x08;					/* queue */
+	nq += put_varint(q + nq, R_Q);
+	if (ev != 0) {
+		q[nq++] = 0x18;				/* wait */
+		nq += put_varint(q + nq, ev);
+	}
+	body = 2 + nq + 2 + 2 + 2 + nargs * sizeof arg;
+	hd[nh++] = 0x08;				/* seq */
+	nh += put_varint(hd + nh, ++c->seq);
+	hd[nh++] = 0xca;				/* ndrange: 25 */
+	hd[nh++] = 0x01;
+	nh += put_varint(hd + nh, body);
+	hd[nh++] = 0x0a;				/* q */
+	hd[nh++] = (uint8_t)nq;
+	memcpy(hd + nh, q, nq);
+	nh += nq;
+	memcpy(hd + nh, "\x10\x63\x18\x01\x28\x01", 6);	/* kernel, dim, global */
+	nh += 6;
+	if ((m = malloc(VCL_FRAME_HDR_LEN + nh + nargs * sizeof arg)) == NULL)
+		return (-1);
+	vcl_frame_encode(m, (uint32_t)(nh + nargs * sizeof arg), 0);
+	memcpy(m + VCL_FRAME_HDR_LEN, hd, nh);
+	off = VCL_FRAME_HDR_LEN + nh;
+	for (i = 0; i < nargs; i++, off += sizeof arg)
+		memcpy(m + off, arg, sizeof arg);
+	rc = send_raw(c, m, off);
+	free(m);
+	return (rc);
+}
+
+/* Finish{R_Q}: its status, 1 when the server closed the session. */
+static int
+finish(struct conn *c)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__Finish	f = VCL__FINISH__INIT;
+	struct reply	rp;
+	int		st;
+
+	f.queue = R_Q;
+	r.call_case = VCL__REQUEST__CALL_FINISH;
+	r.finish = &f;
+	if ((st = call(c, &r, NULL, 0, &rp)) != 0)
+		return (st);
+	st = rp.r->status;
+	reply_free(&rp);
+	return (st);
+}
+
+/* The server's peak resident bytes so far (VmHWM), 0 if unknown. */
+static uint64_t
+peak_rss(const struct srv *sv)
+{
+	char		 path[64], line[256];
+	unsigned long	 kb = 0;
+	FILE		*f;
+
+	snprintf(path, sizeof path, "/proc/%d/status", (int)sv->pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return (0);
+	while (fgets(line, sizeof line, f) != NULL)
+		if (sscanf(line, "VmHWM: %lu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return ((uint64_t)kb << 10);
+}
+
+#define DEC_LIMIT	"64M"		/* --max-session-bytes */
+#define DEC_ARGS	(1500u * 1000)	/* 9 MB on the wire, 140 MB decoded */
+
+/*
+ * A launch of DEC_ARGS arguments, nine megabytes on the wire, decodes
+ * into well over the session's 64 MiB: the session is closed, not let
+ * make the server allocate what it may not hold. It was decoded whole
+ * (sixteen times its size: one 64 MiB frame made a gigabyte) and run.
+ */
+static void
+test_decode_budget(void)
+{
+	static const char *const args[] = { "--max-session-bytes", DEC_LIMIT,
+	    NULL };
+	struct srv	 sv;
+	struct conn	 c;
+	int		 st;
+
+	c.fd = -1;
+	if (!srv_start(&sv, "decode_server", "127.0.0.1:0", args))
+		return;
+	if (!check("decode_setup", conn_session(&c, &sv) == 0 &&
+	    create_context(&c, R_CTX) == 0 && create_queue(&c, R_Q,
+	    R_CTX) == 0 && finish(&c) == CL_SUCCESS, "no session"))
+		goto out;
+	st = send_many_args(&c, DEC_ARGS, 0) != 0 ? 1 : finish(&c);
+	note("server peak resident: %llu MiB",
+	    (unsigned long long)(peak_rss(&sv) >> 20));
+	check("decode_over_budget_closes", st == 1, "a request decoding "
+	    "into more than the session may hold was taken (finish: %d)", st);
+	check("decode_server_serves", srv_alive(&sv), "server died: %s",
+	    srv_how(&sv));
+out:
+	conn_close(&c);
+	srv_stop(&sv, "decode_server_stop");
+}
+
+#define HELD_ARGS	(300u * 1000)	/* 1.8 MB on the wire, 28 MB decoded */
+#define R_UE		5
+
+/*
+ * Launches of HELD_ARGS arguments held behind a user event nobody sets:
+ * each holds what it decoded, and is charged that. The third is over
+ * the session's 64 MiB and closes it. Each was charged its size on the
+ * wire, a sixteenth: a session held sixteen times its limit.
+ */
+static void
+test_held_decoded(void)
+{
+	static const char *const args[] = { "--max-session-bytes", DEC_LIMIT,
+	    NULL };
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__CreateUserEvent	ue = VCL__CREATE_USER_EVENT__INIT;
+	Vcl__StatsResult	st;
+	struct srv		sv;
+	struct conn		c;
+	int			i, rc = 0;
+
+	c.fd = -1;
+	if (!srv_start(&sv, "held_server", "127.0.0.1:0", args))
+		return;
+	ue.id = R_UE;
+	ue.context = R_CTX;
+	r.call_case = VCL__REQUEST__CALL_CREATE_USER_EVENT;
+	r.create_user_event = &ue;
+	if (!check("held_setup", conn_session(&c, &sv) == 0 &&
+	    create_context(&c, R_CTX) == 0 && create_queue(&c, R_Q,
+	    R_CTX) == 0 && send_req(&c, &r, NULL, 0) == 0 &&
+	    finish(&c) == CL_SUCCESS, "no session"))
+		goto out;
+	for (i = 0; i < 3 && rc == 0; i++)
+		rc = send_many_args(&c, HELD_ARGS, R_UE);
+	/* Stats is answered at once, held requests or not. */
+	rc = rc != 0 ? 1 : stats(&c, &st) != 0 ? 1 : 0;
+	note("server peak resident: %llu MiB",
+	    (unsigned long long)(peak_rss(&sv) >> 20));
+	check("held_over_budget_closes", rc == 1, "held requests holding "
+	    "more than the session's memory limit were taken");
+	check("held_server_serves", srv_alive(&sv), "server died: %s",
+	    srv_how(&sv));
+out:
+	conn_close(&c);
+	srv_stop(&sv, "held_server_stop");
+}
+
 static const struct test tests[] = {
 	{ "pin_budget_back",	test_pin_budget_back,	60 },
 	{ "pin_idle_gives_way",	test_pin_idle_gives_way, 60 },
+	{ "decode_budget",	test_decode_budget,	60 },
+	{ "held_decoded",	test_held_decoded,	60 },
 };
 
 int
