@@ -490,11 +490,224 @@ out:
 	srv_stop(&sv, "held_server_stop");
 }
 
+/* Listen on 127.0.0.1, port 0. Returns the fd (port in port) or -1. */
+static int
+fake_listen(char *port, size_t len)
+{
+	struct sockaddr_in	sin;
+	socklen_t		sl = sizeof sin;
+	int			fd;
+
+	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return (-1);
+	memset(&sin, 0, sizeof sin);
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(fd, (struct sockaddr *)&sin, sizeof sin) != 0 ||
+	    listen(fd, 4) != 0 ||
+	    getsockname(fd, (struct sockaddr *)&sin, &sl) != 0) {
+		close(fd);
+		return (-1);
+	}
+	snprintf(port, len, "%u", ntohs(sin.sin_port));
+	return (fd);
+}
+
+/* Send one ToClient frame on fd. */
+static int
+fake_send(int fd, Vcl__ToClient *tc)
+{
+	struct vcl_buf	b = { NULL, 0, 0 };
+	struct iovec	iov;
+	int		rc = -1;
+
+	if (vcl_buf_pack(&b, &tc->base, 0) == 0) {
+		iov.iov_base = b.data;
+		iov.iov_len = b.len;
+		rc = vcl_io_writev_full(fd, &iov, 1);
+	}
+	vcl_buf_free(&b);
+	return (rc);
+}
+
+/* Read and drop one frame (its message; no bulk expected). */
+static int
+fake_drop(int fd)
+{
+	struct vcl_frame_limits	 lim = { 1u << 20, 0 };
+	struct vcl_frame_hdr	 hdr;
+	uint8_t			 h[VCL_FRAME_HDR_LEN], *msg;
+	const char		*why;
+	int			 rc;
+
+	if (read_n(fd, h, sizeof h) != 0 ||
+	    vcl_frame_decode(h, &lim, &hdr, &why) != 0 ||
+	    (msg = malloc(hdr.msg_len + 1)) == NULL)
+		return (-1);
+	rc = read_n(fd, msg, hdr.msg_len);
+	free(msg);
+	return (rc);
+}
+
+/*
+ * Be the other server of a's peer link (a's first connection to lfd):
+ * greet, take its Hello, welcome it naming transport tp and why.
+ */
+static int
+fake_peer(int lfd, const char *tp, const char *why)
+{
+	Vcl__ToClient		 tc = VCL__TO_CLIENT__INIT;
+	Vcl__Greeting		 g = VCL__GREETING__INIT;
+	Vcl__Reply		 r = VCL__REPLY__INIT;
+	Vcl__Welcome		 w = VCL__WELCOME__INIT;
+	Vcl__TransportOffer	 o = VCL__TRANSPORT_OFFER__INIT;
+	struct timeval		 tv = { RECV_TIMEOUT_S, 0 };
+	struct pollfd		 pfd;
+	uint8_t			 nonce[32];
+	int			 fd, rc = -1;
+
+	pfd.fd = lfd;
+	pfd.events = POLLIN;
+	if (poll(&pfd, 1, RECV_TIMEOUT_S * 1000) != 1 ||
+	    (fd = accept(lfd, NULL, NULL)) < 0)
+		return (-1);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	memset(nonce, 7, sizeof nonce);
+	g.version = VCL_PROTOCOL_VERSION;
+	g.nonce.data = nonce;
+	g.nonce.len = sizeof nonce;
+	g.auth_required = 0;
+	tc.greeting = &g;
+	if (fake_send(fd, &tc) != 0 || fake_drop(fd) != 0)
+		goto out;
+	o.name = (char *)tp;
+	w.node_name = "fake";
+	w.transport = &o;
+	w.transport_why = (char *)why;
+	r.seq = 1;
+	r.status = CL_SUCCESS;
+	r.result_case = VCL__REPLY__RESULT_WELCOME;
+	r.welcome = &w;
+	tc = (Vcl__ToClient)VCL__TO_CLIENT__INIT;
+	tc.reply = &r;
+	rc = fake_send(fd, &tc);
+out:
+	if (rc != 0) {
+		close(fd);
+		return (-1);
+	}
+	return (fd);
+}
+
+/* Whether s has a byte a terminal or a log line would take as control. */
+static int
+has_control(const char *s)
+{
+	for (; *s != '\0'; s++)
+		if ((unsigned char)*s < 0x20 || (unsigned char)*s > 0x7e)
+			return (1);
+	return (0);
+}
+
+/*
+ * The reason of c's server's ready peer link to addr, into why: 1, 0 when
+ * there is none yet, -1.
+ */
+static int
+link_why(struct conn *c, const char *addr, char *why, size_t len)
+{
+	Vcl__Request		 r = VCL__REQUEST__INIT;
+	Vcl__Stats		 m = VCL__STATS__INIT;
+	const Vcl__StatsResult	*st;
+	struct reply		 rp;
+	size_t			 i;
+	int			 found = 0;
+
+	r.call_case = VCL__REQUEST__CALL_STATS;
+	r.stats = &m;
+	if (call(c, &r, NULL, 0, &rp) != 0)
+		return (-1);
+	if ((st = rp.r->stats) != NULL)
+		for (i = 0; i < st->n_peer_links && !found; i++)
+			if (strcmp(st->peer_links[i]->address, addr) == 0 &&
+			    st->peer_links[i]->ready &&
+			    st->peer_links[i]->why != NULL) {
+				snprintf(why, len, "%s", st->peer_links[i]->why);
+				found = 1;
+			}
+	reply_free(&rp);
+	return (found);
+}
+
+/*
+ * A server that a's peer link reaches (a migration's destination) names
+ * a transport of escape sequences and a line break in its Welcome. The
+ * link's reason in a's Stats (what `vcl stats` prints) must be printable,
+ * as the other end's own reason is made. It was the name as sent.
+ */
+static void
+test_peer_words(void)
+{
+	static const char	 evil[] = "zz\n\033[2Jvclserver: forged";
+	Vcl__Request		 r = VCL__REQUEST__INIT;
+	Vcl__MigrateOut		 mo = VCL__MIGRATE_OUT__INIT;
+	Vcl__PeerDest		 d = VCL__PEER_DEST__INIT;
+	struct srv		 sv;
+	struct conn		 c;
+	char			 port[16], addr[64], why[160] = "";
+	size_t			 i;
+	int			 lfd, pfd = -1, k, found = 0, bad;
+
+	c.fd = -1;
+	if ((lfd = fake_listen(port, sizeof port)) == -1) {
+		check("peer_words_listen", 0, "%s", strerror(errno));
+		return;
+	}
+	snprintf(addr, sizeof addr, "127.0.0.1:%s", port);
+	if (!srv_start(&sv, "peer_words_server", "127.0.0.1:0", NULL))
+		goto out;
+	if (!check("peer_words_setup", conn_session(&c, &sv) == 0 &&
+	    objects(&c) == 0 && finish(&c) == CL_SUCCESS, "no session"))
+		goto out;
+	d.addr = addr;
+	d.session = 1;
+	d.key = 2;
+	mo.context = R_CTX;
+	mo.mem = R_MEM;
+	mo.size = 4096;
+	mo.dest = &d;
+	mo.transfer = 1;
+	r.call_case = VCL__REQUEST__CALL_MIGRATE_OUT;
+	r.migrate_out = &mo;
+	if (!check("peer_words_link", send_req(&c, &r, NULL, 0) == 0 &&
+	    (pfd = fake_peer(lfd, evil, "fine")) != -1, "no peer link came"))
+		goto out;
+	/* The Welcome is read on a's loop: poll its Stats for the link. */
+	for (k = 0; k < STATS_POLLS && (found = link_why(&c, addr, why,
+	    sizeof why)) == 0; k++)
+		poll_wait();
+	check("peer_words_ready", found == 1, "no ready link to %s in Stats",
+	    addr);
+	bad = has_control(why);
+	for (i = 0; why[i] != '\0'; i++)
+		if ((unsigned char)why[i] < 0x20)
+			why[i] = '?';
+	check("peer_words_printable", found == 1 && !bad, "the link's reason "
+	    "holds the peer's control bytes: %s", why);
+out:
+	if (pfd != -1)
+		close(pfd);
+	close(lfd);
+	conn_close(&c);
+	srv_stop(&sv, "peer_words_server_stop");
+}
+
 static const struct test tests[] = {
 	{ "pin_budget_back",	test_pin_budget_back,	60 },
 	{ "pin_idle_gives_way",	test_pin_idle_gives_way, 60 },
 	{ "decode_budget",	test_decode_budget,	60 },
 	{ "held_decoded",	test_held_decoded,	60 },
+	{ "peer_words",		test_peer_words,	60 },
 };
 
 int
