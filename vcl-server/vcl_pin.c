@@ -315,7 +315,7 @@ struct vcl_pinwrap {
 	cl_mem			 mem;		/* NULL: refused, pageable */
 	size_t			 bytes;		/* charged */
 	int			 refs;		/* the ring's, and copies' */
-	unsigned		 over:1;	/* refused for the budget only */
+	unsigned		 over:1;	/* refused for the budget */
 	struct vcl_pinwrap	*next;
 };
 

@@ -36,7 +36,7 @@
 #define VCL_ARENA_SIZE		(16u << 10)	/* decoded requests, see below */
 #define VCL_PREAUTH_MAX		(64u << 10)	/* frame size before Hello */
 #define VCL_READ_BUDGET		(16u << 20)	/* bulk bytes per read callback */
-#define VCL_DECODE_MIN		(64u << 10)	/* a request's decode, always */
+#define VCL_DECODE_MIN		(64u << 10)	/* a decode's least budget */
 
 static void	vcl_session_read_cb(evutil_socket_t, short, void *);
 static void	vcl_session_write_cb(evutil_socket_t, short, void *);

@@ -1,4 +1,4 @@
-/* adversary_test.c - one session's use of shared resources against another's. */
+/* adversary_test.c - what hostile sessions and peers make the server do. */
 
 /*
  * usage: adversary_test VCLSERVER
@@ -231,7 +231,8 @@ out:
 static int
 write_big(struct conn *c)
 {
-	Vcl__Request		r = VCL__REQUEST__INIT, f = VCL__REQUEST__INIT;
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__Request		f = VCL__REQUEST__INIT;
 	Vcl__WriteBuffer	w = VCL__WRITE_BUFFER__INIT;
 	Vcl__Finish		fm = VCL__FINISH__INIT;
 	Vcl__Enqueue		e = VCL__ENQUEUE__INIT;
@@ -333,7 +334,7 @@ put_varint(uint8_t *p, uint64_t v)
 static int
 send_many_args(struct conn *c, size_t nargs, uint64_t ev)
 {
-	static const uint8_t	 arg[] = { 0x3a, 0x04, 0x08, 0x00, 0x10, 0x00 };
+	static const uint8_t	 arg[] = { 0x3a, 4, 0x08, 0, 0x10, 0 };
 	uint8_t			 q[32], hd[64], *m;
 	size_t			 nq = 0, nh = 0, body, off, i;
 	int			 rc;
@@ -354,7 +355,8 @@ send_many_args(struct conn *c, size_t nargs, uint64_t ev)
 	hd[nh++] = (uint8_t)nq;
 	memcpy(hd + nh, q, nq);
 	nh += nq;
-	memcpy(hd + nh, "\x10\x63\x18\x01\x28\x01", 6);	/* kernel, dim, global */
+	/* kernel 99, work_dim 1, global 1 */
+	memcpy(hd + nh, "\x10\x63\x18\x01\x28\x01", 6);
 	nh += 6;
 	if ((m = malloc(VCL_FRAME_HDR_LEN + nh + nargs * sizeof arg)) == NULL)
 		return (-1);
@@ -406,7 +408,7 @@ peak_rss(const struct srv *sv)
 }
 
 #define DEC_LIMIT	"64M"		/* --max-session-bytes */
-#define DEC_ARGS	(1500u * 1000)	/* 9 MB on the wire, 140 MB decoded */
+#define DEC_ARGS	(1500u * 1000)	/* 9 MB sent, 140 MB decoded */
 
 /*
  * A launch of DEC_ARGS arguments, nine megabytes on the wire, decodes
@@ -442,7 +444,7 @@ out:
 	srv_stop(&sv, "decode_server_stop");
 }
 
-#define HELD_ARGS	(300u * 1000)	/* 1.8 MB on the wire, 28 MB decoded */
+#define HELD_ARGS	(300u * 1000)	/* 1.8 MB sent, 28 MB decoded */
 #define R_UE		5
 
 /*
@@ -632,7 +634,8 @@ link_why(struct conn *c, const char *addr, char *why, size_t len)
 			if (strcmp(st->peer_links[i]->address, addr) == 0 &&
 			    st->peer_links[i]->ready &&
 			    st->peer_links[i]->why != NULL) {
-				snprintf(why, len, "%s", st->peer_links[i]->why);
+				snprintf(why, len, "%s",
+				    st->peer_links[i]->why);
 				found = 1;
 			}
 	reply_free(&rp);
@@ -713,5 +716,6 @@ static const struct test tests[] = {
 int
 main(int argc, char **argv)
 {
-	return (rawproto_main(argc, argv, tests, sizeof tests / sizeof tests[0]));
+	return (rawproto_main(argc, argv, tests,
+	    sizeof tests / sizeof tests[0]));
 }

@@ -1,4 +1,4 @@
-/* adversary_ucx_test.c - a hostile peer's transport offers, with a real UCX worker. */
+/* adversary_ucx_test.c - a hostile peer's transport offers (real UCX). */
 
 /*
  * usage: adversary_ucx_test VCLSERVER
@@ -88,5 +88,6 @@ static const struct test tests[] = {
 int
 main(int argc, char **argv)
 {
-	return (rawproto_main(argc, argv, tests, sizeof tests / sizeof tests[0]));
+	return (rawproto_main(argc, argv, tests,
+	    sizeof tests / sizeof tests[0]));
 }
