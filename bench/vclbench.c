@@ -36,6 +36,7 @@
 #define BENCH_TCP_BULK		1
 #define BENCH_TCP_PING		2
 #define BENCH_TCP_QUIT		3
+#define BENCH_TCP_BULK_FULL	4	/* into a buffer of the bulk's size */
 
 /* Transfer sizes, shared by the OpenCL and the raw TCP bandwidth tables. */
 static const size_t bench_sizes[BENCH_NSIZES] = {
@@ -115,6 +116,7 @@ struct bench_tcp {
 	struct bench_stat rtt_us;
 	int		 have[BENCH_NSIZES];
 	double		 gbs[BENCH_NSIZES];
+	double		 full_gbs[BENCH_NSIZES];	/* BENCH_TCP_BULK_FULL */
 };
 
 /* A command from the sender to the receiver thread. */
@@ -510,8 +512,8 @@ bench_tcp_receiver(void *arg)
 {
 	struct bench_tcp	*tcp = arg;
 	struct bench_tcp_cmd	 cmd;
-	unsigned char		*buf;
-	uint64_t		 left, i;
+	unsigned char		*buf, *full = NULL;
+	uint64_t		 left, i, fsize = 0;
 	ssize_t			 n;
 	char			 b;
 
@@ -520,10 +522,21 @@ bench_tcp_receiver(void *arg)
 		bench_read_full(tcp->rfd, &cmd, sizeof cmd);
 		if (cmd.op == BENCH_TCP_QUIT)
 			break;
-		if (cmd.op == BENCH_TCP_BULK) {
+		if (cmd.op == BENCH_TCP_BULK_FULL && cmd.arg > fsize) {
+			/* Touched once, as an application's buffer is. */
+			free(full);
+			full = bench_xmalloc(cmd.arg);
+			memset(full, 0, cmd.arg);
+			fsize = cmd.arg;
+		}
+		if (cmd.op == BENCH_TCP_BULK || cmd.op == BENCH_TCP_BULK_FULL) {
 			for (left = cmd.arg; left > 0; left -= n) {
-				n = read(tcp->rfd, buf, left < BENCH_CHUNK ?
-				    left : BENCH_CHUNK);
+				if (cmd.op == BENCH_TCP_BULK_FULL)
+					n = read(tcp->rfd, full + (cmd.arg -
+					    left), left);
+				else
+					n = read(tcp->rfd, buf, left <
+					    BENCH_CHUNK ? left : BENCH_CHUNK);
 				if (n == -1 && errno == EINTR) {
 					n = 0;
 					continue;
@@ -542,6 +555,7 @@ bench_tcp_receiver(void *arg)
 			bench_fatal("tcp receiver: bad command %u", cmd.op);
 	}
 	free(buf);
+	free(full);
 	return (NULL);
 }
 
@@ -611,14 +625,21 @@ bench_tcp_close(struct bench_tcp *tcp)
 	close(tcp->rfd);
 }
 
-/* Sends size bytes and waits for the receiver's ack; returns seconds taken. */
+/*
+ * Sends size bytes and waits for the receiver's ack; returns seconds taken.
+ * The receiver reads them into a 4 MiB buffer of its own, again and again,
+ * or (full) into a buffer of size bytes, as a read's destination is.
+ */
 static double
-bench_tcp_bulk(struct bench_tcp *tcp, const unsigned char *src, size_t size)
+bench_tcp_bulk(struct bench_tcp *tcp, const unsigned char *src, size_t size,
+    int full)
 {
 	struct bench_tcp_cmd	cmd = { BENCH_TCP_BULK, 0, size };
 	double			t0;
 	char			ack;
 
+	if (full)
+		cmd.op = BENCH_TCP_BULK_FULL;
 	bench_write_full(tcp->sfd, &cmd, sizeof cmd);
 	t0 = bench_now();
 	bench_write_full(tcp->sfd, src, size);
@@ -758,12 +779,13 @@ bench_run_size(struct bench_tcp *tcp, struct bench_cl *cl, int ncl,
 {
 	cl_mem	 buf[2] = { NULL, NULL };
 	cl_int	 err;
-	double	*tt, *tw[2], *tr[2], t0;
+	double	*tt, *tf, *tw[2], *tr[2], t0;
 	size_t	 size = bench_sizes[s];
 	int	 reps = plan->reps[s], i, c, k, n, done, blk, j;
 
 	bench_note("bandwidth at %s", bench_size_names[s]);
 	tt = bench_xmalloc(reps * sizeof *tt);
+	tf = bench_xmalloc(reps * sizeof *tf);
 	for (c = 0; c < ncl; c++) {
 		tw[c] = bench_xmalloc(reps * sizeof *tw[c]);
 		tr[c] = bench_xmalloc(reps * sizeof *tr[c]);
@@ -781,14 +803,19 @@ bench_run_size(struct bench_tcp *tcp, struct bench_cl *cl, int ncl,
 			bench_fatal("%c: data read back at %s differs from "
 			    "data written", cl[c].role, bench_size_names[s]);
 	}
-	bench_tcp_bulk(tcp, src, size);
+	bench_tcp_bulk(tcp, src, size, 0);
+	bench_tcp_bulk(tcp, src, size, 1);
 
 	for (i = 0; i < reps; i++) {
-		for (k = 0; k <= ncl; k++) {
-			c = (i + k) % (ncl + 1);
-			if (c == ncl) {
-				tt[i] = (double)size /
-				    bench_tcp_bulk(tcp, src, size) / 1e9;
+		for (k = 0; k <= ncl + 1; k++) {
+			c = (i + k) % (ncl + 2);
+			if (c >= ncl) {
+				t0 = (double)size / bench_tcp_bulk(tcp, src,
+				    size, c > ncl) / 1e9;
+				if (c > ncl)
+					tf[i] = t0;
+				else
+					tt[i] = t0;
 				continue;
 			}
 			if (buf[c] == NULL)
@@ -813,6 +840,7 @@ bench_run_size(struct bench_tcp *tcp, struct bench_cl *cl, int ncl,
 		}
 	}
 	tcp->gbs[s] = bench_median(tt, reps);
+	tcp->full_gbs[s] = bench_median(tf, reps);
 	tcp->have[s] = 1;
 	for (c = 0; c < ncl; c++) {
 		if (buf[c] == NULL)
@@ -851,6 +879,7 @@ bench_run_size(struct bench_tcp *tcp, struct bench_cl *cl, int ncl,
 		free(tr[c]);
 	}
 	free(tt);
+	free(tf);
 }
 
 /* Prints the raw TCP section. */
@@ -865,12 +894,17 @@ bench_print_tcp(const struct bench_tcp *tcp, const struct bench_plan *plan)
 	    "p90 %.1f)\n", plan->lat_iters, tcp->rtt_us.med, tcp->rtt_us.p10,
 	    tcp->rtt_us.p90);
 	bench_csv_row("tcp_rtt", 1, "tcp", tcp->rtt_us.med, "us");
-	printf("  one-way bandwidth, write() loop until 1-byte ack, median:\n");
+	printf("  one-way bandwidth, write() loop until 1-byte ack, median; "
+	    "the receiver reads\n  into a 4 MiB buffer again and again "
+	    "(raw TCP), or into one of the bulk's size (full):\n");
 	for (s = 0; s < plan->nsizes; s++) {
-		printf("    %-8s %4d reps  %10.2f GB/s\n", bench_size_names[s],
-		    plan->reps[s], tcp->gbs[s]);
+		printf("    %-8s %4d reps  %10.2f GB/s  full %10.2f GB/s\n",
+		    bench_size_names[s], plan->reps[s], tcp->gbs[s],
+		    tcp->full_gbs[s]);
 		bench_csv_row("tcp_bw", bench_sizes[s], "tcp", tcp->gbs[s],
 		    "GB/s");
+		bench_csv_row("tcp_bw_full", bench_sizes[s], "tcp",
+		    tcp->full_gbs[s], "GB/s");
 	}
 	printf("\n");
 }
@@ -984,7 +1018,8 @@ bench_print_bw(const char *title, const char *section, struct bench_cl *cl,
 	printf("  %-8s %5s %10s", "size", "reps", "A");
 	if (ncl == 2)
 		printf(" %10s %10s", "B", "B/A");
-	printf(" %10s %10s\n", "raw TCP", ncl == 2 ? "B/TCP" : "A/TCP");
+	printf(" %10s %10s %10s %10s\n", "raw TCP", ncl == 2 ? "B/TCP" :
+	    "A/TCP", "full", ncl == 2 ? "B/full" : "A/full");
 	for (s = 0; s < plan->nsizes; s++) {
 		printf("  %-8s %5d", bench_size_names[s], plan->reps[s]);
 		for (i = 0; i < ncl; i++) {
@@ -1006,10 +1041,18 @@ bench_print_bw(const char *title, const char *section, struct bench_cl *cl,
 		}
 		printf(" %10.2f", tcp->gbs[s]);
 		if (last->r.have[s]) {
-			printf(" %10s\n", bench_ratio(rbuf, sizeof rbuf,
+			printf(" %10s", bench_ratio(rbuf, sizeof rbuf,
 			    v[ncl - 1][s] / tcp->gbs[s]));
 			bench_csv_row(section, bench_sizes[s], label[ncl - 1],
 			    v[ncl - 1][s] / tcp->gbs[s], "x_tcp");
+		} else
+			printf(" %10s", "-");
+		printf(" %10.2f", tcp->full_gbs[s]);
+		if (last->r.have[s]) {
+			printf(" %10s\n", bench_ratio(rbuf, sizeof rbuf,
+			    v[ncl - 1][s] / tcp->full_gbs[s]));
+			bench_csv_row(section, bench_sizes[s], label[ncl - 1],
+			    v[ncl - 1][s] / tcp->full_gbs[s], "x_tcp_full");
 		} else
 			printf(" %10s\n", "-");
 	}

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vcl_bulk.h"
 #include "vcl_client.h"
 #include "vcl_coherence.h"
 #include "vcl_conn.h"
@@ -19,7 +20,6 @@
 #include "vcl_mem.h"
 #include "vcl_object.h"
 #include "vcl_platform.h"
-#include "vcl_shm.h"
 
 #define VCL_MEM_ACCESS	(CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY |	\
 	CL_MEM_READ_ONLY)
@@ -698,11 +698,7 @@ vcl_read(cl_command_queue q, cl_mem mem, cl_bool blocking, size_t offset,
 	req.call_case = VCL__REQUEST__CALL_READ_BUFFER;
 	req.read_buffer = &m;
 	if (blocking) {
-		if (vcl_shm_usable(node, q, size))
-			err = vcl_shm_read(node, &req, &m, ptr);
-		else
-			err = vcl_node_call(node, &req, NULL, 0, ptr, size,
-			    NULL);
+		err = vcl_bulk_pick(node, q, size)->read(node, &req, &m, ptr);
 		vcl_enq_finish(&enq, err == CL_DEVICE_NOT_AVAILABLE ? err :
 		    CL_SUCCESS, &ev);
 		/* The event's notification is right behind the reply. */
@@ -772,10 +768,7 @@ vcl_write(cl_command_queue q, cl_mem mem, size_t offset, size_t size,
 	m.size = size;
 	req.call_case = VCL__REQUEST__CALL_WRITE_BUFFER;
 	req.write_buffer = &m;
-	if (vcl_shm_usable(node, q, size))
-		err = vcl_shm_write(node, &req, &m, ptr);
-	else
-		err = vcl_node_send(node, &req, ptr, size, 0);
+	err = vcl_bulk_pick(node, q, size)->write(node, &req, &m, ptr);
 	if (err == CL_SUCCESS)
 		vcl_mem_written(mem, node, enq.ev);
 	vcl_enq_finish(&enq, err, event);

@@ -10,6 +10,7 @@
  * here overlaps the server's copy of chunk k. A blocking read goes the
  * other way: the server reads each chunk into a slot, its reply's handler
  * copies it out. Slots and their owners live under the node's lock.
+ * It is one of libvcl's ways of moving bytes (vcl_bulk.h): vcl_bulk_shm.
  */
 #include <sys/mman.h>
 
@@ -23,12 +24,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "vcl_bulk.h"
 #include "vcl_conn.h"
 #include "vcl_context.h"
 #include "vcl_log.h"
-#include "vcl_shm.h"
 #include "../proto/vcl_shm.h"
 
+#define VCL_SHM_MIN	(64u << 10)	/* smaller transfers go in band */
 #define VCL_SHM_NSLOTS	4
 #define VCL_SHM_SLOT	(4u << 20)
 #define VCL_SHM_WAIT_MS	1000	/* for a slot before a write goes in band */
@@ -288,7 +290,7 @@ vcl_shm_attach(struct vcl_node *n)
  * Whether a transfer of size bytes on q goes through the ring (making it
  * at the first that could).
  */
-int
+static int
 vcl_shm_usable(struct vcl_node *n, cl_command_queue q, size_t size)
 {
 	int	yes;
@@ -427,7 +429,7 @@ vcl_shm_enqueue(const Vcl__Enqueue *e, size_t i, size_t nchunks,
  * no slot free for VCL_SHM_WAIT_MS (the queue waits for a user event, say)
  * goes in band, and so does the rest: the call never waits on the device.
  */
-cl_int
+static cl_int
 vcl_shm_write(struct vcl_node *n, Vcl__Request *req, Vcl__WriteBuffer *m,
     const void *ptr)
 {
@@ -485,7 +487,7 @@ vcl_shm_read_done(struct vcl_node *n, void *arg)
  * chunk's reply handler copies it out of its slot. Returns the first
  * failure, or CL_SUCCESS once every byte is in ptr.
  */
-cl_int
+static cl_int
 vcl_shm_read(struct vcl_node *n, Vcl__Request *req, Vcl__ReadBuffer *m,
     void *ptr)
 {
@@ -538,3 +540,10 @@ vcl_shm_read(struct vcl_node *n, Vcl__Request *req, Vcl__ReadBuffer *m,
 	vcl_node_wait(n, vcl_shm_read_done, &rd);
 	return (err != CL_SUCCESS ? err : rd.err);
 }
+
+const struct vcl_bulk vcl_bulk_shm = {
+	"shm",
+	vcl_shm_usable,
+	vcl_shm_write,
+	vcl_shm_read
+};
