@@ -686,12 +686,24 @@ vcl_session_send_part(struct vcl_session *s, const Vcl__ToClient *m,
  * over the done queue? Only when it is the one command of its queue in
  * flight and no completion of the session waits in the done queue (see
  * vcl_session_send_now for why that keeps what the client sees in order).
+ * A command whose wait list named events (waited) ran after them: one of
+ * another queue may be complete with its callback still to come, and its
+ * Notify must come first (the client sees the event complete once the
+ * command that waited on it is). Such a reply comes now only when no
+ * other command of the session is in flight at all.
  */
 int
-vcl_session_next_up(struct vcl_session *s, uint64_t queue)
+vcl_session_next_up(struct vcl_session *s, uint64_t queue, int waited)
 {
-	return (atomic_load(&s->qinflight[VCL_QSLOT(queue)]) == 1 &&
-	    atomic_load(&s->ndone) == 0);
+	unsigned	n = 0;
+	int		i;
+
+	if (atomic_load(&s->qinflight[VCL_QSLOT(queue)]) != 1 ||
+	    atomic_load(&s->ndone) != 0)
+		return (0);
+	for (i = 0; waited && i < VCL_QSLOTS; i++)
+		n += atomic_load(&s->qinflight[i]);
+	return (!waited || n == 1);
 }
 
 /*
@@ -751,7 +763,7 @@ vcl_session_send_now(struct vcl_session *s, const Vcl__ToClient *m,
 	pthread_mutex_lock(&s->out_lock);
 	if (s->out_closed || s->out_blocked || s->out_parting ||
 	    !TAILQ_EMPTY(&s->outq) || !TAILQ_EMPTY(&s->outq_held) ||
-	    !vcl_session_next_up(s, f->queue) ||
+	    !vcl_session_next_up(s, f->queue, f->waited) ||
 	    (f->gen != UINT64_MAX && atomic_load(&s->deferred_sets) != f->gen))
 		goto out;
 	/*

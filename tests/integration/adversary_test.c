@@ -705,12 +705,178 @@ out:
 	srv_stop(&sv, "peer_words_server_stop");
 }
 
+#define R_Q2		6
+#define R_PROG		7
+#define R_K		8
+#define ORDER_ROUNDS	200
+#define ORDER_SPIN	30000	/* steps of the kernel: tens of us */
+
+static const char order_src[] =
+	"__kernel void spin(__global uint *o, uint n)\n"
+	"{ uint x = 1; for (uint i = 0; i < n; i++) x = x * 1103515245u +"
+	" 12345u; o[0] = x; }\n";
+
+/* BuildProgram{R_PROG} and CreateKernel{R_K, "spin"}: 0 or -1. */
+static int
+order_kernel(struct conn *c)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__BuildProgram	b = VCL__BUILD_PROGRAM__INIT;
+	Vcl__CreateKernel	k = VCL__CREATE_KERNEL__INIT;
+	struct reply		rp;
+	int			st;
+
+	if (create_program(c, R_PROG, R_CTX, order_src) != 0)
+		return (-1);
+	b.program = R_PROG;
+	r.call_case = VCL__REQUEST__CALL_BUILD_PROGRAM;
+	r.build_program = &b;
+	if (call(c, &r, NULL, 0, &rp) != 0)
+		return (-1);
+	st = rp.r->status;
+	reply_free(&rp);
+	k.id = R_K;
+	k.program = R_PROG;
+	k.name = "spin";
+	r = (Vcl__Request)VCL__REQUEST__INIT;
+	r.call_case = VCL__REQUEST__CALL_CREATE_KERNEL;
+	r.create_kernel = &k;
+	if (st != CL_SUCCESS || call(c, &r, NULL, 0, &rp) != 0)
+		return (-1);
+	st = rp.r->status;
+	reply_free(&rp);
+	return (st == CL_SUCCESS ? 0 : -1);
+}
+
+/* The spin kernel on R_Q, with event ev (asynchronous). */
+static int
+send_spin(struct conn *c, uint64_t ev)
+{
+	Vcl__Request	 r = VCL__REQUEST__INIT;
+	Vcl__NDRange	 m = VCL__NDRANGE__INIT;
+	Vcl__Enqueue	 e = VCL__ENQUEUE__INIT;
+	Vcl__KernelArg	 a[2], *ap[2] = { &a[0], &a[1] };
+	uint64_t	 g = 1;
+	uint32_t	 n = ORDER_SPIN;
+
+	vcl__kernel_arg__init(&a[0]);
+	a[0].index = 0;
+	a[0].type = VCL__KERNEL_ARG__TYPE__MEM;
+	a[0].has_mem = 1;
+	a[0].mem = R_MEM;
+	vcl__kernel_arg__init(&a[1]);
+	a[1].index = 1;
+	a[1].type = VCL__KERNEL_ARG__TYPE__VALUE;
+	a[1].has_value = 1;
+	a[1].value.data = (uint8_t *)&n;
+	a[1].value.len = sizeof n;
+	e.queue = R_Q;
+	e.has_event = 1;
+	e.event = ev;
+	m.q = &e;
+	m.kernel = R_K;
+	m.work_dim = 1;
+	m.n_global = 1;
+	m.global = &g;
+	m.n_args = 2;
+	m.args = ap;
+	r.call_case = VCL__REQUEST__CALL_NDRANGE;
+	r.ndrange = &m;
+	return (send_req(c, &r, NULL, 0));
+}
+
+/*
+ * Read frames until the reply to seq; *seen is set when a Notify of ev
+ * came on the way. 0, or what recv_msg said.
+ */
+static int
+recv_until(struct conn *c, uint64_t seq, uint64_t ev, int *seen)
+{
+	struct reply	rp;
+	size_t		i;
+	int		n, rc = -1;
+
+	for (n = 0; n < 100; n++) {
+		if ((rc = recv_msg(c, &rp)) != 0)
+			return (rc);
+		for (i = 0; rp.tc->notify != NULL && i < rp.tc->n_notify; i++)
+			if (rp.tc->notify[i]->event == ev)
+				*seen = 1;
+		rc = rp.r != NULL && rp.r->seq == seq ? 0 : -1;
+		reply_free(&rp);
+		if (rc == 0)
+			return (0);
+	}
+	return (-1);
+}
+
+/*
+ * A kernel of tens of microseconds with event e on R_Q, then at once a
+ * 4 KiB read on R_Q2 whose wait list names e: the read ran after e, so e's Notify must come
+ * before the read's reply (the client sees e complete once the read is),
+ * round after round. The loop polled the read (--poll-us) from before e
+ * ended until after the read did, while e's completion waited in the
+ * done queue behind the poll: the read was told first.
+ */
+static void
+test_notify_first(void)
+{
+	static const char *const args[] = { "--poll-us", "1000", NULL };
+	Vcl__Request		 r;
+	Vcl__ReadBuffer		 rb = VCL__READ_BUFFER__INIT;
+	Vcl__Enqueue		 e = VCL__ENQUEUE__INIT;
+	struct srv		 sv;
+	struct conn		 c;
+	uint64_t		 ev;
+	int			 k, seen, late = 0, rc = 0;
+	cl_int			 st;
+
+	c.fd = -1;
+	if (!srv_start(&sv, "order_server", "127.0.0.1:0", args))
+		return;
+	if (!check("order_setup", conn_session(&c, &sv) == 0 &&
+	    objects(&c) == 0 && create_queue(&c, R_Q2, R_CTX) == 0 &&
+	    order_kernel(&c) == 0 && finish(&c) == CL_SUCCESS,
+	    "no session or kernel"))
+		goto out;
+	e.queue = R_Q2;
+	e.n_wait = 1;
+	e.wait = &ev;
+	rb.q = &e;
+	rb.mem = R_MEM;
+	rb.offset = SLOT;
+	rb.size = 4096;
+	for (k = 0; k < ORDER_ROUNDS && rc == 0; k++) {
+		ev = 1000 + (uint64_t)k;
+		seen = 0;
+		r = (Vcl__Request)VCL__REQUEST__INIT;
+		r.call_case = VCL__REQUEST__CALL_READ_BUFFER;
+		r.read_buffer = &rb;
+		if ((rc = send_spin(&c, ev)) != 0 ||
+		    (rc = send_req(&c, &r, NULL, 0)) != 0 ||
+		    (rc = recv_until(&c, c.seq, ev, &seen)) != 0)
+			break;
+		if (!seen) {
+			late++;
+			rc = wait_notify(&c, ev, &st);
+		}
+	}
+	check("order_rounds", rc == 0, "round %d of %d: no reply or Notify",
+	    k, ORDER_ROUNDS);
+	check("order_notify_first", late == 0, "%d reads of %d answered "
+	    "before the Notify of the event they waited on", late, k);
+out:
+	conn_close(&c);
+	srv_stop(&sv, "order_server_stop");
+}
+
 static const struct test tests[] = {
 	{ "pin_budget_back",	test_pin_budget_back,	60 },
 	{ "pin_idle_gives_way",	test_pin_idle_gives_way, 60 },
 	{ "decode_budget",	test_decode_budget,	60 },
 	{ "held_decoded",	test_held_decoded,	60 },
 	{ "peer_words",		test_peer_words,	60 },
+	{ "notify_first",	test_notify_first,	60 },
 };
 
 int
