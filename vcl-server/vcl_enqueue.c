@@ -553,6 +553,9 @@ vcl_enq_end(struct vcl_session *s, struct vcl_enq *enq, cl_int err,
 		}
 	} else {
 		vcl_session_mark_dirty(s, enq->q);
+		/* Its later commands run after those events too. */
+		if (enq->nwait > 0)
+			enq->q->waited = 1;
 		if (o != NULL) {
 			o->u.event = enq->ev;
 			clRetainEvent(enq->ev);
@@ -568,7 +571,7 @@ vcl_enq_end(struct vcl_session *s, struct vcl_enq *enq, cl_int err,
 	c->d.s = s;
 	vcl_session_ref(s);
 	c->ev = enq->ev;
-	c->fr.waited = enq->nwait > 0;
+	c->fr.waited = enq->q != NULL && enq->q->waited;
 	c->event_id = enq->quiet ? 0 : enq->event_id;
 	c->queue_id = enq->q != NULL ? enq->q->id : 0;
 	c->profiling = enq->q != NULL && enq->q->profiling;

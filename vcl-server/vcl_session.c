@@ -686,11 +686,12 @@ vcl_session_send_part(struct vcl_session *s, const Vcl__ToClient *m,
  * over the done queue? Only when it is the one command of its queue in
  * flight and no completion of the session waits in the done queue (see
  * vcl_session_send_now for why that keeps what the client sees in order).
- * A command whose wait list named events (waited) ran after them: one of
- * another queue may be complete with its callback still to come, and its
- * Notify must come first (the client sees the event complete once the
- * command that waited on it is). Such a reply comes now only when no
- * other command of the session is in flight at all.
+ * A command that ran after events of its wait list, or after a command of
+ * its queue that did (waited), ran after commands of other queues: one
+ * may be complete with its callback still to come, and its Notify must
+ * come first (the client sees an event complete once a command that
+ * waited on it is). Such a reply comes now only when no other command of
+ * the session is in flight at all.
  */
 int
 vcl_session_next_up(struct vcl_session *s, uint64_t queue, int waited)

@@ -708,7 +708,7 @@ out:
 #define R_Q2		6
 #define R_PROG		7
 #define R_K		8
-#define ORDER_ROUNDS	200
+#define ORDER_ROUNDS	600
 #define ORDER_SPIN	30000	/* steps of the kernel: tens of us */
 
 static const char order_src[] =
@@ -810,16 +810,34 @@ recv_until(struct conn *c, uint64_t seq, uint64_t ev, int *seen)
 	return (-1);
 }
 
+/* Marker{R_Q2, wait ev}, no event of its own (asynchronous). */
+static int
+send_marker_after(struct conn *c, uint64_t *ev)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__Marker	m = VCL__MARKER__INIT;
+	Vcl__Enqueue	e = VCL__ENQUEUE__INIT;
+
+	e.queue = R_Q2;
+	e.n_wait = 1;
+	e.wait = ev;
+	m.q = &e;
+	r.call_case = VCL__REQUEST__CALL_MARKER;
+	r.marker = &m;
+	return (send_req(c, &r, NULL, 0));
+}
+
 /*
  * A kernel of tens of microseconds with event e on R_Q, then at once a
- * 4 KiB read on R_Q2 whose wait list names e: the read ran after e, so e's Notify must come
- * before the read's reply (the client sees e complete once the read is),
- * round after round. The loop polled the read (--poll-us) from before e
- * ended until after the read did, while e's completion waited in the
- * done queue behind the poll: the read was told first.
+ * 4 KiB read on R_Q2 that runs after e: its wait list names e (queued 0),
+ * or a marker of R_Q2 before it does (queued 1). e's Notify must come
+ * before the read's reply (the client sees e complete once the read
+ * is), round after round. The loop polled the read (--poll-us) from
+ * before e ended until after the read did, while e's completion waited
+ * in the done queue behind the poll: the read was told first.
  */
 static void
-test_notify_first(void)
+notify_first(const char *name, int queued)
 {
 	static const char *const args[] = { "--poll-us", "1000", NULL };
 	Vcl__Request		 r;
@@ -828,20 +846,25 @@ test_notify_first(void)
 	struct srv		 sv;
 	struct conn		 c;
 	uint64_t		 ev;
+	char			 what[64];
 	int			 k, seen, late = 0, rc = 0;
 	cl_int			 st;
 
 	c.fd = -1;
-	if (!srv_start(&sv, "order_server", "127.0.0.1:0", args))
+	/* The loop looks long enough to see each read done (1 ms). */
+	snprintf(what, sizeof what, "%s_server", name);
+	if (!srv_start(&sv, what, "127.0.0.1:0", args))
 		return;
-	if (!check("order_setup", conn_session(&c, &sv) == 0 &&
-	    objects(&c) == 0 && create_queue(&c, R_Q2, R_CTX) == 0 &&
-	    order_kernel(&c) == 0 && finish(&c) == CL_SUCCESS,
-	    "no session or kernel"))
+	snprintf(what, sizeof what, "%s_setup", name);
+	if (!check(what, conn_session(&c, &sv) == 0 && objects(&c) == 0 &&
+	    create_queue(&c, R_Q2, R_CTX) == 0 && order_kernel(&c) == 0 &&
+	    finish(&c) == CL_SUCCESS, "no session or kernel"))
 		goto out;
 	e.queue = R_Q2;
-	e.n_wait = 1;
-	e.wait = &ev;
+	if (!queued) {
+		e.n_wait = 1;
+		e.wait = &ev;
+	}
 	rb.q = &e;
 	rb.mem = R_MEM;
 	rb.offset = SLOT;
@@ -853,6 +876,7 @@ test_notify_first(void)
 		r.call_case = VCL__REQUEST__CALL_READ_BUFFER;
 		r.read_buffer = &rb;
 		if ((rc = send_spin(&c, ev)) != 0 ||
+		    (queued && (rc = send_marker_after(&c, &ev)) != 0) ||
 		    (rc = send_req(&c, &r, NULL, 0)) != 0 ||
 		    (rc = recv_until(&c, c.seq, ev, &seen)) != 0)
 			break;
@@ -861,13 +885,30 @@ test_notify_first(void)
 			rc = wait_notify(&c, ev, &st);
 		}
 	}
-	check("order_rounds", rc == 0, "round %d of %d: no reply or Notify",
-	    k, ORDER_ROUNDS);
-	check("order_notify_first", late == 0, "%d reads of %d answered "
-	    "before the Notify of the event they waited on", late, k);
+	snprintf(what, sizeof what, "%s_rounds", name);
+	check(what, rc == 0, "round %d of %d: no reply or Notify", k,
+	    ORDER_ROUNDS);
+	snprintf(what, sizeof what, "%s_notify_first", name);
+	check(what, late == 0, "%d reads of %d answered before the Notify "
+	    "of the event they ran after", late, k);
 out:
 	conn_close(&c);
-	srv_stop(&sv, "order_server_stop");
+	snprintf(what, sizeof what, "%s_server_stop", name);
+	srv_stop(&sv, what);
+}
+
+/* The read's own wait list names the event. */
+static void
+test_notify_first(void)
+{
+	notify_first("order", 0);
+}
+
+/* A marker of the read's queue waited on the event. */
+static void
+test_notify_first_queued(void)
+{
+	notify_first("order_queued", 1);
 }
 
 static const struct test tests[] = {
@@ -877,6 +918,7 @@ static const struct test tests[] = {
 	{ "held_decoded",	test_held_decoded,	60 },
 	{ "peer_words",		test_peer_words,	60 },
 	{ "notify_first",	test_notify_first,	60 },
+	{ "notify_first_queued", test_notify_first_queued, 60 },
 };
 
 int
