@@ -83,6 +83,8 @@ struct vcl_arena {
 	uint64_t		 spills;	/* allocations that went to malloc */
 	const Vcl__Request	*sole;		/* alone in it, unspilled... */
 	uint64_t		 sole_live;	/* ... with this many pieces */
+	uint64_t		 decoded;	/* the last decode's bytes */
+	uint64_t		 budget;	/* ... at most */
 };
 
 /*
