@@ -588,8 +588,8 @@ vcl_peer_placeable(struct vcl_server *srv, const char *addr, uint64_t len)
  */
 int
 vcl_peer_send_placed(struct vcl_server *srv, const char *addr,
-    Vcl__Request *req, uint64_t len, vcl_tp_slot_fn slot, vcl_tp_done_fn done,
-    void *arg)
+    Vcl__Request *req, uint64_t len, const void *src, vcl_tp_slot_fn slot,
+    vcl_tp_done_fn done, void *arg)
 {
 	struct vcl_peer_oob	*o;
 	struct vcl_peer		*p;
@@ -614,6 +614,9 @@ vcl_peer_send_placed(struct vcl_server *srv, const char *addr,
 		free(o);
 		return (-1);
 	}
+	/* The bytes are mapped in us too: the destination may read them. */
+	if (src != NULL)
+		vcl_tp_source(p->ep, xid, src);
 	p->oob_pending++;
 	o->last = vcl_server_now();
 	TAILQ_INSERT_TAIL(&p->placing, o, entry);

@@ -171,6 +171,8 @@ struct vcl_session {
 	int			 in_oob_err;	/* ... with this VCL_TP_E* */
 	int			 in_oob_placed;	/* ... its chunks written as
 						   they came (shared staging) */
+	int			 in_oob_pull;	/* ... it could be pulled
+						   (direct mode): 1 */
 	uint8_t			*in_oob_orphan;	/* a released transfer's staging
 						   the receive still owns */
 	uint64_t		 in_oob_orphan_len;
@@ -249,6 +251,9 @@ struct vcl_server {
 	uint64_t		 peer_bytes_oob;	/* of which out of band */
 	uint64_t		 peer_bytes_shared; /* ... placed (shared staging) */
 	uint64_t		 client_bytes_shared; /* through client rings */
+	uint64_t		 peer_bytes_direct; /* pulled (direct mode) */
+	uint64_t		 peer_direct;	/* migrations pulled */
+	uint64_t		 peer_direct_fallbacks; /* pullable, ring */
 	struct vcl_transports	*tps;		/* bulk transports offered */
 
 	struct vcl_workers	*workers;

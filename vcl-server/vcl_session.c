@@ -1216,12 +1216,19 @@ vcl_session_oob_post(struct vcl_session *s)
 	 * copy into the transfer's staging.
 	 */
 	s->in_oob_placed = 0;
+	s->in_oob_pull = 0;
 	if ((s->in_req->bulk_xfer & VCL_TP_XID_PLACE) && s->in_xfer != NULL &&
 	    s->in_bulk_borrowed && (s->tp_ep->tp->ops->caps & VCL_TP_PLACE)) {
 		d.base = NULL;
 		d.chunk = vcl_peer_chunk_in;
 		d.chunk_arg = s;
 		s->in_oob_placed = 1;
+		/* Or read whole from the source's buffer (direct mode). */
+		if ((s->in_oob_pull = vcl_peer_pullable(s)))
+			d.pull = vcl_peer_pull_in;
+		vcl_log_debug("placed push of %llu bytes: %s",
+		    (unsigned long long)d.len, s->in_oob_pull ? "direct mode "
+		    "asked" : "ring");
 	}
 	s->in_state = VCL_IN_OOB;
 	s->in_oob_xid = s->in_req->bulk_xfer;
