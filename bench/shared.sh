@@ -3,8 +3,13 @@
 # host's memcpy, in one run: examples/pingpong -m (each hop's move less the
 # kernel's, and memcpy of the same size measured by the same process right
 # after) with the peer link on tcp, on ucx without shared staging
-# (VCL_UCX_PLACE=0: one UCX message, cross-memory attach) and on ucx with
-# it (the default), one table of move GB/s and ratio to memcpy per size.
+# (VCL_UCX_PLACE=0: one UCX message, which UCX sends over TCP between two
+# servers of one host, its shared-memory transports being out under the
+# peer-failure handling VCL asks for), on ucx with shared staging through
+# the ring (VCL_UCX_DIRECT=0) and on ucx with it in direct mode (the
+# default: on devices whose memory is the host's, PoCL's, the destination
+# reads the source's buffer itself; elsewhere the same as the ring), one
+# table of move GB/s and ratio to memcpy per size.
 #
 #   shared.sh [-r HOPS] [-b BYTES]...
 #
@@ -24,9 +29,9 @@ done
 here=$(cd "$(dirname "$0")" && pwd)
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-run() {	# name, placement (0/1), transport
+run() {	# name, placement (0/1), transport, direct mode (0/1)
 	# shellcheck disable=SC2086
-	VCL_UCX_PLACE=$2 sh "$here/../tests/integration/with_server.sh" -n 2 \
+	VCL_UCX_PLACE=$2 VCL_UCX_DIRECT=$4 sh "$here/../tests/integration/with_server.sh" -n 2 \
 	    -s "--transport-force $3" -- "$VCL_BUILD/examples/pingpong" -m \
 	    -r "$hops" $sizes > "$dir/$1" 2>&1
 	grep -q "peer links: .* $3" "$dir/$1" || {
@@ -34,21 +39,22 @@ run() {	# name, placement (0/1), transport
 		grep "peer links\|FAIL\|error" "$dir/$1" >&2
 	}
 }
-run tcp 0 tcp
-run ucx 0 ucx
-run shared 1 ucx
-printf '%10s %17s %17s %17s\n' bytes "tcp GB/s (x)" "ucx GB/s (x)" \
-    "shared GB/s (x)"
+run tcp 0 tcp 0
+run ucx 0 ucx 0
+run shared 1 ucx 0
+run direct 1 ucx 1
+printf '%10s %17s %17s %17s %17s\n' bytes "tcp GB/s (x)" "ucx GB/s (x)" \
+    "ring GB/s (x)" "direct GB/s (x)"
 for b in $(echo "$sizes" | tr -d -- '-b'); do
 	printf '%10s' "$b"
-	for t in tcp ucx shared; do
+	for t in tcp ucx shared direct; do
 		v=$(sed -n "s/.*bytes=$b .*move_gbps=\([0-9.]*\).*ratio=\([0-9.]*\).*/\1 (\2)/p" "$dir/$t")
 		printf ' %17s' "${v:--}"
 	done
 	echo
 done
 printf '%10s' "memcpy"
-for t in tcp ucx shared; do
+for t in tcp ucx shared direct; do
 	v=$(sed -n 's/.*memcpy_gbps=\([0-9.]*\).*/\1/p' "$dir/$t" | tr '\n' ' ')
 	printf ' %17s' "$v"
 done

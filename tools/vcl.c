@@ -745,6 +745,9 @@ print_stats(const char *addr, const Vcl__Welcome *w,
 	put_u64("peer_bytes_out", st->peer_bytes_out, &first);
 	put_u64("peer_bytes_oob", st->peer_bytes_oob, &first);
 	put_u64("peer_bytes_shared", st->peer_bytes_shared, &first);
+	put_u64("peer_bytes_direct", st->peer_bytes_direct, &first);
+	put_u64("peer_direct", st->peer_direct, &first);
+	put_u64("peer_direct_fallbacks", st->peer_direct_fallbacks, &first);
 	put_u64("ring_pinned", st->ring_pinned, &first);
 	put_u64("ring_pin_refused", st->ring_pin_refused, &first);
 	put_u64("client_bytes_shared", st->client_bytes_shared, &first);

@@ -553,6 +553,9 @@ vcl_enq_end(struct vcl_session *s, struct vcl_enq *enq, cl_int err,
 		}
 	} else {
 		vcl_session_mark_dirty(s, enq->q);
+		/* Its later commands run after those events too. */
+		if (enq->nwait > 0)
+			enq->q->waited = 1;
 		if (o != NULL) {
 			o->u.event = enq->ev;
 			clRetainEvent(enq->ev);
@@ -568,6 +571,7 @@ vcl_enq_end(struct vcl_session *s, struct vcl_enq *enq, cl_int err,
 	c->d.s = s;
 	vcl_session_ref(s);
 	c->ev = enq->ev;
+	c->fr.waited = enq->q != NULL && enq->q->waited;
 	c->event_id = enq->quiet ? 0 : enq->event_id;
 	c->queue_id = enq->q != NULL ? enq->q->id : 0;
 	c->profiling = enq->q != NULL && enq->q->profiling;
@@ -615,7 +619,7 @@ vcl_cmd_poll(struct vcl_session *s, struct vcl_cmd *c)
 	} else if (c->type != VCL_CMD_FINISH)
 		return (0);
 	/* What completes before it goes first. */
-	if (!vcl_session_next_up(s, c->queue_id))
+	if (!vcl_session_next_up(s, c->queue_id, c->fr.waited))
 		return (0);
 	if ((q = vcl_handle_get(&s->handles, c->queue_id,
 	    VCL_KIND_QUEUE)) == NULL)

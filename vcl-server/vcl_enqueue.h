@@ -50,6 +50,8 @@ struct vcl_fast {
 	uint64_t		 gen;		/* deferred_sets when enqueued;
 						   UINT64_MAX: not a finish */
 	int			 owes;		/* a Notify will follow it */
+	int			 waited;	/* it or an earlier command of its
+						   queue waited on events */
 	int			 uncounted;	/* off qinflight already */
 	int			 partial;	/* its rest is the loop's to send */
 	struct vcl_stage	*stage;		/* a read's: its charge is given

@@ -125,6 +125,8 @@ struct vcl_hobj {
 	uint8_t			 poll_skip;	/* queue: waits not to poll */
 	unsigned		 profiling:1;	/* queue */
 	unsigned		 dirty:1;	/* queue: needs a flush */
+	unsigned		 waited:1;	/* queue: a command of it waited
+						   on events */
 	unsigned		 building:1;	/* program */
 	unsigned		 user:1;	/* event: a user event */
 	unsigned		 user_set:1;	/* event: its status was set */

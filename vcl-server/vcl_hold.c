@@ -309,7 +309,11 @@ vcl_hold_submit(struct vcl_session *s, Vcl__Request *req,
 		vcl_session_run(s, req, bulk, 1);
 		return;
 	}
-	charge = sizeof *h + vcl__request__get_packed_size(req);
+	/* What it holds: its decoded pieces (req is the session's last). */
+	charge = vcl__request__get_packed_size(req);
+	if (charge < s->arena.decoded)
+		charge = s->arena.decoded;
+	charge += sizeof *h;
 	if (vcl_session_charge(s, charge) != 0) {
 		why = "held requests over the session's memory limit";
 		goto drop;

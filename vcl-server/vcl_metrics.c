@@ -240,6 +240,14 @@ vcl_metrics_render(struct vcl_server *srv, struct evbuffer *b)
 	vcl_metrics_one(b, "vcl_peer_shared_bytes_total", "counter",
 	    "Of those, the bytes placed in the other server's shared staging.",
 	    srv->peer_bytes_shared);
+	vcl_metrics_one(b, "vcl_peer_direct_bytes_total", "counter",
+	    "Migrations' bytes this server read from another server's buffer "
+	    "itself (direct mode).", srv->peer_bytes_direct);
+	vcl_metrics_one(b, "vcl_peer_direct_total", "counter",
+	    "Migrations taken in direct mode.", srv->peer_direct);
+	vcl_metrics_one(b, "vcl_peer_direct_fallbacks_total", "counter",
+	    "Migrations that could have been taken in direct mode and went "
+	    "through the shared ring.", srv->peer_direct_fallbacks);
 	vcl_metrics_one(b, "vcl_client_shared_bytes_total", "counter",
 	    "Client bulk bytes through shared-memory rings, both ways.",
 	    srv->client_bytes_shared);

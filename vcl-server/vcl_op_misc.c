@@ -150,6 +150,12 @@ vcl_op_stats(struct vcl_session *s, const Vcl__Request *req,
 	st.peer_bytes_shared = s->srv->peer_bytes_shared;
 	st.has_client_bytes_shared = 1;
 	st.client_bytes_shared = s->srv->client_bytes_shared;
+	st.has_peer_bytes_direct = 1;
+	st.peer_bytes_direct = s->srv->peer_bytes_direct;
+	st.has_peer_direct = 1;
+	st.peer_direct = s->srv->peer_direct;
+	st.has_peer_direct_fallbacks = 1;
+	st.peer_direct_fallbacks = s->srv->peer_direct_fallbacks;
 	st.has_ring_pinned = 1;
 	st.ring_pinned = vcl_pin_ring_bytes();
 	st.has_ring_pin_refused = 1;

@@ -26,9 +26,26 @@
  * Slots go back once their read or write completed (vcl_peer_slot_done);
  * the transport keeps a slot mapped until then, whatever became of the
  * link or the sessions.
+ *
+ * Direct mode: where both buffers' devices share the host's memory
+ * (CL_DEVICE_HOST_UNIFIED_MEMORY: a map is the buffer's own storage), the
+ * source maps its range for reading after the wait list and names it to
+ * the transport (vcl_tp_source); the destination maps its range for
+ * writing and reads the bytes straight from the source process into it
+ * (process_vm_readv, on a mover thread: vcl_peer_pull_in), one copy in
+ * all. Each side only ever writes its own memory; each map is undone
+ * exactly once, by the side that made it, after its last use.
+ * VCL_UCX_DIRECT=0 turns it off (the ring then, as elsewhere).
  */
+#include <sys/uio.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <openssl/crypto.h>
 
@@ -42,9 +59,47 @@
 #include "vcl_pool.h"
 #include "vcl_server.h"
 #include "vcl_session.h"
+#include "vcl_worker.h"
 
 static void	vcl_migrate_pushed(void *);
 static void	vcl_migrate_dropped(void *);
+
+#define VCL_PULL_PIECE	(8ull << 20)	/* one process_vm_readv at most */
+
+/* Direct mode is on (VCL_UCX_DIRECT, not 0). */
+static int
+vcl_peer_direct_on(void)
+{
+	const char	*v = getenv("VCL_UCX_DIRECT");
+
+	return (v == NULL || strcmp(v, "0") != 0);
+}
+
+/*
+ * Do all of ctx's devices share the host's memory? (Testing:
+ * VCL_TEST_DIRECT_DISCRETE=1 answers no, as for a discrete GPU.)
+ */
+static int
+vcl_peer_unified(cl_context ctx)
+{
+	cl_device_id	devs[16];
+	cl_bool		u;
+	size_t		n = 0, i;
+	const char	*v = getenv("VCL_TEST_DIRECT_DISCRETE");
+
+	if (v != NULL && strcmp(v, "1") == 0)
+		return (0);
+	if (clGetContextInfo(ctx, CL_CONTEXT_DEVICES, sizeof devs, devs,
+	    &n) != CL_SUCCESS || n < sizeof devs[0])
+		return (0);
+	for (i = 0; i < n / sizeof devs[0]; i++) {
+		u = CL_FALSE;
+		if (clGetDeviceInfo(devs[i], CL_DEVICE_HOST_UNIFIED_MEMORY,
+		    sizeof u, &u, NULL) != CL_SUCCESS || !u)
+			return (0);
+	}
+	return (1);
+}
 
 /* The client session a peer names, if the key matches; else NULL. */
 static struct vcl_session *
@@ -636,7 +691,25 @@ struct vcl_place {
 	uint64_t		 ctx;		/* the context's id */
 	int			 refs;
 	int			 failed;
+	int			 direct;	/* map the range: it may be read */
+	void			*map;		/* ... mapped there, till the end */
 };
+
+/*
+ * Direct mode: undo the source's map of its range, once, when the push
+ * ended (the destination read it all, or failed), before the client
+ * hears of it. A slot still being filled reads the buffer, not the map.
+ */
+static void
+vcl_place_unmap(struct vcl_place *pl)
+{
+	if (pl->map == NULL)
+		return;
+	if (clEnqueueUnmapMemObject(pl->q, pl->mem, pl->map, 0, NULL, NULL) ==
+	    CL_SUCCESS)
+		clFlush(pl->q);
+	pl->map = NULL;
+}
 
 /* Drop a reference to a placed migration; the last frees it. */
 static void
@@ -644,6 +717,7 @@ vcl_place_unref(struct vcl_place *pl)
 {
 	if (--pl->refs > 0)
 		return;
+	vcl_place_unmap(pl);
 	clReleaseMemObject(pl->mem);
 	clReleaseCommandQueue(pl->q);
 	vcl_session_unref(pl->s);
@@ -712,6 +786,7 @@ vcl_place_done(void *arg, int err)
 	struct vcl_place	*pl = arg;
 	struct vcl_cmd		*c = pl->c;
 
+	vcl_place_unmap(pl);
 	if (c != NULL) {
 		c->job = NULL;
 		pl->c = NULL;
@@ -773,6 +848,11 @@ vcl_peer_chunk_in(void *arg, uint64_t off, void *ptr, uint64_t len,
 	cl_mem_object_type	 type = 0;
 	cl_int			 err = CL_INVALID_MEM_OBJECT;
 
+	/* It could have been pulled, and comes through the ring: count. */
+	if (ps->in_oob_pull != 0 && ps->in_oob_pull != 3) {
+		ps->srv->peer_direct_fallbacks++;
+		ps->in_oob_pull = 3;
+	}
 	if (x != NULL && !ps->dead &&
 	    (t = vcl_peer_target(ps->srv, m->session, m->key)) != NULL &&
 	    (ctx = vcl_handle_get(&t->handles, x->xctx, VCL_KIND_CONTEXT)) !=
@@ -804,6 +884,326 @@ vcl_peer_chunk_in(void *arg, uint64_t off, void *ptr, uint64_t len,
 		ps->in_bulk_err = err != CL_SUCCESS ? err :
 		    CL_INVALID_MEM_OBJECT;
 	vcl_tp_consumed(tp, token);
+}
+
+/*
+ * The buffer a placed push fills, on ps (the peer link reading the push):
+ * its session, context and migration queue; NULL when it went or is not
+ * a buffer (an image's bytes never come placed).
+ */
+static struct vcl_hobj *
+vcl_peer_push_mem(struct vcl_session *ps, struct vcl_hobj **ctxp,
+    struct vcl_hobj **mqp, cl_int *err)
+{
+	const Vcl__PeerPush	*m = ps->in_req->peer_push;
+	struct vcl_session	*t;
+	struct vcl_hobj		*x = ps->in_xfer, *ctx, *mem, *mq;
+	cl_mem_object_type	 type = 0;
+
+	*err = CL_INVALID_MEM_OBJECT;
+	if (x != NULL && !ps->dead &&
+	    (t = vcl_peer_target(ps->srv, m->session, m->key)) != NULL &&
+	    (ctx = vcl_handle_get(&t->handles, x->xctx, VCL_KIND_CONTEXT)) !=
+	    NULL && ctx->error == CL_SUCCESS &&
+	    (mem = vcl_handle_get(&t->handles, x->xmem, VCL_KIND_MEM)) !=
+	    NULL && mem->error == CL_SUCCESS &&
+	    clGetMemObjectInfo(mem->u.mem, CL_MEM_TYPE, sizeof type, &type,
+	    NULL) == CL_SUCCESS && type == CL_MEM_OBJECT_BUFFER &&
+	    (mq = vcl_context_queue(ctx, err)) != NULL) {
+		*ctxp = ctx;
+		*mqp = mq;
+		return (mem);
+	}
+	return (NULL);
+}
+
+/*
+ * Could the placed push ps is reading be taken in direct mode: is its
+ * buffer's context all on devices that share the host's memory?
+ */
+int
+vcl_peer_pullable(struct vcl_session *ps)
+{
+	struct vcl_hobj	*ctx, *mq;
+	cl_int		 err;
+
+	return (vcl_peer_direct_on() && vcl_peer_push_mem(ps, &ctx, &mq,
+	    &err) != NULL && vcl_peer_unified(ctx->u.ctx));
+}
+
+/* A direct-mode read of a peer's bytes into our buffer (a mover's job). */
+struct vcl_pull {
+	struct vcl_done		 d;		/* must stay first */
+	struct vcl_tp		*tp;
+	uint64_t		 token;		/* for vcl_tp_pulled */
+	cl_command_queue	 q;
+	cl_mem			 mem;
+	uint64_t		 off, len;
+	pid_t			 pid;
+	uint64_t		 addr;		/* in the peer */
+	uint8_t			*map;		/* our range, mapped */
+	uint64_t		 us;		/* the copy took */
+	uint64_t		 t0, map_us, unmap_us;	/* queued; maps took */
+	pthread_mutex_t		 lock;		/* parts: left, err, why */
+	pthread_cond_t		 cond;
+	int			 left;		/* parts still copying */
+	int			 err;		/* VCL_TP_* */
+	char			 why[128];
+};
+
+/* Microseconds of the monotonic clock. */
+static uint64_t
+vcl_pull_now_us(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000);
+}
+
+/* A part of a pull one thread copies. */
+struct vcl_pull_part {
+	struct vcl_pull		*pu;
+	uint64_t		 off, len;
+};
+
+static struct vcl_workers	*vcl_pull_helpers;	/* never freed */
+static int			 vcl_pull_nhelpers;
+static pthread_once_t		 vcl_pull_once = PTHREAD_ONCE_INIT;
+
+/*
+ * The helper threads a pull's parts are split among: the kernel's copy
+ * of one thread (4 KiB pages, pinned in turns) runs at half memcpy's
+ * speed here, several reach it. VCL_PULL_THREADS (default the online
+ * CPUs, at most 4); 1: no helper.
+ */
+static void
+vcl_pull_helpers_init(void)
+{
+	const char	*v = getenv("VCL_PULL_THREADS");
+	long		 n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (v != NULL && *v != '\0')
+		n = strtol(v, NULL, 10);
+	if (n > 4 && (v == NULL || *v == '\0'))
+		n = 4;
+	if (n < 1 || n > 16)
+		n = 1;
+	if (n > 1 && (vcl_pull_helpers = vcl_workers_new((int)n - 1)) !=
+	    NULL)
+		vcl_pull_nhelpers = (int)n - 1;
+}
+
+/*
+ * Testing: VCL_TEST_DIRECT_HOLD=N stops a pull of N bytes or more after
+ * its first piece until its source process is gone (at most 30 s), so
+ * that a test can kill it mid-copy; VCL_TEST_DIRECT_EPERM=2 makes every
+ * read refused.
+ */
+static void
+vcl_peer_pull_hold(struct vcl_pull *pu)
+{
+	const char	*v = getenv("VCL_TEST_DIRECT_HOLD");
+	struct timespec	 ts = { 0, 10 * 1000 * 1000 };
+	int		 i;
+
+	if (v == NULL || *v == '\0' || pu->len < strtoull(v, NULL, 10))
+		return;
+	vcl_log_info("direct pull from pid %ld held", (long)pu->pid);
+	for (i = 0; i < 3000 && kill(pu->pid, 0) == 0; i++)
+		nanosleep(&ts, NULL);
+}
+
+/*
+ * Copy one part of a pull, piece by piece, from the peer into our map;
+ * the first failure is the pull's. A read refused by the kernel (EPERM)
+ * is VCL_TP_EINVAL: the ring then (it writes the whole range again).
+ */
+static void
+vcl_pull_part_run(void *arg)
+{
+	struct vcl_pull_part	*pp = arg;
+	struct vcl_pull		*pu = pp->pu;
+	struct iovec		 l, r;
+	const char		*v = getenv("VCL_TEST_DIRECT_EPERM");
+	uint64_t		 got = 0;
+	ssize_t			 n = 1;
+	int			 eno = 0;
+
+	while (got < pp->len) {
+		l.iov_base = pu->map + pp->off + got;
+		l.iov_len = pp->len - got < VCL_PULL_PIECE ? pp->len - got :
+		    VCL_PULL_PIECE;
+		r.iov_base = (void *)(uintptr_t)(pu->addr + pp->off + got);
+		r.iov_len = l.iov_len;
+		if (v != NULL && strcmp(v, "2") == 0) {
+			n = -1;
+			eno = EPERM;
+		} else {
+			n = process_vm_readv(pu->pid, &l, 1, &r, 1, 0);
+			eno = errno;
+		}
+		if (n <= 0)
+			break;
+		if (got == 0 && pp->off == 0)
+			vcl_peer_pull_hold(pu);
+		got += (uint64_t)n;
+	}
+	pthread_mutex_lock(&pu->lock);
+	if (n <= 0 && pu->err == VCL_TP_OK) {
+		pu->err = n < 0 && eno == EPERM ? VCL_TP_EINVAL : VCL_TP_EIO;
+		snprintf(pu->why, sizeof pu->why, "%s at %llu of %llu",
+		    n < 0 ? strerror(eno) : "nothing read",
+		    (unsigned long long)(pp->off + got),
+		    (unsigned long long)pu->len);
+	}
+	if (--pu->left == 0)
+		pthread_cond_signal(&pu->cond);
+	pthread_mutex_unlock(&pu->lock);
+}
+
+/*
+ * Mover thread: map our range (its own storage, unified memory), read the
+ * peer's bytes into it in parts (this thread and the helpers, parts of at
+ * least VCL_PULL_PIECE), unmap it (always, once mapped, after every part
+ * ended).
+ */
+static void
+vcl_peer_pull_run(void *arg)
+{
+	struct vcl_pull		*pu = arg;
+	struct vcl_pull_part	 parts[17];
+	cl_event		 ev = NULL;
+	uint64_t		 per, off = 0;
+	cl_int			 err;
+	int			 i, np;
+
+	pu->map_us = vcl_pull_now_us();
+	pu->map = clEnqueueMapBuffer(pu->q, pu->mem, CL_TRUE,
+	    CL_MAP_WRITE_INVALIDATE_REGION, pu->off, pu->len, 0, NULL, NULL,
+	    &err);
+	if (pu->map == NULL || err != CL_SUCCESS) {
+		pu->err = VCL_TP_EINVAL;	/* the ring can still do it */
+		snprintf(pu->why, sizeof pu->why, "map failed (%d)", err);
+		goto out;
+	}
+	pthread_once(&vcl_pull_once, vcl_pull_helpers_init);
+	pu->us = vcl_pull_now_us();
+	pu->map_us = pu->us - pu->map_us;
+	np = 1 + vcl_pull_nhelpers;
+	if ((uint64_t)np > pu->len / VCL_PULL_PIECE)
+		np = pu->len / VCL_PULL_PIECE > 0 ? (int)(pu->len /
+		    VCL_PULL_PIECE) : 1;
+	per = (pu->len / (uint64_t)np + 4095) & ~4095ull;
+	pu->left = np;
+	for (i = 0; i < np; i++) {
+		parts[i].pu = pu;
+		parts[i].off = off;
+		parts[i].len = i == np - 1 ? pu->len - off : per;
+		off += parts[i].len;
+		if (i > 0 && vcl_workers_run(vcl_pull_helpers,
+		    vcl_pull_part_run, &parts[i]) != 0)
+			vcl_pull_part_run(&parts[i]);	/* here then */
+	}
+	vcl_pull_part_run(&parts[0]);
+	pthread_mutex_lock(&pu->lock);
+	while (pu->left > 0)
+		pthread_cond_wait(&pu->cond, &pu->lock);
+	pthread_mutex_unlock(&pu->lock);
+	pu->unmap_us = vcl_pull_now_us();
+	pu->us = pu->unmap_us - pu->us;
+	if ((err = clEnqueueUnmapMemObject(pu->q, pu->mem, pu->map, 0, NULL,
+	    &ev)) == CL_SUCCESS) {
+		err = clWaitForEvents(1, &ev);
+		clReleaseEvent(ev);
+	}
+	pu->unmap_us = vcl_pull_now_us() - pu->unmap_us;
+	if (err != CL_SUCCESS && pu->err == VCL_TP_OK) {
+		pu->err = VCL_TP_EIO;
+		snprintf(pu->why, sizeof pu->why, "unmap failed (%d)", err);
+	}
+out:
+	vcl_server_done_push(pu->d.s->srv, &pu->d);
+}
+
+/* Loop: a pull ended; tell the transport, count it, let go. */
+static void
+vcl_peer_pulled(struct vcl_done *d)
+{
+	struct vcl_pull		*pu = (struct vcl_pull *)d;
+	struct vcl_server	*srv = d->s->srv;
+
+	if (pu->err == VCL_TP_OK) {
+		srv->peer_bytes_direct += pu->len;
+		srv->peer_direct++;
+		vcl_log_debug("direct pull of %llu bytes from pid %ld: %llu "
+		    "us in all, map %llu, copy %llu, unmap %llu",
+		    (unsigned long long)pu->len, (long)pu->pid,
+		    (unsigned long long)(vcl_pull_now_us() - pu->t0),
+		    (unsigned long long)pu->map_us,
+		    (unsigned long long)pu->us,
+		    (unsigned long long)pu->unmap_us);
+	} else
+		vcl_log_warn("direct pull of %llu bytes from pid %ld: %s",
+		    (unsigned long long)pu->len, (long)pu->pid, pu->why);
+	vcl_tp_pulled(pu->tp, pu->token, pu->err);
+	pthread_mutex_destroy(&pu->lock);
+	pthread_cond_destroy(&pu->cond);
+	clReleaseMemObject(pu->mem);
+	clReleaseCommandQueue(pu->q);
+	vcl_session_unref(d->s);
+	free(pu);
+}
+
+/*
+ * The transport offers the whole placed push ps is reading in direct mode:
+ * len bytes at addr in process pid. Read them into the waiting buffer's
+ * range on a mover thread; 0 (vcl_tp_pulled follows, once), or -1: take
+ * the chunks through the ring instead. Our address and length are the
+ * transfer's own (its MigrateIn checked the range); the peer names only
+ * where, in itself, to read.
+ */
+int
+vcl_peer_pull_in(void *arg, long pid, uint64_t addr, uint64_t len,
+    uint64_t token)
+{
+	struct vcl_session	*ps = arg;
+	struct vcl_hobj		*x = ps->in_xfer, *ctx, *mem, *mq;
+	struct vcl_pull		*pu;
+	cl_int			 err;
+
+	if ((mem = vcl_peer_push_mem(ps, &ctx, &mq, &err)) == NULL ||
+	    len != x->xsize || pid <= 0 || (pu = calloc(1, sizeof *pu)) ==
+	    NULL)
+		return (-1);
+	pu->d.fn = vcl_peer_pulled;
+	pu->d.s = ps;
+	pu->tp = ps->tp_ep->tp;
+	pu->token = token;
+	pu->q = mq->u.queue;
+	pu->mem = mem->u.mem;
+	pu->off = x->xoff;
+	pu->len = x->xsize;
+	pu->pid = (pid_t)pid;
+	pu->addr = addr;
+	pu->t0 = vcl_pull_now_us();
+	pthread_mutex_init(&pu->lock, NULL);
+	pthread_cond_init(&pu->cond, NULL);
+	clRetainCommandQueue(pu->q);
+	clRetainMemObject(pu->mem);
+	vcl_session_ref(ps);
+	clFlush(pu->q);
+	if (vcl_workers_run(ps->srv->movers, vcl_peer_pull_run, pu) != 0) {
+		pthread_mutex_destroy(&pu->lock);
+		pthread_cond_destroy(&pu->cond);
+		clReleaseMemObject(pu->mem);
+		clReleaseCommandQueue(pu->q);
+		vcl_session_unref(ps);
+		free(pu);
+		return (-1);
+	}
+	ps->in_oob_pull = 2;	/* taken: not a fallback */
+	return (0);
 }
 
 /* A MigrateOut's read finished: push the bytes, or the failure. */
@@ -855,7 +1255,8 @@ vcl_peer_forward(struct vcl_cmd *c)
 			req.call_case = VCL__REQUEST__CALL_PEER_PUSH;
 			req.peer_push = &push;
 			if (vcl_peer_send_placed(s->srv, c->dest, &req,
-			    pl->size, vcl_place_slot, vcl_place_done, pl) == 0)
+			    pl->size, pl->map, vcl_place_slot, vcl_place_done,
+			    pl) == 0)
 				return;
 			st = CL_DEVICE_NOT_AVAILABLE;	/* the link went */
 			c->status = st;
@@ -908,6 +1309,7 @@ vcl_place_new(struct vcl_session *s, struct vcl_cmd *c, struct vcl_hobj *mq,
 {
 	struct vcl_tp_ep	*ep;
 	struct vcl_place	*pl;
+	struct vcl_hobj		*ctx;
 	cl_mem_object_type	 type = 0;
 
 	if ((ep = vcl_peer_placeable(s->srv, m->dest->addr, m->size)) ==
@@ -927,6 +1329,10 @@ vcl_place_new(struct vcl_session *s, struct vcl_cmd *c, struct vcl_hobj *mq,
 	pl->size = m->size;
 	pl->ctx = m->context;
 	pl->refs = 1;		/* the PUSH's */
+	if ((ctx = vcl_handle_get(&s->handles, m->context,
+	    VCL_KIND_CONTEXT)) != NULL && ctx->error == CL_SUCCESS &&
+	    vcl_peer_direct_on() && vcl_peer_unified(ctx->u.ctx))
+		pl->direct = 1;
 	vcl_log_debug("migration of %llu bytes to %s: shared staging",
 	    (unsigned long long)m->size, m->dest->addr);
 	return (pl);
@@ -975,9 +1381,24 @@ vcl_migrate_out_run(struct vcl_session *s, const Vcl__MigrateOut *m,
 			 * marker), the chunks are read straight into the
 			 * slots the destination offers (vcl_peer_forward).
 			 */
+			struct vcl_place	*pl = c->job;
+
 			vcl_session_flush_queues(s);
-			err = clEnqueueMarkerWithWaitList(mq->u.queue,
-			    enq.nwait, enq.wait, &enq.ev);
+			/*
+			 * Direct mode: the range mapped for reading after
+			 * the wait list (its own storage, at once, here),
+			 * which the destination may read from.
+			 */
+			if (pl->direct && (pl->map = clEnqueueMapBuffer(
+			    mq->u.queue, pl->mem, CL_FALSE, CL_MAP_READ,
+			    pl->off, pl->size, enq.nwait, enq.wait, &enq.ev,
+			    &err)) != NULL && err == CL_SUCCESS)
+				;
+			else {
+				pl->map = NULL;
+				err = clEnqueueMarkerWithWaitList(mq->u.queue,
+				    enq.nwait, enq.wait, &enq.ev);
+			}
 			if (err == CL_SUCCESS)
 				clFlush(mq->u.queue);
 		} else if ((c->stage = vcl_stage_get(s, ctx, m->size,

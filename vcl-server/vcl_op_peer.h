@@ -37,5 +37,7 @@ void	vcl_peer_xfer_release(struct vcl_session *, struct vcl_hobj *);
 void	vcl_peer_slot_done(struct vcl_cmd *);
 void	vcl_peer_place_drop(struct vcl_cmd *);
 void	vcl_peer_chunk_in(void *, uint64_t, void *, uint64_t, uint64_t);
+int	vcl_peer_pullable(struct vcl_session *);
+int	vcl_peer_pull_in(void *, long, uint64_t, uint64_t, uint64_t);
 
 #endif

@@ -167,6 +167,15 @@ vcl_peer_ctl_out(struct vcl_tp_ep *ep, const uint8_t *data, size_t len)
 	return (VCL_TP_OK);
 }
 
+/* The other end's words, for the log and Stats: printable only. */
+static void
+vcl_peer_printable(char *s)
+{
+	for (; *s != '\0'; s++)
+		if (*s < 0x20 || *s > 0x7e || *s == '"' || *s == '\\')
+			*s = '?';
+}
+
 /*
  * The Welcome names the transport the other server chose for the link
  * (none: tcp): connect our end to its address. One that fails leaves the
@@ -178,15 +187,10 @@ vcl_peer_transport(struct vcl_peer *p, const Vcl__Welcome *w)
 {
 	const Vcl__TransportOffer	*o;
 	char				 why[300];
-	size_t				 i;
 
-	/* The other end's words, for the log and Stats: printable only. */
 	snprintf(p->why, sizeof p->why, "%s", w != NULL &&
 	    w->transport_why != NULL ? w->transport_why : "not said");
-	for (i = 0; p->why[i] != '\0'; i++)
-		if (p->why[i] < 0x20 || p->why[i] > 0x7e || p->why[i] == '"' ||
-		    p->why[i] == '\\')
-			p->why[i] = '?';
+	vcl_peer_printable(p->why);
 	if (w == NULL || (o = w->transport) == NULL || o->name == NULL ||
 	    strcmp(o->name, vcl_transport_tcp.name) == 0)
 		return;
@@ -194,9 +198,12 @@ vcl_peer_transport(struct vcl_peer *p, const Vcl__Welcome *w)
 	    o->has_address ? o->address.data : NULL,
 	    o->has_address ? o->address.len : 0, why, sizeof why);
 	if (p->ep == NULL) {
-		vcl_log_warn("peer link to %s: transport %s failed, tcp "
-		    "instead: %s", p->addr, o->name, why);
+		/* why may name the transport: the other end's words too. */
+		vcl_peer_printable(why);
 		snprintf(p->why, sizeof p->why, "%s failed here", o->name);
+		vcl_peer_printable(p->why);
+		vcl_log_warn("peer link to %s: %s, tcp instead: %s", p->addr,
+		    p->why, why);
 		return;
 	}
 	if (vcl_tp_inband(p->ep)) {
@@ -351,8 +358,11 @@ vcl_peer_read_cb(evutil_socket_t fd, short what, void *arg)
 			p->state = VCL_PEER_WELCOME;
 		} else if (p->state == VCL_PEER_WELCOME && tc->reply != NULL) {
 			if (tc->reply->status != CL_SUCCESS) {
-				vcl_peer_close(p, tc->reply->message ?
+				snprintf(p->why, sizeof p->why, "%s",
+				    tc->reply->message != NULL ?
 				    tc->reply->message : "refused");
+				vcl_peer_printable(p->why);
+				vcl_peer_close(p, p->why);
 				vcl__to_client__free_unpacked(tc, NULL);
 				return;
 			}
@@ -588,8 +598,8 @@ vcl_peer_placeable(struct vcl_server *srv, const char *addr, uint64_t len)
  */
 int
 vcl_peer_send_placed(struct vcl_server *srv, const char *addr,
-    Vcl__Request *req, uint64_t len, vcl_tp_slot_fn slot, vcl_tp_done_fn done,
-    void *arg)
+    Vcl__Request *req, uint64_t len, const void *src, vcl_tp_slot_fn slot,
+    vcl_tp_done_fn done, void *arg)
 {
 	struct vcl_peer_oob	*o;
 	struct vcl_peer		*p;
@@ -614,6 +624,9 @@ vcl_peer_send_placed(struct vcl_server *srv, const char *addr,
 		free(o);
 		return (-1);
 	}
+	/* The bytes are mapped in us too: the destination may read them. */
+	if (src != NULL)
+		vcl_tp_source(p->ep, xid, src);
 	p->oob_pending++;
 	o->last = vcl_server_now();
 	TAILQ_INSERT_TAIL(&p->placing, o, entry);

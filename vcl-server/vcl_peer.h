@@ -21,6 +21,6 @@ void	vcl_peer_stats_free(Vcl__PeerLinkStat **, size_t);
 struct vcl_tp_ep *vcl_peer_placeable(struct vcl_server *, const char *,
 	    uint64_t);
 int	vcl_peer_send_placed(struct vcl_server *, const char *, Vcl__Request *,
-	    uint64_t, vcl_tp_slot_fn, vcl_tp_done_fn, void *);
+	    uint64_t, const void *, vcl_tp_slot_fn, vcl_tp_done_fn, void *);
 
 #endif

@@ -9,12 +9,15 @@
  *
  * Making a block pins pages, which is slow, so each context keeps a few
  * free blocks for its next transfers. All pinned bytes of the process are
- * bounded by vcl_pin_max (--max-pinned); past it, or where the runtime
+ * bounded by vcl_pin_max (--max-pinned); free blocks of any context give
+ * way to what would go over it; past it still, or where the runtime
  * refuses, callers fall back to pooled malloc'd memory (vcl_pool.c). A
  * block given back after its context was released is destroyed then; the
  * runtime context lives until its last block is gone. Rings of shared
  * slots are pinned the same way, by wrapping (below). Loop thread only.
  */
+#include <sys/queue.h>
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +46,7 @@ struct vcl_pins {
 	int			 out;		/* blocks handed out */
 	unsigned		 closed:1;	/* the context was released */
 	unsigned		 refused:1;	/* the runtime said no once */
+	LIST_ENTRY(vcl_pins)	 entry;		/* vcl_pins_all */
 };
 
 /*
@@ -55,6 +59,8 @@ struct vcl_pins {
  */
 uint64_t		 vcl_pin_max = 1ull << 30;
 static uint64_t		 vcl_pin_total;
+static uint64_t		 vcl_pin_idle;	/* of it, in free blocks */
+static LIST_HEAD(, vcl_pins) vcl_pins_all = LIST_HEAD_INITIALIZER(vcl_pins_all);
 static struct vcl_pinblk *vcl_pin_out[VCL_PIN_BUCKETS];	/* by pointer */
 
 /* The block size for n bytes: a power of two, at least VCL_PIN_CLASS. */
@@ -93,6 +99,7 @@ vcl_pin_destroy(struct vcl_pinblk *b)
 static void
 vcl_pins_free(struct vcl_pins *p)
 {
+	LIST_REMOVE(p, entry);
 	clReleaseCommandQueue(p->q);
 	clReleaseContext(p->ctx);
 	free(p);
@@ -106,9 +113,27 @@ vcl_pin_drop_oldest(struct vcl_pins *p)
 
 	for (bp = &p->free; (*bp)->next != NULL; bp = &(*bp)->next)
 		;
+	vcl_pin_idle -= (*bp)->cap;
 	vcl_pin_destroy(*bp);
 	*bp = NULL;
 	p->nfree--;
+}
+
+/*
+ * Make room for need more pinned bytes under vcl_pin_max by destroying
+ * free blocks, the least recently used of each context, of any context:
+ * blocks a session keeps for its next transfers must not keep another
+ * session's transfers (or rings) pageable. Returns 1 when need fits.
+ */
+static int
+vcl_pin_room(uint64_t need)
+{
+	struct vcl_pins	*p;
+
+	LIST_FOREACH(p, &vcl_pins_all, entry)
+		while (vcl_pin_total + need > vcl_pin_max && p->free != NULL)
+			vcl_pin_drop_oldest(p);
+	return (vcl_pin_total + need <= vcl_pin_max);
 }
 
 /* A new block of cap bytes in p's context, mapped; NULL if refused. */
@@ -174,6 +199,7 @@ vcl_pin_get(struct vcl_pins **pp, cl_context ctx, size_t n)
 		}
 		clRetainContext(ctx);
 		p->ctx = ctx;
+		LIST_INSERT_HEAD(&vcl_pins_all, p, entry);
 		*pp = p;
 	}
 	if (p->closed || p->refused)
@@ -184,11 +210,12 @@ vcl_pin_get(struct vcl_pins **pp, cl_context ctx, size_t n)
 	if (b != NULL) {
 		*bp = b->next;
 		p->nfree--;
+		vcl_pin_idle -= b->cap;
 	} else {
+		/* This context's own free blocks go first. */
 		while (vcl_pin_total + cap > vcl_pin_max && p->free != NULL)
 			vcl_pin_drop_oldest(p);
-		if (vcl_pin_total + cap > vcl_pin_max ||
-		    (b = vcl_pin_make(p, cap)) == NULL)
+		if (!vcl_pin_room(cap) || (b = vcl_pin_make(p, cap)) == NULL)
 			return (NULL);
 	}
 	h = vcl_pin_bucket(b->ptr);
@@ -227,6 +254,7 @@ vcl_pin_put(void *ptr)
 	}
 	b->next = p->free;
 	p->free = b;
+	vcl_pin_idle += b->cap;
 	if (++p->nfree > VCL_PIN_KEEP)
 		vcl_pin_drop_oldest(p);
 	return (1);
@@ -246,6 +274,7 @@ vcl_pin_close(struct vcl_pins *p)
 	p->closed = 1;
 	while ((b = p->free) != NULL) {
 		p->free = b->next;
+		vcl_pin_idle -= b->cap;
 		vcl_pin_destroy(b);
 	}
 	p->nfree = 0;
@@ -286,6 +315,7 @@ struct vcl_pinwrap {
 	cl_mem			 mem;		/* NULL: refused, pageable */
 	size_t			 bytes;		/* charged */
 	int			 refs;		/* the ring's, and copies' */
+	unsigned		 over:1;	/* refused for the budget */
 	struct vcl_pinwrap	*next;
 };
 
@@ -407,14 +437,15 @@ vcl_pin_ring_forget(cl_context ctx)
 
 /*
  * Make r's wrapper in ctx (w->mem stays NULL when it cannot be had: not
- * aligned for a device of ctx, over vcl_pin_max, refused).
+ * aligned for a device of ctx, over vcl_pin_max, refused). A pair is
+ * counted refused once, however often it is asked again.
  */
 static void
 vcl_pin_wrap_make(struct vcl_pinwrap *w, struct vcl_pinring *r,
     cl_context ctx)
 {
 	const char	*e = getenv("VCL_TEST_PIN_REFUSE");
-	const char	*why = NULL;
+	const char	*why = NULL, *over = NULL;
 	cl_device_id	 devs[16];
 	cl_uint		 align;
 	size_t		 n = 0, i;
@@ -431,8 +462,8 @@ vcl_pin_wrap_make(struct vcl_pinwrap *w, struct vcl_pinring *r,
 			why = "its base is not aligned for a device";
 	if (why == NULL && n == 0)
 		why = "the context names no device";
-	if (why == NULL && vcl_pin_total + r->len > vcl_pin_max)
-		why = "over --max-pinned";
+	if (why == NULL && !vcl_pin_room(r->len))
+		why = over = "over --max-pinned";
 	if (why == NULL && e != NULL && strcmp(e, "1") == 0) {
 		err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
 		why = "refused by the runtime";
@@ -446,11 +477,14 @@ vcl_pin_wrap_make(struct vcl_pinwrap *w, struct vcl_pinring *r,
 		}
 	}
 	if (why != NULL) {
-		vcl_pin_ring_nrefused++;
+		if (!w->over)
+			vcl_pin_ring_nrefused++;
+		w->over = why == over;
 		vcl_log_info("shared ring of %zu bytes stays pageable for this "
 		    "context: %s (error %d)", r->len, why, (int)err);
 		return;
 	}
+	w->over = 0;
 	w->bytes = r->len;
 	vcl_pin_total += w->bytes;
 	vcl_pin_ring_total += w->bytes;
@@ -461,7 +495,10 @@ vcl_pin_wrap_make(struct vcl_pinwrap *w, struct vcl_pinring *r,
 /*
  * Before a copy of ctx to or from ring r: r's wrapper in ctx (made at
  * the first), with a reference for the copy to give back with
- * vcl_pin_unwrap once it completed. NULL: the copy goes pageable.
+ * vcl_pin_unwrap once it completed. NULL: the copy goes pageable. A pair
+ * refused only for the budget is asked again once the ring fits: what
+ * held the budget then (another session's rings, its contexts) may be
+ * gone, and the pair would stay pageable for the session's life.
  */
 struct vcl_pinwrap *
 vcl_pin_wrap(struct vcl_pinring *r, cl_context ctx)
@@ -474,7 +511,7 @@ vcl_pin_wrap(struct vcl_pinring *r, cl_context ctx)
 		if (w->ctx == ctx)
 			break;
 	if (w == NULL) {
-		/* Tried once per pair: a refusal is not asked again. */
+		/* Asked once per pair, but for the budget (below). */
 		if ((w = calloc(1, sizeof *w)) == NULL)
 			return (NULL);
 		w->ring = r;
@@ -483,7 +520,9 @@ vcl_pin_wrap(struct vcl_pinring *r, cl_context ctx)
 		vcl_pin_wrap_make(w, r, ctx);
 		w->next = r->wraps;
 		r->wraps = w;
-	}
+	} else if (w->mem == NULL && w->over &&
+	    vcl_pin_total - vcl_pin_idle + r->len <= vcl_pin_max)
+		vcl_pin_wrap_make(w, r, ctx);
 	if (w->mem == NULL)
 		return (NULL);
 	w->refs++;

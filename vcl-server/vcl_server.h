@@ -83,6 +83,8 @@ struct vcl_arena {
 	uint64_t		 spills;	/* allocations that went to malloc */
 	const Vcl__Request	*sole;		/* alone in it, unspilled... */
 	uint64_t		 sole_live;	/* ... with this many pieces */
+	uint64_t		 decoded;	/* the last decode's bytes */
+	uint64_t		 budget;	/* ... at most */
 };
 
 /*
@@ -169,6 +171,8 @@ struct vcl_session {
 	int			 in_oob_err;	/* ... with this VCL_TP_E* */
 	int			 in_oob_placed;	/* ... its chunks written as
 						   they came (shared staging) */
+	int			 in_oob_pull;	/* ... it could be pulled
+						   (direct mode): 1 */
 	uint8_t			*in_oob_orphan;	/* a released transfer's staging
 						   the receive still owns */
 	uint64_t		 in_oob_orphan_len;
@@ -247,6 +251,9 @@ struct vcl_server {
 	uint64_t		 peer_bytes_oob;	/* of which out of band */
 	uint64_t		 peer_bytes_shared; /* ... placed (shared staging) */
 	uint64_t		 client_bytes_shared; /* through client rings */
+	uint64_t		 peer_bytes_direct; /* pulled (direct mode) */
+	uint64_t		 peer_direct;	/* migrations pulled */
+	uint64_t		 peer_direct_fallbacks; /* pullable, ring */
 	struct vcl_transports	*tps;		/* bulk transports offered */
 
 	struct vcl_workers	*workers;

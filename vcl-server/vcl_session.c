@@ -37,6 +37,7 @@
 #define VCL_ARENA_SIZE		(16u << 10)	/* decoded requests, see below */
 #define VCL_PREAUTH_MAX		(64u << 10)	/* frame size before Hello */
 #define VCL_READ_BUDGET		(16u << 20)	/* bulk bytes per read callback */
+#define VCL_DECODE_MIN		(64u << 10)	/* a decode's least budget */
 
 static void	vcl_session_read_cb(evutil_socket_t, short, void *);
 static void	vcl_session_write_cb(evutil_socket_t, short, void *);
@@ -50,7 +51,8 @@ static void	vcl_session_handshake(struct vcl_session *);
  * time per enqueue. The arena hands out bump allocations and counts them;
  * when the last is freed it starts again from its base. A request that is
  * held keeps its pieces (the next ones go after them, or to malloc when
- * it is full): nothing is moved or reused while it lives.
+ * it is full): nothing is moved or reused while it lives. A decode takes
+ * a->budget bytes at most (vcl_session_req_unpack).
  */
 static void *
 vcl_session_arena_alloc(void *data, size_t n)
@@ -58,6 +60,11 @@ vcl_session_arena_alloc(void *data, size_t n)
 	struct vcl_arena	*a = data;
 	size_t			 sz = (n + 15) & ~(size_t)15;
 
+	if (n > a->budget - a->decoded) {
+		a->decoded = a->budget;		/* says why it failed */
+		return (NULL);
+	}
+	a->decoded += n;
 	if (sz < n || sz > VCL_ARENA_SIZE - a->used || (a->base == NULL &&
 	    (a->base = malloc(VCL_ARENA_SIZE)) == NULL)) {
 		a->spills++;
@@ -86,6 +93,13 @@ vcl_session_arena_free(void *data, void *p)
 /*
  * Decode a request into the session's arena. One that is alone there and
  * wholly inside it is remembered: freeing it is a reset, with no walk.
+ *
+ * What protobuf-c makes of a message can be many times its size (an
+ * argument of six bytes on the wire is a struct and a pointer of about a
+ * hundred): a decode may take what the session may still hold, or twice
+ * the message and VCL_DECODE_MIN where that is more (so a session at its
+ * limit can still release), and fails past it. a->decoded is what it
+ * took: a held request is charged that (vcl_hold_submit).
  */
 static Vcl__Request *
 vcl_session_req_unpack(struct vcl_session *s, size_t len, const uint8_t *msg)
@@ -93,7 +107,13 @@ vcl_session_req_unpack(struct vcl_session *s, size_t len, const uint8_t *msg)
 	struct vcl_arena	*a = &s->arena;
 	Vcl__Request		*req;
 	uint64_t		 spills = a->spills;
+	uint64_t		 lim = s->srv->limits.session_bytes;
 	int			 alone = a->live == 0;
+
+	a->decoded = 0;
+	a->budget = s->bytes < lim ? lim - s->bytes : 0;
+	if (a->budget < 2 * (uint64_t)len + VCL_DECODE_MIN)
+		a->budget = 2 * (uint64_t)len + VCL_DECODE_MIN;
 
 	/* Launches have a decoder of their own; protobuf-c takes the rest. */
 	if ((req = vcl_ndrdec_unpack(&a->pa, len, msg)) == NULL)
@@ -738,12 +758,25 @@ vcl_session_send_part(struct vcl_session *s, const Vcl__ToClient *m,
  * over the done queue? Only when it is the one command of its queue in
  * flight and no completion of the session waits in the done queue (see
  * vcl_session_send_now for why that keeps what the client sees in order).
+ * A command that ran after events of its wait list, or after a command of
+ * its queue that did (waited), ran after commands of other queues: one
+ * may be complete with its callback still to come, and its Notify must
+ * come first (the client sees an event complete once a command that
+ * waited on it is). Such a reply comes now only when no other command of
+ * the session is in flight at all.
  */
 int
-vcl_session_next_up(struct vcl_session *s, uint64_t queue)
+vcl_session_next_up(struct vcl_session *s, uint64_t queue, int waited)
 {
-	return (atomic_load(&s->qinflight[VCL_QSLOT(queue)]) == 1 &&
-	    atomic_load(&s->ndone) == 0);
+	unsigned	n = 0;
+	int		i;
+
+	if (atomic_load(&s->qinflight[VCL_QSLOT(queue)]) != 1 ||
+	    atomic_load(&s->ndone) != 0)
+		return (0);
+	for (i = 0; waited && i < VCL_QSLOTS; i++)
+		n += atomic_load(&s->qinflight[i]);
+	return (!waited || n == 1);
 }
 
 /*
@@ -803,7 +836,7 @@ vcl_session_send_now(struct vcl_session *s, const Vcl__ToClient *m,
 	pthread_mutex_lock(&s->out_lock);
 	if (s->out_closed || s->out_blocked || s->out_parting ||
 	    !TAILQ_EMPTY(&s->outq) || !TAILQ_EMPTY(&s->outq_held) ||
-	    !vcl_session_next_up(s, f->queue) ||
+	    !vcl_session_next_up(s, f->queue, f->waited) ||
 	    (f->gen != UINT64_MAX && atomic_load(&s->deferred_sets) != f->gen))
 		goto out;
 	/*
@@ -1255,12 +1288,19 @@ vcl_session_oob_post(struct vcl_session *s)
 	 * copy into the transfer's staging.
 	 */
 	s->in_oob_placed = 0;
+	s->in_oob_pull = 0;
 	if ((s->in_req->bulk_xfer & VCL_TP_XID_PLACE) && s->in_xfer != NULL &&
 	    s->in_bulk_borrowed && (s->tp_ep->tp->ops->caps & VCL_TP_PLACE)) {
 		d.base = NULL;
 		d.chunk = vcl_peer_chunk_in;
 		d.chunk_arg = s;
 		s->in_oob_placed = 1;
+		/* Or read whole from the source's buffer (direct mode). */
+		if ((s->in_oob_pull = vcl_peer_pullable(s)))
+			d.pull = vcl_peer_pull_in;
+		vcl_log_debug("placed push of %llu bytes: %s",
+		    (unsigned long long)d.len, s->in_oob_pull ? "direct mode "
+		    "asked" : "ring");
 	}
 	s->in_state = VCL_IN_OOB;
 	s->in_oob_xid = s->in_req->bulk_xfer;
@@ -1314,7 +1354,9 @@ vcl_session_begin(struct vcl_session *s, const uint8_t *msg)
 
 	req = vcl_session_req_unpack(s, s->in_frame.msg_len, msg);
 	if (req == NULL) {
-		vcl_session_close(s, "malformed request");
+		vcl_session_close(s, s->arena.decoded == s->arena.budget ?
+		    "request decodes over the session's memory limit" :
+		    "malformed request");
 		return (-1);
 	}
 	op = vcl_dispatch_lookup(req->call_case);

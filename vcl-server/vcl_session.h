@@ -33,7 +33,7 @@ void	vcl_session_flush_queues(struct vcl_session *);
 void	vcl_session_req_free(struct vcl_session *, Vcl__Request *);
 void	vcl_session_flush_queue(struct vcl_session *, struct vcl_hobj *);
 int	vcl_session_flush_now(struct vcl_session *, struct vcl_hobj *);
-int	vcl_session_next_up(struct vcl_session *, uint64_t);
+int	vcl_session_next_up(struct vcl_session *, uint64_t, int);
 void	vcl_session_let_go(struct vcl_session *, struct vcl_hobj *);
 void	vcl_session_settled(struct vcl_session *, struct vcl_hobj *);
 int	vcl_session_send(struct vcl_session *, const Vcl__ToClient *,

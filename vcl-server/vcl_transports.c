@@ -509,12 +509,14 @@ vcl_transports_hello(struct vcl_session *s, const Vcl__Hello *h,
 			    ts->force->name);
 		return (0);
 	}
-	for (i = 0; i < h->n_transports && i < VCL_TP_MAX; i++)
-		if (h->transports[i]->name != NULL &&
-		    strcmp(h->transports[i]->name, pick->name) == 0) {
-			o = h->transports[i];
+	/* The offer chosen: not one set aside above, should a name repeat. */
+	for (i = 0; i < h->n_transports; i++) {
+		o = h->transports[i];
+		if (o->name != NULL && strcmp(o->name, pick->name) == 0 &&
+		    !(o->has_local && o->local && !near))
 			break;
-		}
+		o = NULL;
+	}
 	if (o == NULL)
 		return (0);
 	local = o->has_local && o->local;

@@ -32,11 +32,26 @@
  * that is wrong stops placement on the link and fails what it carried.
  * UCX's own ucp_rkey_ptr is not used: it checks no bounds (a receiver
  * naming any address would make the sender write anywhere in itself).
+ *
+ * Direct mode (pulling, VCL_UCX_DIRECT). A RING message also carries the
+ * ring's address in its owner (xid; 0: an end that does not pull or give).
+ * The end that maps it writes a cookie into the ring and reads it back
+ * from the owner's pid at that address with process_vm_readv: only then
+ * does it know that the pid is the ring's owner and that the kernel lets
+ * it read that process (no Yama, no container between them), and it pulls
+ * on this link. A receive whose host can take the bulk itself (dest.pull)
+ * asks PULL instead of offering slots; the sender answers SOURCE (its
+ * bytes' address in itself, the bulk's length) or NOSOURCE (slots then).
+ * The host reads the bulk from the sender's pid into its own memory and
+ * says pulled; DONE (or ABORT) ends it as for slots. A sender never
+ * writes the receiver's memory: an address a peer names is only ever
+ * read, in that peer, and a pull that ends after its link did is ignored.
  */
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/queue.h>
+#include <sys/uio.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -63,6 +78,7 @@ struct vcl_ucx_tp {
 	uint64_t		 shm_max;	/* VCL_UCX_SHM_MAX: our rings */
 	uint64_t		 shm_bytes;
 	uint64_t		 place_min;	/* VCL_UCX_PLACE_MIN */
+	int			 direct;	/* VCL_UCX_DIRECT: pulling */
 	TAILQ_HEAD(, vcl_ucx_xfer) fins;	/* placed: done to run */
 	LIST_HEAD(, vcl_ucx_ring) rings;	/* ours (the peers write) */
 };
@@ -77,6 +93,9 @@ enum {
 	VCL_UCX_PM_UNUSED,	/* slot not written (no such placed send) */
 	VCL_UCX_PM_DONE,	/* every chunk of xid consumed */
 	VCL_UCX_PM_ABORT,	/* xid failed on the sending side */
+	VCL_UCX_PM_PULL,	/* the receiver would read all len of xid */
+	VCL_UCX_PM_SOURCE,	/* xid's len bytes are at off in the sender */
+	VCL_UCX_PM_NOSOURCE,	/* not readable: offer slots */
 };
 struct vcl_ucx_pmsg {
 	uint32_t		 type;
@@ -135,6 +154,11 @@ struct vcl_ucx_xfer {
 	vcl_tp_slot_fn		 slot;
 	int			 fin_err;
 	struct vcl_ucx_tpep	*fin_ep;	/* ended on: identity only */
+	/* Pulling: a send's bytes in us; a receive's state. */
+	const void		*src;
+	int			 pulling;	/* no slots: PULL asked */
+	int			 pull_asked;
+	int			 pull_busy;	/* the host copies */
 	LIST_ENTRY(vcl_ucx_xfer) entry;
 	TAILQ_ENTRY(vcl_ucx_xfer) fin;
 };
@@ -156,11 +180,23 @@ struct vcl_ucx_tpep {
 	uint64_t		 rx_serial;	/* placed receives posted */
 	struct vcl_ucx_pmsg	 in;		/* the message being received */
 	int			 bad;		/* placement stopped */
+	/* Pulling: the peer's pid, checked; pulls the host runs. */
+	long			 pull_pid;	/* 0: we do not pull */
+	LIST_HEAD(, vcl_ucx_pull) pulls;
+};
+
+/* A pull the host runs: its token, kept until pulled (e NULL: ended). */
+struct vcl_ucx_pull {
+	struct vcl_ucx_tpep	*e;
+	uint64_t		 xid, serial;
+	LIST_ENTRY(vcl_ucx_pull) entry;
 };
 
 static void	vcl_ucx_pl_listen(struct vcl_ucx_tpep *);
 static void	vcl_ucx_pl_stop(struct vcl_ucx_tpep *, int, int);
 static void	vcl_ucx_pl_offer(struct vcl_ucx_tpep *);
+static int	vcl_ucx_pull_in(struct vcl_ucx_tpep *,
+		    const struct vcl_ucx_pmsg *);
 
 /* The engine's status as the seam's. */
 static int
@@ -261,6 +297,7 @@ vcl_ucx_tp_limits(struct vcl_ucx_tp *t)
 		t->nslots = 4;
 	t->shm_max = vcl_ucx_env("VCL_UCX_SHM_MAX", 256ull << 20);
 	t->place_min = vcl_ucx_env("VCL_UCX_PLACE_MIN", 1ull << 20);
+	t->direct = vcl_ucx_env("VCL_UCX_DIRECT", 1) != 0;
 }
 
 /* Run the done of placed transfers that ended. */
@@ -494,8 +531,51 @@ vcl_ucx_ring_offer(struct vcl_ucx_tpep *e)
 	vcl_ucx_ring_host(r, 1);
 	t->shm_bytes += r->size;
 	e->rx = r;
-	vcl_ucx_pl_send(e, VCL_UCX_PM_RING, 0, 0, r->slot_len, r->nslots,
-	    r->name);
+	/* Our ring's address: the other end checks it can read us. */
+	vcl_ucx_pl_send(e, VCL_UCX_PM_RING, 0, t->direct ?
+	    (uint64_t)(uintptr_t)r->base : 0, r->slot_len, r->nslots, r->name);
+}
+
+/*
+ * Can we read the owner of the ring just mapped at p, by its pid, where it
+ * says it has it (addr)? A cookie written through our mapping must come
+ * back through process_vm_readv: then pid is the ring's owner and the
+ * kernel lets us read it. VCL_TEST_DIRECT_EPERM=1 makes it refused.
+ */
+static void
+vcl_ucx_pull_probe(struct vcl_ucx_tpep *e, uint8_t *p, unsigned long pid,
+    uint64_t addr)
+{
+	static uint64_t	 serial;
+	uint64_t	 cookie[2], back[2] = { 0, 0 };
+	struct iovec	 l, r;
+	const char	*v;
+	ssize_t		 n = -1;
+	int		 eno = EPERM;
+
+	if (!e->t->direct || addr == 0 || pid > (unsigned long)INT32_MAX)
+		return;
+	cookie[0] = (uint64_t)getpid() << 32 ^ ++serial;
+	cookie[1] = (uint64_t)(uintptr_t)p ^ addr ^ 0x5643ull;
+	memcpy(p, cookie, sizeof cookie);
+	l.iov_base = back;
+	l.iov_len = sizeof back;
+	r.iov_base = (void *)(uintptr_t)addr;
+	r.iov_len = sizeof back;
+	if ((v = getenv("VCL_TEST_DIRECT_EPERM")) == NULL || *v != '1') {
+		n = process_vm_readv((pid_t)pid, &l, 1, &r, 1, 0);
+		eno = errno;
+	}
+	memset(p, 0, sizeof cookie);
+	if (n == (ssize_t)sizeof back && memcmp(back, cookie, sizeof back) ==
+	    0) {
+		e->pull_pid = (long)pid;
+		vcl_log_debug("ucx: pid %lu readable: direct mode", pid);
+		return;
+	}
+	vcl_log_info("ucx: cross-memory attach to pid %lu %s: migrations "
+	    "from it go through the ring", pid, n < 0 ? strerror(eno) :
+	    "read other bytes");
 }
 
 /*
@@ -560,6 +640,7 @@ vcl_ucx_ring_map(struct vcl_ucx_tpep *e, const struct vcl_ucx_pmsg *m)
 	r->base = p;
 	vcl_ucx_ring_host(r, 1);
 	e->tx = r;
+	vcl_ucx_pull_probe(e, p, pid, m->xid);
 	vcl_ucx_pl_send(e, VCL_UCX_PM_MAPPED, 0, 0, 0, 0, NULL);
 	return (0);
 }
@@ -613,6 +694,15 @@ vcl_ucx_pl_offer(struct vcl_ucx_tpep *e)
 	if (e->rx == NULL || e->bad || e->uep == NULL)
 		return;
 	while ((x = e->rx_active) != NULL && x->next < x->len) {
+		if (x->pulling) {
+			/* The host would read it all: ask the sender. */
+			if (!x->pull_asked) {
+				x->pull_asked = 1;
+				vcl_ucx_pl_send(e, VCL_UCX_PM_PULL, 0, x->xid,
+				    0, x->len, NULL);
+			}
+			return;
+		}
 		for (i = 0; i < e->rx->nslots; i++)
 			if (e->rx->slots[i].state == VCL_UCX_SLOT_FREE)
 				break;
@@ -651,6 +741,68 @@ vcl_ucx_pl_consumed(struct vcl_ucx_slot *sl)
 	}
 	if (e != NULL)
 		vcl_ucx_pl_offer(e);
+}
+
+/*
+ * A pulling message of the other end's, checked; -1: it broke the
+ * protocol. A PULL (we send) is answered with our bytes' address if the
+ * host gave one; a SOURCE or NOSOURCE (we receive) must answer our PULL
+ * of the receive served now, with its exact length: the host then reads
+ * that many bytes, in the sender, from the address named.
+ */
+static int
+vcl_ucx_pull_in(struct vcl_ucx_tpep *e, const struct vcl_ucx_pmsg *m)
+{
+	struct vcl_ucx_xfer	*x;
+	struct vcl_ucx_pull	*p;
+
+	if (m->type == VCL_UCX_PM_PULL) {
+		LIST_FOREACH(x, &e->xfers, entry)
+			if (x->placed && !x->recv && x->xid == m->xid)
+				break;
+		if (x != NULL && m->len != x->len)
+			return (-1);
+		if (x == NULL || x->src == NULL || !e->t->direct)
+			vcl_ucx_pl_send(e, VCL_UCX_PM_NOSOURCE, 0, m->xid, 0, 0,
+			    NULL);
+		else
+			vcl_ucx_pl_send(e, VCL_UCX_PM_SOURCE, 0, m->xid,
+			    (uint64_t)(uintptr_t)x->src, x->len, NULL);
+		return (0);
+	}
+	x = e->rx_active;
+	if (x == NULL || x->xid != m->xid)
+		return (0);	/* its receive ended: stale */
+	if (!x->pulling || !x->pull_asked || x->pull_busy)
+		return (-1);
+	if (m->type == VCL_UCX_PM_NOSOURCE) {
+		x->pulling = 0;
+		vcl_ucx_pl_offer(e);
+		return (0);
+	}
+	if (m->len != x->len || m->off == 0 || m->off > UINT64_MAX - m->len ||
+	    e->pull_pid == 0)
+		return (-1);
+	if ((p = calloc(1, sizeof *p)) == NULL) {
+		x->pulling = 0;
+		vcl_ucx_pl_offer(e);
+		return (0);
+	}
+	p->e = e;
+	p->xid = x->xid;
+	p->serial = x->serial;
+	LIST_INSERT_HEAD(&e->pulls, p, entry);
+	x->pull_busy = 1;
+	if (x->dest.pull(x->dest.chunk_arg, e->pull_pid, m->off, x->len,
+	    (uint64_t)(uintptr_t)p) != 0) {
+		/* The host cannot now: the slots. */
+		LIST_REMOVE(p, entry);
+		free(p);
+		x->pull_busy = 0;
+		x->pulling = 0;
+		vcl_ucx_pl_offer(e);
+	}
+	return (0);
 }
 
 /* A message of the other end's, checked; -1: it broke the protocol. */
@@ -757,6 +909,10 @@ vcl_ucx_pl_in(struct vcl_ucx_tpep *e, const struct vcl_ucx_pmsg *m)
 				vcl_ucx_pl_finish(x, VCL_TP_ECANCELED, 0);
 		}
 		return (0);
+	case VCL_UCX_PM_PULL:
+	case VCL_UCX_PM_SOURCE:
+	case VCL_UCX_PM_NOSOURCE:
+		return (vcl_ucx_pull_in(e, m));
 	default:
 		return (-1);
 	}
@@ -806,8 +962,13 @@ static void
 vcl_ucx_pl_stop(struct vcl_ucx_tpep *e, int err, int now)
 {
 	struct vcl_ucx_xfer	*x, *x1;
+	struct vcl_ucx_pull	*p;
 
 	e->bad = 1;
+	while ((p = LIST_FIRST(&e->pulls)) != NULL) {
+		LIST_REMOVE(p, entry);
+		p->e = NULL;	/* its pulled only frees it */
+	}
 	for (x = LIST_FIRST(&e->xfers); x != NULL; x = x1) {
 		x1 = LIST_NEXT(x, entry);
 		if (x->placed)
@@ -893,6 +1054,9 @@ vcl_ucx_tp_recv_placed(struct vcl_ucx_tpep *e, uint64_t xid,
 	x->dest = *dest;
 	x->done = done;
 	x->arg = arg;
+	/* The host could read it all from a sender we can read: ask. */
+	x->pulling = dest->pull != NULL && dest->chunk != NULL &&
+	    e->pull_pid != 0 && e->t->direct;
 	/* The list is newest first: a placed receive waits at the tail. */
 	if ((last = LIST_FIRST(&e->xfers)) == NULL)
 		LIST_INSERT_HEAD(&e->xfers, x, entry);
@@ -933,6 +1097,59 @@ vcl_ucx_tp_placed(struct vcl_tp *tp, uint64_t token, int err)
 		vcl_ucx_wake(e->t->u);
 	}
 	vcl_ucx_ring_unref(r);
+}
+
+/* The placed send xid is readable at src in us (until it ends). */
+static void
+vcl_ucx_tp_source(struct vcl_tp_ep *ep, uint64_t xid, const void *src)
+{
+	struct vcl_ucx_tpep	*e = ep->priv;
+	struct vcl_ucx_xfer	*x;
+
+	LIST_FOREACH(x, &e->xfers, entry)
+		if (x->placed && !x->recv && x->xid == xid)
+			break;
+	if (x != NULL)
+		x->src = src;
+}
+
+/*
+ * The host's pull ended: all the bulk is in its memory (done), it could
+ * not read (VCL_TP_EINVAL: the slots for this receive, no pulling on the
+ * link again) or it failed (the receive fails). Ignored, but for freeing
+ * the token, when its link or its receive ended meanwhile.
+ */
+static void
+vcl_ucx_tp_pulled(struct vcl_tp *tp, uint64_t token, int err)
+{
+	struct vcl_ucx_pull	*p = (struct vcl_ucx_pull *)(uintptr_t)token;
+	struct vcl_ucx_tpep	*e = p->e;
+	struct vcl_ucx_xfer	*x;
+
+	if (e != NULL)
+		LIST_REMOVE(p, entry);
+	if (e == NULL || e->bad || (x = e->rx_active) == NULL ||
+	    x->xid != p->xid || x->serial != p->serial || !x->pull_busy) {
+		free(p);
+		return;
+	}
+	free(p);
+	x->pull_busy = 0;
+	if (err == VCL_TP_OK) {
+		x->next = x->got = x->len;
+		vcl_ucx_pl_send(e, VCL_UCX_PM_DONE, 0, x->xid, 0, 0, NULL);
+		vcl_ucx_pl_finish(x, VCL_TP_OK, 0);
+	} else if (err == VCL_TP_EINVAL) {
+		vcl_log_info("ucx: cross-memory attach to pid %ld refused: "
+		    "migrations from it go through the ring", e->pull_pid);
+		e->pull_pid = 0;
+		x->pulling = 0;
+		vcl_ucx_pl_offer(e);
+	} else {
+		vcl_ucx_pl_send(e, VCL_UCX_PM_ABORT, 0, x->xid, 0, 0, NULL);
+		vcl_ucx_pl_finish(x, VCL_TP_EIO, 0);
+	}
+	vcl_ucx_wake(e->t->u);
 }
 
 /* The host is done with a chunk of our ring: its slot goes round again. */
@@ -996,6 +1213,7 @@ vcl_ucx_tp_connect(struct vcl_tp_ep *ep, const uint8_t *addr, size_t len)
 	e->ep = ep;
 	e->t = ep->tp->priv;
 	LIST_INIT(&e->xfers);
+	LIST_INIT(&e->pulls);
 	vcl_ucx_address(VCL_UCX_U(ep->tp), &ours, &olen);
 	e->ns = vcl_ucx_tp_ns(ours, olen);
 	e->peer_ns = vcl_ucx_tp_ns(addr, len);
@@ -1199,6 +1417,7 @@ vcl_ucx_tp_close(struct vcl_tp_ep *ep)
 {
 	struct vcl_ucx_tpep	*e = ep->priv;
 	struct vcl_ucx_xfer	*x, *x1;
+	struct vcl_ucx_pull	*p;
 
 	if (e == NULL)
 		return;
@@ -1211,6 +1430,10 @@ vcl_ucx_tp_close(struct vcl_tp_ep *ep)
 		TAILQ_REMOVE(&e->t->fins, x, fin);
 		x->done(x->arg, x->fin_err);
 		free(x);
+	}
+	while ((p = LIST_FIRST(&e->pulls)) != NULL) {
+		LIST_REMOVE(p, entry);
+		p->e = NULL;
 	}
 	free(e);
 	ep->priv = NULL;
@@ -1234,4 +1457,6 @@ const struct vcl_transport vcl_transport_ucx = {
 	.place = vcl_ucx_tp_place,
 	.placed = vcl_ucx_tp_placed,
 	.consumed = vcl_ucx_tp_consumed,
+	.source = vcl_ucx_tp_source,
+	.pulled = vcl_ucx_tp_pulled,
 };

@@ -354,6 +354,21 @@ vcl_tp_consumed(struct vcl_tp *tp, uint64_t token)
 	tp->ops->consumed(tp, token);
 }
 
+/* A placed send's bytes are readable at src as well (pulling). */
+void
+vcl_tp_source(struct vcl_tp_ep *ep, uint64_t xid, const void *src)
+{
+	if (ep->tp->ops->source != NULL)
+		ep->tp->ops->source(ep, xid | VCL_TP_XID_PLACE, src);
+}
+
+/* The host's pull of token ended (err; VCL_TP_EINVAL: not copied). */
+void
+vcl_tp_pulled(struct vcl_tp *tp, uint64_t token, int err)
+{
+	tp->ops->pulled(tp, token, err);
+}
+
 /* A VCL_TP_E* in words. */
 const char *
 vcl_tp_strerror(int err)

@@ -83,6 +83,16 @@
  *   ours or the peer's, and once more just before it unmaps it (after
  *   every slot of it went back), so that the host may register the pages
  *   with its runtime (vclserver pins them per context) in between.
+ * - Pulling (optional, within placement: direct mode). A sender whose
+ *   bulk is readable in its own memory says where with source() after
+ *   place(); a receiver whose dest.pull is set may then take the whole
+ *   bulk by reading the sender's memory itself (cross-memory attach):
+ *   the backend calls dest.pull(arg, pid, addr, len, token) with the
+ *   sender's pid and address, the host copies into its own memory and
+ *   calls pulled(token, err) exactly once, even after done or close
+ *   (VCL_TP_EINVAL: not copied, the chunks come through slots instead).
+ *   Each process only ever writes its own memory: a pull that ends late
+ *   (the link failed meanwhile) harms nobody.
  */
 #ifndef VCL_TRANSPORT_H
 #define VCL_TRANSPORT_H
@@ -149,6 +159,13 @@ struct vcl_tp_dest {
 	void			(*chunk)(void *, uint64_t, void *, uint64_t,
 				    uint64_t);
 	void			*chunk_arg;
+	/*
+	 * Optional, with chunk: the host can take the whole bulk by reading
+	 * it from the sender (pid, address, length, token for pulled);
+	 * 0: it will call pulled once, -1: not now (slots then).
+	 */
+	int			(*pull)(void *, long, uint64_t, uint64_t,
+				    uint64_t);
 };
 
 /* A slot the receiver offered: write bulk bytes [off, off + len) at ptr. */
@@ -258,6 +275,10 @@ struct vcl_transport {
 	void	(*placed)(struct vcl_tp *, uint64_t, int);
 	/* The host is done with the received chunk of token. */
 	void	(*consumed)(struct vcl_tp *, uint64_t);
+	/* Optional (pulling): the placed send xid is readable at src too. */
+	void	(*source)(struct vcl_tp_ep *, uint64_t, const void *);
+	/* The host's pull of token ended (VCL_TP_EINVAL: use slots). */
+	void	(*pulled)(struct vcl_tp *, uint64_t, int);
 };
 
 /* The registry, in preference order (vcl_transport.c). */
@@ -292,6 +313,8 @@ int		 vcl_tp_place(struct vcl_tp_ep *, uint64_t, uint64_t,
 		    vcl_tp_slot_fn, vcl_tp_done_fn, void *);
 void		 vcl_tp_placed(struct vcl_tp *, uint64_t, int);
 void		 vcl_tp_consumed(struct vcl_tp *, uint64_t);
+void		 vcl_tp_source(struct vcl_tp_ep *, uint64_t, const void *);
+void		 vcl_tp_pulled(struct vcl_tp *, uint64_t, int);
 
 /* tcp: the control stream every link has. */
 int	vcl_tcp_dial(const char *, char *, size_t, char *, size_t);

@@ -5,6 +5,7 @@
  * is tested by registering it.
  */
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -460,6 +461,7 @@ struct placing {
 	struct vcl_tp	*tp;
 	const uint8_t	*src;		/* sender: the bulk */
 	uint8_t		*dst;		/* receiver: where chunks go */
+	void		*dst_pull;	/* receiver: its struct pulling */
 	int		 hold;		/* keep slots/chunks instead of ending */
 	int		 nheld;
 	struct held	 held[64];
@@ -613,6 +615,157 @@ case_place(const struct vcl_transport *ops)
 	free(dst);
 }
 
+/* A pull the receiver's host was handed (pulling: pull_cb). */
+struct pulling {
+	int		 calls;
+	int		 refuse;	/* answer -1: slots */
+	long		 pid;
+	uint64_t	 addr, len, token;
+};
+
+/* Receiver's pull callback: keep what it names, copy later. */
+static int
+pull_cb(void *arg, long pid, uint64_t addr, uint64_t len, uint64_t token)
+{
+	struct placing	*pl = arg;
+	struct pulling	*pu = (struct pulling *)pl->dst_pull;
+
+	pu->calls++;
+	pu->pid = pid;
+	pu->addr = addr;
+	pu->len = len;
+	pu->token = pu->refuse ? 0 : token;	/* refused: not ours */
+	return (pu->refuse ? -1 : 0);
+}
+
+/*
+ * Pulling (direct mode): a sender that names its bytes (source) and a
+ * receiver whose host takes them itself (dest.pull) move the bulk with no
+ * slot: the receiver is told the sender's pid, the bytes' address there
+ * and the bulk's length, reads them (process_vm_readv, as vclserver does)
+ * and says pulled; both ends complete once, the bytes exact. The host's
+ * refusal (pull returns -1) or a read the kernel refused (pulled with
+ * VCL_TP_EINVAL) takes the slots instead, for that bulk; a sender with no
+ * source gets offers at once; a failed read (VCL_TP_EIO) fails both ends;
+ * a pull that ends after its receiver's link closed is ignored.
+ */
+static void
+case_place_pull(const struct vcl_transport *ops)
+{
+	enum { OK, REFUSE, NOSRC, FAIL, EPERMS, AFTER, CLOSE, NROUND };
+	const size_t		 len = (20u << 20) + 777;
+	struct pair		 p;
+	struct placing		 sp, rp;
+	struct pulling		 pu;
+	struct compl		 rc;
+	struct vcl_tp_dest	 d;
+	struct iovec		 l, r;
+	uint8_t			*src, *dst;
+	time_t			 end;
+	int			 round;
+
+	if (ops->source == NULL)
+		return;
+	src = malloc(len);
+	dst = malloc(len);
+	assert_non_null(src);
+	assert_non_null(dst);
+	fill(src, len, 5);
+	for (round = 0; round < NROUND; round++) {
+		if (round == OK || round == CLOSE) {
+			if (round == CLOSE)
+				pair_close(&p);
+			pair_open(&p, ops);
+			/* Each end mapped the other's ring: b read a. */
+			pair_placeable(&p, p.ea, len);
+			pair_placeable(&p, p.eb, len);
+		}
+		memset(&sp, 0, sizeof sp);
+		memset(&rp, 0, sizeof rp);
+		memset(&pu, 0, sizeof pu);
+		memset(&rc, 0, sizeof rc);
+		memset(dst, 0xee, len);
+		sp.tp = p.ta;
+		sp.src = src;
+		rp.tp = p.tb;
+		rp.dst = dst;
+		rp.dst_pull = &pu;
+		pu.refuse = round == REFUSE;
+		assert_int_equal(vcl_tp_place(p.ea, 60 + (uint64_t)round, len,
+		    slot_cb, sent_cb, &sp), VCL_TP_OK);
+		if (round != NOSRC)
+			vcl_tp_source(p.ea, 60 + (uint64_t)round, src);
+		memset(&d, 0, sizeof d);
+		d.len = len;
+		d.chunk = chunk_cb;
+		d.chunk_arg = &rp;
+		d.pull = pull_cb;
+		assert_int_equal(vcl_tp_recv(p.eb, (60 + (uint64_t)round) |
+		    VCL_TP_XID_PLACE, &d, done_cb, &rc), VCL_TP_OK);
+		end = time(NULL) + DEADLINE_S;
+		while (rc.calls == 0 || sp.c.calls == 0) {
+			if (time(NULL) > end)
+				fail_msg("%s: pull round %d never ended",
+				    ops->name, round);
+			pair_step(&p);
+			consume_all(&rp);
+			if (pu.calls != 1 || pu.token == 0)
+				continue;
+			/* The sender's bytes, in the sender, all of them. */
+			assert_int_equal(pu.pid, (long)getpid());
+			assert_int_equal(pu.addr, (uint64_t)(uintptr_t)src);
+			assert_int_equal(pu.len, len);
+			if (round == OK) {
+				l.iov_base = dst;
+				l.iov_len = len;
+				r.iov_base = (void *)(uintptr_t)pu.addr;
+				r.iov_len = len;
+				assert_int_equal(process_vm_readv(
+				    (pid_t)pu.pid, &l, 1, &r, 1, 0),
+				    (ssize_t)len);
+			}
+			if (round == CLOSE) {
+				/* The receiver's link goes first. */
+				vcl_tp_close(p.eb);
+				p.eb = NULL;
+				vcl_link_close(&p.lb);
+				p.lb.fd = -1;
+				assert_int_equal(rc.calls, 1);
+				assert_int_equal(rc.err, VCL_TP_ECLOSED);
+			}
+			vcl_tp_pulled(p.tb, pu.token, round == OK || round ==
+			    CLOSE ? VCL_TP_OK : round == EPERMS ?
+			    VCL_TP_EINVAL : VCL_TP_EIO);
+			pu.token = 0;
+		}
+		assert_int_equal(sp.c.calls, 1);
+		assert_int_equal(rc.calls, 1);
+		if (round == CLOSE) {
+			assert_int_equal(sp.c.err, VCL_TP_ECLOSED);
+			continue;
+		}
+		/* After a refused read the link pulls no more. */
+		assert_int_equal(pu.calls, round == NOSRC || round == AFTER ?
+		    0 : 1);
+		if (round == FAIL) {
+			assert_int_equal(rc.err, VCL_TP_EIO);
+			assert_int_equal(sp.c.err, VCL_TP_ECANCELED);
+			continue;
+		}
+		assert_int_equal(sp.c.err, VCL_TP_OK);
+		assert_int_equal(rc.err, VCL_TP_OK);
+		/* Pulled: no slot went round; else all through slots. */
+		if (round == OK)
+			assert_int_equal(sp.nchunks + rp.nchunks, 0);
+		else
+			assert_true(sp.nchunks > 1);
+		assert_memory_equal(dst, src, len);
+	}
+	pair_close(&p);
+	free(src);
+	free(dst);
+}
+
 /*
  * A peer vanishes mid-ring: the sender holding slots it never filled, or
  * the receiver holding chunks it never consumed. The other side's
@@ -718,8 +871,11 @@ struct pmsg {
 };
 #define PM_CTL(ns)	((uint64_t)((ns) ^ 0x7fffffffu) << 32)	/* link 0 */
 #define PM_RING		1
+#define PM_MAPPED	2
 #define PM_OFFER	3
 #define PM_FILLED	4
+#define PM_PULL		8
+#define PM_SOURCE	9
 
 static uint32_t
 fnv(const void *a, size_t n)
@@ -765,6 +921,8 @@ raw_until(struct vcl_tp *tp, struct vcl_tp_ep *ep, struct vcl_ucx *u,
  * naming a slot out of the ring, or one never offered, fails the placed
  * receive (VCL_TP_EIO) and writes nothing; as a receiver, an OFFER larger
  * than its own slots fails the placed send before any slot is handed out.
+ * A sender answering a PULL with a SOURCE not of the bulk's length, or at
+ * address 0, fails the receive before the host is asked to read anything.
  */
 static void
 case_place_hostile(const struct vcl_transport *ops)
@@ -790,7 +948,7 @@ case_place_hostile(const struct vcl_transport *ops)
 
 	if (ops != &vcl_transport_ucx)
 		return;
-	for (round = 0; round < 3; round++) {
+	for (round = 0; round < 5; round++) {
 		assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM |
 		    SOCK_NONBLOCK, 0, sv), 0);
 		vcl_link_init(&l, sv[1]);
@@ -867,10 +1025,55 @@ case_place_hostile(const struct vcl_transport *ops)
 			out.type = PM_RING;
 			out.off = 4096;
 			out.len = 2;
+			/* Its address: the seam may pull from us (3, 4). */
+			if (round >= 3)
+				out.xid = (uint64_t)(uintptr_t)seg;
 			memset(&c, 0, sizeof c);
 			assert_non_null(vcl_ucx_send(rep, PM_CTL(ns_r), &iov,
 			    1, raw_cb, &c));
 			raw_until(tp, ep, u, &c);
+			if (round >= 3) {
+				struct placing	 rp;
+				struct pulling	 pu;
+
+				/* MAPPED: it read our cookie back, too. */
+				memset(&c, 0, sizeof c);
+				assert_non_null(vcl_ucx_recv(rep, PM_CTL(ns_t),
+				    &in, sizeof in, raw_cb, &c));
+				raw_until(tp, ep, u, &c);
+				assert_int_equal(in.type, PM_MAPPED);
+				memset(&rp, 0, sizeof rp);
+				memset(&pu, 0, sizeof pu);
+				rp.dst_pull = &pu;
+				memset(&d, 0, sizeof d);
+				d.len = 1 << 20;
+				d.chunk = chunk_cb;
+				d.chunk_arg = &rp;
+				d.pull = pull_cb;
+				memset(&c, 0, sizeof c);
+				assert_non_null(vcl_ucx_recv(rep, PM_CTL(ns_t),
+				    &in, sizeof in, raw_cb, &c));
+				assert_int_equal(vcl_tp_recv(ep, 7 |
+				    VCL_TP_XID_PLACE, &d, done_cb, &rc),
+				    VCL_TP_OK);
+				raw_until(tp, ep, u, &c);
+				assert_int_equal(in.type, PM_PULL);
+				assert_int_equal(in.len, 1 << 20);
+				memset(&out, 0, sizeof out);
+				out.type = PM_SOURCE;
+				out.xid = 7 | VCL_TP_XID_PLACE;
+				out.off = round == 3 ? (uint64_t)(uintptr_t)buf :
+				    0;
+				out.len = round == 3 ? (1 << 20) + 1 : 1 << 20;
+				memset(&c, 0, sizeof c);
+				assert_non_null(vcl_ucx_send(rep, PM_CTL(ns_r),
+				    &iov, 1, raw_cb, &c));
+				raw_until(tp, ep, u, &rc);
+				assert_int_equal(rc.err, VCL_TP_EIO);
+				assert_int_equal(pu.calls, 0);
+				assert_int_equal(rp.nchunks, 0);
+				goto next;
+			}
 			{
 				time_t	end = time(NULL) + DEADLINE_S;
 
@@ -896,6 +1099,7 @@ case_place_hostile(const struct vcl_transport *ops)
 			raw_until(tp, ep, u, &sp.c);
 			assert_int_equal(sp.c.err, VCL_TP_EIO);
 			assert_int_equal(sp.nchunks, 0);
+next:
 			munmap(seg, 2 * 4096);
 			close(fd);
 		}
@@ -1050,6 +1254,8 @@ test_place(void **st)
 }
 static void test_place_vanish(void **st)
 { (void)st; over_all(case_place_vanish); }
+static void test_place_pull(void **st)
+{ (void)st; over_all(case_place_pull); }
 #ifdef VCL_HAVE_UCX
 static void test_place_hostile(void **st)
 { (void)st; over_all(case_place_hostile); }
@@ -1119,6 +1325,7 @@ main(void)
 		cmocka_unit_test(test_sock_early_empty),
 		cmocka_unit_test(test_place),
 		cmocka_unit_test(test_place_vanish),
+		cmocka_unit_test(test_place_pull),
 #ifdef VCL_HAVE_UCX
 		cmocka_unit_test(test_place_hostile),
 #endif
