@@ -1137,9 +1137,9 @@ out:
 
 /*
  * The destination of a placed push killed with the push under way
- * (stopped as soon as the push began, its offers out or about to be,
- * then killed), and a new one started on its address: the source fails
- * the migration as on a lost
+ * (stopped before it, killed once the source sent the push's head and
+ * waits for its slots or its pull), and a new one started on its
+ * address: the source fails the migration as on a lost
  * node, its client session and loop go on, it holds nothing after, and
  * a migration to the new destination is placed and lands.
  */
@@ -1164,12 +1164,12 @@ test_kill_dst(void)
 		goto out;
 	if (stats(&pp.wa, &st) != 0)
 		goto out;
+	stopped = kill(pp.b.pid, SIGSTOP) == 0;
 	rc = migrate_in(&pp.cb, 20, 3, SIZE, 90, NULL);
 	rc |= pl_migrate_out(&pp.ca, pp.to, pp.sb, pp.kb, SIZE, 90, 21);
 	if (!check("kill_dst_head_sent", rc == 0 && pl_wait_out(&pp.wa,
 	    st.peer_bytes_out + SIZE) == 0, "a sent no push (rc %d)", rc))
 		goto out;
-	stopped = kill(pp.b.pid, SIGSTOP) == 0;
 	pl_kill(&pp.b);
 	stopped = 0;
 	rc = wait_notify(&pp.ca, 21, &st_out);
