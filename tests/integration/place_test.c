@@ -1135,6 +1135,99 @@ out:
 	pl_pair_stop(&pp, "link_closed");
 }
 
+/* A message of ours, the bytes of a push not placed, went (or failed). */
+static void
+pl_bulk_cb(int status, void *arg)
+{
+	int	*st = arg;
+
+	*st = status == 0 ? 1 : -1;
+}
+
+/*
+ * A push sent as one UCX message (not placed) whose transfer goes (its
+ * client left) once the head came and before the bytes: the server must
+ * still take the bytes, and drop them, so that the sender's send
+ * completes. Cancelling the receive left the sender's rendezvous waiting
+ * for a receive that never came: its migration held its staging and its
+ * client waited until the link closed.
+ */
+static void
+test_released_unsent(void)
+{
+	enum { SIZE = 8 * MIB };
+	struct srv		 sv;
+	struct conn		 c, w;
+	struct peer		 pe;
+	Vcl__Request		 r = VCL__REQUEST__INIT;
+	Vcl__PeerPush		 pp = VCL__PEER_PUSH__INIT;
+	Vcl__StatsResult	 st;
+	struct iovec		 iov;
+	uint64_t		 sid = 0, key = 0;
+	uint8_t			*data;
+	int64_t			 end;
+	int			 rc, i, sent = 0;
+
+	c.fd = w.fd = -1;
+	pe.u = NULL;
+	pe.p.fd = -1;
+	if ((data = malloc(SIZE)) == NULL)
+		return;
+	pl_fill(data, SIZE, 11);
+	if (!pl_server(&sv, "released_unsent_server_start", NULL))
+		goto out0;
+	if (!check("released_unsent_sessions", client_open(&c, &sv, &sid,
+	    &key) == 0 && conn_session(&w, &sv) == 0 && pl_open(&pe, &sv) ==
+	    0, "no sessions"))
+		goto out;
+	rc = create_buffer(&c, 3, 1, SIZE, NULL, 0);
+	rc |= pl_migrate_in(&c, 10, 3, SIZE, 77);
+	rc |= stats(&c, &st);		/* the MigrateIn waits */
+	pp.session = sid;
+	pp.key = key;
+	pp.transfer = 77;
+	r.has_bulk_xfer = r.has_bulk_size = 1;
+	r.bulk_xfer = 5;		/* not placed: one UCX message */
+	r.bulk_size = SIZE;
+	r.call_case = VCL__REQUEST__CALL_PEER_PUSH;
+	r.peer_push = &pp;
+	rc |= send_req(&pe.p, &r, NULL, 0);
+	/* The head taken (the receive posted), then the client leaves. */
+	for (i = 0; rc == 0 && i < 3; i++)
+		rc = stats(&w, &st);
+	conn_close(&c);
+	for (i = 0; rc == 0 && i < 2000; i++) {
+		if ((rc = stats(&w, &st)) == 0 && st.objects == 0)
+			break;
+		poll_wait();
+	}
+	if (!check("released_unsent_released", rc == 0 && st.objects == 0,
+	    "the transfer was not released (rc %d, %llu objects)", rc,
+	    (unsigned long long)st.objects))
+		goto out;
+	iov.iov_base = data;
+	iov.iov_len = SIZE;
+	if (vcl_ucx_send(pe.ep, ((uint64_t)pe.ns << 32) ^ 5, &iov, 1,
+	    pl_bulk_cb, &sent) == NULL)
+		sent = -1;
+	end = ucxpeer_now_ms() + 10 * 1000;
+	while (sent == 0 && ucxpeer_now_ms() < end)
+		(void)ucxpeer_turn(pe.u, NULL);
+	check("released_unsent_taken", sent == 1, "the push's bytes were not "
+	    "taken (%d)", sent);
+	pl_close(&pe);
+	check("released_unsent_nothing_held", wait_empty(&w, &st) == 0,
+	    "%llu objects, %llu bytes held", (unsigned long long)st.objects,
+	    (unsigned long long)st.bytes);
+out:
+	conn_close(&c);
+	conn_close(&w);
+	pl_close(&pe);
+	srv_stop(&sv, "released_unsent_server_exit");
+out0:
+	free(data);
+}
+
 /*
  * The destination of a placed push killed with the push under way
  * (stopped before it, killed once the source sent the push's head and
@@ -1232,6 +1325,7 @@ static const struct test tests[] = {
 	{ "kill_src", test_kill_src, 90 },
 	{ "kill_src_mid", test_kill_src_mid, 90 },
 	{ "link_closed", test_link_closed, 90 },
+	{ "released_unsent", test_released_unsent, 90 },
 	{ "kill_dst", test_kill_dst, 120 },
 };
 
