@@ -1604,15 +1604,22 @@ vcl_peer_xfer_release(struct vcl_session *s, struct vcl_hobj *o)
 			/*
 			 * Out of band, the transport owns the staging
 			 * until its receive completes: the link frees
-			 * it then.
+			 * it then. A placed receive is cancelled (the
+			 * sender hears, and stops); one of a single
+			 * message is not: its sender would wait for a
+			 * receive that never came (a rendezvous holds
+			 * the send until then), its migration's staging
+			 * charged and its client waiting, until the link
+			 * closed. The bytes land in the orphan, dropped.
 			 */
 			if (ps->in_state == VCL_IN_OOB &&
 			    !ps->in_oob_done && ps->tp_ep != NULL) {
 				ps->in_oob_orphan = o->data;
 				ps->in_oob_orphan_len = o->bytes;
 				o->data = NULL;
-				vcl_tp_cancel(ps->tp_ep,
-				    ps->in_oob_xid);
+				if (ps->in_oob_placed)
+					vcl_tp_cancel(ps->tp_ep,
+					    ps->in_oob_xid);
 			}
 			ps->in_bulk = NULL;
 			ps->in_bulk_borrowed = 0;

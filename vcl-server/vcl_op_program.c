@@ -206,11 +206,12 @@ struct vcl_build_hdr {
 	size_t			 len;
 };
 
-/* Free a build record. */
+/* Free a build record (its session still referenced, if it has one). */
 static void
 vcl_build_free(struct vcl_build *b)
 {
-	size_t	i;
+	struct vcl_server	*srv = b->d.s != NULL ? b->d.s->srv : NULL;
+	size_t			 i;
 
 	if (b->logs != NULL)
 		for (i = 0; i < b->ndevs; i++)
@@ -230,18 +231,18 @@ vcl_build_free(struct vcl_build *b)
 	if (b->charged > 0)
 		vcl_session_uncharge(b->d.s, b->charged);
 	free(b->psrc);
+	/* Maybe the last references (the client left): off the loop. */
 	for (i = 0; i < b->ninputs; i++) {
 		if (b->inputs != NULL && b->inputs[i] != NULL)
-			clReleaseProgram(b->inputs[i]);
+			vcl_session_program_drop(srv, b->inputs[i]);
 		if (b->ipsrc != NULL)
 			free(b->ipsrc[i]);
 	}
 	free(b->inputs);
 	free(b->ipsrc);
+	vcl_session_program_drop(srv, b->prog);
 	if (b->ctx != NULL)
 		clReleaseContext(b->ctx);
-	if (b->prog != NULL)
-		clReleaseProgram(b->prog);
 	free(b);
 }
 
@@ -472,8 +473,8 @@ vcl_build_done(struct vcl_done *d)
 out:
 	vcl_session_uncharge(s, b->charged);	/* while s is surely alive */
 	b->charged = 0;
-	vcl_session_unref(s);
 	vcl_build_free(b);
+	vcl_session_unref(s);
 }
 
 /*

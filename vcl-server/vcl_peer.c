@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -94,12 +95,15 @@ static void	vcl_peer_write_cb(evutil_socket_t, short, void *);
 static void
 vcl_peer_close(struct vcl_peer *p, const char *why)
 {
+	struct vcl_peer_wait	*w;
+	struct timespec		 t0;
+	double			 ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	vcl_log_info("peer link to %s closed: %s", p->addr, why);
 	LIST_REMOVE(p, entry);
 	event_free(p->ev_read);
 	event_free(p->ev_write);
-	struct vcl_peer_wait	*w;
-
 	while ((w = TAILQ_FIRST(&p->waits)) != NULL) {
 		TAILQ_REMOVE(&p->waits, w, entry);
 		w->fail(w->arg);
@@ -108,6 +112,12 @@ vcl_peer_close(struct vcl_peer *p, const char *why)
 	}
 	vcl_tp_close(p->ep);	/* its sends fail */
 	p->ep = NULL;
+	/* The loop serves every session: say when a close held it up. */
+	if ((ms = vcl_since_ms(&t0)) >= VCL_SLOW_MS) {
+		p->srv->metrics.slow_events++;
+		vcl_log_info("peer link to %s: its close took %.1f ms",
+		    p->addr, ms);
+	}
 	vcl_link_close(&p->link);
 	vcl_outq_clear(&p->outq);
 	free(p->in);

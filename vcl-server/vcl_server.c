@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -567,6 +568,24 @@ vcl_server_stop_cb(evutil_socket_t sig, short what, void *arg)
 }
 
 /*
+ * Did the other end of the session's control stream go (closed it, or its
+ * process died)? Only asked while its input is not read.
+ */
+static int
+vcl_server_hung_up(const struct vcl_session *s)
+{
+	struct pollfd	pfd;
+
+	if (s->link.fd < 0)
+		return (0);
+	pfd.fd = s->link.fd;
+	pfd.events = POLLRDHUP;
+	pfd.revents = 0;
+	return (poll(&pfd, 1, 0) == 1 &&
+	    (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0);
+}
+
+/*
  * The deadlines of a session: the handshake; a frame must complete within
  * frame_s plus its length at frame_rate once its first byte came (a slow
  * link moving a large bulk is fine, one byte a second is not); a session
@@ -586,6 +605,19 @@ vcl_server_check_session(struct vcl_server *srv, struct vcl_session *s,
 			vcl_session_close(s, s->link.handshaking ?
 			    "no TLS handshake in time (a client without "
 			    "TLS?)" : "no handshake in time");
+		return;
+	}
+	/*
+	 * Out-of-band bulk holds the session's input, so the end of its
+	 * control stream is not read: the other end that closed the link
+	 * with a push's bytes still to come (it gave up on it), or died
+	 * where the transport did not tell, shows only here. Nobody will
+	 * send them: the session goes, failing what the push was for
+	 * (vcl_peer_link_lost), instead of waiting for the frame deadline.
+	 */
+	if (s->in_state == VCL_IN_OOB && !s->in_oob_done &&
+	    vcl_server_hung_up(s)) {
+		vcl_session_close(s, "link closed during out-of-band bulk");
 		return;
 	}
 	if (s->in_since != 0) {
@@ -713,6 +745,7 @@ vcl_server_run(struct vcl_server *srv, const struct vcl_options *opt)
 	if ((srv->workers = vcl_workers_new(opt->workers)) == NULL ||
 	    (srv->movers = vcl_workers_new(2)) == NULL ||
 	    (srv->submitters = vcl_workers_new(VCL_SUBMITTERS)) == NULL ||
+	    (srv->releasers = vcl_workers_new(1)) == NULL ||
 	    srv->authfails == NULL) {
 		vcl_log_error("cannot start worker threads");
 		goto out;
@@ -783,6 +816,8 @@ out:
 		vcl_workers_free(srv->movers);
 	if (srv->submitters != NULL)
 		vcl_workers_free(srv->submitters);
+	if (srv->releasers != NULL)
+		vcl_workers_free(srv->releasers);
 	free(srv->authfails);
 	if (srv->ev_accept != NULL)
 		event_free(srv->ev_accept);

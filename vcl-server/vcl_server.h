@@ -260,6 +260,7 @@ struct vcl_server {
 	struct vcl_workers	*waiters;	/* vcl_cmd_wait; never freed */
 	struct vcl_workers	*movers;	/* fills and copies off the loop */
 	struct vcl_workers	*submitters;	/* queues' strands (vcl_submit.c) */
+	struct vcl_workers	*releasers;	/* slow runtime releases */
 	void			(*reload)(struct vcl_server *);	/* SIGHUP */
 	atomic_uint_fast64_t	 fast_replies;	/* answered from the thread
 						   that saw the completion */

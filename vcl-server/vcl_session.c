@@ -29,6 +29,7 @@
 #include "vcl_shm.h"
 #include "vcl_submit.h"
 #include "vcl_transports.h"
+#include "vcl_worker.h"
 
 #define VCL_IN_CHUNK		(64u << 10)	/* input buffer for small frames */
 #define VCL_OUT_HIGH		(64u << 20)	/* stop reading above this */
@@ -237,6 +238,66 @@ vcl_session_unref(struct vcl_session *s)
 static void	vcl_session_forget_queue(struct vcl_session *,
 		    struct vcl_hobj *);
 
+/*
+ * Testing (VCL_TEST_RELEASE_LATCH=PATH): a program's release waits until
+ * PATH exists (at most 60 s), as a runtime's slow release would hold it.
+ */
+static void
+vcl_session_test_latch(void)
+{
+	const char	*path = getenv("VCL_TEST_RELEASE_LATCH");
+	int		 i;
+
+	for (i = 0; path != NULL && *path != '\0' && i < 6000 &&
+	    access(path, F_OK) != 0; i++)
+		usleep(10000);
+}
+
+/* A program's last reference, off the loop. */
+static void
+vcl_session_program_go(void *arg)
+{
+	vcl_session_test_latch();
+	clReleaseProgram(arg);
+}
+
+/* A kernel's last reference, off the loop. */
+static void
+vcl_session_kernel_go(void *arg)
+{
+	clReleaseKernel(arg);
+}
+
+/*
+ * Drop the server's reference to a runtime object on a worker thread, not
+ * on the loop: PoCL's release of a program (its compiled code) took 0.1 to
+ * 1 s with many clients at once, and a client leaving drops all of its
+ * programs and kernels together, which held the loop for seconds (it_soak:
+ * the survivor of a lost server made new clients time out in their
+ * handshake). Nothing on the loop uses the object after its handle went;
+ * the runtime keeps what in-flight commands hold. One thread of their
+ * own (builds and copies do not wait behind them); inline if none.
+ */
+static void
+vcl_session_release_off(struct vcl_server *srv, void (*fn)(void *),
+    void *obj)
+{
+	if (srv == NULL || srv->releasers == NULL ||
+	    vcl_workers_run(srv->releasers, fn, obj) != 0)
+		fn(obj);
+}
+
+/*
+ * Drop a reference to a program off the loop, as a session's release does
+ * (a build that ends after its client left holds the last one).
+ */
+void
+vcl_session_program_drop(struct vcl_server *srv, cl_program p)
+{
+	if (p != NULL)
+		vcl_session_release_off(srv, vcl_session_program_go, p);
+}
+
 /* Release one object of the session and forget its id. */
 void
 vcl_session_release(struct vcl_session *s, struct vcl_hobj *o)
@@ -280,13 +341,15 @@ vcl_session_release(struct vcl_session *s, struct vcl_hobj *o)
 		break;
 	case VCL_KIND_PROGRAM:
 		if (o->u.prog != NULL)
-			clReleaseProgram(o->u.prog);
+			vcl_session_release_off(s->srv,
+			    vcl_session_program_go, o->u.prog);
 		vcl_session_uncharge(s, o->bytes);	/* source, logs, compile inputs */
 		break;
 	case VCL_KIND_KERNEL:
 		vcl_exec_kernel_drop(s, o);
 		if (o->u.kernel != NULL)
-			clReleaseKernel(o->u.kernel);
+			vcl_session_release_off(s->srv,
+			    vcl_session_kernel_go, o->u.kernel);
 		break;
 	case VCL_KIND_EVENT:
 		if (o->u.event != NULL)
@@ -366,12 +429,15 @@ vcl_session_close(struct vcl_session *s, const char *why)
 {
 	struct vcl_server	*srv = s->srv;
 	struct vcl_hobj		*o;
+	struct timespec		 t0;
 	size_t			 i;
+	double			 ms;
 	char			 who[64];
 
 	if (s->dead)
 		return;
 	s->dead = 1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	snprintf(who, sizeof who, "session %llu", (unsigned long long)s->id);
 	vcl_server_ratelog_flush(&s->warns, who);
 	if (why != NULL && (s->authed ||
@@ -443,6 +509,12 @@ vcl_session_close(struct vcl_session *s, const char *why)
 	s->nlost = 0;
 	s->ndirty = 0;
 	vcl_cmd_reap(s);	/* commands failed by the teardown */
+	/* Releases and a transport's close run on the loop: say when slow. */
+	if ((ms = vcl_since_ms(&t0)) >= VCL_SLOW_MS) {
+		srv->metrics.slow_events++;
+		vcl_log_info("session %llu: its close took %.1f ms",
+		    (unsigned long long)s->id, ms);
+	}
 	LIST_REMOVE(s, entry);
 	srv->nsessions--;
 	vcl_session_unref(s);

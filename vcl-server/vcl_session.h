@@ -58,6 +58,7 @@ void	vcl_session_mark_dirty(struct vcl_session *, struct vcl_hobj *);
 struct vcl_hobj *vcl_session_add(struct vcl_session *, uint64_t,
 	    enum vcl_kind);
 void	vcl_session_release(struct vcl_session *, struct vcl_hobj *);
+void	vcl_session_program_drop(struct vcl_server *, cl_program);
 
 /*
  * A device index on the wire names a root device (below be.ndevices) or,

@@ -190,11 +190,11 @@ vcl_transports_same_host(const struct vcl_transports *ts, const char *theirs)
 }
 
 /*
- * Open the backends of list ("tcp,ucx"; NULL or "all": all built but the
- * ones offered only where named; "auto": and those offered by host, ucx)
- * that work here; force (NULL: none) names the one every link must use,
- * for testing. Not named one by one, a backend that pays only on one host
- * (VCL_TP_LOCAL) counts only toward an end of this host or with RDMA.
+ * Open the backends of list ("tcp,ucx"; NULL, "all" or "auto": all built
+ * but the ones offered only where named, sock) that work here; force
+ * (NULL: none) names the one every link must use, for testing. Not named
+ * one by one, a backend that pays only on one host (VCL_TP_LOCAL, ucx)
+ * counts only toward an end of this host or with RDMA.
  * One that cannot open is left out (logged at warn if asked for by name,
  * else at info: a default list holds backends a host may lack); tcp always
  * remains.

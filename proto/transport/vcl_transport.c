@@ -72,11 +72,12 @@ vcl_transport_find(const char *name)
 }
 
 /*
- * Parse a list of backend names ("ucx,tcp"; NULL or "" or "all": every one
- * built but those offered only where named; "auto": those and the ones
- * offered by host (VCL_TP_LOCAL) though named only (VCL_TP_NAMED)
- * built but those offered only where named, best first) into out (VCL_TP_MAX entries), in the order given.
- * Returns 0, or -1 with why in err for an unknown or repeated name.
+ * Parse a list of backend names ("ucx,tcp"; NULL or "" or "all" or "auto":
+ * every one built but those offered only where named (VCL_TP_NAMED), best
+ * first; the host restricts the ones offered by host, VCL_TP_LOCAL) into
+ * out (VCL_TP_MAX entries), in the order given. "auto" also takes a
+ * backend both named-only and by host, should one be built. Returns 0, or
+ * -1 with why in err for an unknown or repeated name.
  */
 int
 vcl_transport_parse(const char *list, const struct vcl_transport **out,

@@ -117,10 +117,10 @@ struct vcl_tp;
 #define VCL_TP_INBAND		0x4	/* bulk rides the control stream */
 #define VCL_TP_NAMED		0x8	/* offered only where named (opt-in) */
 #define VCL_TP_PLACE		0x10	/* shared staging (place/placed) */
-#define VCL_TP_LOCAL		0x20	/* in "auto" (or by default, unless
-					   also NAMED) offered only to an end
-					   on the same host, or where both
-					   have RDMA: elsewhere not ahead */
+#define VCL_TP_LOCAL		0x20	/* by default (not named) offered
+					   only to an end on the same host,
+					   or where both have RDMA:
+					   elsewhere not ahead */
 
 /* A transfer id whose bytes are placed, not sent (see Placement). */
 #define VCL_TP_XID_PLACE	(1ull << 63)

@@ -1,10 +1,10 @@
 /*
  * choice_test.c - the transport two real vclservers choose for their peer
- * link by host (--transports auto): ucx with shared staging on one host,
- * tcp between two hosts (modelled with --host-id) unless both ends name
- * ucx; with nothing said (ucx only where named) tcp; the reason in both
- * servers' logs and in Stats; a raw peer that claims the server's host
- * with an address UCX cannot reach leaves the link on tcp.
+ * link by host (by default, or --transports auto): ucx with shared staging
+ * on one host, tcp between two hosts (modelled with --host-id) unless both
+ * ends name ucx; tcp where one end says --transports tcp; the reason in
+ * both servers' logs and in Stats; a raw peer that claims the server's
+ * host with an address UCX cannot reach leaves the link on tcp.
  */
 #include "rawproto.h"
 
@@ -222,11 +222,20 @@ test_other_host(void)
 	    "RDMA: another host", 0);
 }
 
-/* Nothing said, one host: ucx is offered only where named, so tcp. */
+/* Nothing said, one host: by host, as with auto (ucx, bytes placed). */
 static void
 test_default(void)
 {
-	pair("default", NULL, NULL, "tcp", "no other transport offered by "
+	pair("default", NULL, NULL, "ucx", "same host", 1);
+}
+
+/* One end says tcp alone: tcp, on one host too. */
+static void
+test_tcp_named(void)
+{
+	const char *const	xb[] = { "--transports", "tcp", NULL };
+
+	pair("tcp_named", NULL, xb, "tcp", "no other transport offered by "
 	    "both ends", 0);
 }
 
@@ -322,6 +331,7 @@ out:
 static const struct test tests[] = {
 	{ "same_host", test_same_host, 90 },
 	{ "other_host", test_other_host, 90 },
+	{ "tcp_named", test_tcp_named, 60 },
 	{ "default", test_default, 90 },
 	{ "named", test_named, 90 },
 	{ "one_restricts", test_one_restricts, 90 },

@@ -10,6 +10,11 @@
  * rings are sealed memfds, and a peer's ring that is not is left unused.
  * A peer alive but silent, as destination or as source of a placed push,
  * fails the migration within the frame deadline and leaves nothing held.
+ * Two real servers, one killed (SIGSTOP to hold it, then SIGKILL) as
+ * source or destination mid-placement, or a link closed behind a push's
+ * head: the survivor fails the migration with CL_DEVICE_NOT_AVAILABLE at
+ * once, goes on, places again to a new server on the same address, and
+ * holds nothing after.
  */
 #include <sys/mman.h>
 
@@ -868,6 +873,445 @@ out0:
 	free(data);
 }
 
+/* Two servers on ucx, a -> b placed; what the kill tests share. */
+struct pl_pair {
+	struct srv	 a, b;
+	struct conn	 ca, cb, wa, wb;
+	uint64_t	 sa, ka, sb, kb;
+	char		 to[64];
+	int		 up;		/* both started */
+};
+
+/*
+ * Start a and b (frame deadline 600 s: nothing here may wait for it),
+ * a client on each with buffer 3 (size bytes, a's filled), a watcher on
+ * each, and two migrations a -> b: the first opens the link, the second
+ * is placed. Returns 0, else a FAIL is reported.
+ */
+static int
+pl_pair_start_to(struct pl_pair *pp, const char *name, uint64_t size,
+    const char *frame_a)
+{
+	Vcl__StatsResult	 st;
+	uint8_t			*data;
+	char			 what[96];
+	cl_int			 st_out = 1, st_in = 1;
+	int			 i, rc;
+
+	memset(pp, 0, sizeof *pp);
+	pp->ca.fd = pp->cb.fd = pp->wa.fd = pp->wb.fd = -1;
+	pp->a.pid = pp->b.pid = -1;
+	snprintf(what, sizeof what, "%s_servers", name);
+	if (!pl_server_to(&pp->a, what, NULL, frame_a))
+		return (-1);
+	if (!pl_server(&pp->b, what, NULL))
+		return (-1);
+	pp->up = 1;
+	snprintf(pp->to, sizeof pp->to, "127.0.0.1:%s", pp->b.port);
+	snprintf(what, sizeof what, "%s_sessions", name);
+	if (!check(what, client_open(&pp->ca, &pp->a, &pp->sa, &pp->ka) ==
+	    0 && client_open(&pp->cb, &pp->b, &pp->sb, &pp->kb) == 0 &&
+	    conn_session(&pp->wa, &pp->a) == 0 &&
+	    conn_session(&pp->wb, &pp->b) == 0, "no sessions"))
+		return (-1);
+	if ((data = malloc(size)) == NULL)
+		return (-1);
+	pl_fill(data, size, 9);
+	rc = create_buffer(&pp->ca, 3, 1, size, data, size);
+	rc |= create_buffer(&pp->cb, 3, 1, size, NULL, 0);
+	free(data);
+	for (i = 0; rc == 0 && i < 2; i++) {
+		rc = migrate_in(&pp->cb, 10 + 2 * i, 3, size, 77 + i, NULL);
+		rc |= pl_migrate_out(&pp->ca, pp->to, pp->sb, pp->kb, size,
+		    77 + i, 11 + 2 * i);
+		if (rc == 0)
+			rc = wait_notify(&pp->ca, 11 + 2 * i, &st_out) |
+			    wait_notify(&pp->cb, 10 + 2 * i, &st_in);
+		if (st_out != CL_COMPLETE || st_in != CL_COMPLETE)
+			rc = -1;
+	}
+	memset(&st, 0, sizeof st);
+	snprintf(what, sizeof what, "%s_placed", name);
+	if (!check(what, rc == 0 && stats(&pp->wa, &st) == 0 &&
+	    st.peer_bytes_shared >= size, "migrations: out %d, in %d, rc %d, "
+	    "%llu bytes placed", st_out, st_in, rc,
+	    (unsigned long long)st.peer_bytes_shared))
+		return (-1);
+	return (0);
+}
+
+/* The same, both servers with a frame deadline of 600 s. */
+static int
+pl_pair_start(struct pl_pair *pp, const char *name, uint64_t size)
+{
+	return (pl_pair_start_to(pp, name, size, "600"));
+}
+
+/* End what pl_pair_start started (servers killed by a test excepted). */
+static void
+pl_pair_stop(struct pl_pair *pp, const char *name)
+{
+	char	what[96];
+
+	conn_close(&pp->ca);
+	conn_close(&pp->cb);
+	conn_close(&pp->wa);
+	conn_close(&pp->wb);
+	if (pp->a.pid > 0 && srv_alive(&pp->a)) {
+		snprintf(what, sizeof what, "%s_server_a_exit", name);
+		srv_stop(&pp->a, what);
+	}
+	if (pp->b.pid > 0 && srv_alive(&pp->b)) {
+		snprintf(what, sizeof what, "%s_server_b_exit", name);
+		srv_stop(&pp->b, what);
+	}
+}
+
+/* Poll a's Stats (bounded) until it sent want bytes to peers. */
+static int
+pl_wait_out(struct conn *w, uint64_t want)
+{
+	Vcl__StatsResult	st;
+	int			i;
+
+	for (i = 0; i < 2000; i++) {
+		if (stats(w, &st) != 0)
+			return (-1);
+		if (st.peer_bytes_out >= want)
+			return (0);
+		poll_wait();
+	}
+	return (-1);
+}
+
+/* SIGKILL a server and reap it. */
+static void
+pl_kill(struct srv *sv)
+{
+	kill(sv->pid, SIGKILL);
+	while (!srv_reap(sv))
+		poll_wait();
+}
+
+/*
+ * The source of a placed push killed once the push's head went (the
+ * destination stopped meanwhile, so that the head is still to come when
+ * the source dies): the destination's link waits for its bytes out of
+ * band and reads nothing else, yet the source is gone. The MigrateIn
+ * fails as on a lost node (CL_DEVICE_NOT_AVAILABLE), not at the frame
+ * deadline (600 s here), its session goes on, and the destination holds
+ * nothing once its client left.
+ */
+static void
+test_kill_src(void)
+{
+	enum { SIZE = 8 * MIB };
+	struct pl_pair		 pp;
+	Vcl__StatsResult	 st;
+	cl_int			 st_in = 1;
+	int			 rc, stopped = 0;
+
+	if (pl_pair_start(&pp, "kill_src", SIZE) != 0)
+		goto out;
+	if (stats(&pp.wa, &st) != 0)
+		goto out;
+	stopped = kill(pp.b.pid, SIGSTOP) == 0;
+	rc = migrate_in(&pp.cb, 20, 3, SIZE, 90, NULL);
+	rc |= pl_migrate_out(&pp.ca, pp.to, pp.sb, pp.kb, SIZE, 90, 21);
+	if (!check("kill_src_head_sent", rc == 0 && pl_wait_out(&pp.wa,
+	    st.peer_bytes_out + SIZE) == 0, "a sent no push (rc %d)", rc))
+		goto out;
+	pl_kill(&pp.a);
+	if (stopped)
+		kill(pp.b.pid, SIGCONT);
+	stopped = 0;
+	rc = wait_notify(&pp.cb, 20, &st_in);
+	check("kill_src_fails", rc == 0 && st_in == CL_DEVICE_NOT_AVAILABLE,
+	    "the migration from a killed source: event %d (rc %d)", st_in, rc);
+	check("kill_src_session_goes_on", stats(&pp.cb, &st) == 0,
+	    "no Stats");
+	conn_close(&pp.cb);
+	check("kill_src_nothing_held", wait_empty(&pp.wb, &st) == 0,
+	    "%llu objects, %llu bytes held", (unsigned long long)st.objects,
+	    (unsigned long long)st.bytes);
+out:
+	if (stopped)
+		kill(pp.b.pid, SIGCONT);
+	pl_pair_stop(&pp, "kill_src");
+}
+
+/*
+ * The source of a placed push killed while its chunks are in flight:
+ * killed as soon as its push began (64 MiB, 16 chunks round a ring of 4
+ * slots), when the destination holds slots it filled or is writing out.
+ * The destination's MigrateIn ends, complete or with CL_DEVICE_NOT_AVAILABLE
+ * (it may have landed whole first), its session goes on, and it holds
+ * nothing once its client left.
+ */
+static void
+test_kill_src_mid(void)
+{
+	enum { SIZE = 64 * MIB };
+	struct pl_pair		 pp;
+	Vcl__StatsResult	 st;
+	cl_int			 st_in = 1;
+	int			 rc;
+
+	if (pl_pair_start(&pp, "kill_src_mid", SIZE) != 0)
+		goto out;
+	if (stats(&pp.wa, &st) != 0)
+		goto out;
+	rc = migrate_in(&pp.cb, 20, 3, SIZE, 90, NULL);
+	rc |= pl_migrate_out(&pp.ca, pp.to, pp.sb, pp.kb, SIZE, 90, 21);
+	if (!check("kill_src_mid_push_began", rc == 0 && pl_wait_out(&pp.wa,
+	    st.peer_bytes_out + SIZE) == 0, "a sent no push (rc %d)", rc))
+		goto out;
+	pl_kill(&pp.a);
+	rc = wait_notify(&pp.cb, 20, &st_in);
+	check("kill_src_mid_ends", rc == 0 && (st_in == CL_COMPLETE ||
+	    st_in == CL_DEVICE_NOT_AVAILABLE), "the migration from a source "
+	    "killed mid-way: event %d (rc %d)", st_in, rc);
+	if (rc == 0 && st_in == CL_COMPLETE)
+		note("it landed whole before the kill");
+	check("kill_src_mid_session_goes_on", stats(&pp.cb, &st) == 0,
+	    "no Stats");
+	conn_close(&pp.cb);
+	check("kill_src_mid_nothing_held", wait_empty(&pp.wb, &st) == 0,
+	    "%llu objects, %llu bytes held", (unsigned long long)st.objects,
+	    (unsigned long long)st.bytes);
+out:
+	pl_pair_stop(&pp, "kill_src_mid");
+}
+
+/*
+ * A link closed with a push's head still to come to the destination:
+ * the destination is stopped, the source (frame deadline 1 s) gives up
+ * on the placed push and closes the link while it stays up, then the
+ * destination goes on and finds the head and the link's end behind it.
+ * Its session waits for the push's bytes out of band and reads nothing
+ * else, yet nobody will send them: the MigrateIn fails as on a lost node
+ * at once (the destination's frame deadline is 600 s), and it holds
+ * nothing once its client left.
+ */
+static void
+test_link_closed(void)
+{
+	enum { SIZE = 8 * MIB };
+	struct pl_pair		 pp;
+	Vcl__StatsResult	 st;
+	cl_int			 st_in = 1, st_out = 1;
+	int			 rc, stopped = 0;
+
+	if (pl_pair_start_to(&pp, "link_closed", SIZE, "1") != 0)
+		goto out;
+	stopped = kill(pp.b.pid, SIGSTOP) == 0;
+	rc = migrate_in(&pp.cb, 20, 3, SIZE, 90, NULL);
+	rc |= pl_migrate_out(&pp.ca, pp.to, pp.sb, pp.kb, SIZE, 90, 21);
+	if (rc == 0)
+		rc = wait_notify(&pp.ca, 21, &st_out);
+	if (!check("link_closed_source_gave_up", rc == 0 && st_out ==
+	    CL_DEVICE_NOT_AVAILABLE && srv_stderr_has(&pp.a, "does not take "
+	    "a placed push"), "the source's migration: event %d (rc %d)",
+	    st_out, rc))
+		goto out;
+	kill(pp.b.pid, SIGCONT);
+	stopped = 0;
+	rc = wait_notify(&pp.cb, 20, &st_in);
+	check("link_closed_fails", rc == 0 && st_in == CL_DEVICE_NOT_AVAILABLE,
+	    "the migration whose link closed: event %d (rc %d)", st_in, rc);
+	check("link_closed_session_goes_on", stats(&pp.cb, &st) == 0,
+	    "no Stats");
+	conn_close(&pp.cb);
+	check("link_closed_nothing_held", wait_empty(&pp.wb, &st) == 0,
+	    "%llu objects, %llu bytes held", (unsigned long long)st.objects,
+	    (unsigned long long)st.bytes);
+	conn_close(&pp.ca);
+	check("link_closed_source_holds_nothing", wait_empty(&pp.wa, &st) ==
+	    0, "%llu objects, %llu bytes held", (unsigned long long)st.objects,
+	    (unsigned long long)st.bytes);
+out:
+	if (stopped)
+		kill(pp.b.pid, SIGCONT);
+	pl_pair_stop(&pp, "link_closed");
+}
+
+/* A message of ours, the bytes of a push not placed, went (or failed). */
+static void
+pl_bulk_cb(int status, void *arg)
+{
+	int	*st = arg;
+
+	*st = status == 0 ? 1 : -1;
+}
+
+/*
+ * A push sent as one UCX message (not placed) whose transfer goes (its
+ * client left) once the head came and before the bytes: the server must
+ * still take the bytes, and drop them, so that the sender's send
+ * completes. Cancelling the receive left the sender's rendezvous waiting
+ * for a receive that never came: its migration held its staging and its
+ * client waited until the link closed.
+ */
+static void
+test_released_unsent(void)
+{
+	enum { SIZE = 8 * MIB };
+	struct srv		 sv;
+	struct conn		 c, w;
+	struct peer		 pe;
+	Vcl__Request		 r = VCL__REQUEST__INIT;
+	Vcl__PeerPush		 pp = VCL__PEER_PUSH__INIT;
+	Vcl__StatsResult	 st;
+	struct iovec		 iov;
+	uint64_t		 sid = 0, key = 0;
+	uint8_t			*data;
+	int64_t			 end;
+	int			 rc, i, sent = 0;
+
+	c.fd = w.fd = -1;
+	pe.u = NULL;
+	pe.p.fd = -1;
+	if ((data = malloc(SIZE)) == NULL)
+		return;
+	pl_fill(data, SIZE, 11);
+	if (!pl_server(&sv, "released_unsent_server_start", NULL))
+		goto out0;
+	if (!check("released_unsent_sessions", client_open(&c, &sv, &sid,
+	    &key) == 0 && conn_session(&w, &sv) == 0 && pl_open(&pe, &sv) ==
+	    0, "no sessions"))
+		goto out;
+	rc = create_buffer(&c, 3, 1, SIZE, NULL, 0);
+	rc |= pl_migrate_in(&c, 10, 3, SIZE, 77);
+	rc |= stats(&c, &st);		/* the MigrateIn waits */
+	pp.session = sid;
+	pp.key = key;
+	pp.transfer = 77;
+	r.has_bulk_xfer = r.has_bulk_size = 1;
+	r.bulk_xfer = 5;		/* not placed: one UCX message */
+	r.bulk_size = SIZE;
+	r.call_case = VCL__REQUEST__CALL_PEER_PUSH;
+	r.peer_push = &pp;
+	rc |= send_req(&pe.p, &r, NULL, 0);
+	/* The head taken (the receive posted), then the client leaves. */
+	for (i = 0; rc == 0 && i < 3; i++)
+		rc = stats(&w, &st);
+	conn_close(&c);
+	for (i = 0; rc == 0 && i < 2000; i++) {
+		if ((rc = stats(&w, &st)) == 0 && st.objects == 0)
+			break;
+		poll_wait();
+	}
+	if (!check("released_unsent_released", rc == 0 && st.objects == 0,
+	    "the transfer was not released (rc %d, %llu objects)", rc,
+	    (unsigned long long)st.objects))
+		goto out;
+	iov.iov_base = data;
+	iov.iov_len = SIZE;
+	if (vcl_ucx_send(pe.ep, ((uint64_t)pe.ns << 32) ^ 5, &iov, 1,
+	    pl_bulk_cb, &sent) == NULL)
+		sent = -1;
+	end = ucxpeer_now_ms() + 10 * 1000;
+	while (sent == 0 && ucxpeer_now_ms() < end)
+		(void)ucxpeer_turn(pe.u, NULL);
+	check("released_unsent_taken", sent == 1, "the push's bytes were not "
+	    "taken (%d)", sent);
+	pl_close(&pe);
+	check("released_unsent_nothing_held", wait_empty(&w, &st) == 0,
+	    "%llu objects, %llu bytes held", (unsigned long long)st.objects,
+	    (unsigned long long)st.bytes);
+out:
+	conn_close(&c);
+	conn_close(&w);
+	pl_close(&pe);
+	srv_stop(&sv, "released_unsent_server_exit");
+out0:
+	free(data);
+}
+
+/*
+ * The destination of a placed push killed with the push under way
+ * (stopped before it, killed once the source sent the push's head and
+ * waits for its slots or its pull), and a new one started on its
+ * address: the source fails the migration as on a lost
+ * node, its client session and loop go on, it holds nothing after, and
+ * a migration to the new destination is placed and lands.
+ */
+static void
+test_kill_dst(void)
+{
+	enum { SIZE = 32 * MIB };
+	struct pl_pair		 pp;
+	struct srv		 b2;
+	struct conn		 cb2;
+	Vcl__StatsResult	 st;
+	uint64_t		 sb2 = 0, kb2 = 0, shared;
+	char			 listen[64];
+	const char		*args[] = { "--transport-force", "ucx",
+	    "--frame-timeout", "600", "--min-rate", "1G", NULL };
+	cl_int			 st_out = 1, st_in = 1;
+	int			 rc, stopped = 0;
+
+	cb2.fd = -1;
+	b2.pid = -1;
+	if (pl_pair_start(&pp, "kill_dst", SIZE) != 0)
+		goto out;
+	if (stats(&pp.wa, &st) != 0)
+		goto out;
+	stopped = kill(pp.b.pid, SIGSTOP) == 0;
+	rc = migrate_in(&pp.cb, 20, 3, SIZE, 90, NULL);
+	rc |= pl_migrate_out(&pp.ca, pp.to, pp.sb, pp.kb, SIZE, 90, 21);
+	if (!check("kill_dst_head_sent", rc == 0 && pl_wait_out(&pp.wa,
+	    st.peer_bytes_out + SIZE) == 0, "a sent no push (rc %d)", rc))
+		goto out;
+	pl_kill(&pp.b);
+	stopped = 0;
+	rc = wait_notify(&pp.ca, 21, &st_out);
+	check("kill_dst_fails", rc == 0 && st_out == CL_DEVICE_NOT_AVAILABLE,
+	    "the migration to a killed destination: event %d (rc %d)", st_out,
+	    rc);
+	check("kill_dst_session_goes_on", stats(&pp.ca, &st) == 0,
+	    "no Stats");
+	/* A new destination on the same address: placed again. */
+	snprintf(listen, sizeof listen, "127.0.0.1:%s", pp.b.port);
+	if (!srv_start(&b2, "kill_dst_restart", listen, args))
+		goto out;
+	if (!check("kill_dst_new_session", client_open(&cb2, &b2, &sb2,
+	    &kb2) == 0 && create_buffer(&cb2, 3, 1, SIZE, NULL, 0) == 0,
+	    "no session on the new destination"))
+		goto out;
+	shared = st.peer_bytes_shared;
+	st_out = st_in = 1;
+	rc = 0;
+	/* The first may go on the old link's remains: twice. */
+	rc = migrate_in(&cb2, 30, 3, SIZE, 95, NULL);
+	rc |= pl_migrate_out(&pp.ca, pp.to, sb2, kb2, SIZE, 95, 31);
+	if (rc == 0)
+		rc = wait_notify(&pp.ca, 31, &st_out) |
+		    wait_notify(&cb2, 30, &st_in);
+	rc |= migrate_in(&cb2, 32, 3, SIZE, 96, NULL);
+	rc |= pl_migrate_out(&pp.ca, pp.to, sb2, kb2, SIZE, 96, 33);
+	if (rc == 0)
+		rc = wait_notify(&pp.ca, 33, &st_out) |
+		    wait_notify(&cb2, 32, &st_in);
+	check("kill_dst_restarted_lands", rc == 0 && st_out == CL_COMPLETE &&
+	    st_in == CL_COMPLETE && stats(&pp.wa, &st) == 0 &&
+	    st.peer_bytes_shared >= shared + SIZE, "to the new destination: "
+	    "out %d, in %d, rc %d, %llu bytes placed", st_out, st_in, rc,
+	    (unsigned long long)(st.peer_bytes_shared - shared));
+	conn_close(&pp.ca);
+	conn_close(&cb2);
+	check("kill_dst_nothing_held", wait_empty(&pp.wa, &st) == 0,
+	    "%llu objects, %llu bytes held", (unsigned long long)st.objects,
+	    (unsigned long long)st.bytes);
+out:
+	if (stopped)
+		kill(pp.b.pid, SIGCONT);
+	conn_close(&cb2);
+	if (b2.pid > 0)
+		srv_stop(&b2, "kill_dst_restart_exit");
+	pl_pair_stop(&pp, "kill_dst");
+}
+
 static const struct test tests[] = {
 	{ "lands", test_lands, 90 },
 	{ "sealed", test_sealed, 60 },
@@ -878,6 +1322,11 @@ static const struct test tests[] = {
 	{ "vanish", test_vanish, 90 },
 	{ "silent_dest", test_silent_dest, 90 },
 	{ "silent_src", test_silent_src, 90 },
+	{ "kill_src", test_kill_src, 90 },
+	{ "kill_src_mid", test_kill_src_mid, 90 },
+	{ "link_closed", test_link_closed, 90 },
+	{ "released_unsent", test_released_unsent, 90 },
+	{ "kill_dst", test_kill_dst, 120 },
 };
 
 int

@@ -855,7 +855,9 @@ rawproto_main(int argc, char **argv, const struct test *tests, size_t ntests)
 	if (argc != 2 && argc != 3) {
 		fprintf(stderr, "usage: %s VCLSERVER [CLIENT]\n"
 		    "  VCL_TEST_ICD_DIR: directory of the VCL vcl.icd\n"
-		    "  SESSION_TEST_ONLY: run only the named group\n", argv[0]);
+		    "  SESSION_TEST_ONLY: run only the named group\n"
+		    "  SESSION_TEST_KEEP: keep scratch files and server logs\n",
+		    argv[0]);
 		return (2);
 	}
 	server_path = argv[1];
@@ -878,7 +880,7 @@ rawproto_main(int argc, char **argv, const struct test *tests, size_t ntests)
 			continue;
 		run_group(&tests[i], &passed, &failed);
 	}
-	if (failed == 0)
+	if (failed == 0 && getenv("SESSION_TEST_KEEP") == NULL)
 		nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 	else
 		printf("# scratch files and server logs kept in %s\n", root);

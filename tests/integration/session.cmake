@@ -124,6 +124,7 @@ set_tests_properties(it_raw_shmclient_copiers PROPERTIES TIMEOUT 300
 	LABELS integration ENVIRONMENT
 	"VCL_TEST_ICD_DIR=${PROJECT_BINARY_DIR}/vcl-client;VCL_SHM_COPY_THREADS=3")
 vcl_rawtest(argcache)
+vcl_rawtest(release)
 if(VCL_HAVE_UCX)
 	vcl_rawtest(choice)
 endif()

@@ -16,7 +16,9 @@
  * succeeds; clients of the lost B end (with an error) instead of hanging;
  * every client exits; afterwards both servers hold zero objects and zero
  * bytes and exit 0 on SIGTERM. SOAK_SECONDS (default 40) sets the length:
- * longer runs are the same test.
+ * longer runs are the same test; SOAK_TRANSPORTS the servers'
+ * --transports (default: none given, ucx between the two, placing from
+ * 64 KiB: VCL_UCX_PLACE_MIN unless set).
  */
 
 #include "rawproto.h"
@@ -263,7 +265,8 @@ test_soak(void)
 	struct srv		 a, b, b2;
 	struct conn		 ca, cb;
 	const char		*icd = getenv("VCL_TEST_ICD_DIR");
-	const char *const	 extra[] = { "--max-sessions", "512", NULL };
+	const char		*extra[] = { "--max-sessions", "512", NULL, NULL,
+	    NULL };
 	char			 nodes[64], secs[32], path[PATH_MAX + 32];
 	char			 line[256];
 	long			 seconds = soak_env("SOAK_SECONDS", 40);
@@ -277,7 +280,19 @@ test_soak(void)
 	if (!check("soak_icd_dir", icd != NULL && *icd != '\0',
 	    "VCL_TEST_ICD_DIR (the directory of vcl.icd) is not set"))
 		return;
-	note("%ld s, %ld clients at once, seed %u", seconds, want, seed);
+	/*
+	 * Buffers of up to 1 MiB: placed in shared staging from 64 KiB (the
+	 * default minimum is 1 MiB), so that kills meet placed pushes too,
+	 * and smaller ones in band; SOAK_TRANSPORTS: the servers'
+	 * --transports (default: theirs, ucx between the two).
+	 */
+	setenv("VCL_UCX_PLACE_MIN", "65536", 0);
+	if (getenv("SOAK_TRANSPORTS") != NULL) {
+		extra[2] = "--transports";
+		extra[3] = getenv("SOAK_TRANSPORTS");
+	}
+	note("%ld s, %ld clients at once, seed %u, transports %s", seconds,
+	    want, seed, extra[3] != NULL ? extra[3] : "(default)");
 	if (!srv_start(&a, "soak_server_a", "127.0.0.1:0", extra))
 		return;
 	if (!srv_start(&b, "soak_server_b", "127.0.0.1:0", extra)) {

@@ -166,8 +166,7 @@ stop_a:
 
 /*
  * Nothing said, the two servers as two hosts (--host-id): the pair uses
- * tcp (sock and ucx are offered only where named; ucx by host, with
- * --transports auto: it_raw_choice).
+ * tcp (sock is offered only where named, ucx by host: it_raw_choice).
  */
 static void
 test_default(void)
