@@ -843,7 +843,7 @@ vcl_peer_chunk_in(void *arg, uint64_t off, void *ptr, uint64_t len,
 	struct vcl_session	*ps = arg, *t;
 	struct vcl_hobj		*x = ps->in_xfer, *ctx, *mem, *mq;
 	struct vcl_tp		*tp = ps->tp_ep->tp;
-	const Vcl__PeerPush	*m = ps->in_req->peer_push;
+	const Vcl__PeerPush	*m;
 	struct vcl_cmd		*c;
 	cl_mem_object_type	 type = 0;
 	cl_int			 err = CL_INVALID_MEM_OBJECT;
@@ -853,7 +853,8 @@ vcl_peer_chunk_in(void *arg, uint64_t off, void *ptr, uint64_t len,
 		ps->srv->peer_direct_fallbacks++;
 		ps->in_oob_pull = 3;
 	}
-	if (x != NULL && !ps->dead &&
+	if (x != NULL && !ps->dead && ps->in_req != NULL &&
+	    (m = ps->in_req->peer_push) != NULL &&
 	    (t = vcl_peer_target(ps->srv, m->session, m->key)) != NULL &&
 	    (ctx = vcl_handle_get(&t->handles, x->xctx, VCL_KIND_CONTEXT)) !=
 	    NULL && ctx->error == CL_SUCCESS &&
@@ -901,7 +902,8 @@ vcl_peer_push_mem(struct vcl_session *ps, struct vcl_hobj **ctxp,
 	cl_mem_object_type	 type = 0;
 
 	*err = CL_INVALID_MEM_OBJECT;
-	if (x != NULL && !ps->dead &&
+	if (x != NULL && !ps->dead && ps->in_req != NULL &&
+	    (m = ps->in_req->peer_push) != NULL &&
 	    (t = vcl_peer_target(ps->srv, m->session, m->key)) != NULL &&
 	    (ctx = vcl_handle_get(&t->handles, x->xctx, VCL_KIND_CONTEXT)) !=
 	    NULL && ctx->error == CL_SUCCESS &&
