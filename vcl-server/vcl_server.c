@@ -1,4 +1,5 @@
 /* vcl_server.c - the listener, the completion queue and the server's life. */
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -572,17 +573,28 @@ vcl_server_stop_cb(evutil_socket_t sig, short what, void *arg)
  * process died)? Only asked while its input is not read.
  */
 static int
-vcl_server_hung_up(const struct vcl_session *s)
+vcl_server_hung_up(struct vcl_session *s)
 {
 	struct pollfd	pfd;
+	int		n = 0;
 
 	if (s->link.fd < 0)
 		return (0);
 	pfd.fd = s->link.fd;
 	pfd.events = POLLRDHUP;
 	pfd.revents = 0;
-	return (poll(&pfd, 1, 0) == 1 &&
-	    (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0);
+	if (poll(&pfd, 1, 0) != 1 ||
+	    (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR)) == 0)
+		return (0);
+	/*
+	 * Frames that came before the end are still to be read (the other
+	 * end queued more behind the push, then closed): not hung up yet;
+	 * the frame deadline still ends a push that never completes.
+	 */
+	if ((pfd.revents & POLLERR) == 0 && (vcl_link_pending(&s->link) > 0 ||
+	    (ioctl(s->link.fd, FIONREAD, &n) == 0 && n > 0)))
+		return (0);
+	return (1);
 }
 
 /*
