@@ -67,13 +67,19 @@ static void	vcl_migrate_dropped(void *);
 #define VCL_PULL_PIECE	(8ull << 20)	/* one process_vm_readv at most */
 #define VCL_PULL_PART	(2ull << 20)	/* a thread's share at least */
 
-/* Direct mode is on (VCL_UCX_DIRECT, not 0). */
+/*
+ * Direct mode is on (VCL_UCX_DIRECT set, not 0). Off by default until a
+ * pull cannot outlive its receive: a receive that ends early (the source
+ * aborts, the link closes, a deadline) fails the migration while the
+ * destination's threads may still read the source's range, which the
+ * source may have released meanwhile (docs/transports.md, "Direct mode").
+ */
 static int
 vcl_peer_direct_on(void)
 {
 	const char	*v = getenv("VCL_UCX_DIRECT");
 
-	return (v == NULL || strcmp(v, "0") != 0);
+	return (v != NULL && *v != '\0' && strcmp(v, "0") != 0);
 }
 
 /*
@@ -897,7 +903,7 @@ static struct vcl_hobj *
 vcl_peer_push_mem(struct vcl_session *ps, struct vcl_hobj **ctxp,
     struct vcl_hobj **mqp, cl_int *err)
 {
-	const Vcl__PeerPush	*m = ps->in_req->peer_push;
+	const Vcl__PeerPush	*m;
 	struct vcl_session	*t;
 	struct vcl_hobj		*x = ps->in_xfer, *ctx, *mem, *mq;
 	cl_mem_object_type	 type = 0;

@@ -16,7 +16,10 @@
 #define OFF_SRC		(3 * 4096 + 100)
 #define OFF_DST		(2 * 4096 + 36)
 
-/* Start a server with one variable "NAME=VALUE" (or none) set. */
+/*
+ * Start a server with one variable "NAME=VALUE" (or none) set besides
+ * VCL_UCX_DIRECT=1 (direct mode is asked for: it is off by default).
+ */
 static int
 start_with(struct srv *sv, const char *name, const char *env)
 {
@@ -25,6 +28,7 @@ start_with(struct srv *sv, const char *name, const char *env)
 	const char	*eq;
 	int		 ok;
 
+	setenv("VCL_UCX_DIRECT", "1", 1);
 	if (env == NULL || (eq = strchr(env, '=')) == NULL ||
 	    (size_t)(eq - env) >= sizeof var)
 		return (srv_start(sv, name, "127.0.0.1:0", x));
@@ -33,6 +37,7 @@ start_with(struct srv *sv, const char *name, const char *env)
 	setenv(var, eq + 1, 1);
 	ok = srv_start(sv, name, "127.0.0.1:0", x);
 	unsetenv(var);
+	setenv("VCL_UCX_DIRECT", "1", 1);
 	return (ok);
 }
 

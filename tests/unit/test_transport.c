@@ -1334,5 +1334,7 @@ main(void)
 	signal(SIGPIPE, SIG_IGN);
 	/* tca: a chunk no receive is posted for waits 200 ms, not 30 s. */
 	(void)setenv("VCL_TCA_HOLD_MS", "200", 0);
+	/* Direct mode (pulls) is off by default; these cases use it. */
+	(void)setenv("VCL_UCX_DIRECT", "1", 0);
 	return (cmocka_run_group_tests(tests, NULL, NULL));
 }
