@@ -997,6 +997,25 @@ bench_print_enqueue(struct bench_cl *cl, int ncl, const struct bench_tcp *tcp,
 }
 
 /*
+ * Prints one raw TCP figure of a bandwidth table and the last platform's
+ * ratio to it (gbs < 0: the platform skipped that size).
+ */
+static void
+bench_print_tcp_ratio(const char *section, int s, double gbs,
+    const char *label, double tcp_gbs, const char *unit)
+{
+	char	rbuf[32];
+
+	printf(" %10.2f", tcp_gbs);
+	if (gbs < 0) {
+		printf(" %10s", "-");
+		return;
+	}
+	printf(" %10s", bench_ratio(rbuf, sizeof rbuf, gbs / tcp_gbs));
+	bench_csv_row(section, bench_sizes[s], label, gbs / tcp_gbs, unit);
+}
+
+/*
  * Prints a bandwidth table, write or read. The last platform (B, or the only
  * one) gets its ratio to raw TCP; B also gets its ratio to A.
  */
@@ -1039,22 +1058,12 @@ bench_print_bw(const char *title, const char *section, struct bench_cl *cl,
 			} else
 				printf(" %10s", "-");
 		}
-		printf(" %10.2f", tcp->gbs[s]);
-		if (last->r.have[s]) {
-			printf(" %10s", bench_ratio(rbuf, sizeof rbuf,
-			    v[ncl - 1][s] / tcp->gbs[s]));
-			bench_csv_row(section, bench_sizes[s], label[ncl - 1],
-			    v[ncl - 1][s] / tcp->gbs[s], "x_tcp");
-		} else
-			printf(" %10s", "-");
-		printf(" %10.2f", tcp->full_gbs[s]);
-		if (last->r.have[s]) {
-			printf(" %10s\n", bench_ratio(rbuf, sizeof rbuf,
-			    v[ncl - 1][s] / tcp->full_gbs[s]));
-			bench_csv_row(section, bench_sizes[s], label[ncl - 1],
-			    v[ncl - 1][s] / tcp->full_gbs[s], "x_tcp_full");
-		} else
-			printf(" %10s\n", "-");
+		bench_print_tcp_ratio(section, s, last->r.have[s] ?
+		    v[ncl - 1][s] : -1, label[ncl - 1], tcp->gbs[s], "x_tcp");
+		bench_print_tcp_ratio(section, s, last->r.have[s] ?
+		    v[ncl - 1][s] : -1, label[ncl - 1], tcp->full_gbs[s],
+		    "x_tcp_full");
+		printf("\n");
 	}
 	printf("\n");
 }

@@ -837,64 +837,6 @@ vcl_peer_slot_done(struct vcl_cmd *c)
 }
 
 /*
- * A chunk of a placed push landed in our shared staging (ps is the peer
- * link's session, reading the push): write it into the waiting transfer's
- * buffer at its offset, on the context's migration queue. The slot goes
- * back once the write completed; a chunk with nowhere to go goes back at
- * once and fails the transfer.
- */
-void
-vcl_peer_chunk_in(void *arg, uint64_t off, void *ptr, uint64_t len,
-    uint64_t token)
-{
-	struct vcl_session	*ps = arg, *t;
-	struct vcl_hobj		*x = ps->in_xfer, *ctx, *mem, *mq;
-	struct vcl_tp		*tp = ps->tp_ep->tp;
-	const Vcl__PeerPush	*m;
-	struct vcl_cmd		*c;
-	cl_mem_object_type	 type = 0;
-	cl_int			 err = CL_INVALID_MEM_OBJECT;
-
-	/* It could have been pulled, and comes through the ring: count. */
-	if (ps->in_oob_pull != 0 && ps->in_oob_pull != 3) {
-		ps->srv->peer_direct_fallbacks++;
-		ps->in_oob_pull = 3;
-	}
-	if (x != NULL && !ps->dead && ps->in_req != NULL &&
-	    (m = ps->in_req->peer_push) != NULL &&
-	    (t = vcl_peer_target(ps->srv, m->session, m->key)) != NULL &&
-	    (ctx = vcl_handle_get(&t->handles, x->xctx, VCL_KIND_CONTEXT)) !=
-	    NULL && ctx->error == CL_SUCCESS &&
-	    (mem = vcl_handle_get(&t->handles, x->xmem, VCL_KIND_MEM)) !=
-	    NULL && mem->error == CL_SUCCESS &&
-	    clGetMemObjectInfo(mem->u.mem, CL_MEM_TYPE, sizeof type, &type,
-	    NULL) == CL_SUCCESS && type == CL_MEM_OBJECT_BUFFER &&
-	    (mq = vcl_context_queue(ctx, &err)) != NULL &&
-	    (c = vcl_cmd_new(VCL_CMD_SLOT_IN, 0)) != NULL) {
-		/* Our ring pinned for the context: the write runs by DMA. */
-		c->pinwrap = vcl_pin_wrap(vcl_pin_ring_of(ptr, (size_t)len),
-		    ctx->u.ctx);
-		err = clEnqueueWriteBuffer(mq->u.queue, mem->u.mem, CL_FALSE,
-		    x->xoff + off, len, ptr, 0, NULL, &c->ev);
-		if (err == CL_SUCCESS) {
-			clFlush(mq->u.queue);
-			c->xid = token;
-			c->job = tp;
-			c->d.s = ps;
-			vcl_session_ref(ps);
-			(void)vcl_cmd_watch(ps, c);
-			return;
-		}
-		vcl_pin_unwrap(c->pinwrap);
-		free(c);
-	}
-	if (ps->in_bulk_err == CL_SUCCESS)
-		ps->in_bulk_err = err != CL_SUCCESS ? err :
-		    CL_INVALID_MEM_OBJECT;
-	vcl_tp_consumed(tp, token);
-}
-
-/*
  * The buffer a placed push fills, on ps (the peer link reading the push):
  * its session, context and migration queue; NULL when it went or is not
  * a buffer (an image's bytes never come placed).
@@ -924,6 +866,53 @@ vcl_peer_push_mem(struct vcl_session *ps, struct vcl_hobj **ctxp,
 		return (mem);
 	}
 	return (NULL);
+}
+
+/*
+ * A chunk of a placed push landed in our shared staging (ps is the peer
+ * link's session, reading the push): write it into the waiting transfer's
+ * buffer at its offset, on the context's migration queue. The slot goes
+ * back once the write completed; a chunk with nowhere to go goes back at
+ * once and fails the transfer.
+ */
+void
+vcl_peer_chunk_in(void *arg, uint64_t off, void *ptr, uint64_t len,
+    uint64_t token)
+{
+	struct vcl_session	*ps = arg;
+	struct vcl_hobj		*x = ps->in_xfer, *ctx, *mem, *mq;
+	struct vcl_tp		*tp = ps->tp_ep->tp;
+	struct vcl_cmd		*c;
+	cl_int			 err = CL_INVALID_MEM_OBJECT;
+
+	/* It could have been pulled, and comes through the ring: count. */
+	if (ps->in_oob_pull != 0 && ps->in_oob_pull != 3) {
+		ps->srv->peer_direct_fallbacks++;
+		ps->in_oob_pull = 3;
+	}
+	if ((mem = vcl_peer_push_mem(ps, &ctx, &mq, &err)) != NULL &&
+	    (c = vcl_cmd_new(VCL_CMD_SLOT_IN, 0)) != NULL) {
+		/* Our ring pinned for the context: the write runs by DMA. */
+		c->pinwrap = vcl_pin_wrap(vcl_pin_ring_of(ptr, (size_t)len),
+		    ctx->u.ctx);
+		err = clEnqueueWriteBuffer(mq->u.queue, mem->u.mem, CL_FALSE,
+		    x->xoff + off, len, ptr, 0, NULL, &c->ev);
+		if (err == CL_SUCCESS) {
+			clFlush(mq->u.queue);
+			c->xid = token;
+			c->job = tp;
+			c->d.s = ps;
+			vcl_session_ref(ps);
+			(void)vcl_cmd_watch(ps, c);
+			return;
+		}
+		vcl_pin_unwrap(c->pinwrap);
+		free(c);
+	}
+	if (ps->in_bulk_err == CL_SUCCESS)
+		ps->in_bulk_err = err != CL_SUCCESS ? err :
+		    CL_INVALID_MEM_OBJECT;
+	vcl_tp_consumed(tp, token);
 }
 
 /*
