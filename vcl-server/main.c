@@ -75,6 +75,9 @@ static const char usage[] =
 "                          bounds shared rings pinned for the runtime, once\n"
 "                          per context (VCL_SHM_PIN=0 in the environment:\n"
 "                          never pinned)\n"
+"  --max-pinned-session BYTES  ... of one session (its staging and rings);\n"
+"                          past it its transfers stage in pageable memory\n"
+"                          (default: half of --max-pinned)\n"
 "  --read-chunk BYTES      send a read of twice this or more in chunks of it,\n"
 "                          each as its copy completes (default 4M; 0: off)\n"
 "  --poll-us US            microseconds the loop looks at a finish's or small\n"
@@ -137,7 +140,7 @@ enum {
 	OPT_HANDSHAKE_TO, OPT_FRAME_TO, OPT_MIN_RATE, OPT_IDLE_TO, OPT_SEND_TO,
 	OPT_METRICS_LISTEN, OPT_METRICS_PORT_FILE,
 	OPT_TRANSPORTS, OPT_TRANSPORT_FORCE, OPT_TCA_DOMAIN, OPT_TCA_NODE,
-	OPT_HOST_ID, OPT_MAX_RELEASE_BACKLOG
+	OPT_HOST_ID, OPT_MAX_RELEASE_BACKLOG, OPT_MAX_PINNED_SESSION
 };
 
 static const struct option longopts[] = {
@@ -159,6 +162,7 @@ static const struct option longopts[] = {
 	{ "max-session-bytes",	required_argument, NULL, OPT_MAX_SBYTES },
 	{ "max-sessions",	required_argument, NULL, OPT_MAX_SESSIONS },
 	{ "max-pinned",		required_argument, NULL, OPT_MAX_PINNED },
+	{ "max-pinned-session",	required_argument, NULL, OPT_MAX_PINNED_SESSION },
 	{ "read-chunk",		required_argument, NULL, OPT_READ_CHUNK },
 	{ "poll-us",		required_argument, NULL, OPT_POLL_US },
 	{ "shm-ring-max",	required_argument, NULL, OPT_SHM_RING_MAX },
@@ -293,6 +297,13 @@ apply_option(struct vcl_server *srv, int id, const char *arg, int reload)
 			return (-1);
 		}
 		vcl_pin_max = v;	/* blocks over it go as they come back */
+		return (0);
+	case OPT_MAX_PINNED_SESSION:
+		if (parse_size(arg, &v) != 0 || v == 0) {
+			fprintf(stderr, "vclserver: bad value: %s\n", arg);
+			return (-1);
+		}
+		vcl_pin_session_max = v;	/* as for --max-pinned */
 		return (0);
 	case OPT_READ_CHUNK:
 		if (parse_size(arg, &v) != 0 || (v != 0 && v < 4096)) {

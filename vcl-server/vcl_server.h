@@ -34,6 +34,7 @@ TAILQ_HEAD(vcl_helds, vcl_held);
 struct vcl_transports;
 struct vcl_workers;
 struct vcl_shm;
+struct vcl_pinuse;
 
 /* Limits; every one has a safe default and a command-line option. */
 struct vcl_limits {
@@ -197,6 +198,7 @@ struct vcl_session {
 	atomic_uint		 ndone;		/* fired, not yet completed */
 	atomic_uint_fast64_t	 deferred_sets;	/* a queue's deferred error set */
 	struct vcl_shm		*shm;		/* the client's ring (vcl_shm.c) */
+	struct vcl_pinuse	*pinuse;	/* its pinned bytes (vcl_pin.c) */
 
 	LIST_ENTRY(vcl_session)	 entry;
 };

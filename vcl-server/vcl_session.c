@@ -227,6 +227,7 @@ vcl_session_unref(struct vcl_session *s)
 		return;
 	s->srv->session_structs--;
 	vcl_shm_free(s->shm);
+	vcl_pin_use_drop(s->pinuse);
 	free(s->arena.base);
 	vcl_handle_free(&s->handles);
 	vcl_handle_free(&s->early);

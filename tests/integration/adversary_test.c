@@ -178,7 +178,8 @@ wait_pinned(struct conn *c, uint64_t want, uint64_t *got)
 }
 
 /*
- * --max-pinned holds one ring. Session a's ring takes it; b's is refused
+ * --max-pinned holds one ring, and one session may take it all
+ * (--max-pinned-session). Session a's ring takes it; b's is refused
  * (over the budget) while a lives; a goes; b's next transfers pin b's
  * ring. A refusal for the budget was remembered for the pair's life: b
  * stayed pageable although the budget was free.
@@ -186,7 +187,8 @@ wait_pinned(struct conn *c, uint64_t want, uint64_t *got)
 static void
 test_pin_budget_back(void)
 {
-	static const char *const args[] = { "--max-pinned", "1028K", NULL };
+	static const char *const args[] = { "--max-pinned", "1028K",
+	    "--max-pinned-session", "1028K", NULL };
 	struct srv	 sv;
 	struct conn	 a, b, w;
 	struct ring	 ra = { -1, MAP_FAILED }, rb = { -1, MAP_FAILED };
@@ -265,7 +267,8 @@ write_big(struct conn *c)
 
 /*
  * Session a's write leaves a pinned staging block of BIG bytes free in
- * its context, for its next transfers; with it, b's ring is over
+ * its context, for its next transfers (one session may take all of
+ * --max-pinned here); with it, b's ring is over
  * --max-pinned. The free block goes for the ring. It stayed: only a's own
  * transfers took a's free blocks back, and b's ring stayed pageable while
  * a lived.
@@ -273,7 +276,8 @@ write_big(struct conn *c)
 static void
 test_pin_idle_gives_way(void)
 {
-	static const char *const args[] = { "--max-pinned", "1028K", NULL };
+	static const char *const args[] = { "--max-pinned", "1028K",
+	    "--max-pinned-session", "1028K", NULL };
 	struct srv		 sv;
 	struct conn		 a, b, w;
 	struct ring		 rb = { -1, MAP_FAILED };
