@@ -349,9 +349,9 @@ vcl_session_release_full(struct vcl_server *srv)
 		return (0);
 	srv->release_refused++;
 	if (vcl_server_ratelog(&rl, "release backlog"))
-		vcl_log_warn("%s: %llu releases wait (%llu bytes), over "
+		vcl_log_warn("%llu releases wait (%llu bytes), over "
 		    "--max-release-backlog %llu: new programs refused",
-		    __func__, (unsigned long long)n, (unsigned long long)
+		    (unsigned long long)n, (unsigned long long)
 		    atomic_load(&srv->release_bytes),
 		    (unsigned long long)srv->limits.release_backlog);
 	return (1);
