@@ -205,11 +205,20 @@ vcl_cmd_complete(struct vcl_cmd *c)
 				vcl_session_send(s, &tc, NULL, 0, NULL, NULL);
 			break;
 		case VCL_CMD_SHM:
-			if (c->answered)
+			if (c->answered) {
 				vcl_session_send_rest(s, &c->fr.head,
 				    c->fr.sent, NULL, 0, NULL, NULL);
-			else
-				vcl_session_reply(s, c->seq, st, NULL);
+				break;
+			}
+			/* A read's chunk: what ran before it is told first. */
+			if (!c->shm_write) {
+				vcl_cmd_settle_queue(c);
+				if (s->dead)
+					break;
+				if (vcl_cmd_park(c))
+					return;	/* vcl_shm_done: once */
+			}
+			vcl_session_reply(s, c->seq, st, NULL);
 			break;
 		case VCL_CMD_ARRIVE:
 			/* Only a write that never ran leaves it unset. */
@@ -345,13 +354,13 @@ vcl_cmd_settle_queue(struct vcl_cmd *f)
 }
 
 /*
- * A finish or a read f completed, but an older command of its queue was
- * claimed by its callback or waiter and is not yet completed (its entry
- * in the done queue is behind f's, or not there yet): its Notify or error
- * must reach the client before f's reply, so f waits for it, on
- * s->parked, counted in flight (no reply of its queue goes off the loop
- * meanwhile). A command handed on (then: a peer's push) is not waited
- * for. Returns 1 when f was parked.
+ * A finish or a read f (a ring's chunk too) completed, but an older
+ * command of its queue was claimed by its callback or waiter and is not
+ * yet completed (its entry in the done queue is behind f's, or not there
+ * yet): its Notify or error must reach the client before f's reply, so f
+ * waits for it, on s->parked, counted in flight (no reply of its queue
+ * goes off the loop meanwhile). A command handed on (then: a peer's push)
+ * is not waited for. Returns 1 when f was parked.
  */
 static int
 vcl_cmd_park(struct vcl_cmd *f)
