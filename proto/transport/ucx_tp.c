@@ -297,7 +297,7 @@ vcl_ucx_tp_limits(struct vcl_ucx_tp *t)
 		t->nslots = 4;
 	t->shm_max = vcl_ucx_env("VCL_UCX_SHM_MAX", 256ull << 20);
 	t->place_min = vcl_ucx_env("VCL_UCX_PLACE_MIN", 1ull << 20);
-	t->direct = vcl_ucx_env("VCL_UCX_DIRECT", 0) != 0;
+	t->direct = vcl_ucx_env("VCL_UCX_DIRECT", 1) != 0;
 }
 
 /* Run the done of placed transfers that ended. */
