@@ -1267,15 +1267,6 @@ vcl_peer_pulled(struct vcl_done *d)
 	struct vcl_hobj		*ev;
 
 	vcl_pull_detach(pu);
-	if (pu->failed && !t->dead && (ev = vcl_handle_get(&t->handles,
-	    pu->xevent, VCL_KIND_EVENT)) != NULL && ev->user &&
-	    !ev->user_set) {
-		vcl_peer_settle(t, ev, pu->fail);
-		vcl_session_notify(t, pu->xevent, pu->fail, NULL, 0);
-		vcl_session_flush(t);
-	}
-	vcl_session_unref(t);
-
 	if (pu->err == VCL_TP_OK) {
 		srv->peer_bytes_direct += pu->len;
 		srv->peer_direct++;
@@ -1289,6 +1280,14 @@ vcl_peer_pulled(struct vcl_done *d)
 	} else
 		vcl_log_warn("direct pull of %llu bytes from pid %ld: %s",
 		    (unsigned long long)pu->len, (long)pu->pid, pu->why);
+	if (pu->failed && !t->dead && (ev = vcl_handle_get(&t->handles,
+	    pu->xevent, VCL_KIND_EVENT)) != NULL && ev->user &&
+	    !ev->user_set) {
+		vcl_peer_settle(t, ev, pu->fail);
+		vcl_session_notify(t, pu->xevent, pu->fail, NULL, 0);
+		vcl_session_flush(t);
+	}
+	vcl_session_unref(t);
 	vcl_tp_pulled(pu->tp, pu->token, pu->err);
 	pthread_mutex_destroy(&pu->lock);
 	pthread_cond_destroy(&pu->cond);
