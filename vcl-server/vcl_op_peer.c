@@ -974,6 +974,7 @@ struct vcl_pull {
 	cl_command_queue	 q;
 	cl_mem			 mem;
 	cl_event		 gate;		/* holds the queue till the end */
+	cl_event		 mapev;		/* our map's */
 	uint64_t		 off, len;
 	pid_t			 pid;
 	uint64_t		 addr;		/* in the peer */
@@ -1148,10 +1149,22 @@ vcl_pull_part_run(void *arg)
 	pthread_mutex_unlock(&pu->lock);
 }
 
+/* Let the migration queue go on past the pull (vcl_pull_gate). */
+static void
+vcl_pull_ungate(struct vcl_pull *pu)
+{
+	if (pu->gate == NULL)
+		return;
+	clSetUserEventStatus(pu->gate, CL_COMPLETE);
+	clReleaseEvent(pu->gate);
+	pu->gate = NULL;
+}
+
 /*
  * Hold the migration queue behind the pull until it ended (a marker
- * behind a user event): a later write into the range waits for its
- * last byte. Without one (the runtime refused) the pull goes on.
+ * behind a user event, right behind our map): a later write into the
+ * range waits for its last byte. Without one (the runtime refused) the
+ * pull goes on.
  */
 static void
 vcl_pull_gate(struct vcl_pull *pu)
@@ -1166,20 +1179,32 @@ vcl_pull_gate(struct vcl_pull *pu)
 		return;
 	}
 	if (clEnqueueMarkerWithWaitList(pu->q, 1, &pu->gate, NULL) !=
-	    CL_SUCCESS) {
-		clSetUserEventStatus(pu->gate, CL_COMPLETE);
-		clReleaseEvent(pu->gate);
-		pu->gate = NULL;
-		return;
+	    CL_SUCCESS)
+		vcl_pull_ungate(pu);
+}
+
+/* The unmap completed (any thread): the pull ended; to the loop. */
+static void CL_CALLBACK
+vcl_pull_unmapped(cl_event ev, cl_int status, void *arg)
+{
+	struct vcl_pull	*pu = arg;
+
+	pu->unmap_us = vcl_pull_now_us() - pu->unmap_us;
+	if (status < 0 && pu->err == VCL_TP_OK) {
+		pu->err = VCL_TP_EIO;
+		snprintf(pu->why, sizeof pu->why, "unmap failed (%d)", status);
 	}
-	clFlush(pu->q);
+	clReleaseEvent(ev);
+	vcl_server_done_push(pu->d.s->srv, &pu->d);
 }
 
 /*
- * Mover thread: map our range (its own storage, unified memory), read the
- * peer's bytes into it in parts (this thread and the helpers, parts of at
- * least VCL_PULL_PART), unmap it (always, once mapped, after every part
- * ended).
+ * Mover thread, once our range is mapped (its own storage, unified
+ * memory): read the peer's bytes into it in parts (this thread and the
+ * helpers, parts of at least VCL_PULL_PART), make it defined if not all
+ * came, let the queue go on, unmap it (always, once mapped, after every
+ * part ended). No thread waits on the queue: the unmap's completion ends
+ * the pull (a later pull's gate may be ahead of it in the queue).
  */
 static void
 vcl_peer_pull_run(void *arg)
@@ -1188,19 +1213,21 @@ vcl_peer_pull_run(void *arg)
 	struct vcl_pull_part	 parts[17];
 	cl_event		 ev = NULL;
 	uint64_t		 per, off = 0;
-	cl_int			 err;
+	cl_int			 err, st = CL_COMPLETE;
 	int			 i, np;
 
-	pu->map_us = vcl_pull_now_us();
-	pu->map = clEnqueueMapBuffer(pu->q, pu->mem, CL_TRUE,
-	    CL_MAP_WRITE_INVALIDATE_REGION, pu->off, pu->len, 0, NULL, NULL,
-	    &err);
-	if (pu->map == NULL || err != CL_SUCCESS) {
+	/* At once from the map's callback; waits only where none was set. */
+	if ((err = clWaitForEvents(1, &pu->mapev)) != CL_SUCCESS ||
+	    clGetEventInfo(pu->mapev, CL_EVENT_COMMAND_EXECUTION_STATUS,
+	    sizeof st, &st, NULL) != CL_SUCCESS || st < 0) {
 		pu->err = VCL_TP_EINVAL;	/* the ring can still do it */
-		snprintf(pu->why, sizeof pu->why, "map failed (%d)", err);
-		goto out;
+		snprintf(pu->why, sizeof pu->why, "map failed (%d)",
+		    st < 0 ? st : err);
+		pu->map = NULL;
+		vcl_pull_ungate(pu);
+		vcl_server_done_push(pu->d.s->srv, &pu->d);
+		return;
 	}
-	vcl_pull_gate(pu);
 	pthread_once(&vcl_pull_once, vcl_pull_helpers_init);
 	pu->us = vcl_pull_now_us();
 	pu->map_us = pu->us - pu->map_us;
@@ -1231,25 +1258,35 @@ vcl_peer_pull_run(void *arg)
 	 */
 	if (pu->err != VCL_TP_OK)
 		memset(pu->map, 0, pu->len);
-	if (pu->gate != NULL) {
-		clSetUserEventStatus(pu->gate, CL_COMPLETE);
-		clReleaseEvent(pu->gate);
-		pu->gate = NULL;
-	}
+	vcl_pull_ungate(pu);
 	pu->unmap_us = vcl_pull_now_us();
 	pu->us = pu->unmap_us - pu->us;
 	if ((err = clEnqueueUnmapMemObject(pu->q, pu->mem, pu->map, 0, NULL,
 	    &ev)) == CL_SUCCESS) {
+		clFlush(pu->q);
+		if (clSetEventCallback(ev, CL_COMPLETE, vcl_pull_unmapped,
+		    pu) == CL_SUCCESS)
+			return;
 		err = clWaitForEvents(1, &ev);
-		clReleaseEvent(ev);
+		vcl_pull_unmapped(ev, err, pu);
+		return;
 	}
-	pu->unmap_us = vcl_pull_now_us() - pu->unmap_us;
-	if (err != CL_SUCCESS && pu->err == VCL_TP_OK) {
+	pu->unmap_us = 0;
+	if (pu->err == VCL_TP_OK) {
 		pu->err = VCL_TP_EIO;
 		snprintf(pu->why, sizeof pu->why, "unmap failed (%d)", err);
 	}
-out:
 	vcl_server_done_push(pu->d.s->srv, &pu->d);
+}
+
+/* The map completed (any thread): the copy goes to a mover. */
+static void CL_CALLBACK
+vcl_pull_mapped(cl_event ev, cl_int status, void *arg)
+{
+	struct vcl_pull	*pu = arg;
+
+	if (vcl_workers_run(pu->d.s->srv->movers, vcl_peer_pull_run, pu) != 0)
+		vcl_peer_pull_run(pu);		/* here then */
 }
 
 /*
@@ -1289,6 +1326,7 @@ vcl_peer_pulled(struct vcl_done *d)
 	}
 	vcl_session_unref(t);
 	vcl_tp_pulled(pu->tp, pu->token, pu->err);
+	clReleaseEvent(pu->mapev);
 	pthread_mutex_destroy(&pu->lock);
 	pthread_cond_destroy(&pu->cond);
 	clReleaseMemObject(pu->mem);
@@ -1333,19 +1371,31 @@ vcl_peer_pull_in(void *arg, long pid, uint64_t addr, uint64_t len,
 	pu->t0 = vcl_pull_now_us();
 	pthread_mutex_init(&pu->lock, NULL);
 	pthread_cond_init(&pu->cond, NULL);
-	clRetainCommandQueue(pu->q);
-	clRetainMemObject(pu->mem);
-	vcl_session_ref(ps);
-	clFlush(pu->q);
-	if (vcl_workers_run(ps->srv->movers, vcl_peer_pull_run, pu) != 0) {
+	/*
+	 * Map our range without blocking (behind what the migration queue
+	 * holds, a running pull's gate among them), hold the queue behind
+	 * it, and copy on a mover once it is mapped: no mover waits on the
+	 * queue.
+	 */
+	pu->map_us = pu->t0;
+	pu->map = clEnqueueMapBuffer(pu->q, pu->mem, CL_FALSE,
+	    CL_MAP_WRITE_INVALIDATE_REGION, pu->off, pu->len, 0, NULL,
+	    &pu->mapev, &err);
+	if (pu->map == NULL || err != CL_SUCCESS) {
 		pthread_mutex_destroy(&pu->lock);
 		pthread_cond_destroy(&pu->cond);
-		clReleaseMemObject(pu->mem);
-		clReleaseCommandQueue(pu->q);
-		vcl_session_unref(ps);
 		free(pu);
 		return (-1);
 	}
+	vcl_pull_gate(pu);
+	clFlush(pu->q);
+	clRetainCommandQueue(pu->q);
+	clRetainMemObject(pu->mem);
+	vcl_session_ref(ps);
+	if (clSetEventCallback(pu->mapev, CL_COMPLETE, vcl_pull_mapped, pu) !=
+	    CL_SUCCESS && vcl_workers_run(ps->srv->movers, vcl_peer_pull_run,
+	    pu) != 0)
+		vcl_peer_pull_run(pu);	/* waits for the map here */
 	ps->in_oob_pull = 2;	/* taken: not a fallback */
 	/* Bound to its transfer until it ended (see struct vcl_pull). */
 	pu->t = t;
