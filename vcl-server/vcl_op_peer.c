@@ -65,6 +65,7 @@ static void	vcl_migrate_pushed(void *);
 static void	vcl_migrate_dropped(void *);
 static void	vcl_pull_stop(void *, cl_int);
 static void	vcl_pull_detach(void *);
+static void	vcl_pull_gate(void *);
 
 #define VCL_PULL_PIECE	(8ull << 20)	/* one process_vm_readv at most */
 #define VCL_PULL_PART	(2ull << 20)	/* a thread's share at least */
@@ -962,10 +963,11 @@ vcl_peer_pullable(struct vcl_session *ps)
  * A pull that did not end cleanly (stopped, a read failed or refused)
  * zeroes its whole range before the unmap: its bytes may be the source's
  * memory after the source let it go (reused by another session); the map
- * invalidated the range anyway. While it runs, a marker behind a user
+ * invalidated the range anyway. From its stop on, a marker behind a user
  * event (pu->gate) holds the context's migration queue: a later write
  * into the range (a retried migration, through the ring or pulled) runs
- * only after the zeroing and the last read.
+ * only after the zeroing and the last read. A pull that is not stopped
+ * holds nothing: pulls into one context overlap as before.
  */
 struct vcl_pull {
 	struct vcl_done		 d;		/* must stay first */
@@ -981,10 +983,11 @@ struct vcl_pull {
 	uint8_t			*map;		/* our range, mapped */
 	uint64_t		 us;		/* the copy took */
 	uint64_t		 t0, map_us, unmap_us;	/* queued; maps took */
-	pthread_mutex_t		 lock;		/* parts: left, err, why */
+	pthread_mutex_t		 lock;		/* parts: left, err, why; gate */
 	pthread_cond_t		 cond;
 	int			 left;		/* parts still copying */
 	int			 err;		/* VCL_TP_* */
+	int			 ended;		/* all read, range defined */
 	int			 stop;		/* atomic: end at the next piece */
 	char			 why[128];
 	/* The loop's only: the transfer it fills and its client. */
@@ -1010,6 +1013,7 @@ vcl_pull_stop(void *arg, cl_int status)
 		pu->fail = status;
 	}
 	__atomic_store_n(&pu->stop, 1, __ATOMIC_RELAXED);
+	vcl_pull_gate(pu);
 }
 
 /* The transfer a pull fills goes: the pull no longer names it. */
@@ -1149,38 +1153,56 @@ vcl_pull_part_run(void *arg)
 	pthread_mutex_unlock(&pu->lock);
 }
 
-/* Let the migration queue go on past the pull (vcl_pull_gate). */
+/*
+ * Mover: the pull read all it will and its range is defined; let the
+ * migration queue go on past it (vcl_pull_gate), before the unmap.
+ */
 static void
 vcl_pull_ungate(struct vcl_pull *pu)
 {
-	if (pu->gate == NULL)
-		return;
-	clSetUserEventStatus(pu->gate, CL_COMPLETE);
-	clReleaseEvent(pu->gate);
+	cl_event	g;
+
+	pthread_mutex_lock(&pu->lock);
+	pu->ended = 1;
+	g = pu->gate;
 	pu->gate = NULL;
+	pthread_mutex_unlock(&pu->lock);
+	if (g != NULL) {
+		clSetUserEventStatus(g, CL_COMPLETE);
+		clReleaseEvent(g);
+	}
 }
 
 /*
- * Hold the migration queue behind the pull until it ended (a marker
- * behind a user event, right behind our map): a later write into the
- * range waits for its last byte. Without one (the runtime refused) the
- * pull goes on.
+ * Loop: a stopped pull holds the migration queue until it ended (a
+ * marker behind a user event; its unmap comes after it): a write into
+ * the range queued from now on (a retry) waits for its zeroing and last
+ * read. Without one (the runtime refused) nothing is held.
  */
 static void
-vcl_pull_gate(struct vcl_pull *pu)
+vcl_pull_gate(void *arg)
 {
-	cl_context	ctx;
-	cl_int		err;
+	struct vcl_pull	*pu = arg;
+	cl_context	 ctx;
+	cl_event	 g;
+	cl_int		 err = CL_SUCCESS;
 
-	if (clGetCommandQueueInfo(pu->q, CL_QUEUE_CONTEXT, sizeof ctx, &ctx,
-	    NULL) != CL_SUCCESS || (pu->gate = clCreateUserEvent(ctx,
-	    &err)) == NULL || err != CL_SUCCESS) {
-		pu->gate = NULL;
+	pthread_mutex_lock(&pu->lock);
+	if (pu->ended || pu->gate != NULL ||
+	    clGetCommandQueueInfo(pu->q, CL_QUEUE_CONTEXT, sizeof ctx, &ctx,
+	    NULL) != CL_SUCCESS || (g = clCreateUserEvent(ctx, &err)) ==
+	    NULL || err != CL_SUCCESS) {
+		pthread_mutex_unlock(&pu->lock);
 		return;
 	}
-	if (clEnqueueMarkerWithWaitList(pu->q, 1, &pu->gate, NULL) !=
-	    CL_SUCCESS)
-		vcl_pull_ungate(pu);
+	if (clEnqueueMarkerWithWaitList(pu->q, 1, &g, NULL) == CL_SUCCESS) {
+		pu->gate = g;
+		clFlush(pu->q);
+	} else {
+		clSetUserEventStatus(g, CL_COMPLETE);
+		clReleaseEvent(g);
+	}
+	pthread_mutex_unlock(&pu->lock);
 }
 
 /* The unmap completed (any thread): the pull ended; to the loop. */
@@ -1373,9 +1395,8 @@ vcl_peer_pull_in(void *arg, long pid, uint64_t addr, uint64_t len,
 	pthread_cond_init(&pu->cond, NULL);
 	/*
 	 * Map our range without blocking (behind what the migration queue
-	 * holds, a running pull's gate among them), hold the queue behind
-	 * it, and copy on a mover once it is mapped: no mover waits on the
-	 * queue.
+	 * holds, a stopped pull's gate among them) and copy on a mover once
+	 * it is mapped: no mover waits on the queue.
 	 */
 	pu->map_us = pu->t0;
 	pu->map = clEnqueueMapBuffer(pu->q, pu->mem, CL_FALSE,
@@ -1387,7 +1408,6 @@ vcl_peer_pull_in(void *arg, long pid, uint64_t addr, uint64_t len,
 		free(pu);
 		return (-1);
 	}
-	vcl_pull_gate(pu);
 	clFlush(pu->q);
 	clRetainCommandQueue(pu->q);
 	clRetainMemObject(pu->mem);
@@ -1397,6 +1417,9 @@ vcl_peer_pull_in(void *arg, long pid, uint64_t addr, uint64_t len,
 	    pu) != 0)
 		vcl_peer_pull_run(pu);	/* waits for the map here */
 	ps->in_oob_pull = 2;	/* taken: not a fallback */
+	if (getenv("VCL_TEST_DIRECT_HOLD") != NULL)
+		vcl_log_info("direct pull for transfer %llu queued",
+		    (unsigned long long)x->id);
 	/* Bound to its transfer until it ended (see struct vcl_pull). */
 	pu->t = t;
 	vcl_session_ref(t);

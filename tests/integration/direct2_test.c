@@ -140,6 +140,37 @@ sync_seen(struct conn *c, uint64_t ev, int *seen, cl_int *st)
 	return (done ? 0 : -1);
 }
 
+/*
+ * Read c's messages (bounded) until events e1 and e2 were both notified,
+ * in either order (*seen1, *seen2 set, with their status). 0 or -1.
+ */
+static int
+wait_two(struct conn *c, uint64_t e1, int *seen1, cl_int *st1, uint64_t e2,
+    int *seen2, cl_int *st2)
+{
+	struct reply	rp;
+	size_t		i;
+	int		n;
+
+	for (n = 0; !(*seen1 && *seen2) && n < 2000; n++) {
+		if (recv_msg(c, &rp) != 0)
+			return (-1);
+		for (i = 0; rp.tc->notify != NULL && i < rp.tc->n_notify;
+		    i++) {
+			if (rp.tc->notify[i]->event == e1) {
+				*st1 = rp.tc->notify[i]->status;
+				*seen1 = 1;
+			}
+			if (rp.tc->notify[i]->event == e2) {
+				*st2 = rp.tc->notify[i]->status;
+				*seen2 = 1;
+			}
+		}
+		reply_free(&rp);
+	}
+	return (*seen1 && *seen2 ? 0 : -1);
+}
+
 /* Event ev's status on c (*seen: its notification came already). */
 static int
 answer(struct conn *c, uint64_t ev, int seen, cl_int *st)
@@ -234,6 +265,29 @@ log_has(const struct srv *s, const char *what)
 	return (0);
 }
 
+/*
+ * Poll (bounded) until the retry's bytes are on their way into b's
+ * buffer: pulled (its read queued, b's log says) or pushed whole (b's
+ * Stats count them in after in0; its write is queued then). 1: they are.
+ */
+static int
+queued(const struct srv *b, struct conn *c, uint64_t in0)
+{
+	Vcl__StatsResult	st;
+	int			i;
+
+	for (i = 0; i < READY_POLLS; i++) {
+		if (srv_stderr_has(b, "transfer 400 queued"))
+			return (1);
+		if (stats(c, &st) != 0)
+			return (0);
+		if (st.peer_bytes_in >= in0 + SIZE)
+			return (1);
+		poll_wait();
+	}
+	return (0);
+}
+
 /* PeerFail{ids: xid} with CL_DEVICE_NOT_AVAILABLE (the client gives up). */
 static int
 give_up(struct conn *c, uint64_t xid)
@@ -264,10 +318,11 @@ held(const char *name, enum how how)
 	struct conn		 ca, cb, cx, cw;
 	Vcl__StatsResult	 st;
 	uint32_t		*da = NULL, *db = NULL, *dx = NULL;
-	uint64_t		 sid = 0, key = 0, sa = 0, ka = 0, sx, kx;
+	uint64_t		 sid = 0, key = 0, sa = 0, ka = 0, sx, kx, in0;
 	char			 src[64], dst[64], what[96], go[PATH_MAX + 8];
 	cl_int			 st_in = 1, st_out = 1;
-	int			 seen = 0, fd;
+	cl_int			 st_retry = 1;
+	int			 seen = 0, retry_seen = 0, fd;
 
 	ca.fd = cb.fd = cx.fd = cw.fd = -1;
 	snprintf(what, sizeof what, "%s_server_a", name);
@@ -327,17 +382,54 @@ held(const char *name, enum how how)
 		    6, 1, BUF_BYTES, dx, BUF_BYTES) == 0 && stats(&cx, &st) ==
 		    0 && stats(&ca, &st) == 0, "no release or fresh buffers");
 	}
+	/*
+	 * The source gone, a retry from a new one into the same range while
+	 * the first read is still held: queued behind it, it lands whole.
+	 */
+	if (how == SOURCE_KILLED) {
+		conn_close(&ca);
+		snprintf(what, sizeof what, "%s_server_a2", name);
+		if (!start(&a, what, NULL))
+			goto stop;
+		snprintf(src, sizeof src, "127.0.0.1:%s", a.port);
+		snprintf(what, sizeof what, "%s_retry_queued", name);
+		if (!check(what, client_open(&ca, &a, &sa, &ka) == 0 &&
+		    create_buffer(&ca, 4, 1, BUF_BYTES, da, BUF_BYTES) == 0 &&
+		    stats(&cb, &st) == 0 && (in0 = st.peer_bytes_in, 1) &&
+		    migrate(&ca, src, 4, &cb, dst, sid, key, 400, SIZE) == 0 &&
+		    queued(&b, &cb, in0), "the retry's write was never "
+		    "queued; see %s/stderr", b.dir))
+			goto stop;
+	}
 	/* The read goes on. */
 	if ((fd = open(go, O_CREAT | O_WRONLY, 0600)) >= 0)
 		close(fd);
 	if (how == CLIENT_GONE)
 		goto empty;
 	snprintf(what, sizeof what, "%s_fails", name);
-	check(what, answer(&cb, 301, seen, &st_in) == 0 && st_in < 0,
-	    "the destination's event: %d", st_in);
+	if (how == SOURCE_KILLED)
+		check(what, wait_two(&cb, 301, &seen, &st_in, 401, &retry_seen,
+		    &st_retry) == 0 && st_in < 0, "the destination's event: "
+		    "%d", st_in);
+	else
+		check(what, answer(&cb, 301, seen, &st_in) == 0 && st_in < 0,
+		    "the destination's event: %d", st_in);
 	snprintf(what, sizeof what, "%s_answer_after_read", name);
 	check(what, srv_stderr_has(&b, "direct pull of 41943040 bytes"),
 	    "answered, and the read has not ended (%s/stderr)", b.dir);
+	if (how == SOURCE_KILLED) {
+		snprintf(what, sizeof what, "%s_retry", name);
+		st_in = st_retry;
+		st_out = 1;
+		if (check(what, wait_notify(&ca, 402, &st_out) == 0 &&
+		    retry_seen && st_in ==
+		    CL_COMPLETE && st_out == CL_COMPLETE, "events: out %d, "
+		    "in %d", st_out, st_in)) {
+			snprintf(what, sizeof what, "%s_retry_words", name);
+			check_words(what, &cb, SIZE, 0);
+		}
+		goto empty;
+	}
 	snprintf(what, sizeof what, "%s_range", name);
 	check_words(what, &cb, SIZE, 1);
 	/* The source's push ended with the read (ABORT), not before. */
@@ -346,15 +438,6 @@ held(const char *name, enum how how)
 		check(what, wait_notify(&ca, 302, &st_out) == 0 && st_out < 0,
 		    "the first MigrateOut: %d", st_out);
 	/* A retry into the same range, from a fresh buffer, lands whole. */
-	if (how == SOURCE_KILLED) {
-		conn_close(&ca);
-		snprintf(what, sizeof what, "%s_server_a2", name);
-		if (!start(&a, what, NULL))
-			goto stop;
-		snprintf(src, sizeof src, "127.0.0.1:%s", a.port);
-		if (client_open(&ca, &a, &sa, &ka) != 0)
-			goto stop;
-	}
 	snprintf(what, sizeof what, "%s_retry", name);
 	st_in = st_out = 1;
 	if (check(what, create_buffer(&ca, 4, 1, BUF_BYTES, da, BUF_BYTES) ==
