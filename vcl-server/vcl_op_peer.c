@@ -34,8 +34,11 @@
  * writing and reads the bytes straight from the source process into it
  * (process_vm_readv, on a mover thread: vcl_peer_pull_in), one copy in
  * all. Each side only ever writes its own memory; each map is undone
- * exactly once, by the side that made it, after its last use.
- * VCL_UCX_DIRECT=0 turns it off (the ring then, as elsewhere).
+ * exactly once, by the side that made it, after its last use. A pull
+ * never outlives its transfer: whatever ends the transfer early stops
+ * the pull, whose end answers the client (struct vcl_pull, "Early
+ * ends"). On by default; VCL_UCX_DIRECT=0 turns it off (the ring then,
+ * as elsewhere).
  */
 #include <sys/uio.h>
 
