@@ -962,7 +962,14 @@ vcl_peer_pullable(struct vcl_session *ps)
  *   and sends ABORT, so the source unmaps only after our last read;
  * - the pull ends first: the transport sends DONE (or ABORT) and ends the
  *   receive as usual; anything later finds it ended (stale, ignored);
- * - the server exits: the process and its maps go; nothing is answered.
+ * - the server exits: its sessions close first (their transfers go,
+ *   which stops their pulls) and it waits, bounded, for the sessions the
+ *   pulls hold (their references) before the movers go; as a source, its
+ *   links close, so its peers' pulls from it stop and zero their ranges;
+ * - a source that breaks the placement protocol while the link stands
+ *   (the transport stops placement on it) lets go of its range at once:
+ *   an honest destination never does, and a dishonest one could read the
+ *   source's memory anyway (same user).
  * A pull that did not end cleanly (stopped, a read failed or refused)
  * zeroes its whole range before the unmap: its bytes may be the source's
  * memory after the source let it go (reused by another session); the map
