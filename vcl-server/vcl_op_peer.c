@@ -966,10 +966,10 @@ vcl_peer_pullable(struct vcl_session *ps)
  *   which stops their pulls) and it waits, bounded, for the sessions the
  *   pulls hold (their references) before the movers go; as a source, its
  *   links close, so its peers' pulls from it stop and zero their ranges;
- * - a source that breaks the placement protocol while the link stands
- *   (the transport stops placement on it) lets go of its range at once:
- *   an honest destination never does, and a dishonest one could read the
- *   source's memory anyway (same user).
+ * - a source whose transport stops placement on a link that stands (the
+ *   destination sent a message it refused) lets go of its range at once:
+ *   only a destination that breaks the protocol causes it, and such a
+ *   one could read the source's memory anyway (same user).
  * A pull that did not end cleanly (stopped, a read failed or refused)
  * zeroes its whole range before the unmap: its bytes may be the source's
  * memory after the source let it go (reused by another session); the map
