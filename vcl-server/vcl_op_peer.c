@@ -985,7 +985,7 @@ struct vcl_pull {
 	uint64_t		 token;		/* for vcl_tp_pulled */
 	cl_command_queue	 q;
 	cl_mem			 mem;
-	cl_event		 gate;		/* holds the queue till the end */
+	cl_event		 gate;		/* stopped: holds the queue */
 	cl_event		 mapev;		/* our map's */
 	uint64_t		 off, len;
 	pid_t			 pid;
@@ -993,12 +993,12 @@ struct vcl_pull {
 	uint8_t			*map;		/* our range, mapped */
 	uint64_t		 us;		/* the copy took */
 	uint64_t		 t0, map_us, unmap_us;	/* queued; maps took */
-	pthread_mutex_t		 lock;		/* parts: left, err, why; gate */
+	pthread_mutex_t		 lock;		/* left, err, why, gate */
 	pthread_cond_t		 cond;
 	int			 left;		/* parts still copying */
 	int			 err;		/* VCL_TP_* */
 	int			 ended;		/* all read, range defined */
-	int			 stop;		/* atomic: end at the next piece */
+	int			 stop;		/* atomic: end at next piece */
 	char			 why[128];
 	/* The loop's only: the transfer it fills and its client. */
 	struct vcl_session	*t;		/* referenced */

@@ -180,11 +180,11 @@ answer(struct conn *c, uint64_t ev, int seen, cl_int *st)
 
 /*
  * Warm the link from a to b until it places: migrations of 1 MiB (not
- * held) until a's Stats count bytes placed. 0 or -1.
+ * held, transfers from base) until a's Stats count bytes placed. 0 or -1.
  */
 static int
-warm(struct conn *ca, const char *src, struct conn *cb, const char *dst,
-    uint64_t sid, uint64_t key)
+warm_from(struct conn *ca, const char *src, struct conn *cb,
+    const char *dst, uint64_t sid, uint64_t key, uint64_t base)
 {
 	Vcl__StatsResult	st;
 	cl_int			st_in, st_out;
@@ -192,7 +192,7 @@ warm(struct conn *ca, const char *src, struct conn *cb, const char *dst,
 	int			i;
 
 	for (i = 0; i < 20; i++) {
-		xid = 1000 + 10 * (uint64_t)i;
+		xid = base + 10 * (uint64_t)i;
 		st_in = st_out = 1;
 		if (migrate(ca, src, 3, cb, dst, sid, key, xid, MIB) != 0 ||
 		    wait_notify(ca, xid + 2, &st_out) != 0 || wait_notify(cb,
@@ -203,6 +203,14 @@ warm(struct conn *ca, const char *src, struct conn *cb, const char *dst,
 			return (0);
 	}
 	return (-1);
+}
+
+/* Warm the link from a to b (transfers from 1000). 0 or -1. */
+static int
+warm(struct conn *ca, const char *src, struct conn *cb, const char *dst,
+    uint64_t sid, uint64_t key)
+{
+	return (warm_from(ca, src, cb, dst, sid, key, 1000));
 }
 
 /*
@@ -500,6 +508,88 @@ static void
 test_client_gone(void)
 {
 	held("gone", CLIENT_GONE);
+}
+
+/*
+ * A read held and given up holds the destination context's migration
+ * queue; a second source's migration into the same range maps behind
+ * it. No mover thread waits for that map: a large buffer made meanwhile
+ * (its copy runs on a mover) is there at once, while the first read is
+ * still held; then both end, the second landing whole.
+ */
+static void
+test_movers_free(void)
+{
+	struct srv		 a, a2, b;
+	struct conn		 ca, ca2, cb, cw;
+	Vcl__StatsResult	 st;
+	struct reply		 rp;
+	uint32_t		*da = NULL, *db = NULL;
+	uint64_t		 sid = 0, key = 0, sa, ka;
+	char			 src[64], src2[64], dst[64], go[PATH_MAX + 8];
+	cl_int			 st1 = 1, st2 = 1, st_out = 1;
+	int			 seen1 = 0, seen2 = 0, fd, ok;
+
+	ca.fd = ca2.fd = cb.fd = cw.fd = -1;
+	if (!start(&a, "movers_server_a", NULL))
+		return;
+	snprintf(go, sizeof go, "%s/go", a.dir);
+	if (!start(&a2, "movers_server_a2", NULL)) {
+		srv_stop(&a, "movers_server_a_exit");
+		return;
+	}
+	if (!start(&b, "movers_server_b", go))
+		goto stop_a;
+	snprintf(src, sizeof src, "127.0.0.1:%s", a.port);
+	snprintf(src2, sizeof src2, "127.0.0.1:%s", a2.port);
+	snprintf(dst, sizeof dst, "127.0.0.1:%s", b.port);
+	if (!check("movers_setup", (da = words(1, BUF_BYTES)) != NULL &&
+	    (db = words(2, BUF_BYTES)) != NULL && client_open(&ca, &a, &sa,
+	    &ka) == 0 && client_open(&ca2, &a2, &sa, &ka) == 0 &&
+	    client_open(&cb, &b, &sid, &key) == 0 && create_buffer(&ca, 3, 1,
+	    BUF_BYTES, da, BUF_BYTES) == 0 && create_buffer(&ca2, 3, 1,
+	    BUF_BYTES, da, BUF_BYTES) == 0 && create_buffer(&cb, 3, 1,
+	    BUF_BYTES, db, BUF_BYTES) == 0 && warm(&ca, src, &cb, dst, sid,
+	    key) == 0 && warm_from(&ca2, src2, &cb, dst, sid, key, 2000) == 0 &&
+	    migrate(&ca, src, 3, &cb, dst, sid, key, 300, SIZE) == 0 &&
+	    log_has(&b, "held") && give_up(&cb, 300) == 0 && sync_seen(&cb,
+	    301, &seen1, &st1) == 0 && migrate(&ca2, src2, 3, &cb, dst, sid,
+	    key, 400, SIZE) == 0 && log_has(&b, "transfer 400 queued"),
+	    "no sessions, links, held read or second migration; see "
+	    "%s/stderr", b.dir))
+		goto stop;
+	/* A buffer made on a mover, read back, while the read is held. */
+	ok = create_buffer(&cb, 7, 1, BUF_BYTES, db, BUF_BYTES) == 0 &&
+	    read_buffer(&cb, 2, 7, 4096, &rp) == 0;
+	check("movers_buffer_made", ok && rp.r->status == CL_SUCCESS &&
+	    rp.bulk_len == 4096 && memcmp(rp.bulk, db, 4096) == 0 &&
+	    !srv_stderr_has(&b, "goes on"), "no buffer while the read was "
+	    "held (movers waiting on the queue?)");
+	if (ok)
+		reply_free(&rp);
+	if ((fd = open(go, O_CREAT | O_WRONLY, 0600)) >= 0)
+		close(fd);
+	check("movers_both_end", wait_two(&cb, 301, &seen1, &st1, 401, &seen2,
+	    &st2) == 0 && st1 < 0 && st2 == CL_COMPLETE && wait_notify(&ca2,
+	    402, &st_out) == 0 && st_out == CL_COMPLETE, "events: first %d, "
+	    "second %d (out %d)", st1, st2, st_out);
+	check_words("movers_second_words", &cb, SIZE, 0);
+	conn_close(&cb);
+	check("movers_nothing_held", conn_session(&cw, &b) == 0 &&
+	    wait_empty(&cw, &st) == 0, "objects %llu, bytes %llu held",
+	    (unsigned long long)st.objects, (unsigned long long)st.bytes);
+stop:
+	free(da);
+	free(db);
+	conn_close(&ca);
+	conn_close(&ca2);
+	conn_close(&cb);
+	conn_close(&cw);
+	srv_stop(&b, "movers_server_b_exit");
+stop_a:
+	unlink(go);
+	srv_stop(&a2, "movers_server_a2_exit");
+	srv_stop(&a, "movers_server_a_exit");
 }
 
 /* The backend's placement messages (one host: host byte order). */
@@ -845,6 +935,7 @@ static const struct test tests[] = {
 	{ "source_killed", test_source_killed, 120 },
 	{ "client_gone", test_client_gone, 120 },
 	{ "source_aborts", test_source_aborts, 120 },
+	{ "movers_free", test_movers_free, 120 },
 };
 
 int
