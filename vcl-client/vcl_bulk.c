@@ -4,6 +4,9 @@
  */
 #include "vcl_bulk.h"
 #include "vcl_conn.h"
+#include "vcl_context.h"
+#include "vcl_mem.h"
+#include "vcl_object.h"
 
 /* In band: the bytes follow the request's frame on the control stream. */
 static int
@@ -31,11 +34,33 @@ vcl_bulk_inband_read(struct vcl_node *n, Vcl__Request *req,
 	return (vcl_node_call(n, req, NULL, 0, ptr, m->size, NULL));
 }
 
+/*
+ * A non-blocking read's reply lands its bytes in ptr when it comes (the
+ * receiver), before the Notify of its event, which follows it.
+ */
+cl_int
+vcl_bulk_inband_nbread(struct vcl_node *n, Vcl__Request *req,
+    Vcl__ReadBuffer *m, void *ptr, cl_command_queue q, cl_event ev)
+{
+	cl_int	err;
+
+	(void)ev;
+	vcl_retain(q);
+	atomic_fetch_add(&q->inflight, 1);
+	if ((err = vcl_node_call_async(n, req, ptr, m->size,
+	    vcl_mem_read_done, q)) != CL_SUCCESS) {
+		atomic_fetch_sub(&q->inflight, 1);
+		vcl_queue_unref(q);
+	}
+	return (err);
+}
+
 static const struct vcl_bulk vcl_bulk_inband = {
 	"inband",
 	vcl_bulk_inband_usable,
 	vcl_bulk_inband_write,
-	vcl_bulk_inband_read
+	vcl_bulk_inband_read,
+	vcl_bulk_inband_nbread
 };
 
 /* The ways out of band, best first; in band is always last. */

@@ -21,7 +21,18 @@ struct vcl_bulk {
 	/* A blocking ReadBuffer (or its chunks), its bytes into ptr. */
 	cl_int		(*read)(struct vcl_node *, Vcl__Request *,
 			    Vcl__ReadBuffer *, void *);
+	/*
+	 * A non-blocking one on q: its bytes are in ptr before its event
+	 * (ev: the caller's, or NULL) completes and before q->inflight,
+	 * counted up here, comes down again (clFinish waits for that).
+	 */
+	cl_int		(*nbread)(struct vcl_node *, Vcl__Request *,
+			    Vcl__ReadBuffer *, void *, cl_command_queue,
+			    cl_event);
 };
+
+cl_int	vcl_bulk_inband_nbread(struct vcl_node *, Vcl__Request *,
+	    Vcl__ReadBuffer *, void *, cl_command_queue, cl_event);
 
 extern const struct vcl_bulk	vcl_bulk_shm;
 

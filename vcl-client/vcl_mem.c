@@ -670,7 +670,8 @@ vcl_mem_read_done(struct vcl_pending *p)
 /*
  * Read a range into ptr. Blocking: one round trip, the reply's bytes land
  * in ptr. Non-blocking: the receiver lands them later; the event (if any)
- * completes after they are in.
+ * completes after they are in. Either way through the ring where it can
+ * (vcl_bulk.h).
  */
 static cl_int
 vcl_read(cl_command_queue q, cl_mem mem, cl_bool blocking, size_t offset,
@@ -708,13 +709,8 @@ vcl_read(cl_command_queue q, cl_mem mem, cl_bool blocking, size_t offset,
 		}
 		return (err);
 	}
-	vcl_retain(q);
-	atomic_fetch_add(&q->inflight, 1);
-	if ((err = vcl_node_call_async(node, &req, ptr, size, vcl_mem_read_done,
-	    q)) != CL_SUCCESS) {
-		atomic_fetch_sub(&q->inflight, 1);
-		vcl_queue_unref(q);
-	}
+	err = vcl_bulk_pick(node, q, size)->nbread(node, &req, &m, ptr, q,
+	    enq.internal ? NULL : enq.ev);
 	vcl_enq_finish(&enq, err, event);
 	return (err);
 }

@@ -7,9 +7,10 @@
  * goes as chunks: each is copied into a free slot and named by a
  * WriteBuffer with no bytes; the server writes the device from the slot
  * and replies once done, which frees the slot. So the copy of chunk k+1
- * here overlaps the server's copy of chunk k. A blocking read goes the
- * other way: the server reads each chunk into a slot, its reply's handler
- * copies it out. Slots and their owners live under the node's lock.
+ * here overlaps the server's copy of chunk k. A read goes the other way,
+ * blocking or not: the server reads each chunk into a slot, its reply's
+ * handler copies it out. Slots and their owners live under the node's
+ * lock.
  * It is one of libvcl's ways of moving bytes (vcl_bulk.h): vcl_bulk_shm.
  */
 #include <sys/mman.h>
@@ -27,7 +28,9 @@
 #include "vcl_bulk.h"
 #include "vcl_conn.h"
 #include "vcl_context.h"
+#include "vcl_event.h"
 #include "vcl_log.h"
+#include "vcl_object.h"
 #include "../proto/vcl_shm.h"
 
 #define VCL_SHM_MIN	(64u << 10)	/* smaller transfers go in band */
@@ -36,6 +39,7 @@
 #define VCL_SHM_WAIT_MS	1000	/* for a slot before a write goes in band */
 
 struct vcl_shm_rd;
+struct vcl_shm_nb;
 
 /* What a slot carries now. */
 struct vcl_shm_tok {
@@ -43,7 +47,8 @@ struct vcl_shm_tok {
 	unsigned		 slot;
 	void			*dst;		/* a read's: copy out here */
 	size_t			 len;
-	struct vcl_shm_rd	*rd;
+	struct vcl_shm_rd	*rd;		/* a blocking read's */
+	struct vcl_shm_nb	*nb;		/* a non-blocking read's */
 };
 
 struct vcl_shm {
@@ -191,6 +196,18 @@ vcl_shm_copy(void *dst, const void *src, size_t len)
 
 /* A blocking read's chunks still out, and its first failure. */
 struct vcl_shm_rd {
+	unsigned		 left;
+	cl_int			 err;
+};
+
+/*
+ * A non-blocking read's: its queue (its inflight counts each chunk out),
+ * its event, the chunks still out and the first failure (under the
+ * node's lock).
+ */
+struct vcl_shm_nb {
+	cl_command_queue	 q;
+	cl_event		 ev;
 	unsigned		 left;
 	cl_int			 err;
 };
@@ -375,6 +392,25 @@ vcl_shm_give(struct vcl_node *n, unsigned i)
 	pthread_mutex_unlock(&n->lock);
 }
 
+/*
+ * A non-blocking read's every chunk is in, or failed. Its event completes
+ * when the Notify of its last chunk comes, right behind that chunk's
+ * reply, and says only how that chunk went: a failure of another chunk
+ * completes it here first, with that error (a later Notify changes no
+ * final state).
+ */
+static void
+vcl_shm_nb_end(struct vcl_shm_nb *nb)
+{
+	if (nb->ev != NULL) {
+		if (nb->err != CL_SUCCESS)
+			vcl_event_complete(nb->ev, nb->err, NULL);
+		vcl_event_unref(nb->ev);
+	}
+	vcl_queue_unref(nb->q);
+	free(nb);
+}
+
 /* A chunk's reply (or its node's failure): its slot is free. */
 static void
 vcl_shm_chunk_done(struct vcl_pending *p)
@@ -382,12 +418,15 @@ vcl_shm_chunk_done(struct vcl_pending *p)
 	struct vcl_shm_tok	*t = p->arg;
 	struct vcl_node		*n = t->n;
 	struct vcl_shm_rd	*rd = t->rd;
+	struct vcl_shm_nb	*nb = t->nb;
+	int			 last = 0;
 
-	if (rd != NULL) {
+	if (rd != NULL || nb != NULL) {
 		if (p->status == CL_SUCCESS)
 			vcl_shm_copy(t->dst, vcl_shm_slot(n->shm, t->slot),
 			    t->len);
 		t->rd = NULL;
+		t->nb = NULL;
 	}
 	if (p->msg != NULL)
 		vcl__to_client__free_unpacked(p->msg, NULL);
@@ -398,8 +437,16 @@ vcl_shm_chunk_done(struct vcl_pending *p)
 			rd->err = p->status;
 		rd->left--;
 	}
+	if (nb != NULL) {
+		if (p->status != CL_SUCCESS && nb->err == CL_SUCCESS)
+			nb->err = p->status;
+		last = --nb->left == 0;
+		atomic_fetch_sub(&nb->q->inflight, 1);
+	}
 	pthread_cond_broadcast(&n->cond);
 	pthread_mutex_unlock(&n->lock);
+	if (last)
+		vcl_shm_nb_end(nb);
 	free(p);
 }
 
@@ -541,9 +588,96 @@ vcl_shm_read(struct vcl_node *n, Vcl__Request *req, Vcl__ReadBuffer *m,
 	return (err != CL_SUCCESS ? err : rd.err);
 }
 
+/*
+ * A non-blocking read of m's range into ptr as chunks through the ring,
+ * each copied out by its reply's handler (the receiver, or whoever reads
+ * the node's socket) before the Notify of the read's event, which the
+ * last chunk carries. A chunk that finds no slot free for VCL_SHM_WAIT_MS
+ * (the queue waits for a user event, say) goes in band with the rest, as
+ * for a write: the call never waits on the device.
+ */
+static cl_int
+vcl_shm_nbread(struct vcl_node *n, Vcl__Request *req, Vcl__ReadBuffer *m,
+    void *ptr, cl_command_queue q, cl_event ev)
+{
+	Vcl__Enqueue		*e = m->q, ce;
+	struct vcl_shm_nb	*nb;
+	struct vcl_shm_tok	*t;
+	uint64_t		 offset = m->offset, size = m->size, off, len;
+	size_t			 i, nchunks;
+	cl_int			 err = CL_SUCCESS;
+	int			 slot, end;
+
+	if ((nb = calloc(1, sizeof *nb)) == NULL)
+		return (CL_OUT_OF_HOST_MEMORY);
+	nb->q = q;
+	vcl_retain(q);
+	if ((nb->ev = ev) != NULL)
+		vcl_retain(ev);
+	nb->left = 1;		/* this call's, until it has sent all */
+	nchunks = (size_t)((size + VCL_SHM_SLOT - 1) / VCL_SHM_SLOT);
+	for (i = 0; i < nchunks; i++) {
+		off = i * (uint64_t)VCL_SHM_SLOT;
+		len = size - off < VCL_SHM_SLOT ? size - off : VCL_SHM_SLOT;
+		vcl_shm_enqueue(e, i, nchunks, &ce);
+		m->q = &ce;
+		m->offset = offset + off;
+		if ((slot = vcl_shm_take(n, VCL_SHM_WAIT_MS)) == -1) {
+			/* The rest in band, as the read's last part. */
+			ce.has_event = e->has_event;
+			ce.event = e->event;
+			ce.has_quiet = e->has_quiet;
+			ce.quiet = e->quiet;
+			m->size = size - off;
+			m->has_shm_slot = 0;
+			err = vcl_bulk_inband_nbread(n, req, m,
+			    (uint8_t *)ptr + off, q, NULL);
+			break;
+		}
+		m->size = len;
+		m->has_shm_slot = 1;
+		m->shm_slot = (uint32_t)slot;
+		t = &n->shm->tok[slot];
+		t->dst = (uint8_t *)ptr + off;
+		t->len = (size_t)len;
+		t->nb = nb;
+		pthread_mutex_lock(&n->lock);
+		nb->left++;
+		atomic_fetch_add(&q->inflight, 1);
+		pthread_mutex_unlock(&n->lock);
+		if ((err = vcl_node_call_async(n, req, NULL, 0,
+		    vcl_shm_chunk_done, t)) != CL_SUCCESS) {
+			pthread_mutex_lock(&n->lock);
+			nb->left--;
+			atomic_fetch_sub(&q->inflight, 1);
+			pthread_mutex_unlock(&n->lock);
+			t->nb = NULL;
+			vcl_shm_give(n, (unsigned)slot);
+			break;
+		}
+		/* Out now: the slots come back only once it ran. */
+		if ((err = vcl_node_flush(n)) != CL_SUCCESS)
+			break;
+	}
+	m->q = e;
+	m->offset = offset;
+	m->size = size;
+	m->has_shm_slot = 0;
+	pthread_mutex_lock(&n->lock);
+	if (err != CL_SUCCESS && nb->err == CL_SUCCESS)
+		nb->err = err;
+	end = --nb->left == 0;
+	pthread_cond_broadcast(&n->cond);
+	pthread_mutex_unlock(&n->lock);
+	if (end)
+		vcl_shm_nb_end(nb);
+	return (err);
+}
+
 const struct vcl_bulk vcl_bulk_shm = {
 	"shm",
 	vcl_shm_usable,
 	vcl_shm_write,
-	vcl_shm_read
+	vcl_shm_read,
+	vcl_shm_nbread
 };

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "vcl_enqueue.h"
 #include "vcl_log.h"
@@ -134,6 +135,8 @@ vcl_stage_free(void *arg)
 }
 
 static void	vcl_cmd_settle_queue(struct vcl_cmd *);
+static int	vcl_cmd_park(struct vcl_cmd *);
+static void	vcl_cmd_unpark(struct vcl_session *, uint64_t);
 
 /*
  * Finish a command on the loop thread: answer what the client waits for
@@ -148,6 +151,8 @@ vcl_cmd_complete(struct vcl_cmd *c)
 	Vcl__ToClient		 tc = VCL__TO_CLIENT__INIT;
 	Vcl__Reply		 r = VCL__REPLY__INIT;
 	cl_int			 st = c->status < 0 ? c->status : CL_SUCCESS;
+	uint64_t		 qid;
+	int			 parked;
 
 	if (c->type == VCL_CMD_CHUNK)
 		vcl_mem_chunk_done(c);	/* its read answers, whatever s is */
@@ -159,7 +164,13 @@ vcl_cmd_complete(struct vcl_cmd *c)
 	if (c->answered && c->type == VCL_CMD_READ && st == CL_SUCCESS)
 		s->srv->bytes_out += c->stage->size;
 	if (c->then != NULL && !s->dead) {
+		/* A finish parked on c waits no more (a parked one holds s). */
+		qid = c->queue_id;
+		parked = s->parked != NULL;
+		c->handed = 1;
 		c->then(c);		/* comes back here once done */
+		if (parked)
+			vcl_cmd_unpark(s, qid);
 		return;
 	}
 	if (!s->dead) {
@@ -176,6 +187,12 @@ vcl_cmd_complete(struct vcl_cmd *c)
 				    c->fr.sent, NULL, 0, NULL, NULL);
 				break;
 			}
+			/* What ran before it is told first, as for a finish. */
+			vcl_cmd_settle_queue(c);
+			if (s->dead)
+				break;
+			if (vcl_cmd_park(c))
+				return;		/* back once they are told */
 			r.seq = c->seq;
 			r.status = st;
 			tc.reply = &r;
@@ -188,11 +205,20 @@ vcl_cmd_complete(struct vcl_cmd *c)
 				vcl_session_send(s, &tc, NULL, 0, NULL, NULL);
 			break;
 		case VCL_CMD_SHM:
-			if (c->answered)
+			if (c->answered) {
 				vcl_session_send_rest(s, &c->fr.head,
 				    c->fr.sent, NULL, 0, NULL, NULL);
-			else
-				vcl_session_reply(s, c->seq, st, NULL);
+				break;
+			}
+			/* A read's chunk: what ran before it is told first. */
+			if (!c->shm_write) {
+				vcl_cmd_settle_queue(c);
+				if (s->dead)
+					break;
+				if (vcl_cmd_park(c))
+					return;	/* vcl_shm_done: once */
+			}
+			vcl_session_reply(s, c->seq, st, NULL);
 			break;
 		case VCL_CMD_ARRIVE:
 			/* Only a write that never ran leaves it unset. */
@@ -210,6 +236,8 @@ vcl_cmd_complete(struct vcl_cmd *c)
 			vcl_cmd_settle_queue(c);
 			if (s->dead)
 				break;
+			if (vcl_cmd_park(c))
+				return;		/* back once they are told */
 			/* Report the first failure no event could carry. */
 			q = vcl_handle_get(&s->handles, c->queue_id,
 			    VCL_KIND_QUEUE);
@@ -251,6 +279,8 @@ vcl_cmd_complete(struct vcl_cmd *c)
 		c->queued = 0;
 		atomic_fetch_sub(&s->ndone, 1);
 	}
+	if (s->parked != NULL)
+		vcl_cmd_unpark(s, c->queue_id);
 	vcl_session_unref(s);
 	free(c->dest);
 	c->dest = NULL;
@@ -290,11 +320,11 @@ vcl_cmd_reap(struct vcl_session *s)
 #define VCL_SETTLE_MAX	64	/* commands a finish completes before it */
 
 /*
- * A finish f completed: so did every command enqueued on its queue before
- * it, but their callbacks may come after f's waiter. Complete them now,
- * oldest first, so their Notify and deferred errors reach the client
- * before f's reply, as they would in a runtime. Past VCL_SETTLE_MAX they
- * are left to their callbacks.
+ * A finish or a read f completed: on an in-order queue so did every
+ * command enqueued before it, but their callbacks may come after f's
+ * waiter. Complete them now, oldest first, so their Notify and deferred
+ * errors reach the client before f's reply, as they would in a runtime.
+ * Past VCL_SETTLE_MAX they are left to their callbacks.
  */
 static void
 vcl_cmd_settle_queue(struct vcl_cmd *f)
@@ -321,6 +351,58 @@ vcl_cmd_settle_queue(struct vcl_cmd *f)
 	/* The list is newest first. */
 	while (n > 0)
 		vcl_cmd_complete(done[--n]);
+}
+
+/*
+ * A finish or a read f (a ring's chunk too) completed, but an older
+ * command of its queue was claimed by its callback or waiter and is not
+ * yet completed (its entry in the done queue is behind f's, or not there
+ * yet): its Notify or error must reach the client before f's reply, so f
+ * waits for it, on s->parked, counted in flight (no reply of its queue
+ * goes off the loop meanwhile). A command handed on (then: a peer's push)
+ * is not waited for. Returns 1 when f was parked.
+ */
+static int
+vcl_cmd_park(struct vcl_cmd *f)
+{
+	struct vcl_session	*s = f->d.s;
+	struct vcl_cmd		*c, **pp;
+
+	if (!f->inflight)
+		return (0);
+	/* The list is newest first: what follows f is older. */
+	for (c = LIST_NEXT(f, entry); c != NULL; c = LIST_NEXT(c, entry))
+		if (c->queue_id == f->queue_id && !c->handed &&
+		    atomic_load(&c->claimed))
+			break;
+	if (c == NULL)
+		return (0);
+	f->park_next = NULL;
+	for (pp = &s->parked; *pp != NULL; pp = &(*pp)->park_next)
+		;
+	*pp = f;		/* oldest first */
+	return (1);
+}
+
+/*
+ * A command of queue q completed: the commands parked on q go back to
+ * the done queue, in order, to look again (from the loop's next pass:
+ * completing one here could free what a caller is walking).
+ */
+static void
+vcl_cmd_unpark(struct vcl_session *s, uint64_t q)
+{
+	struct vcl_cmd	*f, **pp;
+
+	for (pp = &s->parked; (f = *pp) != NULL;) {
+		if (f->queue_id != q) {
+			pp = &f->park_next;
+			continue;
+		}
+		*pp = f->park_next;
+		f->park_next = NULL;
+		vcl_server_done_push(s->srv, &f->d);
+	}
 }
 
 /* Complete a command now (a peer link is done with it). */
@@ -365,6 +447,72 @@ vcl_cmd_answer(struct vcl_cmd *c)
 		c->answered = 1;
 }
 
+static void	vcl_cmd_fired(struct vcl_cmd *, cl_event, cl_int);
+
+/*
+ * Testing (VCL_TEST_FIRE_DELAY_US=N): a command with an event, neither a
+ * read nor a finish, reaches the done queue N us after its claim, from a
+ * thread of its own, as it would from a runtime callback thread preempted
+ * between the two, while the runtime goes on (a finish behind it can
+ * reach the loop first: vcl_cmd_park). Returns 1 when c was handed on.
+ */
+struct vcl_fire_late {
+	struct vcl_cmd	*c;
+	cl_event	 ev;
+	cl_int		 status;
+	long		 us;
+};
+
+static void *
+vcl_cmd_fire_late(void *arg)
+{
+	struct vcl_fire_late	*fl = arg;
+
+	usleep((useconds_t)fl->us);
+	vcl_cmd_fired(fl->c, fl->ev, fl->status);
+	clReleaseEvent(fl->ev);
+	vcl_cmd_put(fl->c);
+	free(fl);
+	return (NULL);
+}
+
+static int
+vcl_cmd_fire_delay(struct vcl_cmd *c, cl_event ev, cl_int status)
+{
+	static long		 us = -1;
+	struct vcl_fire_late	*fl;
+	pthread_t		 t;
+	pthread_attr_t		 a;
+	const char		*v;
+	int			 rc;
+
+	if (us == -1) {
+		v = getenv("VCL_TEST_FIRE_DELAY_US");
+		us = v != NULL ? strtol(v, NULL, 10) : 0;
+		if (us < 0 || us > 1000000)
+			us = 0;
+	}
+	if (us == 0 || c->event_id == 0 || c->type == VCL_CMD_READ ||
+	    c->type == VCL_CMD_FINISH || (fl = malloc(sizeof *fl)) == NULL)
+		return (0);
+	fl->c = c;
+	fl->ev = ev;
+	fl->status = status;
+	fl->us = us;
+	atomic_fetch_add(&c->refs, 1);
+	clRetainEvent(ev);
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	rc = pthread_create(&t, &a, vcl_cmd_fire_late, fl);
+	pthread_attr_destroy(&a);
+	if (rc == 0)
+		return (1);
+	clReleaseEvent(ev);
+	atomic_fetch_sub(&c->refs, 1);
+	free(fl);
+	return (0);
+}
+
 /* First to see the command's end (callback, waiter, reaper) completes it. */
 static void
 vcl_cmd_fire(struct vcl_cmd *c, cl_event ev, cl_int status)
@@ -373,6 +521,14 @@ vcl_cmd_fire(struct vcl_cmd *c, cl_event ev, cl_int status)
 
 	if (!atomic_compare_exchange_strong(&c->claimed, &expect, 1))
 		return;		/* another watcher or the reaper won */
+	if (!vcl_cmd_fire_delay(c, ev, status))
+		vcl_cmd_fired(c, ev, status);
+}
+
+/* Hand a claimed command's completion to the loop. */
+static void
+vcl_cmd_fired(struct vcl_cmd *c, cl_event ev, cl_int status)
+{
 	/* PoCL reports CL_COMPLETE for a callback set on a failed event. */
 	if (status == CL_COMPLETE && clGetEventInfo(ev,
 	    CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL) !=

@@ -90,6 +90,10 @@ struct vcl_cmd {
 						   completing thread */
 	int			 answered;	/* ... and went (in part) */
 	int			 queued;	/* counted in ndone */
+	int			 handed;	/* then ran: completes later */
+	struct vcl_cmd		*park_next;	/* FINISH: parked behind an
+						   older command's completion
+						   (vcl_cmd_park) */
 	struct vcl_fast		 fr;		/* that reply */
 	uint64_t		 shm_len;	/* SHM: its bytes; xid: slot + 1 */
 	int			 shm_write;	/* SHM: a write */

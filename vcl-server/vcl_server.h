@@ -148,6 +148,8 @@ struct vcl_session {
 	uint64_t		 refused;	/* ids over the object limit */
 	unsigned		 partitions;	/* sub-device partitions made */
 	struct vcl_cmds		 inflight;	/* commands awaiting completion */
+	struct vcl_cmd		*parked;	/* finishes waiting for an older
+						   command's completion */
 	struct vcl_helds	 held;		/* held requests, in order */
 	struct vcl_helds	 ublocked;	/* ... waiting on user events */
 	struct vcl_htab		 pending;	/* event id -> held creator */

@@ -73,6 +73,24 @@ hops_send_marker(struct conn *c, uint64_t ev)
 	return (send_req(c, &r, NULL, 0));
 }
 
+/* ReadBuffer of size bytes of H_BUF on H_Q, without waiting. */
+static int
+hops_send_read(struct conn *c, uint64_t size)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__ReadBuffer	m = VCL__READ_BUFFER__INIT;
+	Vcl__Enqueue	q = VCL__ENQUEUE__INIT;
+
+	q.queue = H_Q;
+	m.q = &q;
+	m.mem = H_BUF;
+	m.offset = 0;
+	m.size = size;
+	r.call_case = VCL__REQUEST__CALL_READ_BUFFER;
+	r.read_buffer = &m;
+	return (send_req(c, &r, NULL, 0));
+}
+
 /* The server's fast-reply counter, or -1 when Stats has none. */
 static long long
 hops_fast(struct conn *c)
@@ -447,6 +465,24 @@ hops_order(const char *const *args)
 	check("hops_order_notify", bad == 0 && late == 0,
 	    "%d marker + finish: %d failed, %d finish replies before the "
 	    "marker's Notify", HOPS_ROUNDS, bad, late);
+	/* And before the reply of a blocking read behind it. */
+	bad = late = 0;
+	for (i = 0; i < HOPS_ROUNDS; i++) {
+		if (hops_send_marker(&c, H_EV + HOPS_ROUNDS + i) != 0 ||
+		    hops_send_read(&c, sizeof bytes) != 0) {
+			bad++;
+			break;
+		}
+		fin = hops_until_reply(&c, c.seq, H_EV + HOPS_ROUNDS + i,
+		    &seen);
+		if (fin != CL_SUCCESS)
+			bad++;
+		else if (!seen)
+			late++;
+	}
+	check("hops_order_notify_read", bad == 0 && late == 0,
+	    "%d marker + read: %d failed, %d read replies before the "
+	    "marker's Notify", HOPS_ROUNDS, bad, late);
 	/* The server still answers this session. */
 	check("hops_order_alive", read_buffer(&c, H_Q, H_BUF, sizeof bytes,
 	    &rp) == 0, "read after: no reply");
@@ -472,6 +508,20 @@ t_hops_order_polled(void)
 	static const char *const poll[] = { "--poll-us", "1000", NULL };
 
 	hops_order(poll);
+}
+
+/*
+ * The order when a marker's callback is slow: claimed, then preempted
+ * before the loop hears of it (VCL_TEST_FIRE_DELAY_US), so the finish
+ * behind it reaches the loop first. Its reply must still wait for the
+ * marker's Notify.
+ */
+static void
+t_hops_order_slow(void)
+{
+	setenv("VCL_TEST_FIRE_DELAY_US", "20000", 1);
+	hops_order(nopoll);
+	unsetenv("VCL_TEST_FIRE_DELAY_US");
 }
 
 /* The server's polled counter, or -1 when Stats has none. */
@@ -715,6 +765,7 @@ static const struct test tests[] = {
 	{ "hops_big", t_hops_big, 60 },
 	{ "hops_order", t_hops_order, 60 },
 	{ "hops_order_polled", t_hops_order_polled, 60 },
+	{ "hops_order_slow", t_hops_order_slow, 60 },
 	{ "hops_polled", t_hops_polled, 60 },
 	{ "hops_close_race", t_hops_close_race, 120 },
 	{ "hops_blocked", t_hops_blocked, 60 },

@@ -10,8 +10,9 @@
  *   tcp: with VCL_TRANSPORT=tcp, none did;
  *   small: transfers under VCL_SHM_MIN stay in band (and make no ring:
  *     it is made at the first transfer that can use it);
- *   userevent: a write of more than the ring behind a user event set
- *     after the call returns never waits for the device.
+ *   userevent: a write, then a non-blocking read, of more than the ring
+ *     behind a user event set after the call returns never waits for
+ *     the device; a non-blocking read whose first chunk failed fails.
  */
 
 #include "rawproto.h"
@@ -149,6 +150,21 @@ shm_run(const char *name, int small, const char *tp)
 		moved += sz[i] + sz[i] - off;
 		clReleaseEvent(ev);
 		ev = NULL;
+		/* A non-blocking read with an event, at the odd offset. */
+		memset(dst, 0, sz[i]);
+		snprintf(what, sizeof what, "%s_%zu_nonblocking", name, sz[i]);
+		if ((err = clEnqueueReadBuffer(q, b, CL_FALSE, off, sz[i] - off,
+		    dst, 0, NULL, &ev)) != CL_SUCCESS ||
+		    (err = clWaitForEvents(1, &ev)) != CL_SUCCESS) {
+			ok = check(what, 0, "non-blocking read: %d", err);
+			break;
+		}
+		for (j = 0; j < sz[i] - off && src[off + j] == dst[j]; j++)
+			;
+		ok = check(what, j == sz[i] - off, "byte %zu differs", j);
+		moved += sz[i] - off;
+		clReleaseEvent(ev);
+		ev = NULL;
 		clReleaseMemObject(b);
 		b = NULL;
 		free(src);
@@ -247,6 +263,7 @@ test_userevent(void)
 	const size_t		 size = 32u << 20;
 	uint8_t			*src = NULL, *dst = NULL;
 	size_t			 j;
+	cl_int			 st;
 
 	if (!srv_start(&sv, "userevent_server", "127.0.0.1:0", NULL))
 		return;
@@ -279,6 +296,53 @@ test_userevent(void)
 	for (j = 0; j < size && src[j] == dst[j]; j++)
 		;
 	check("userevent_bytes", j == size, "byte %zu differs", j);
+	/*
+	 * A non-blocking read of more slots than the ring has, behind a user
+	 * event set after the call returned: the call does not wait for the
+	 * device, and every byte is in once its event completed.
+	 */
+	clReleaseEvent(ev);
+	clReleaseEvent(ue);
+	ev = NULL;
+	memset(dst, 0, size);
+	if ((ue = clCreateUserEvent(ctx, &err)) == NULL ||
+	    (err = clEnqueueReadBuffer(q, b, CL_FALSE, 0, size, dst, 1, &ue,
+	    &ev)) != CL_SUCCESS) {
+		check("userevent_read", 0, "read behind a user event: %d", err);
+		goto out;
+	}
+	if ((err = clSetUserEventStatus(ue, CL_COMPLETE)) == CL_SUCCESS)
+		err = clWaitForEvents(1, &ev);
+	check("userevent_read_done", err == CL_SUCCESS, "set or wait: %d",
+	    err);
+	for (j = 0; j < size && src[j] == dst[j]; j++)
+		;
+	check("userevent_read_bytes", j == size, "byte %zu differs", j);
+	/*
+	 * Its first chunk failed (its user event set to an error), its last
+	 * did not (no wait list of its own): the read's event tells the
+	 * failure all the same.
+	 */
+	clReleaseEvent(ev);
+	clReleaseEvent(ue);
+	ev = NULL;
+	if ((ue = clCreateUserEvent(ctx, &err)) == NULL ||
+	    (err = clEnqueueReadBuffer(q, b, CL_FALSE, 0, 8u << 20, dst, 1,
+	    &ue, &ev)) != CL_SUCCESS) {
+		check("userevent_read_fail", 0, "read behind a user event: %d",
+		    err);
+		goto out;
+	}
+	if ((err = clSetUserEventStatus(ue, -5)) == CL_SUCCESS)
+		err = clWaitForEvents(1, &ev);
+	st = 0;
+	clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st,
+	    NULL);
+	check("userevent_read_fail", err ==
+	    CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST && st < 0,
+	    "wait %d, status %d", err, st);
+	err = clFinish(q);
+	check("userevent_read_after", err == CL_SUCCESS, "finish: %d", err);
 out:
 	if (ev != NULL)
 		clReleaseEvent(ev);

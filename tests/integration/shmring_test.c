@@ -34,6 +34,8 @@
 #define R_BIG		5
 #define R_Q2		6
 #define FILL		(64u << 20)
+#define R_EV		100		/* events from here up */
+#define ORDER_ROUNDS	10
 
 /* A test ring: its fd and mapping. */
 struct ring {
@@ -513,6 +515,78 @@ out:
 	srv_stop(&sv, "vanish_server_stop");
 }
 
+/*
+ * A marker's Notify comes before the reply of a shared read behind it,
+ * even when the marker's callback reaches the loop late
+ * (VCL_TEST_FIRE_DELAY_US): the read's reply waits for it.
+ */
+static void
+test_order(void)
+{
+	Vcl__Request	 r = VCL__REQUEST__INIT;
+	Vcl__Marker	 m = VCL__MARKER__INIT;
+	Vcl__Enqueue	 e = VCL__ENQUEUE__INIT;
+	struct srv	 sv;
+	struct conn	 c;
+	struct ring	 rg = { -1, MAP_FAILED, 0 };
+	struct reply	 rp;
+	uint64_t	 seq;
+	size_t		 k;
+	int		 i, n, seen, late = 0, bad = 0;
+
+	c.fd = -1;
+	setenv("VCL_TEST_FIRE_DELAY_US", "20000", 1);
+	i = srv_start(&sv, "order_server", "127.0.0.1:0", ring_args);
+	unsetenv("VCL_TEST_FIRE_DELAY_US");
+	if (!i)
+		return;
+	if (!check("order_setup", setup(&c, &sv) == 0 && ring_make(&rg, &c,
+	    RING, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == 0 &&
+	    ring_attach(&c, (uint32_t)getpid(), (uint32_t)rg.fd, SLOTS,
+	    SLOT) == CL_SUCCESS, "no session or ring"))
+		goto out;
+	for (i = 0; i < ORDER_ROUNDS; i++) {
+		e.queue = R_Q;
+		e.has_event = 1;
+		e.event = R_EV + (uint64_t)i;
+		m.q = &e;
+		r.call_case = VCL__REQUEST__CALL_MARKER;
+		r.marker = &m;
+		if (send_req(&c, &r, NULL, 0) != 0 ||
+		    (seq = send_xfer(&c, 0, 0, SLOT, 0, 0)) == 0) {
+			bad++;
+			break;
+		}
+		for (n = 0, seen = 0; n < 1000; n++) {
+			if (recv_msg(&c, &rp) != 0) {
+				n = 1000;
+				break;
+			}
+			for (k = 0; k < rp.tc->n_notify; k++)
+				if (rp.tc->notify[k]->event == e.event)
+					seen = 1;
+			if (rp.r != NULL && rp.r->seq == seq) {
+				if (rp.r->status != CL_SUCCESS)
+					bad++;
+				reply_free(&rp);
+				break;
+			}
+			reply_free(&rp);
+		}
+		if (n == 1000)
+			bad++;
+		else if (!seen)
+			late++;
+	}
+	check("order_notify", bad == 0 && late == 0, "%d marker + shared "
+	    "read: %d failed, %d read replies before the marker's Notify",
+	    ORDER_ROUNDS, bad, late);
+out:
+	ring_free(&rg);
+	conn_close(&c);
+	srv_stop(&sv, "order_server_stop");
+}
+
 /* --shm-ring-max 0: no ring offered, none taken. */
 static void
 test_off(void)
@@ -540,6 +614,7 @@ static const struct test tests[] = {
 	{ "hostile",	test_hostile,	60 },
 	{ "vanish",	test_vanish,	60 },
 	{ "off",	test_off,	30 },
+	{ "order",	test_order,	60 },
 };
 
 int
