@@ -6,8 +6,8 @@
 # (VCL_UCX_PLACE=0: one UCX message, which UCX sends over TCP between two
 # servers of one host, its shared-memory transports being out under the
 # peer-failure handling VCL asks for), on ucx with shared staging through
-# the ring (VCL_UCX_DIRECT=0, the default) and on ucx with it in direct
-# mode (VCL_UCX_DIRECT=1: on devices whose memory is the host's, PoCL's,
+# the ring (VCL_UCX_DIRECT=0) and on ucx with it in direct
+# mode (VCL_UCX_DIRECT=1, the default: on devices whose memory is the host's, PoCL's,
 # the destination reads the source's buffer itself; elsewhere the same as
 # the ring), one
 # table of move GB/s and ratio to memcpy per size.

@@ -87,6 +87,7 @@ struct bench_result {
 	int	 have[BENCH_NSIZES];	/* 0: size skipped (too big) */
 	double	 write_gbs[BENCH_NSIZES];
 	double	 read_gbs[BENCH_NSIZES];
+	double	 nbread_gbs[BENCH_NSIZES];	/* non-blocking + clFinish */
 	struct bench_stat read4k_us;
 };
 
@@ -779,7 +780,7 @@ bench_run_size(struct bench_tcp *tcp, struct bench_cl *cl, int ncl,
 {
 	cl_mem	 buf[2] = { NULL, NULL };
 	cl_int	 err;
-	double	*tt, *tf, *tw[2], *tr[2], t0;
+	double	*tt, *tf, *tw[2], *tr[2], *tn[2], t0;
 	size_t	 size = bench_sizes[s];
 	int	 reps = plan->reps[s], i, c, k, n, done, blk, j;
 
@@ -789,6 +790,7 @@ bench_run_size(struct bench_tcp *tcp, struct bench_cl *cl, int ncl,
 	for (c = 0; c < ncl; c++) {
 		tw[c] = bench_xmalloc(reps * sizeof *tw[c]);
 		tr[c] = bench_xmalloc(reps * sizeof *tr[c]);
+		tn[c] = bench_xmalloc(reps * sizeof *tn[c]);
 		if (size > cl[c].max_alloc)
 			continue;
 		buf[c] = clCreateBuffer(cl[c].ctx, CL_MEM_READ_WRITE, size,
@@ -837,6 +839,13 @@ bench_run_size(struct bench_tcp *tcp, struct bench_cl *cl, int ncl,
 			    CL_TRUE, 0, size, dst, 0, NULL, NULL),
 			    "clEnqueueReadBuffer");
 			tr[c][i] = (double)size / (bench_now() - t0) / 1e9;
+			/* Non-blocking, as applications that overlap read. */
+			t0 = bench_now();
+			bench_check(clEnqueueReadBuffer(cl[c].queue, buf[c],
+			    CL_FALSE, 0, size, dst, 0, NULL, NULL),
+			    "clEnqueueReadBuffer");
+			bench_check(clFinish(cl[c].queue), "clFinish");
+			tn[c][i] = (double)size / (bench_now() - t0) / 1e9;
 		}
 	}
 	tcp->gbs[s] = bench_median(tt, reps);
@@ -847,6 +856,7 @@ bench_run_size(struct bench_tcp *tcp, struct bench_cl *cl, int ncl,
 			continue;
 		cl[c].r.write_gbs[s] = bench_median(tw[c], reps);
 		cl[c].r.read_gbs[s] = bench_median(tr[c], reps);
+		cl[c].r.nbread_gbs[s] = bench_median(tn[c], reps);
 		cl[c].r.have[s] = 1;
 	}
 
@@ -877,6 +887,7 @@ bench_run_size(struct bench_tcp *tcp, struct bench_cl *cl, int ncl,
 			    "clReleaseMemObject");
 		free(tw[c]);
 		free(tr[c]);
+		free(tn[c]);
 	}
 	free(tt);
 	free(tf);
@@ -1016,8 +1027,9 @@ bench_print_tcp_ratio(const char *section, int s, double gbs,
 }
 
 /*
- * Prints a bandwidth table, write or read. The last platform (B, or the only
- * one) gets its ratio to raw TCP; B also gets its ratio to A.
+ * Prints a bandwidth table: write (is_read 0), read (1) or non-blocking
+ * read (2). The last platform (B, or the only one) gets its ratio to raw
+ * TCP; B also gets its ratio to A.
  */
 static void
 bench_print_bw(const char *title, const char *section, struct bench_cl *cl,
@@ -1030,7 +1042,8 @@ bench_print_bw(const char *title, const char *section, struct bench_cl *cl,
 	int		 s, i;
 
 	for (i = 0; i < ncl; i++) {
-		v[i] = is_read ? cl[i].r.read_gbs : cl[i].r.write_gbs;
+		v[i] = is_read == 2 ? cl[i].r.nbread_gbs : is_read ?
+		    cl[i].r.read_gbs : cl[i].r.write_gbs;
 		bench_cl_label(&cl[i], label[i], sizeof label[i]);
 	}
 	printf("%s, GB/s (1e9 bytes/s), median\n", title);
@@ -1197,6 +1210,8 @@ main(int argc, char **argv)
 	    "write_bw", cl, ncl, &tcp, plan, 0);
 	bench_print_bw("Read bandwidth, blocking clEnqueueReadBuffer",
 	    "read_bw", cl, ncl, &tcp, plan, 1);
+	bench_print_bw("Read bandwidth, non-blocking clEnqueueReadBuffer + "
+	    "clFinish", "nbread_bw", cl, ncl, &tcp, plan, 2);
 	bench_print_read_latency(cl, ncl, &tcp, plan);
 
 	for (c = 0; c < ncl; c++)

@@ -84,6 +84,20 @@ vcl_event_complete(cl_event ev, cl_int status, const cl_ulong *prof)
 		pthread_mutex_unlock(&vcl_ev_lock);
 		return;
 	}
+	if (ev->held) {
+		/* The first word stands; it is told at vcl_event_unhold. */
+		if (!ev->noted) {
+			ev->noted = 1;
+			ev->note_status = status;
+			if ((ev->note_have_prof = prof != NULL))
+				memcpy(ev->note_prof, prof,
+				    sizeof ev->note_prof);
+		}
+		pthread_mutex_unlock(&vcl_ev_lock);
+		return;
+	}
+	if (status == CL_COMPLETE && ev->fail < 0)
+		status = ev->fail;
 	ev->status = status;
 	if (prof != NULL) {
 		memcpy(ev->prof, prof, sizeof ev->prof);
@@ -102,6 +116,45 @@ vcl_event_complete(cl_event ev, cl_int status, const cl_ulong *prof)
 		cb->fn(ev, status < 0 ? status : cb->when, cb->arg);
 		free(cb);
 	}
+}
+
+/*
+ * Hold an event's completion: a command whose bytes land in parts (a
+ * non-blocking read through the ring) keeps its event from completing,
+ * whatever the server says, until they are all in (vcl_event_unhold).
+ */
+void
+vcl_event_hold(cl_event ev)
+{
+	pthread_mutex_lock(&vcl_ev_lock);
+	ev->held = 1;
+	pthread_mutex_unlock(&vcl_ev_lock);
+}
+
+/*
+ * The held command's bytes are all in; err (< 0): one of its parts
+ * failed, which its final status then says even if the server's says
+ * complete. A status the server sent meanwhile is told now.
+ */
+void
+vcl_event_unhold(cl_event ev, cl_int err)
+{
+	cl_ulong	prof[4];
+	cl_int		st;
+	int		noted, have;
+
+	pthread_mutex_lock(&vcl_ev_lock);
+	ev->held = 0;
+	if (err < 0 && ev->fail == 0)
+		ev->fail = err;
+	noted = ev->noted;
+	st = ev->note_status;
+	if ((have = ev->note_have_prof))
+		memcpy(prof, ev->note_prof, sizeof prof);
+	ev->noted = 0;
+	pthread_mutex_unlock(&vcl_ev_lock);
+	if (noted)
+		vcl_event_complete(ev, st, have ? prof : NULL);
 }
 
 /* Is the event final? Called under its node's lock (vcl_node_wait). */

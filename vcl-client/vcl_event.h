@@ -30,6 +30,18 @@ struct _cl_event {
 	cl_ulong			 prof[4];
 	struct vcl_ev_cb		*cbs;
 	struct _cl_event		*next;		/* node's waiting list */
+	/*
+	 * Held (vcl_event_hold): its command's bytes are still landing, so
+	 * its final status waits (noted) until vcl_event_unhold; fail: a
+	 * failure of the command that the server's status does not carry.
+	 * Under vcl_ev_lock.
+	 */
+	int				 held;
+	int				 noted;
+	cl_int				 note_status;
+	int				 note_have_prof;
+	cl_ulong			 note_prof[4];
+	cl_int				 fail;
 };
 
 extern pthread_mutex_t			 vcl_ev_lock;
@@ -37,6 +49,8 @@ extern pthread_cond_t			 vcl_ev_cond;
 
 cl_event	 vcl_event_new(cl_context, cl_command_queue, cl_command_type);
 void		 vcl_event_complete(cl_event, cl_int, const cl_ulong *);
+void		 vcl_event_hold(cl_event);
+void		 vcl_event_unhold(cl_event, cl_int);
 cl_int		 vcl_event_wait(cl_uint, const cl_event *);
 void		 vcl_event_unref(cl_event);
 cl_int		 vcl_marker_typed(cl_command_queue, cl_uint, const cl_event *,

@@ -201,11 +201,13 @@ struct vcl_shm_rd {
 };
 
 /*
- * A non-blocking read's: its queue (its inflight counts each chunk out),
- * its event, the chunks still out and the first failure (under the
- * node's lock).
+ * A non-blocking read's: its queue (its inflight counts each part out),
+ * its event (held until every part is in), the parts still out (ring
+ * chunks, the rest in band, and the call's own until it sent them all)
+ * and the first failure (under the node's lock).
  */
 struct vcl_shm_nb {
+	struct vcl_node		*n;
 	cl_command_queue	 q;
 	cl_event		 ev;
 	unsigned		 left;
@@ -393,22 +395,44 @@ vcl_shm_give(struct vcl_node *n, unsigned i)
 }
 
 /*
- * A non-blocking read's every chunk is in, or failed. Its event completes
- * when the Notify of its last chunk comes, right behind that chunk's
- * reply, and says only how that chunk went: a failure of another chunk
- * completes it here first, with that error (a later Notify changes no
- * final state).
+ * A part of a non-blocking read is in, or failed (st), or was never
+ * sent; the last one's end lets its event complete: with the
+ * server's word (the Notify of the part that carries the event, which
+ * speaks of that part alone) or the first failure of any part.
  */
 static void
-vcl_shm_nb_end(struct vcl_shm_nb *nb)
+vcl_shm_nb_part(struct vcl_node *n, struct vcl_shm_nb *nb, cl_int st)
 {
+	int	last;
+
+	pthread_mutex_lock(&n->lock);
+	if (st != CL_SUCCESS && nb->err == CL_SUCCESS)
+		nb->err = st;
+	last = --nb->left == 0;
+	pthread_cond_broadcast(&n->cond);
+	pthread_mutex_unlock(&n->lock);
+	if (!last)
+		return;
 	if (nb->ev != NULL) {
-		if (nb->err != CL_SUCCESS)
-			vcl_event_complete(nb->ev, nb->err, NULL);
+		vcl_event_unhold(nb->ev, nb->err);
 		vcl_event_unref(nb->ev);
 	}
 	vcl_queue_unref(nb->q);
 	free(nb);
+}
+
+/* The reply of a non-blocking read's rest in band: its bytes landed. */
+static void
+vcl_shm_nb_rest_done(struct vcl_pending *p)
+{
+	struct vcl_shm_nb	*nb = p->arg;
+	struct vcl_node		*n = nb->n;
+
+	if (p->msg != NULL)
+		vcl__to_client__free_unpacked(p->msg, NULL);
+	atomic_fetch_sub(&nb->q->inflight, 1);
+	vcl_shm_nb_part(n, nb, p->status);
+	free(p);
 }
 
 /* A chunk's reply (or its node's failure): its slot is free. */
@@ -419,7 +443,6 @@ vcl_shm_chunk_done(struct vcl_pending *p)
 	struct vcl_node		*n = t->n;
 	struct vcl_shm_rd	*rd = t->rd;
 	struct vcl_shm_nb	*nb = t->nb;
-	int			 last = 0;
 
 	if (rd != NULL || nb != NULL) {
 		if (p->status == CL_SUCCESS)
@@ -437,16 +460,12 @@ vcl_shm_chunk_done(struct vcl_pending *p)
 			rd->err = p->status;
 		rd->left--;
 	}
-	if (nb != NULL) {
-		if (p->status != CL_SUCCESS && nb->err == CL_SUCCESS)
-			nb->err = p->status;
-		last = --nb->left == 0;
-		atomic_fetch_sub(&nb->q->inflight, 1);
-	}
 	pthread_cond_broadcast(&n->cond);
 	pthread_mutex_unlock(&n->lock);
-	if (last)
-		vcl_shm_nb_end(nb);
+	if (nb != NULL) {
+		atomic_fetch_sub(&nb->q->inflight, 1);
+		vcl_shm_nb_part(n, nb, p->status);
+	}
 	free(p);
 }
 
@@ -588,13 +607,27 @@ vcl_shm_read(struct vcl_node *n, Vcl__Request *req, Vcl__ReadBuffer *m,
 	return (err != CL_SUCCESS ? err : rd.err);
 }
 
+/* Have every part of a non-blocking read that was sent come in? */
+static int
+vcl_shm_nb_settled(struct vcl_node *n, void *arg)
+{
+	const struct vcl_shm_nb	*nb = arg;
+
+	(void)n;
+	return (nb->left == 1);
+}
+
 /*
  * A non-blocking read of m's range into ptr as chunks through the ring,
  * each copied out by its reply's handler (the receiver, or whoever reads
- * the node's socket) before the Notify of the read's event, which the
- * last chunk carries. A chunk that finds no slot free for VCL_SHM_WAIT_MS
+ * the node's socket). A chunk that finds no slot free for VCL_SHM_WAIT_MS
  * (the queue waits for a user event, say) goes in band with the rest, as
- * for a write: the call never waits on the device.
+ * for a write: the call never waits on the device. The read's event (ev,
+ * the caller's), which the last part carries, is held until every part is
+ * in: the server's Notify may come before an earlier part's reply (a read
+ * chunked in band), and it speaks of the last part alone. A call that
+ * fails once parts are out waits for them before it returns (the
+ * application may free ptr then).
  */
 static cl_int
 vcl_shm_nbread(struct vcl_node *n, Vcl__Request *req, Vcl__ReadBuffer *m,
@@ -606,22 +639,29 @@ vcl_shm_nbread(struct vcl_node *n, Vcl__Request *req, Vcl__ReadBuffer *m,
 	uint64_t		 offset = m->offset, size = m->size, off, len;
 	size_t			 i, nchunks;
 	cl_int			 err = CL_SUCCESS;
-	int			 slot, end;
+	int			 slot, sent = 0;
 
 	if ((nb = calloc(1, sizeof *nb)) == NULL)
 		return (CL_OUT_OF_HOST_MEMORY);
+	nb->n = n;
 	nb->q = q;
 	vcl_retain(q);
-	if ((nb->ev = ev) != NULL)
+	if ((nb->ev = ev) != NULL) {
 		vcl_retain(ev);
+		vcl_event_hold(ev);
+	}
 	nb->left = 1;		/* this call's, until it has sent all */
 	nchunks = (size_t)((size + VCL_SHM_SLOT - 1) / VCL_SHM_SLOT);
-	for (i = 0; i < nchunks; i++) {
+	for (i = 0; i < nchunks && err == CL_SUCCESS; i++) {
 		off = i * (uint64_t)VCL_SHM_SLOT;
 		len = size - off < VCL_SHM_SLOT ? size - off : VCL_SHM_SLOT;
 		vcl_shm_enqueue(e, i, nchunks, &ce);
 		m->q = &ce;
 		m->offset = offset + off;
+		pthread_mutex_lock(&n->lock);
+		nb->left++;
+		atomic_fetch_add(&q->inflight, 1);
+		pthread_mutex_unlock(&n->lock);
 		if ((slot = vcl_shm_take(n, VCL_SHM_WAIT_MS)) == -1) {
 			/* The rest in band, as the read's last part. */
 			ce.has_event = e->has_event;
@@ -630,8 +670,14 @@ vcl_shm_nbread(struct vcl_node *n, Vcl__Request *req, Vcl__ReadBuffer *m,
 			ce.quiet = e->quiet;
 			m->size = size - off;
 			m->has_shm_slot = 0;
-			err = vcl_bulk_inband_nbread(n, req, m,
-			    (uint8_t *)ptr + off, q, NULL);
+			if ((err = vcl_node_call_async(n, req,
+			    (uint8_t *)ptr + off, m->size, vcl_shm_nb_rest_done,
+			    nb)) == CL_SUCCESS)
+				sent = 1;
+			else {
+				atomic_fetch_sub(&q->inflight, 1);
+				vcl_shm_nb_part(n, nb, err);
+			}
 			break;
 		}
 		m->size = len;
@@ -641,36 +687,28 @@ vcl_shm_nbread(struct vcl_node *n, Vcl__Request *req, Vcl__ReadBuffer *m,
 		t->dst = (uint8_t *)ptr + off;
 		t->len = (size_t)len;
 		t->nb = nb;
-		pthread_mutex_lock(&n->lock);
-		nb->left++;
-		atomic_fetch_add(&q->inflight, 1);
-		pthread_mutex_unlock(&n->lock);
 		if ((err = vcl_node_call_async(n, req, NULL, 0,
 		    vcl_shm_chunk_done, t)) != CL_SUCCESS) {
-			pthread_mutex_lock(&n->lock);
-			nb->left--;
-			atomic_fetch_sub(&q->inflight, 1);
-			pthread_mutex_unlock(&n->lock);
 			t->nb = NULL;
 			vcl_shm_give(n, (unsigned)slot);
+			atomic_fetch_sub(&q->inflight, 1);
+			vcl_shm_nb_part(n, nb, err);
 			break;
 		}
+		sent = 1;
 		/* Out now: the slots come back only once it ran. */
-		if ((err = vcl_node_flush(n)) != CL_SUCCESS)
-			break;
+		err = vcl_node_flush(n);
 	}
 	m->q = e;
 	m->offset = offset;
 	m->size = size;
 	m->has_shm_slot = 0;
-	pthread_mutex_lock(&n->lock);
-	if (err != CL_SUCCESS && nb->err == CL_SUCCESS)
-		nb->err = err;
-	end = --nb->left == 0;
-	pthread_cond_broadcast(&n->cond);
-	pthread_mutex_unlock(&n->lock);
-	if (end)
-		vcl_shm_nb_end(nb);
+	if (err == CL_SUCCESS)
+		err = vcl_node_flush(n);
+	/* Failed with parts out: they land in ptr; wait for them. */
+	if (err != CL_SUCCESS && sent)
+		vcl_node_wait(n, vcl_shm_nb_settled, nb);
+	vcl_shm_nb_part(n, nb, err);
 	return (err);
 }
 

@@ -134,6 +134,9 @@ vcl_stage_free(void *arg)
 	free(st);
 }
 
+#define VCL_SETTLE_MAX	64	/* commands a finish completes before it, or
+				   a reap completes at once */
+
 static void	vcl_cmd_settle_queue(struct vcl_cmd *);
 static int	vcl_cmd_park(struct vcl_cmd *);
 static void	vcl_cmd_unpark(struct vcl_session *, uint64_t);
@@ -154,6 +157,16 @@ vcl_cmd_complete(struct vcl_cmd *c)
 	uint64_t		 qid;
 	int			 parked;
 
+	/*
+	 * A chunk of a read sends its part of the reply (and the last the
+	 * read's Notify) only after what came before it was told, as a
+	 * read does; nothing above this was done yet.
+	 */
+	if (c->type == VCL_CMD_CHUNK && c->job != NULL && !s->dead) {
+		vcl_cmd_settle_queue(c);
+		if (!s->dead && vcl_cmd_park(c))
+			return;
+	}
 	if (c->type == VCL_CMD_CHUNK)
 		vcl_mem_chunk_done(c);	/* its read answers, whatever s is */
 	if (c->type == VCL_CMD_SLOT_OUT || c->type == VCL_CMD_SLOT_IN)
@@ -216,7 +229,7 @@ vcl_cmd_complete(struct vcl_cmd *c)
 				if (s->dead)
 					break;
 				if (vcl_cmd_park(c))
-					return;	/* vcl_shm_done: once */
+					return;	/* vcl_shm_done again then */
 			}
 			vcl_session_reply(s, c->seq, st, NULL);
 			break;
@@ -300,12 +313,19 @@ vcl_cmd_complete(struct vcl_cmd *c)
 void
 vcl_cmd_reap(struct vcl_session *s)
 {
-	struct vcl_cmd	*c, *next;
+	struct vcl_cmd	*c, *next, *done[VCL_SETTLE_MAX];
 	cl_int		 st;
-	int		 expect;
+	int		 expect, n = 0;
 
+	/*
+	 * Claimed first, completed after: a completion may complete others
+	 * (vcl_cmd_settle_queue) and change the list. Oldest first; past
+	 * VCL_SETTLE_MAX the next reap takes the rest.
+	 */
 	for (c = LIST_FIRST(&s->inflight); c != NULL; c = next) {
 		next = LIST_NEXT(c, entry);
+		if (n == VCL_SETTLE_MAX)
+			break;
 		if (clGetEventInfo(c->ev, CL_EVENT_COMMAND_EXECUTION_STATUS,
 		    sizeof st, &st, NULL) != CL_SUCCESS || st >= 0)
 			continue;
@@ -313,11 +333,12 @@ vcl_cmd_reap(struct vcl_session *s)
 		if (!atomic_compare_exchange_strong(&c->claimed, &expect, 1))
 			continue;	/* its callback is on the way */
 		c->status = st;
-		vcl_cmd_complete(c);
+		done[n++] = c;
 	}
+	while (n > 0)
+		vcl_cmd_complete(done[--n]);
 }
 
-#define VCL_SETTLE_MAX	64	/* commands a finish completes before it */
 
 /*
  * A finish or a read f completed: on an in-order queue so did every
@@ -457,7 +478,8 @@ static void	vcl_cmd_fired(struct vcl_cmd *, cl_event, cl_int);
 
 /*
  * Testing (VCL_TEST_FIRE_DELAY_US=N): a command with an event, neither a
- * read nor a finish, reaches the done queue N us after its claim, from a
+ * read nor a finish, and a chunk of a read sent in chunks (its reply's
+ * part), reach the done queue N us after their claim, from a
  * thread of its own, as it would from a runtime callback thread preempted
  * between the two, while the runtime goes on (a finish behind it can
  * reach the loop first: vcl_cmd_park). Returns 1 when c was handed on.
@@ -485,26 +507,29 @@ vcl_cmd_fire_late(void *arg)
 static int
 vcl_cmd_fire_delay(struct vcl_cmd *c, cl_event ev, cl_int status)
 {
-	static long		 us = -1;
+	static atomic_long	 us = -1;	/* runtime threads read it */
 	struct vcl_fire_late	*fl;
 	pthread_t		 t;
 	pthread_attr_t		 a;
 	const char		*v;
+	long			 d;
 	int			 rc;
 
-	if (us == -1) {
+	if ((d = atomic_load(&us)) == -1) {
 		v = getenv("VCL_TEST_FIRE_DELAY_US");
-		us = v != NULL ? strtol(v, NULL, 10) : 0;
-		if (us < 0 || us > 1000000)
-			us = 0;
+		d = v != NULL ? strtol(v, NULL, 10) : 0;
+		if (d < 0 || d > 1000000)
+			d = 0;
+		atomic_store(&us, d);
 	}
-	if (us == 0 || c->event_id == 0 || c->type == VCL_CMD_READ ||
-	    c->type == VCL_CMD_FINISH || (fl = malloc(sizeof *fl)) == NULL)
+	if (d == 0 || (c->event_id == 0 && c->type != VCL_CMD_CHUNK) ||
+	    c->type == VCL_CMD_READ || c->type == VCL_CMD_FINISH ||
+	    (fl = malloc(sizeof *fl)) == NULL)
 		return (0);
 	fl->c = c;
 	fl->ev = ev;
 	fl->status = status;
-	fl->us = us;
+	fl->us = d;
 	atomic_fetch_add(&c->refs, 1);
 	clRetainEvent(ev);
 	pthread_attr_init(&a);

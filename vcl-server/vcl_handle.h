@@ -112,6 +112,8 @@ struct vcl_hobj {
 	uint8_t			*data;		/* xfer: where the bytes land */
 	char			*source;	/* xfer, proxy event: the peer */
 	void			*receiving;	/* xfer: peer session filling it */
+	void			*pull;		/* xfer: a direct pull writing
+						   its range (vcl_op_peer.c) */
 	struct vcl_hobj		*mq;		/* context: migration queue */
 	struct vcl_pins		*pins;		/* context: pinned staging */
 	void			*held_tail;	/* queue: its last held request */

@@ -34,8 +34,11 @@
  * writing and reads the bytes straight from the source process into it
  * (process_vm_readv, on a mover thread: vcl_peer_pull_in), one copy in
  * all. Each side only ever writes its own memory; each map is undone
- * exactly once, by the side that made it, after its last use.
- * VCL_UCX_DIRECT=0 turns it off (the ring then, as elsewhere).
+ * exactly once, by the side that made it, after its last use. A pull
+ * never outlives its transfer: whatever ends the transfer early stops
+ * the pull, whose end answers the client (struct vcl_pull, "Early
+ * ends"). On by default; VCL_UCX_DIRECT=0 turns it off (the ring then,
+ * as elsewhere).
  */
 #include <sys/uio.h>
 
@@ -63,23 +66,23 @@
 
 static void	vcl_migrate_pushed(void *);
 static void	vcl_migrate_dropped(void *);
+static void	vcl_pull_stop(void *, cl_int);
+static void	vcl_pull_detach(void *);
+static void	vcl_pull_gate(void *);
 
 #define VCL_PULL_PIECE	(8ull << 20)	/* one process_vm_readv at most */
 #define VCL_PULL_PART	(2ull << 20)	/* a thread's share at least */
 
 /*
- * Direct mode is on (VCL_UCX_DIRECT set, not 0). Off by default until a
- * pull cannot outlive its receive: a receive that ends early (the source
- * aborts, the link closes, a deadline) fails the migration while the
- * destination's threads may still read the source's range, which the
- * source may have released meanwhile (docs/transports.md, "Direct mode").
+ * Direct mode is on: the default, VCL_UCX_DIRECT=0 turns it off. A pull
+ * never outlives its receive (see "Early ends" at struct vcl_pull).
  */
 static int
 vcl_peer_direct_on(void)
 {
 	const char	*v = getenv("VCL_UCX_DIRECT");
 
-	return (v != NULL && *v != '\0' && strcmp(v, "0") != 0);
+	return (v == NULL || *v == '\0' || strcmp(v, "0") != 0);
 }
 
 /*
@@ -247,8 +250,14 @@ vcl_xfer_fail(struct vcl_session *s, struct vcl_hobj *x, cl_int status)
 {
 	struct vcl_hobj	*ev;
 
-	if ((ev = vcl_handle_get(&s->handles, x->xevent, VCL_KIND_EVENT)) !=
-	    NULL && !ev->user_set) {
+	/*
+	 * A direct pull still writes its range: it stops at its next piece
+	 * and its end answers the client (vcl_peer_pulled), not before.
+	 */
+	if (x->pull != NULL)
+		vcl_pull_stop(x->pull, status);
+	else if ((ev = vcl_handle_get(&s->handles, x->xevent,
+	    VCL_KIND_EVENT)) != NULL && !ev->user_set) {
 		vcl_peer_settle(s, ev, status);
 		vcl_session_notify(s, x->xevent, status, NULL, 0);
 	}
@@ -929,25 +938,104 @@ vcl_peer_pullable(struct vcl_session *ps)
 	    &err) != NULL && vcl_peer_unified(ctx->u.ctx));
 }
 
-/* A direct-mode read of a peer's bytes into our buffer (a mover's job). */
+/*
+ * A direct-mode read of a peer's bytes into our buffer (a mover's job).
+ *
+ * Early ends. A pull never outlives its receive: the transfer it fills
+ * (x->pull, pu->x) is answered to its client only once the pull ended,
+ * i.e. every part returned, the range was made defined and our map was
+ * undone (vcl_peer_pulled, on the loop). Whatever ends the transfer
+ * early marks the pull to stop at its next piece (vcl_pull_stop: the
+ * loop never waits for it) and leaves the answer to the pull's end:
+ * - the source sends ABORT, or its end fails (UCX's peer failure): the
+ *   transport ends the receive at once; the push fails its transfer
+ *   (vcl_op_peer_push, vcl_xfer_fail), which stops the pull and keeps
+ *   the failure for its end; the transfer's entry goes (detached);
+ * - the link's control stream closes (the source died or gave up on its
+ *   deadline, or our frame deadline closed it): vcl_peer_link_lost fails
+ *   the transfer the same way; the transport forgets the pull (its token
+ *   is only freed at vcl_tp_pulled);
+ * - the client releases the transfer, its buffer or context, says
+ *   PeerFail, or its session ends: vcl_xfer_fail (if it is owed an
+ *   answer) and vcl_peer_xfer_release stop and detach the pull; the
+ *   receive is not cancelled then: the pull's end (VCL_TP_EIO) ends it
+ *   and sends ABORT, so the source unmaps only after our last read;
+ * - the pull ends first: the transport sends DONE (or ABORT) and ends the
+ *   receive as usual; anything later finds it ended (stale, ignored);
+ * - the server exits: its sessions close first (their transfers go,
+ *   which stops their pulls) and it waits, bounded, for the sessions the
+ *   pulls hold (their references) before the movers go; as a source, its
+ *   links close, so its peers' pulls from it stop and zero their ranges;
+ * - a source whose transport stops placement on a link that stands (the
+ *   destination sent a message it refused) lets go of its range at once:
+ *   only a destination that breaks the protocol causes it, and such a
+ *   one could read the source's memory anyway (same user).
+ * A pull that did not end cleanly (stopped, a read failed or refused)
+ * zeroes its whole range before the unmap: its bytes may be the source's
+ * memory after the source let it go (reused by another session); the map
+ * invalidated the range anyway. From its stop on, a marker behind a user
+ * event (pu->gate) holds the context's migration queue: a later write
+ * into the range (a retried migration, through the ring or pulled) runs
+ * only after the zeroing and the last read. A pull that is not stopped
+ * holds nothing: pulls into one context overlap as before.
+ */
 struct vcl_pull {
 	struct vcl_done		 d;		/* must stay first */
 	struct vcl_tp		*tp;
 	uint64_t		 token;		/* for vcl_tp_pulled */
 	cl_command_queue	 q;
 	cl_mem			 mem;
+	cl_event		 gate;		/* stopped: holds the queue */
+	cl_event		 mapev;		/* our map's */
 	uint64_t		 off, len;
 	pid_t			 pid;
 	uint64_t		 addr;		/* in the peer */
 	uint8_t			*map;		/* our range, mapped */
 	uint64_t		 us;		/* the copy took */
 	uint64_t		 t0, map_us, unmap_us;	/* queued; maps took */
-	pthread_mutex_t		 lock;		/* parts: left, err, why */
+	pthread_mutex_t		 lock;		/* left, err, why, gate */
 	pthread_cond_t		 cond;
 	int			 left;		/* parts still copying */
 	int			 err;		/* VCL_TP_* */
+	int			 ended;		/* all read, range defined */
+	int			 stop;		/* atomic: end at next piece */
 	char			 why[128];
+	/* The loop's only: the transfer it fills and its client. */
+	struct vcl_session	*t;		/* referenced */
+	struct vcl_hobj		*x;		/* NULL once detached */
+	uint64_t		 xevent;	/* the client's event */
+	int			 failed;	/* the transfer failed: ... */
+	cl_int			 fail;		/* ... answer this at the end */
 };
+
+/*
+ * The transfer a pull fills ended early (status < 0: with that failure,
+ * its client to be told at the pull's end; 0: released, nobody to tell):
+ * the pull stops at its next piece.
+ */
+static void
+vcl_pull_stop(void *arg, cl_int status)
+{
+	struct vcl_pull	*pu = arg;
+
+	if (status < 0 && !pu->failed) {
+		pu->failed = 1;
+		pu->fail = status;
+	}
+	__atomic_store_n(&pu->stop, 1, __ATOMIC_RELAXED);
+	vcl_pull_gate(pu);
+}
+
+/* The transfer a pull fills goes: the pull no longer names it. */
+static void
+vcl_pull_detach(void *arg)
+{
+	struct vcl_pull	*pu = arg;
+
+	if (pu->x != NULL)
+		pu->x->pull = NULL;
+	pu->x = NULL;
+}
 
 /* Microseconds of the monotonic clock. */
 static uint64_t
@@ -996,21 +1084,28 @@ vcl_pull_helpers_init(void)
 /*
  * Testing: VCL_TEST_DIRECT_HOLD=N stops a pull of N bytes or more after
  * its first piece until its source process is gone (at most 30 s), so
- * that a test can kill it mid-copy; VCL_TEST_DIRECT_EPERM=2 makes every
- * read refused.
+ * that a test can kill it mid-copy, or, with VCL_TEST_DIRECT_HOLD_FILE
+ * set, until that file exists (whatever becomes of the source or of the
+ * transfer meanwhile); VCL_TEST_DIRECT_EPERM=2 makes every read refused.
  */
 static void
 vcl_peer_pull_hold(struct vcl_pull *pu)
 {
 	const char	*v = getenv("VCL_TEST_DIRECT_HOLD");
+	const char	*f = getenv("VCL_TEST_DIRECT_HOLD_FILE");
 	struct timespec	 ts = { 0, 10 * 1000 * 1000 };
 	int		 i;
 
 	if (v == NULL || *v == '\0' || pu->len < strtoull(v, NULL, 10))
 		return;
 	vcl_log_info("direct pull from pid %ld held", (long)pu->pid);
-	for (i = 0; i < 3000 && kill(pu->pid, 0) == 0; i++)
+	for (i = 0; i < 3000; i++) {
+		if (f != NULL && *f != '\0' ? access(f, F_OK) == 0 :
+		    kill(pu->pid, 0) != 0)
+			break;
 		nanosleep(&ts, NULL);
+	}
+	vcl_log_info("direct pull from pid %ld goes on", (long)pu->pid);
 }
 
 /*
@@ -1027,9 +1122,15 @@ vcl_pull_part_run(void *arg)
 	const char		*v = getenv("VCL_TEST_DIRECT_EPERM");
 	uint64_t		 got = 0;
 	ssize_t			 n = 1;
-	int			 eno = 0;
+	int			 eno = 0, stopped = 0;
 
 	while (got < pp->len) {
+		/* Its transfer ended early: no further read. */
+		if (__atomic_load_n(&pu->stop, __ATOMIC_RELAXED)) {
+			stopped = 1;
+			n = 0;
+			break;
+		}
 		l.iov_base = pu->map + pp->off + got;
 		l.iov_len = pp->len - got < VCL_PULL_PIECE ? pp->len - got :
 		    VCL_PULL_PIECE;
@@ -1052,7 +1153,8 @@ vcl_pull_part_run(void *arg)
 	if (n <= 0 && pu->err == VCL_TP_OK) {
 		pu->err = n < 0 && eno == EPERM ? VCL_TP_EINVAL : VCL_TP_EIO;
 		snprintf(pu->why, sizeof pu->why, "%s at %llu of %llu",
-		    n < 0 ? strerror(eno) : "nothing read",
+		    stopped ? "its transfer ended" : n < 0 ? strerror(eno) :
+		    "nothing read",
 		    (unsigned long long)(pp->off + got),
 		    (unsigned long long)pu->len);
 	}
@@ -1062,10 +1164,79 @@ vcl_pull_part_run(void *arg)
 }
 
 /*
- * Mover thread: map our range (its own storage, unified memory), read the
- * peer's bytes into it in parts (this thread and the helpers, parts of at
- * least VCL_PULL_PART), unmap it (always, once mapped, after every part
- * ended).
+ * Mover: the pull read all it will and its range is defined; let the
+ * migration queue go on past it (vcl_pull_gate), before the unmap.
+ */
+static void
+vcl_pull_ungate(struct vcl_pull *pu)
+{
+	cl_event	g;
+
+	pthread_mutex_lock(&pu->lock);
+	pu->ended = 1;
+	g = pu->gate;
+	pu->gate = NULL;
+	pthread_mutex_unlock(&pu->lock);
+	if (g != NULL) {
+		clSetUserEventStatus(g, CL_COMPLETE);
+		clReleaseEvent(g);
+	}
+}
+
+/*
+ * Loop: a stopped pull holds the migration queue until it ended (a
+ * marker behind a user event; its unmap comes after it): a write into
+ * the range queued from now on (a retry) waits for its zeroing and last
+ * read. Without one (the runtime refused) nothing is held.
+ */
+static void
+vcl_pull_gate(void *arg)
+{
+	struct vcl_pull	*pu = arg;
+	cl_context	 ctx;
+	cl_event	 g;
+	cl_int		 err = CL_SUCCESS;
+
+	pthread_mutex_lock(&pu->lock);
+	if (pu->ended || pu->gate != NULL ||
+	    clGetCommandQueueInfo(pu->q, CL_QUEUE_CONTEXT, sizeof ctx, &ctx,
+	    NULL) != CL_SUCCESS || (g = clCreateUserEvent(ctx, &err)) ==
+	    NULL || err != CL_SUCCESS) {
+		pthread_mutex_unlock(&pu->lock);
+		return;
+	}
+	if (clEnqueueMarkerWithWaitList(pu->q, 1, &g, NULL) == CL_SUCCESS) {
+		pu->gate = g;
+		clFlush(pu->q);
+	} else {
+		clSetUserEventStatus(g, CL_COMPLETE);
+		clReleaseEvent(g);
+	}
+	pthread_mutex_unlock(&pu->lock);
+}
+
+/* The unmap completed (any thread): the pull ended; to the loop. */
+static void CL_CALLBACK
+vcl_pull_unmapped(cl_event ev, cl_int status, void *arg)
+{
+	struct vcl_pull	*pu = arg;
+
+	pu->unmap_us = vcl_pull_now_us() - pu->unmap_us;
+	if (status < 0 && pu->err == VCL_TP_OK) {
+		pu->err = VCL_TP_EIO;
+		snprintf(pu->why, sizeof pu->why, "unmap failed (%d)", status);
+	}
+	clReleaseEvent(ev);
+	vcl_server_done_push(pu->d.s->srv, &pu->d);
+}
+
+/*
+ * Mover thread, once our range is mapped (its own storage, unified
+ * memory): read the peer's bytes into it in parts (this thread and the
+ * helpers, parts of at least VCL_PULL_PART), make it defined if not all
+ * came, let the queue go on, unmap it (always, once mapped, after every
+ * part ended). No thread waits on the queue: the unmap's completion ends
+ * the pull (a later pull's gate may be ahead of it in the queue).
  */
 static void
 vcl_peer_pull_run(void *arg)
@@ -1074,17 +1245,20 @@ vcl_peer_pull_run(void *arg)
 	struct vcl_pull_part	 parts[17];
 	cl_event		 ev = NULL;
 	uint64_t		 per, off = 0;
-	cl_int			 err;
+	cl_int			 err, st = CL_COMPLETE;
 	int			 i, np;
 
-	pu->map_us = vcl_pull_now_us();
-	pu->map = clEnqueueMapBuffer(pu->q, pu->mem, CL_TRUE,
-	    CL_MAP_WRITE_INVALIDATE_REGION, pu->off, pu->len, 0, NULL, NULL,
-	    &err);
-	if (pu->map == NULL || err != CL_SUCCESS) {
+	/* At once from the map's callback; waits only where none was set. */
+	if ((err = clWaitForEvents(1, &pu->mapev)) != CL_SUCCESS ||
+	    clGetEventInfo(pu->mapev, CL_EVENT_COMMAND_EXECUTION_STATUS,
+	    sizeof st, &st, NULL) != CL_SUCCESS || st < 0) {
 		pu->err = VCL_TP_EINVAL;	/* the ring can still do it */
-		snprintf(pu->why, sizeof pu->why, "map failed (%d)", err);
-		goto out;
+		snprintf(pu->why, sizeof pu->why, "map failed (%d)",
+		    st < 0 ? st : err);
+		pu->map = NULL;
+		vcl_pull_ungate(pu);
+		vcl_server_done_push(pu->d.s->srv, &pu->d);
+		return;
 	}
 	pthread_once(&vcl_pull_once, vcl_pull_helpers_init);
 	pu->us = vcl_pull_now_us();
@@ -1109,29 +1283,59 @@ vcl_peer_pull_run(void *arg)
 	while (pu->left > 0)
 		pthread_cond_wait(&pu->cond, &pu->lock);
 	pthread_mutex_unlock(&pu->lock);
+	/*
+	 * Not all read (stopped, failed, refused): the range may hold bytes
+	 * the source no longer owned. Defined again (zeros) before the unmap
+	 * and before the queue goes on (a retry, the ring, writes there).
+	 */
+	if (pu->err != VCL_TP_OK)
+		memset(pu->map, 0, pu->len);
+	vcl_pull_ungate(pu);
 	pu->unmap_us = vcl_pull_now_us();
 	pu->us = pu->unmap_us - pu->us;
 	if ((err = clEnqueueUnmapMemObject(pu->q, pu->mem, pu->map, 0, NULL,
 	    &ev)) == CL_SUCCESS) {
+		clFlush(pu->q);
+		if (clSetEventCallback(ev, CL_COMPLETE, vcl_pull_unmapped,
+		    pu) == CL_SUCCESS)
+			return;
 		err = clWaitForEvents(1, &ev);
-		clReleaseEvent(ev);
+		vcl_pull_unmapped(ev, err, pu);
+		return;
 	}
-	pu->unmap_us = vcl_pull_now_us() - pu->unmap_us;
-	if (err != CL_SUCCESS && pu->err == VCL_TP_OK) {
+	pu->unmap_us = 0;
+	if (pu->err == VCL_TP_OK) {
 		pu->err = VCL_TP_EIO;
 		snprintf(pu->why, sizeof pu->why, "unmap failed (%d)", err);
 	}
-out:
 	vcl_server_done_push(pu->d.s->srv, &pu->d);
 }
 
-/* Loop: a pull ended; tell the transport, count it, let go. */
+/* The map completed (any thread): the copy goes to a mover. */
+static void CL_CALLBACK
+vcl_pull_mapped(cl_event ev, cl_int status, void *arg)
+{
+	struct vcl_pull	*pu = arg;
+
+	if (vcl_workers_run(pu->d.s->srv->movers, vcl_peer_pull_run, pu) != 0)
+		vcl_peer_pull_run(pu);		/* here then */
+}
+
+/*
+ * Loop: a pull ended (all its reads returned, its map undone): its
+ * transfer, if it ended early meanwhile, is answered now; tell the
+ * transport (DONE or ABORT to the source, which then unmaps), count it,
+ * let go.
+ */
 static void
 vcl_peer_pulled(struct vcl_done *d)
 {
 	struct vcl_pull		*pu = (struct vcl_pull *)d;
 	struct vcl_server	*srv = d->s->srv;
+	struct vcl_session	*t = pu->t;
+	struct vcl_hobj		*ev;
 
+	vcl_pull_detach(pu);
 	if (pu->err == VCL_TP_OK) {
 		srv->peer_bytes_direct += pu->len;
 		srv->peer_direct++;
@@ -1145,7 +1349,16 @@ vcl_peer_pulled(struct vcl_done *d)
 	} else
 		vcl_log_warn("direct pull of %llu bytes from pid %ld: %s",
 		    (unsigned long long)pu->len, (long)pu->pid, pu->why);
+	if (pu->failed && !t->dead && (ev = vcl_handle_get(&t->handles,
+	    pu->xevent, VCL_KIND_EVENT)) != NULL && ev->user &&
+	    !ev->user_set) {
+		vcl_peer_settle(t, ev, pu->fail);
+		vcl_session_notify(t, pu->xevent, pu->fail, NULL, 0);
+		vcl_session_flush(t);
+	}
+	vcl_session_unref(t);
 	vcl_tp_pulled(pu->tp, pu->token, pu->err);
+	clReleaseEvent(pu->mapev);
 	pthread_mutex_destroy(&pu->lock);
 	pthread_cond_destroy(&pu->cond);
 	clReleaseMemObject(pu->mem);
@@ -1166,14 +1379,16 @@ int
 vcl_peer_pull_in(void *arg, long pid, uint64_t addr, uint64_t len,
     uint64_t token)
 {
-	struct vcl_session	*ps = arg;
+	struct vcl_session	*ps = arg, *t;
 	struct vcl_hobj		*x = ps->in_xfer, *ctx, *mem, *mq;
 	struct vcl_pull		*pu;
 	cl_int			 err;
 
 	if ((mem = vcl_peer_push_mem(ps, &ctx, &mq, &err)) == NULL ||
-	    len != x->xsize || pid <= 0 || (pu = calloc(1, sizeof *pu)) ==
-	    NULL)
+	    len != x->xsize || pid <= 0 || x->pull != NULL ||
+	    (t = vcl_peer_target(ps->srv, ps->in_req->peer_push->session,
+	    ps->in_req->peer_push->key)) == NULL ||
+	    (pu = calloc(1, sizeof *pu)) == NULL)
 		return (-1);
 	pu->d.fn = vcl_peer_pulled;
 	pu->d.s = ps;
@@ -1188,20 +1403,39 @@ vcl_peer_pull_in(void *arg, long pid, uint64_t addr, uint64_t len,
 	pu->t0 = vcl_pull_now_us();
 	pthread_mutex_init(&pu->lock, NULL);
 	pthread_cond_init(&pu->cond, NULL);
-	clRetainCommandQueue(pu->q);
-	clRetainMemObject(pu->mem);
-	vcl_session_ref(ps);
-	clFlush(pu->q);
-	if (vcl_workers_run(ps->srv->movers, vcl_peer_pull_run, pu) != 0) {
+	/*
+	 * Map our range without blocking (behind what the migration queue
+	 * holds, a stopped pull's gate among them) and copy on a mover once
+	 * it is mapped: no mover waits on the queue.
+	 */
+	pu->map_us = pu->t0;
+	pu->map = clEnqueueMapBuffer(pu->q, pu->mem, CL_FALSE,
+	    CL_MAP_WRITE_INVALIDATE_REGION, pu->off, pu->len, 0, NULL,
+	    &pu->mapev, &err);
+	if (pu->map == NULL || err != CL_SUCCESS) {
 		pthread_mutex_destroy(&pu->lock);
 		pthread_cond_destroy(&pu->cond);
-		clReleaseMemObject(pu->mem);
-		clReleaseCommandQueue(pu->q);
-		vcl_session_unref(ps);
 		free(pu);
 		return (-1);
 	}
+	clFlush(pu->q);
+	clRetainCommandQueue(pu->q);
+	clRetainMemObject(pu->mem);
+	vcl_session_ref(ps);
+	if (clSetEventCallback(pu->mapev, CL_COMPLETE, vcl_pull_mapped, pu) !=
+	    CL_SUCCESS && vcl_workers_run(ps->srv->movers, vcl_peer_pull_run,
+	    pu) != 0)
+		vcl_peer_pull_run(pu);	/* waits for the map here */
 	ps->in_oob_pull = 2;	/* taken: not a fallback */
+	if (getenv("VCL_TEST_DIRECT_HOLD") != NULL)
+		vcl_log_info("direct pull for transfer %llu queued",
+		    (unsigned long long)x->id);
+	/* Bound to its transfer until it ended (see struct vcl_pull). */
+	pu->t = t;
+	vcl_session_ref(t);
+	pu->x = x;
+	pu->xevent = x->xevent;
+	x->pull = pu;
 	return (0);
 }
 
@@ -1596,6 +1830,17 @@ vcl_op_peer_fail(struct vcl_session *s, const Vcl__Request *req,
 void
 vcl_peer_xfer_release(struct vcl_session *s, struct vcl_hobj *o)
 {
+	int	pulling = o->pull != NULL;
+
+	/*
+	 * A direct pull still writes its range: it stops at its next piece,
+	 * and its end (not a cancel now) ends the receive and tells the
+	 * source (ABORT), which keeps its range mapped until then.
+	 */
+	if (pulling) {
+		vcl_pull_stop(o->pull, 0);
+		vcl_pull_detach(o->pull);
+	}
 	if (o->receiving != NULL) {
 		struct vcl_session	*ps = o->receiving;
 
@@ -1616,7 +1861,7 @@ vcl_peer_xfer_release(struct vcl_session *s, struct vcl_hobj *o)
 				ps->in_oob_orphan = o->data;
 				ps->in_oob_orphan_len = o->bytes;
 				o->data = NULL;
-				if (ps->in_oob_placed)
+				if (ps->in_oob_placed && !pulling)
 					vcl_tp_cancel(ps->tp_ep,
 					    ps->in_oob_xid);
 			}

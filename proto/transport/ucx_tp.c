@@ -46,6 +46,11 @@
  * says pulled; DONE (or ABORT) ends it as for slots. A sender never
  * writes the receiver's memory: an address a peer names is only ever
  * read, in that peer, and a pull that ends after its link did is ignored.
+ * A sender's bytes stay named (mapped by its host) until the receiver's
+ * DONE or ABORT or the link's end; the host does not cancel a receive it
+ * pulls (it stops its pull, whose end sends ABORT), and answers its
+ * transfer only once its pull ended, whatever ended the receive first
+ * (vcl_op_peer.c, struct vcl_pull).
  */
 #include <sys/mman.h>
 #include <sys/socket.h>

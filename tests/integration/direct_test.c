@@ -18,7 +18,7 @@
 
 /*
  * Start a server with one variable "NAME=VALUE" (or none) set besides
- * VCL_UCX_DIRECT=1 (direct mode is asked for: it is off by default).
+ * VCL_UCX_DIRECT=1 (direct mode, the default, asked for explicitly).
  */
 static int
 start_with(struct srv *sv, const char *name, const char *env)

@@ -384,7 +384,7 @@ hops_order(const char *const *args)
 	Vcl__SetUserEventStatus	 us = VCL__SET_USER_EVENT_STATUS__INIT;
 	Vcl__Enqueue		 q = VCL__ENQUEUE__INIT;
 	struct reply		 rp;
-	uint8_t			 bytes[64];
+	uint8_t			 bytes[8192];	/* two chunks of 4K */
 	uint64_t		 wait, seq;
 	int			 i, fin, seen, late = 0, bad = 0;
 
@@ -521,6 +521,18 @@ t_hops_order_slow(void)
 {
 	setenv("VCL_TEST_FIRE_DELAY_US", "20000", 1);
 	hops_order(nopoll);
+	unsetenv("VCL_TEST_FIRE_DELAY_US");
+}
+
+/* The same with the read sent in chunks (--read-chunk 4K). */
+static void
+t_hops_order_slow_chunked(void)
+{
+	static const char *const a[] = { "--poll-us", "0", "--read-chunk",
+	    "4K", NULL };
+
+	setenv("VCL_TEST_FIRE_DELAY_US", "20000", 1);
+	hops_order(a);
 	unsetenv("VCL_TEST_FIRE_DELAY_US");
 }
 
@@ -766,6 +778,7 @@ static const struct test tests[] = {
 	{ "hops_order", t_hops_order, 60 },
 	{ "hops_order_polled", t_hops_order_polled, 60 },
 	{ "hops_order_slow", t_hops_order_slow, 60 },
+	{ "hops_order_slow_chunked", t_hops_order_slow_chunked, 60 },
 	{ "hops_polled", t_hops_polled, 60 },
 	{ "hops_close_race", t_hops_close_race, 120 },
 	{ "hops_blocked", t_hops_blocked, 60 },

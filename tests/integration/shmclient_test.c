@@ -260,12 +260,22 @@ test_userevent(void)
 	cl_event		 ue = NULL, ev = NULL;
 	cl_uint			 n = 0;
 	cl_int			 err = CL_SUCCESS;
+	static const char *const chunk_args[] = { "--read-chunk", "1M",
+	    NULL };
 	const size_t		 size = 32u << 20;
 	uint8_t			*src = NULL, *dst = NULL;
 	size_t			 j;
 	cl_int			 st;
+	int			 i;
 
-	if (!srv_start(&sv, "userevent_server", "127.0.0.1:0", NULL))
+	/*
+	 * A read's rest in band goes in chunks of 1 MiB, each reaching the
+	 * server's loop 20 ms late: its bytes land well after the ring's.
+	 */
+	setenv("VCL_TEST_FIRE_DELAY_US", "20000", 1);
+	i = srv_start(&sv, "userevent_server", "127.0.0.1:0", chunk_args);
+	unsetenv("VCL_TEST_FIRE_DELAY_US");
+	if (!i)
 		return;
 	if (!shm_env(&sv) || (src = malloc(size)) == NULL ||
 	    (dst = calloc(1, size)) == NULL)
@@ -343,6 +353,31 @@ test_userevent(void)
 	    "wait %d, status %d", err, st);
 	err = clFinish(q);
 	check("userevent_read_after", err == CL_SUCCESS, "finish: %d", err);
+	/*
+	 * The same with more than the ring, its rest in band: once its event
+	 * completed (failed) no byte of it lands in dst any more.
+	 */
+	clReleaseEvent(ev);
+	clReleaseEvent(ue);
+	ev = NULL;
+	if ((ue = clCreateUserEvent(ctx, &err)) == NULL ||
+	    (err = clEnqueueReadBuffer(q, b, CL_FALSE, 0, size, dst, 1, &ue,
+	    &ev)) != CL_SUCCESS) {
+		check("userevent_read_fail_rest", 0, "read behind a user "
+		    "event: %d", err);
+		goto out;
+	}
+	if ((err = clSetUserEventStatus(ue, -5)) == CL_SUCCESS)
+		err = clWaitForEvents(1, &ev);
+	st = 0;
+	clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st,
+	    NULL);
+	memset(dst, 0xAA, size);	/* the application's again */
+	(void)clFinish(q);		/* whatever was still to land has */
+	for (j = 0; j < size && dst[j] == 0xAA; j++)
+		;
+	check("userevent_read_fail_rest", st < 0 && j == size, "status %d; "
+	    "byte %zu written after the read's event completed", st, j);
 out:
 	if (ev != NULL)
 		clReleaseEvent(ev);
