@@ -750,6 +750,7 @@ print_stats(const char *addr, const Vcl__Welcome *w,
 	put_u64("peer_direct_fallbacks", st->peer_direct_fallbacks, &first);
 	put_u64("ring_pinned", st->ring_pinned, &first);
 	put_u64("ring_pin_refused", st->ring_pin_refused, &first);
+	put_u64("release_backlog", st->release_backlog, &first);
 	put_u64("client_bytes_shared", st->client_bytes_shared, &first);
 	put_u64("requests", st->requests, &first);
 	put_u64("held_now", st->held_now, &first);

@@ -75,6 +75,9 @@ static const char usage[] =
 "                          bounds shared rings pinned for the runtime, once\n"
 "                          per context (VCL_SHM_PIN=0 in the environment:\n"
 "                          never pinned)\n"
+"  --max-pinned-session BYTES  ... of one session (its staging and rings);\n"
+"                          past it its transfers stage in pageable memory\n"
+"                          (default: half of --max-pinned)\n"
 "  --read-chunk BYTES      send a read of twice this or more in chunks of it,\n"
 "                          each as its copy completes (default 4M; 0: off)\n"
 "  --poll-us US            microseconds the loop looks at a finish's or small\n"
@@ -83,6 +86,10 @@ static const char usage[] =
 "  --shm-ring-max BYTES    largest ring of shared slots a client on this host\n"
 "                          may give its session for bulk (default 64M; 0: off)\n"
 "  --max-objects N         objects per session (default 1000000)\n"
+"  --max-release-backlog N  runtime releases (programs, kernels) of\n"
+"                          departed objects waiting for their thread; past\n"
+"                          it new programs and builds get\n"
+"                          CL_OUT_OF_RESOURCES (default 1024)\n"
 "  --workers N             threads for program builds (default 2)\n"
 "  --metrics-listen ADDR   serve Prometheus metrics at http://ADDR/metrics\n"
 "                          (HOST:PORT, or PORT for 127.0.0.1; default off;\n"
@@ -133,7 +140,7 @@ enum {
 	OPT_HANDSHAKE_TO, OPT_FRAME_TO, OPT_MIN_RATE, OPT_IDLE_TO, OPT_SEND_TO,
 	OPT_METRICS_LISTEN, OPT_METRICS_PORT_FILE,
 	OPT_TRANSPORTS, OPT_TRANSPORT_FORCE, OPT_TCA_DOMAIN, OPT_TCA_NODE,
-	OPT_HOST_ID
+	OPT_HOST_ID, OPT_MAX_RELEASE_BACKLOG, OPT_MAX_PINNED_SESSION
 };
 
 static const struct option longopts[] = {
@@ -155,10 +162,12 @@ static const struct option longopts[] = {
 	{ "max-session-bytes",	required_argument, NULL, OPT_MAX_SBYTES },
 	{ "max-sessions",	required_argument, NULL, OPT_MAX_SESSIONS },
 	{ "max-pinned",		required_argument, NULL, OPT_MAX_PINNED },
+	{ "max-pinned-session",	required_argument, NULL, OPT_MAX_PINNED_SESSION },
 	{ "read-chunk",		required_argument, NULL, OPT_READ_CHUNK },
 	{ "poll-us",		required_argument, NULL, OPT_POLL_US },
 	{ "shm-ring-max",	required_argument, NULL, OPT_SHM_RING_MAX },
 	{ "max-objects",	required_argument, NULL, OPT_MAX_OBJECTS },
+	{ "max-release-backlog", required_argument, NULL, OPT_MAX_RELEASE_BACKLOG },
 	{ "workers",		required_argument, NULL, OPT_WORKERS },
 	{ "max-preauth",	required_argument, NULL, OPT_MAX_PREAUTH },
 	{ "max-preauth-per-addr", required_argument, NULL, OPT_MAX_PREAUTH_ADDR },
@@ -289,6 +298,13 @@ apply_option(struct vcl_server *srv, int id, const char *arg, int reload)
 		}
 		vcl_pin_max = v;	/* blocks over it go as they come back */
 		return (0);
+	case OPT_MAX_PINNED_SESSION:
+		if (parse_size(arg, &v) != 0 || v == 0) {
+			fprintf(stderr, "vclserver: bad value: %s\n", arg);
+			return (-1);
+		}
+		vcl_pin_session_max = v;	/* as for --max-pinned */
+		return (0);
 	case OPT_READ_CHUNK:
 		if (parse_size(arg, &v) != 0 || (v != 0 && v < 4096)) {
 			fprintf(stderr, "vclserver: bad read chunk (0, or 4K "
@@ -324,7 +340,7 @@ apply_option(struct vcl_server *srv, int id, const char *arg, int reload)
 	case OPT_MAX_FRAME: case OPT_MAX_BULK: case OPT_MAX_SBYTES:
 	case OPT_MAX_SESSIONS: case OPT_MAX_OBJECTS: case OPT_WORKERS:
 	case OPT_MAX_PREAUTH: case OPT_MAX_PREAUTH_ADDR: case OPT_HANDSHAKE_TO:
-	case OPT_MIN_RATE:
+	case OPT_MIN_RATE: case OPT_MAX_RELEASE_BACKLOG:
 		if (parse_size(arg, &v) != 0 || v == 0 ||
 		    (id == OPT_MAX_FRAME && v > UINT32_MAX) ||
 		    (id == OPT_WORKERS && v > 64)) {
@@ -343,6 +359,7 @@ apply_option(struct vcl_server *srv, int id, const char *arg, int reload)
 	case OPT_MAX_SBYTES:	srv->limits.session_bytes = v; break;
 	case OPT_MAX_SESSIONS:	srv->limits.sessions = v; break;
 	case OPT_MAX_OBJECTS:	srv->limits.objects = v; break;
+	case OPT_MAX_RELEASE_BACKLOG: srv->limits.release_backlog = v; break;
 	case OPT_WORKERS:	opts.workers = (int)v; break;
 	case OPT_MAX_PREAUTH:	srv->limits.preauth = v; break;
 	case OPT_MAX_PREAUTH_ADDR: srv->limits.preauth_addr = v; break;
@@ -557,6 +574,7 @@ main(int argc, char **argv)
 	srv.limits.frame.max_bulk = VCL_FRAME_DEFAULT_MAX_BULK;
 	srv.limits.sessions = 64;
 	srv.limits.objects = 1000000;
+	srv.limits.release_backlog = 1024;
 	srv.limits.preauth = 128;
 	srv.limits.preauth_addr = 32;
 	srv.limits.auth_fails = 10;

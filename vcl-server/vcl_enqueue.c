@@ -380,8 +380,13 @@ vcl_cmd_settle_queue(struct vcl_cmd *f)
  * yet completed (its entry in the done queue is behind f's, or not there
  * yet): its Notify or error must reach the client before f's reply, so f
  * waits for it, on s->parked, counted in flight (no reply of its queue
- * goes off the loop meanwhile). A command handed on (then: a peer's push)
- * is not waited for. Returns 1 when f was parked.
+ * goes off the loop meanwhile). Where f's queue waited on events (f or an
+ * earlier command of it named them in a wait list), those may be another
+ * queue's: f waits for an older claimed command of any queue (a read
+ * behind another queue's kernel was answered before the kernel's Notify
+ * when the kernel's callback was preempted between its claim and its
+ * push). A command handed on (then: a peer's push) is not waited for.
+ * Returns 1 when f was parked.
  */
 static int
 vcl_cmd_park(struct vcl_cmd *f)
@@ -393,8 +398,8 @@ vcl_cmd_park(struct vcl_cmd *f)
 		return (0);
 	/* The list is newest first: what follows f is older. */
 	for (c = LIST_NEXT(f, entry); c != NULL; c = LIST_NEXT(c, entry))
-		if (c->queue_id == f->queue_id && !c->handed &&
-		    atomic_load(&c->claimed))
+		if ((c->queue_id == f->queue_id || f->fr.waited) &&
+		    !c->handed && atomic_load(&c->claimed))
 			break;
 	if (c == NULL)
 		return (0);
@@ -406,9 +411,10 @@ vcl_cmd_park(struct vcl_cmd *f)
 }
 
 /*
- * A command of queue q completed: the commands parked on q go back to
- * the done queue, in order, to look again (from the loop's next pass:
- * completing one here could free what a caller is walking).
+ * A command of queue q completed: the commands parked on q (and those
+ * that wait for any queue's) go back to the done queue, in order, to look
+ * again (from the loop's next pass: completing one here could free what a
+ * caller is walking).
  */
 static void
 vcl_cmd_unpark(struct vcl_session *s, uint64_t q)
@@ -416,7 +422,7 @@ vcl_cmd_unpark(struct vcl_session *s, uint64_t q)
 	struct vcl_cmd	*f, **pp;
 
 	for (pp = &s->parked; (f = *pp) != NULL;) {
-		if (f->queue_id != q) {
+		if (f->queue_id != q && !f->fr.waited) {
 			pp = &f->park_next;
 			continue;
 		}

@@ -28,6 +28,7 @@
 #include "vcl_io.h"
 #include "vcl_log.h"
 #include "vcl_peer.h"
+#include "vcl_pin.h"
 #include "vcl_server.h"
 #include "vcl_submit.h"
 #include "vcl_transports.h"
@@ -259,6 +260,22 @@ vcl_metrics_render(struct vcl_server *srv, struct evbuffer *b)
 	vcl_metrics_one(b, "vcl_queues_offloop_total", "counter",
 	    "Queues whose flush was slow on the loop, flushed on a strand "
 	    "since.", vcl_submit_moved());
+	vcl_metrics_one(b, "vcl_pinned_bytes", "gauge",
+	    "Pinned host memory of all sessions: staging blocks and shared "
+	    "rings wrapped.", vcl_pin_bytes());
+	vcl_metrics_one(b, "vcl_pin_share_refused_total", "counter",
+	    "Pinned staging blocks and ring wrappers left pageable because "
+	    "their session held its share (--max-pinned-session).",
+	    vcl_pin_share_refused());
+	vcl_metrics_one(b, "vcl_release_backlog", "gauge",
+	    "Runtime releases (programs, kernels) waiting for the releaser "
+	    "thread.", atomic_load(&srv->release_backlog));
+	vcl_metrics_one(b, "vcl_release_backlog_bytes", "gauge",
+	    "Bytes the waiting releases' sessions were charged for them (an "
+	    "estimate of what they hold).", atomic_load(&srv->release_bytes));
+	vcl_metrics_one(b, "vcl_release_refused_total", "counter",
+	    "Program creations and builds refused while the release backlog "
+	    "was over its limit.", srv->release_refused);
 	vcl_metrics_head(b, "vcl_slow_threshold_seconds", "gauge",
 	    "What holds the loop this long counts in vcl_slow_events_total.");
 	evbuffer_add_printf(b, "vcl_slow_threshold_seconds %g\n",

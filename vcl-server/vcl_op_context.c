@@ -7,6 +7,7 @@
 #include "vcl_enqueue.h"
 #include "vcl_log.h"
 #include "vcl_op_context.h"
+#include "vcl_pin.h"
 #include "vcl_server.h"
 #include "vcl_session.h"
 
@@ -65,6 +66,11 @@ vcl_op_create_context(struct vcl_session *s, const Vcl__Request *req,
 		o->u.ctx = clCreateContext(props, (cl_uint)m->n_devices, devs,
 		    NULL, NULL, &err);
 	}
+	/* Its pinned staging, charged to the session's share. */
+	if (err == CL_SUCCESS && ((s->pinuse == NULL && (s->pinuse =
+	    vcl_pin_use_new()) == NULL) || (o->pins = vcl_pin_open(o->u.ctx,
+	    s->pinuse)) == NULL))
+		err = CL_OUT_OF_HOST_MEMORY;
 	o->error = err;
 	if (err != CL_SUCCESS)
 		vcl_session_warn(s, "context %llu failed: %d",

@@ -160,6 +160,10 @@ vcl_op_stats(struct vcl_session *s, const Vcl__Request *req,
 	st.ring_pinned = vcl_pin_ring_bytes();
 	st.has_ring_pin_refused = 1;
 	st.ring_pin_refused = vcl_pin_ring_refused();
+	st.has_session_pinned = 1;
+	st.session_pinned = vcl_pin_use_bytes(s->pinuse);
+	st.has_release_backlog = 1;
+	st.release_backlog = atomic_load(&s->srv->release_backlog);
 	st.n_transports = vcl_transports_names(s->srv, names, VCL_TP_MAX + 1);
 	st.transports = names;
 	st.n_transports_local = vcl_transports_local_names(s->srv, local,

@@ -776,7 +776,7 @@ vcl_place_slot(void *arg, const struct vcl_tp_slot *slot)
 	if ((ctx = vcl_handle_get(&pl->s->handles, pl->ctx,
 	    VCL_KIND_CONTEXT)) != NULL && ctx->error == CL_SUCCESS)
 		c->pinwrap = vcl_pin_wrap(vcl_pin_ring_of(slot->ptr,
-		    (size_t)slot->len), ctx->u.ctx);
+		    (size_t)slot->len), ctx->pins);
 	err = clEnqueueReadBuffer(pl->q, pl->mem, CL_FALSE, pl->off +
 	    slot->off, slot->len, slot->ptr, 0, NULL, &c->ev);
 	if (err != CL_SUCCESS) {
@@ -903,7 +903,7 @@ vcl_peer_chunk_in(void *arg, uint64_t off, void *ptr, uint64_t len,
 	    (c = vcl_cmd_new(VCL_CMD_SLOT_IN, 0)) != NULL) {
 		/* Our ring pinned for the context: the write runs by DMA. */
 		c->pinwrap = vcl_pin_wrap(vcl_pin_ring_of(ptr, (size_t)len),
-		    ctx->u.ctx);
+		    ctx->pins);
 		err = clEnqueueWriteBuffer(mq->u.queue, mem->u.mem, CL_FALSE,
 		    x->xoff + off, len, ptr, 0, NULL, &c->ev);
 		if (err == CL_SUCCESS) {

@@ -583,8 +583,12 @@ vcl_op_build_program(struct vcl_session *s, const Vcl__Request *req,
 		err = CL_INVALID_OPERATION;
 	else if (m->n_devices > be->ndevices + VCL_SUBDEVICES_MAX)
 		err = CL_INVALID_DEVICE;
+	else if (vcl_session_release_full(s->srv))
+		err = CL_OUT_OF_RESOURCES;
 	if (err != CL_SUCCESS) {
-		vcl_session_reply(s, req->seq, err, NULL);
+		vcl_session_reply(s, req->seq, err, err == CL_OUT_OF_RESOURCES ?
+		    "the server's backlog of program releases is over "
+		    "--max-release-backlog; try again later" : NULL);
 		return;
 	}
 	n = m->n_devices > 0 ? (cl_uint)m->n_devices : be->ndevices;

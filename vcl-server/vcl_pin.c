@@ -15,6 +15,12 @@
  * block given back after its context was released is destroyed then; the
  * runtime context lives until its last block is gone. Rings of shared
  * slots are pinned the same way, by wrapping (below). Loop thread only.
+ *
+ * One session may hold only its share of vcl_pin_max (--max-pinned-session,
+ * by default half): its contexts' blocks and the rings wrapped for them
+ * are charged to its struct vcl_pinuse, and past its share its new
+ * requests go pageable as if over the budget, so that one session's rings
+ * and staging cannot keep every other session pageable.
  */
 #include <sys/queue.h>
 
@@ -38,9 +44,21 @@ struct vcl_pinblk {
 	struct vcl_pinblk	*next;		/* free list, or handed out */
 };
 
+/*
+ * A session's pinned bytes. Referenced by the session, by each of its
+ * contexts' block sets and by each wrapper made for them: what comes back
+ * after the session went is still taken off before it is freed.
+ */
+struct vcl_pinuse {
+	uint64_t		 bytes;		/* blocks and wrappers */
+	uint64_t		 idle;		/* of it, in free blocks */
+	int			 refs;
+};
+
 struct vcl_pins {
 	cl_context		 ctx;		/* retained */
-	cl_command_queue	 q;		/* maps and unmaps */
+	cl_command_queue	 q;		/* maps and unmaps; at first use */
+	struct vcl_pinuse	*use;		/* the owner's; NULL: none */
 	struct vcl_pinblk	*free;		/* most recently used first */
 	int			 nfree;
 	int			 out;		/* blocks handed out */
@@ -58,10 +76,77 @@ struct vcl_pins {
  * raw TCP instead of 0.9x, docs/performance.md "Pinned staging for both").
  */
 uint64_t		 vcl_pin_max = 1ull << 30;
+uint64_t		 vcl_pin_session_max;	/* 0: vcl_pin_max / 2 */
+static uint64_t		 vcl_pin_nshare;	/* refused for a share */
 static uint64_t		 vcl_pin_total;
 static uint64_t		 vcl_pin_idle;	/* of it, in free blocks */
 static LIST_HEAD(, vcl_pins) vcl_pins_all = LIST_HEAD_INITIALIZER(vcl_pins_all);
 static struct vcl_pinblk *vcl_pin_out[VCL_PIN_BUCKETS];	/* by pointer */
+
+/* A new owner of pinned bytes (a session), with one reference. */
+struct vcl_pinuse *
+vcl_pin_use_new(void)
+{
+	struct vcl_pinuse	*u;
+
+	if ((u = calloc(1, sizeof *u)) != NULL)
+		u->refs = 1;
+	return (u);
+}
+
+/* Drop a reference to an owner; the last frees it. */
+void
+vcl_pin_use_drop(struct vcl_pinuse *u)
+{
+	if (u != NULL && --u->refs == 0)
+		free(u);
+}
+
+/* Pinned bytes an owner holds now (0 for none). */
+uint64_t
+vcl_pin_use_bytes(const struct vcl_pinuse *u)
+{
+	return (u != NULL ? u->bytes : 0);
+}
+
+/* Requests (blocks, ring wrappers) left pageable for a session's share. */
+uint64_t
+vcl_pin_share_refused(void)
+{
+	return (vcl_pin_nshare);
+}
+
+/* What one session may hold pinned. */
+static uint64_t
+vcl_pin_share(void)
+{
+	return (vcl_pin_session_max != 0 ? vcl_pin_session_max :
+	    vcl_pin_max / 2);
+}
+
+/* Whether need more bytes fit u's share (no owner: always). */
+static int
+vcl_pin_use_fits(const struct vcl_pinuse *u, uint64_t need)
+{
+	uint64_t	share = vcl_pin_share();
+
+	return (u == NULL || (u->bytes <= share && need <= share - u->bytes));
+}
+
+/* Count n bytes of p's blocks in (or out of, !in) its free list. */
+static void
+vcl_pin_idle_add(struct vcl_pins *p, uint64_t n, int in)
+{
+	if (in) {
+		vcl_pin_idle += n;
+		if (p->use != NULL)
+			p->use->idle += n;
+	} else {
+		vcl_pin_idle -= n;
+		if (p->use != NULL)
+			p->use->idle -= n;
+	}
+}
 
 /* The block size for n bytes: a power of two, at least VCL_PIN_CLASS. */
 static size_t
@@ -93,6 +178,8 @@ vcl_pin_destroy(struct vcl_pinblk *b)
 	clFlush(b->pins->q);
 	clReleaseMemObject(b->mem);
 	vcl_pin_total -= b->cap;
+	if (b->pins->use != NULL)
+		b->pins->use->bytes -= b->cap;
 	free(b);
 }
 
@@ -100,8 +187,10 @@ static void
 vcl_pins_free(struct vcl_pins *p)
 {
 	LIST_REMOVE(p, entry);
-	clReleaseCommandQueue(p->q);
+	if (p->q != NULL)
+		clReleaseCommandQueue(p->q);
 	clReleaseContext(p->ctx);
+	vcl_pin_use_drop(p->use);
 	free(p);
 }
 
@@ -113,7 +202,7 @@ vcl_pin_drop_oldest(struct vcl_pins *p)
 
 	for (bp = &p->free; (*bp)->next != NULL; bp = &(*bp)->next)
 		;
-	vcl_pin_idle -= (*bp)->cap;
+	vcl_pin_idle_add(p, (*bp)->cap, 0);
 	vcl_pin_destroy(*bp);
 	*bp = NULL;
 	p->nfree--;
@@ -134,6 +223,31 @@ vcl_pin_room(uint64_t need)
 		while (vcl_pin_total + need > vcl_pin_max && p->free != NULL)
 			vcl_pin_drop_oldest(p);
 	return (vcl_pin_total + need <= vcl_pin_max);
+}
+
+/*
+ * Make room for need more bytes in u's share by destroying free blocks of
+ * its own contexts. Returns 1 when need fits; 0 counts a refusal.
+ */
+static int
+vcl_pin_use_room(struct vcl_pinuse *u, uint64_t need)
+{
+	struct vcl_pins	*p;
+
+	if (u == NULL)
+		return (1);
+	LIST_FOREACH(p, &vcl_pins_all, entry)
+		while (p->use == u && !vcl_pin_use_fits(u, need) &&
+		    p->free != NULL)
+			vcl_pin_drop_oldest(p);
+	if (vcl_pin_use_fits(u, need))
+		return (1);
+	vcl_pin_nshare++;
+	vcl_log_debug("pinned staging of %llu bytes left pageable: over the "
+	    "session's share (%llu of %llu held)", (unsigned long long)need,
+	    (unsigned long long)u->bytes,
+	    (unsigned long long)vcl_pin_share());
+	return (0);
 }
 
 /* A new block of cap bytes in p's context, mapped; NULL if refused. */
@@ -165,15 +279,37 @@ vcl_pin_make(struct vcl_pins *p, size_t cap)
 		return (NULL);
 	}
 	vcl_pin_total += cap;
+	if (p->use != NULL)
+		p->use->bytes += cap;
 	vcl_log_debug("pinned block of %zu bytes (%llu pinned in all)", cap,
 	    (unsigned long long)vcl_pin_total);
 	return (b);
 }
 
 /*
+ * The pinned blocks of context ctx, charged to owner u (a session; NULL:
+ * none), with nothing pinned yet. NULL when out of memory.
+ */
+struct vcl_pins *
+vcl_pin_open(cl_context ctx, struct vcl_pinuse *u)
+{
+	struct vcl_pins	*p;
+
+	if (ctx == NULL || (p = calloc(1, sizeof *p)) == NULL)
+		return (NULL);
+	clRetainContext(ctx);
+	p->ctx = ctx;
+	if ((p->use = u) != NULL)
+		u->refs++;
+	LIST_INSERT_HEAD(&vcl_pins_all, p, entry);
+	return (p);
+}
+
+/*
  * Pinned staging for n bytes moved to or from a device of ctx, from the
- * context's blocks *pp (made on first use). NULL: none to spare (too
- * small a transfer, over vcl_pin_max, refused by the runtime, out of
+ * context's blocks *pp (made on first use, with no owner, if the context
+ * has none from vcl_pin_open). NULL: none to spare (too small a transfer,
+ * over vcl_pin_max or the owner's share, refused by the runtime, out of
  * memory); the caller stages in pageable memory then.
  */
 void *
@@ -188,34 +324,34 @@ vcl_pin_get(struct vcl_pins **pp, cl_context ctx, size_t n)
 	if (n < VCL_PIN_MIN || (cap = vcl_pin_cap(n)) == 0 ||
 	    cap > vcl_pin_max || ctx == NULL)
 		return (NULL);
-	if (p == NULL) {
-		if (clGetContextInfo(ctx, CL_CONTEXT_DEVICES, sizeof dev, &dev,
-		    NULL) != CL_SUCCESS || (p = calloc(1, sizeof *p)) == NULL)
-			return (NULL);
-		p->q = clCreateCommandQueueWithProperties(ctx, dev, NULL, &err);
-		if (err != CL_SUCCESS) {
-			free(p);
-			return (NULL);
-		}
-		clRetainContext(ctx);
-		p->ctx = ctx;
-		LIST_INSERT_HEAD(&vcl_pins_all, p, entry);
-		*pp = p;
-	}
+	if (p == NULL && (p = *pp = vcl_pin_open(ctx, NULL)) == NULL)
+		return (NULL);
 	if (p->closed || p->refused)
 		return (NULL);
+	if (p->q == NULL) {
+		if (clGetContextInfo(p->ctx, CL_CONTEXT_DEVICES, sizeof dev,
+		    &dev, NULL) != CL_SUCCESS)
+			return (NULL);
+		p->q = clCreateCommandQueueWithProperties(p->ctx, dev, NULL,
+		    &err);
+		if (err != CL_SUCCESS) {
+			p->q = NULL;
+			return (NULL);
+		}
+	}
 	for (bp = &p->free; (b = *bp) != NULL; bp = &b->next)
 		if (b->cap == cap)
 			break;
 	if (b != NULL) {
 		*bp = b->next;
 		p->nfree--;
-		vcl_pin_idle -= b->cap;
+		vcl_pin_idle_add(p, b->cap, 0);
 	} else {
 		/* This context's own free blocks go first. */
 		while (vcl_pin_total + cap > vcl_pin_max && p->free != NULL)
 			vcl_pin_drop_oldest(p);
-		if (!vcl_pin_room(cap) || (b = vcl_pin_make(p, cap)) == NULL)
+		if (!vcl_pin_use_room(p->use, cap) || !vcl_pin_room(cap) ||
+		    (b = vcl_pin_make(p, cap)) == NULL)
 			return (NULL);
 	}
 	h = vcl_pin_bucket(b->ptr);
@@ -246,7 +382,8 @@ vcl_pin_put(void *ptr)
 	*bp = b->next;
 	p = b->pins;
 	p->out--;
-	if (p->closed || vcl_pin_total > vcl_pin_max) {
+	if (p->closed || vcl_pin_total > vcl_pin_max ||
+	    !vcl_pin_use_fits(p->use, 0)) {
 		vcl_pin_destroy(b);
 		if (p->closed && p->out == 0)
 			vcl_pins_free(p);
@@ -254,7 +391,7 @@ vcl_pin_put(void *ptr)
 	}
 	b->next = p->free;
 	p->free = b;
-	vcl_pin_idle += b->cap;
+	vcl_pin_idle_add(p, b->cap, 1);
 	if (++p->nfree > VCL_PIN_KEEP)
 		vcl_pin_drop_oldest(p);
 	return (1);
@@ -274,7 +411,7 @@ vcl_pin_close(struct vcl_pins *p)
 	p->closed = 1;
 	while ((b = p->free) != NULL) {
 		p->free = b->next;
-		vcl_pin_idle -= b->cap;
+		vcl_pin_idle_add(p, b->cap, 0);
 		vcl_pin_destroy(b);
 	}
 	p->nfree = 0;
@@ -312,6 +449,7 @@ vcl_pin_bytes(void)
 struct vcl_pinwrap {
 	struct vcl_pinring	*ring;		/* NULL once dropped */
 	cl_context		 ctx;		/* the wrapper holds it */
+	struct vcl_pinuse	*use;		/* charged: ctx's owner */
 	cl_mem			 mem;		/* NULL: refused, pageable */
 	size_t			 bytes;		/* charged */
 	int			 refs;		/* the ring's, and copies' */
@@ -383,7 +521,10 @@ vcl_pin_unwrap(struct vcl_pinwrap *w)
 		clReleaseMemObject(w->mem);
 		vcl_pin_total -= w->bytes;
 		vcl_pin_ring_total -= w->bytes;
+		if (w->use != NULL)
+			w->use->bytes -= w->bytes;
 	}
+	vcl_pin_use_drop(w->use);
 	free(w);
 }
 
@@ -464,6 +605,8 @@ vcl_pin_wrap_make(struct vcl_pinwrap *w, struct vcl_pinring *r,
 		why = "the context names no device";
 	if (why == NULL && !vcl_pin_room(r->len))
 		why = over = "over --max-pinned";
+	if (why == NULL && !vcl_pin_use_room(w->use, r->len))
+		why = over = "over the session's share of --max-pinned";
 	if (why == NULL && e != NULL && strcmp(e, "1") == 0) {
 		err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
 		why = "refused by the runtime";
@@ -486,6 +629,8 @@ vcl_pin_wrap_make(struct vcl_pinwrap *w, struct vcl_pinring *r,
 	}
 	w->over = 0;
 	w->bytes = r->len;
+	if (w->use != NULL)
+		w->use->bytes += w->bytes;
 	vcl_pin_total += w->bytes;
 	vcl_pin_ring_total += w->bytes;
 	vcl_log_debug("shared ring of %zu bytes pinned for a context (%llu "
@@ -493,20 +638,26 @@ vcl_pin_wrap_make(struct vcl_pinwrap *w, struct vcl_pinring *r,
 }
 
 /*
- * Before a copy of ctx to or from ring r: r's wrapper in ctx (made at
- * the first), with a reference for the copy to give back with
+ * Before a copy to or from ring r in the context of blocks p
+ * (vcl_pin_open): r's wrapper in that context (made at the first, charged
+ * to p's owner), with a reference for the copy to give back with
  * vcl_pin_unwrap once it completed. NULL: the copy goes pageable. A pair
- * refused only for the budget is asked again once the ring fits: what
- * held the budget then (another session's rings, its contexts) may be
- * gone, and the pair would stay pageable for the session's life.
+ * refused only for the budget (or the owner's share) is asked again once
+ * the ring fits: what held the budget then (another session's rings, its
+ * contexts) may be gone, and the pair would stay pageable for the
+ * session's life.
  */
 struct vcl_pinwrap *
-vcl_pin_wrap(struct vcl_pinring *r, cl_context ctx)
+vcl_pin_wrap(struct vcl_pinring *r, struct vcl_pins *p)
 {
 	struct vcl_pinwrap	*w;
+	struct vcl_pinuse	*u;
+	cl_context		 ctx;
 
-	if (r == NULL || ctx == NULL || !vcl_pin_ring_enabled())
+	if (r == NULL || p == NULL || p->closed || !vcl_pin_ring_enabled())
 		return (NULL);
+	ctx = p->ctx;
+	u = p->use;
 	for (w = r->wraps; w != NULL; w = w->next)
 		if (w->ctx == ctx)
 			break;
@@ -517,11 +668,14 @@ vcl_pin_wrap(struct vcl_pinring *r, cl_context ctx)
 		w->ring = r;
 		w->ctx = ctx;
 		w->refs = 1;
+		if ((w->use = u) != NULL)
+			u->refs++;
 		vcl_pin_wrap_make(w, r, ctx);
 		w->next = r->wraps;
 		r->wraps = w;
 	} else if (w->mem == NULL && w->over &&
-	    vcl_pin_total - vcl_pin_idle + r->len <= vcl_pin_max)
+	    vcl_pin_total - vcl_pin_idle + r->len <= vcl_pin_max &&
+	    (u == NULL || u->bytes - u->idle + r->len <= vcl_pin_share()))
 		vcl_pin_wrap_make(w, r, ctx);
 	if (w->mem == NULL)
 		return (NULL);

@@ -34,6 +34,7 @@ TAILQ_HEAD(vcl_helds, vcl_held);
 struct vcl_transports;
 struct vcl_workers;
 struct vcl_shm;
+struct vcl_pinuse;
 
 /* Limits; every one has a safe default and a command-line option. */
 struct vcl_limits {
@@ -49,6 +50,8 @@ struct vcl_limits {
 	uint64_t		idle_s;		/* holding nothing; 0: never */
 	uint64_t		send_s;		/* output stuck; 0: never */
 	uint64_t		auth_fails;	/* per address a minute */
+	uint64_t		release_backlog; /* waiting releases; past it
+						   no new programs */
 };
 
 /* Rate-limited logging: a few lines per interval, then a count. */
@@ -197,6 +200,7 @@ struct vcl_session {
 	atomic_uint		 ndone;		/* fired, not yet completed */
 	atomic_uint_fast64_t	 deferred_sets;	/* a queue's deferred error set */
 	struct vcl_shm		*shm;		/* the client's ring (vcl_shm.c) */
+	struct vcl_pinuse	*pinuse;	/* its pinned bytes (vcl_pin.c) */
 
 	LIST_ENTRY(vcl_session)	 entry;
 };
@@ -263,6 +267,10 @@ struct vcl_server {
 	struct vcl_workers	*movers;	/* fills and copies off the loop */
 	struct vcl_workers	*submitters;	/* queues' strands (vcl_submit.c) */
 	struct vcl_workers	*releasers;	/* slow runtime releases */
+	atomic_uint_fast64_t	 release_backlog; /* ... queued or running */
+	atomic_uint_fast64_t	 release_bytes;	/* ... their bytes (estimate) */
+	uint64_t		 release_refused; /* programs, builds refused
+						   for the backlog */
 	void			(*reload)(struct vcl_server *);	/* SIGHUP */
 	atomic_uint_fast64_t	 fast_replies;	/* answered from the thread
 						   that saw the completion */

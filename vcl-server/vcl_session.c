@@ -227,6 +227,7 @@ vcl_session_unref(struct vcl_session *s)
 		return;
 	s->srv->session_structs--;
 	vcl_shm_free(s->shm);
+	vcl_pin_use_drop(s->pinuse);
 	free(s->arena.base);
 	vcl_handle_free(&s->handles);
 	vcl_handle_free(&s->early);
@@ -253,6 +254,30 @@ vcl_session_test_latch(void)
 		usleep(10000);
 }
 
+/*
+ * A release waiting for the releaser thread: counted in the server's
+ * backlog (release_backlog, release_bytes: an estimate, the bytes its
+ * session was charged for it) from when it is queued until it ran.
+ */
+struct vcl_release {
+	struct vcl_server	*srv;
+	void			(*fn)(void *);
+	void			*obj;
+	uint64_t		 bytes;
+};
+
+/* Run one queued release on the releaser thread, then uncount it. */
+static void
+vcl_session_release_run(void *arg)
+{
+	struct vcl_release	*r = arg;
+
+	r->fn(r->obj);
+	atomic_fetch_sub(&r->srv->release_bytes, r->bytes);
+	atomic_fetch_sub(&r->srv->release_backlog, 1);
+	free(r);
+}
+
 /* A program's last reference, off the loop. */
 static void
 vcl_session_program_go(void *arg)
@@ -276,15 +301,60 @@ vcl_session_kernel_go(void *arg)
  * the survivor of a lost server made new clients time out in their
  * handshake). Nothing on the loop uses the object after its handle went;
  * the runtime keeps what in-flight commands hold. One thread of their
- * own (builds and copies do not wait behind them); inline if none.
+ * own (builds and copies do not wait behind them); inline if none. What
+ * waits is counted (bytes: an estimate) and bounded by refusing new
+ * programs past --max-release-backlog (vcl_session_release_full).
  */
 static void
 vcl_session_release_off(struct vcl_server *srv, void (*fn)(void *),
-    void *obj)
+    void *obj, uint64_t bytes)
 {
+	struct vcl_release	*r;
+
 	if (srv == NULL || srv->releasers == NULL ||
-	    vcl_workers_run(srv->releasers, fn, obj) != 0)
+	    (r = malloc(sizeof *r)) == NULL) {
 		fn(obj);
+		return;
+	}
+	r->srv = srv;
+	r->fn = fn;
+	r->obj = obj;
+	r->bytes = bytes;
+	atomic_fetch_add(&srv->release_backlog, 1);
+	atomic_fetch_add(&srv->release_bytes, bytes);
+	if (vcl_workers_run(srv->releasers, vcl_session_release_run, r) != 0) {
+		atomic_fetch_sub(&srv->release_backlog, 1);
+		atomic_fetch_sub(&srv->release_bytes, bytes);
+		free(r);
+		fn(obj);
+	}
+}
+
+/*
+ * Whether the release backlog is over --max-release-backlog: new programs
+ * and builds are refused (CL_OUT_OF_RESOURCES) until the releaser thread
+ * caught up, so that clients that make programs and leave, again and
+ * again, cannot grow what the server holds without bound (each waiting
+ * release keeps the runtime's program: its compiled code). Releases
+ * themselves are never refused nor run on the loop.
+ */
+int
+vcl_session_release_full(struct vcl_server *srv)
+{
+	static struct vcl_ratelog	 rl;	/* loop thread only */
+	uint64_t			 n;
+
+	n = atomic_load(&srv->release_backlog);
+	if (n <= srv->limits.release_backlog)
+		return (0);
+	srv->release_refused++;
+	if (vcl_server_ratelog(&rl, "release backlog"))
+		vcl_log_warn("%llu releases wait (%llu bytes), over "
+		    "--max-release-backlog %llu: new programs refused",
+		    (unsigned long long)n, (unsigned long long)
+		    atomic_load(&srv->release_bytes),
+		    (unsigned long long)srv->limits.release_backlog);
+	return (1);
 }
 
 /*
@@ -295,7 +365,7 @@ void
 vcl_session_program_drop(struct vcl_server *srv, cl_program p)
 {
 	if (p != NULL)
-		vcl_session_release_off(srv, vcl_session_program_go, p);
+		vcl_session_release_off(srv, vcl_session_program_go, p, 0);
 }
 
 /* Release one object of the session and forget its id. */
@@ -342,14 +412,14 @@ vcl_session_release(struct vcl_session *s, struct vcl_hobj *o)
 	case VCL_KIND_PROGRAM:
 		if (o->u.prog != NULL)
 			vcl_session_release_off(s->srv,
-			    vcl_session_program_go, o->u.prog);
+			    vcl_session_program_go, o->u.prog, o->bytes);
 		vcl_session_uncharge(s, o->bytes);	/* source, logs, compile inputs */
 		break;
 	case VCL_KIND_KERNEL:
 		vcl_exec_kernel_drop(s, o);
 		if (o->u.kernel != NULL)
 			vcl_session_release_off(s->srv,
-			    vcl_session_kernel_go, o->u.kernel);
+			    vcl_session_kernel_go, o->u.kernel, 0);
 		break;
 	case VCL_KIND_EVENT:
 		if (o->u.event != NULL)
@@ -416,6 +486,8 @@ vcl_session_add(struct vcl_session *s, uint64_t id, enum vcl_kind kind)
 		return (o);
 	}
 	s->srv->objects++;
+	if (kind == VCL_KIND_PROGRAM && vcl_session_release_full(s->srv))
+		o->error = CL_OUT_OF_RESOURCES;	/* the caller makes none */
 	return (o);
 }
 

@@ -59,6 +59,7 @@ struct vcl_hobj *vcl_session_add(struct vcl_session *, uint64_t,
 	    enum vcl_kind);
 void	vcl_session_release(struct vcl_session *, struct vcl_hobj *);
 void	vcl_session_program_drop(struct vcl_server *, cl_program);
+int	vcl_session_release_full(struct vcl_server *);
 
 /*
  * A device index on the wire names a root device (below be.ndevices) or,

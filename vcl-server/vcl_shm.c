@@ -272,7 +272,7 @@ vcl_shm_xfer(struct vcl_session *s, const Vcl__Request *req, int write,
 		c->shm_write = write;
 		/* The ring pinned for the context: the copy runs by DMA. */
 		if ((ctx = vcl_queue_context(s, enq.q)) != NULL)
-			c->pinwrap = vcl_pin_wrap(s->shm->pin, ctx->u.ctx);
+			c->pinwrap = vcl_pin_wrap(s->shm->pin, ctx->pins);
 		if (write)
 			err = clEnqueueWriteBuffer(enq.q->u.queue, mem->u.mem,
 			    CL_FALSE, off, size, p, enq.nwait, enq.wait,

@@ -178,7 +178,8 @@ wait_pinned(struct conn *c, uint64_t want, uint64_t *got)
 }
 
 /*
- * --max-pinned holds one ring. Session a's ring takes it; b's is refused
+ * --max-pinned holds one ring, and one session may take it all
+ * (--max-pinned-session). Session a's ring takes it; b's is refused
  * (over the budget) while a lives; a goes; b's next transfers pin b's
  * ring. A refusal for the budget was remembered for the pair's life: b
  * stayed pageable although the budget was free.
@@ -186,7 +187,8 @@ wait_pinned(struct conn *c, uint64_t want, uint64_t *got)
 static void
 test_pin_budget_back(void)
 {
-	static const char *const args[] = { "--max-pinned", "1028K", NULL };
+	static const char *const args[] = { "--max-pinned", "1028K",
+	    "--max-pinned-session", "1028K", NULL };
 	struct srv	 sv;
 	struct conn	 a, b, w;
 	struct ring	 ra = { -1, MAP_FAILED }, rb = { -1, MAP_FAILED };
@@ -265,7 +267,8 @@ write_big(struct conn *c)
 
 /*
  * Session a's write leaves a pinned staging block of BIG bytes free in
- * its context, for its next transfers; with it, b's ring is over
+ * its context, for its next transfers (one session may take all of
+ * --max-pinned here); with it, b's ring is over
  * --max-pinned. The free block goes for the ring. It stayed: only a's own
  * transfers took a's free blocks back, and b's ring stayed pageable while
  * a lived.
@@ -273,7 +276,8 @@ write_big(struct conn *c)
 static void
 test_pin_idle_gives_way(void)
 {
-	static const char *const args[] = { "--max-pinned", "1028K", NULL };
+	static const char *const args[] = { "--max-pinned", "1028K",
+	    "--max-pinned-session", "1028K", NULL };
 	struct srv		 sv;
 	struct conn		 a, b, w;
 	struct ring		 rb = { -1, MAP_FAILED };
@@ -834,10 +838,14 @@ send_marker_after(struct conn *c, uint64_t *ev)
  * before the read's reply (the client sees e complete once the read
  * is), round after round. The loop polled the read (--poll-us) from
  * before e ended until after the read did, while e's completion waited
- * in the done queue behind the poll: the read was told first.
+ * in the done queue behind the poll: the read was told first. With
+ * delay, e's completion reaches the loop that long after its claim
+ * (VCL_TEST_FIRE_DELAY_US, as a runtime callback thread preempted between
+ * the two), fewer rounds: the read, another queue's, was answered first
+ * (1 round in 3000 under ASan and load without it).
  */
 static void
-notify_first(const char *name, int queued)
+notify_first(const char *name, int queued, const char *delay)
 {
 	static const char *const args[] = { "--poll-us", "1000", NULL };
 	Vcl__Request		 r;
@@ -847,13 +855,18 @@ notify_first(const char *name, int queued)
 	struct conn		 c;
 	uint64_t		 ev;
 	char			 what[64];
-	int			 k, seen, late = 0, rc = 0;
+	int			 k, seen, late = 0, rc = 0, rounds, up;
 	cl_int			 st;
 
 	c.fd = -1;
+	rounds = delay != NULL ? 20 : ORDER_ROUNDS;
 	/* The loop looks long enough to see each read done (1 ms). */
 	snprintf(what, sizeof what, "%s_server", name);
-	if (!srv_start(&sv, what, "127.0.0.1:0", args))
+	if (delay != NULL)
+		setenv("VCL_TEST_FIRE_DELAY_US", delay, 1);
+	up = srv_start(&sv, what, "127.0.0.1:0", args);
+	unsetenv("VCL_TEST_FIRE_DELAY_US");
+	if (!up)
 		return;
 	snprintf(what, sizeof what, "%s_setup", name);
 	if (!check(what, conn_session(&c, &sv) == 0 && objects(&c) == 0 &&
@@ -869,7 +882,7 @@ notify_first(const char *name, int queued)
 	rb.mem = R_MEM;
 	rb.offset = SLOT;
 	rb.size = 4096;
-	for (k = 0; k < ORDER_ROUNDS && rc == 0; k++) {
+	for (k = 0; k < rounds && rc == 0; k++) {
 		ev = 1000 + (uint64_t)k;
 		seen = 0;
 		r = (Vcl__Request)VCL__REQUEST__INIT;
@@ -887,7 +900,7 @@ notify_first(const char *name, int queued)
 	}
 	snprintf(what, sizeof what, "%s_rounds", name);
 	check(what, rc == 0, "round %d of %d: no reply or Notify", k,
-	    ORDER_ROUNDS);
+	    rounds);
 	snprintf(what, sizeof what, "%s_notify_first", name);
 	check(what, late == 0, "%d reads of %d answered before the Notify "
 	    "of the event they ran after", late, k);
@@ -901,14 +914,28 @@ out:
 static void
 test_notify_first(void)
 {
-	notify_first("order", 0);
+	notify_first("order", 0, NULL);
+}
+
+/* The same, the kernel's completion late to the loop. */
+static void
+test_notify_first_late(void)
+{
+	notify_first("order_late", 0, "20000");
 }
 
 /* A marker of the read's queue waited on the event. */
 static void
 test_notify_first_queued(void)
 {
-	notify_first("order_queued", 1);
+	notify_first("order_queued", 1, NULL);
+}
+
+/* The same, the kernel's completion late to the loop. */
+static void
+test_notify_first_queued_late(void)
+{
+	notify_first("order_queued_late", 1, "20000");
 }
 
 static const struct test tests[] = {
@@ -919,6 +946,8 @@ static const struct test tests[] = {
 	{ "peer_words",		test_peer_words,	60 },
 	{ "notify_first",	test_notify_first,	60 },
 	{ "notify_first_queued", test_notify_first_queued, 60 },
+	{ "notify_first_late",	test_notify_first_late,	60 },
+	{ "notify_first_queued_late", test_notify_first_queued_late, 60 },
 };
 
 int

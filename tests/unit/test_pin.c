@@ -128,6 +128,56 @@ test_bound(void **state)
 	vcl_pin_close(pins);
 }
 
+/*
+ * One owner (a session) holds at most its share, half of vcl_pin_max by
+ * default: past it NULL, while another owner still gets blocks; its own
+ * free blocks give way to its next request.
+ */
+static void
+test_share(void **state)
+{
+	struct env		*e = *state;
+	struct vcl_pinuse	*u1, *u2;
+	struct vcl_pins		*p1, *p2;
+	void			*a, *b, *c, *d;
+
+	vcl_pin_max = 4 << 20;
+	assert_non_null(u1 = vcl_pin_use_new());
+	assert_non_null(u2 = vcl_pin_use_new());
+	assert_non_null(p1 = vcl_pin_open(e->ctx, u1));
+	assert_non_null(p2 = vcl_pin_open(e->ctx, u2));
+	a = vcl_pin_get(&p1, e->ctx, 1 << 20);
+	b = vcl_pin_get(&p1, e->ctx, 1 << 20);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_int_equal(vcl_pin_use_bytes(u1), 2 << 20);
+	assert_null(vcl_pin_get(&p1, e->ctx, 1 << 20));	/* its share */
+	c = vcl_pin_get(&p2, e->ctx, 1 << 20);
+	assert_non_null(c);
+	assert_int_equal(vcl_pin_use_bytes(u2), 1 << 20);
+	assert_int_equal(vcl_pin_put(a), 1);
+	assert_int_equal(vcl_pin_put(b), 1);
+	d = vcl_pin_get(&p1, e->ctx, 2 << 20);	/* its free blocks go */
+	assert_non_null(d);
+	assert_int_equal(vcl_pin_use_bytes(u1), 2 << 20);
+	/* An explicit share: past the default half. */
+	vcl_pin_session_max = 3 << 20;
+	assert_int_equal(vcl_pin_put(c), 1);
+	c = vcl_pin_get(&p1, e->ctx, 1 << 20);
+	assert_non_null(c);
+	assert_int_equal(vcl_pin_use_bytes(u1), 3 << 20);
+	vcl_pin_session_max = 0;
+	assert_int_equal(vcl_pin_put(c), 1);	/* over the half: destroyed */
+	assert_int_equal(vcl_pin_put(d), 1);
+	vcl_pin_close(p1);
+	vcl_pin_close(p2);
+	assert_int_equal(vcl_pin_use_bytes(u1), 0);
+	assert_int_equal(vcl_pin_use_bytes(u2), 0);
+	vcl_pin_use_drop(u1);
+	vcl_pin_use_drop(u2);
+	vcl_pin_max = 256ull << 20;
+}
+
 /* A context keeps a few free blocks, not every one it ever had out. */
 static void
 test_keep(void **state)
@@ -205,6 +255,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_not_pinned, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_bound, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_share, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_keep, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_close_with_blocks_out,
 		    setup, teardown),
