@@ -355,8 +355,15 @@ vcl_cmd_settle_queue(struct vcl_cmd *f)
 	cl_int			 st;
 	int			 n = 0, expect;
 
-	LIST_FOREACH(c, &s->inflight, entry) {
-		if (c == f || c->queue_id != f->queue_id)
+	/*
+	 * The list is newest first: only what follows f is older (all of
+	 * it if f is not on the list). Claimed ones are on their way: no
+	 * runtime call for them (a read in chunks settles at every chunk).
+	 */
+	for (c = f->inflight ? LIST_NEXT(f, entry) : LIST_FIRST(&s->inflight);
+	    c != NULL; c = LIST_NEXT(c, entry)) {
+		if (c == f || c->queue_id != f->queue_id ||
+		    atomic_load(&c->claimed))
 			continue;
 		if (clGetEventInfo(c->ev, CL_EVENT_COMMAND_EXECUTION_STATUS,
 		    sizeof st, &st, NULL) != CL_SUCCESS || st > CL_COMPLETE)
