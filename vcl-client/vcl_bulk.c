@@ -29,8 +29,9 @@ vcl_bulk_inband_write(struct vcl_node *n, Vcl__Request *req,
 /* A blocking read's reply lands its bytes straight in ptr. */
 static cl_int
 vcl_bulk_inband_read(struct vcl_node *n, Vcl__Request *req,
-    Vcl__ReadBuffer *m, void *ptr)
+    Vcl__ReadBuffer *m, void *ptr, cl_command_queue q)
 {
+	(void)q;
 	return (vcl_node_call(n, req, NULL, 0, ptr, m->size, NULL));
 }
 

@@ -18,9 +18,9 @@ struct vcl_bulk {
 	/* A WriteBuffer (or its chunks) with its bytes from ptr. */
 	cl_int		(*write)(struct vcl_node *, Vcl__Request *,
 			    Vcl__WriteBuffer *, const void *);
-	/* A blocking ReadBuffer (or its chunks), its bytes into ptr. */
+	/* A blocking ReadBuffer (or its chunks) on q, its bytes into ptr. */
 	cl_int		(*read)(struct vcl_node *, Vcl__Request *,
-			    Vcl__ReadBuffer *, void *);
+			    Vcl__ReadBuffer *, void *, cl_command_queue);
 	/*
 	 * A non-blocking one on q: its bytes are in ptr before its event
 	 * (ev: the caller's, or NULL) completes and before q->inflight,

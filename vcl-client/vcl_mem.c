@@ -699,7 +699,8 @@ vcl_read(cl_command_queue q, cl_mem mem, cl_bool blocking, size_t offset,
 	req.call_case = VCL__REQUEST__CALL_READ_BUFFER;
 	req.read_buffer = &m;
 	if (blocking) {
-		err = vcl_bulk_pick(node, q, size)->read(node, &req, &m, ptr);
+		err = vcl_bulk_pick(node, q, size)->read(node, &req, &m, ptr,
+		    q);
 		vcl_enq_finish(&enq, err == CL_DEVICE_NOT_AVAILABLE ? err :
 		    CL_SUCCESS, &ev);
 		/* The event's notification is right behind the reply. */

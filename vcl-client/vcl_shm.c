@@ -38,7 +38,6 @@
 #define VCL_SHM_SLOT	(4u << 20)
 #define VCL_SHM_WAIT_MS	1000	/* for a slot before a write goes in band */
 
-struct vcl_shm_rd;
 struct vcl_shm_nb;
 
 /* What a slot carries now. */
@@ -47,8 +46,7 @@ struct vcl_shm_tok {
 	unsigned		 slot;
 	void			*dst;		/* a read's: copy out here */
 	size_t			 len;
-	struct vcl_shm_rd	*rd;		/* a blocking read's */
-	struct vcl_shm_nb	*nb;		/* a non-blocking read's */
+	struct vcl_shm_nb	*nb;		/* a read's */
 };
 
 struct vcl_shm {
@@ -194,17 +192,11 @@ vcl_shm_copy(void *dst, const void *src, size_t len)
 	pthread_mutex_unlock(&vcl_shm_cp.busy);
 }
 
-/* A blocking read's chunks still out, and its first failure. */
-struct vcl_shm_rd {
-	unsigned		 left;
-	cl_int			 err;
-};
-
 /*
- * A non-blocking read's: its queue (its inflight counts each part out),
- * its event (held until every part is in), the parts still out (ring
- * chunks, the rest in band, and the call's own until it sent them all)
- * and the first failure (under the node's lock).
+ * A read's: its queue (its inflight counts each part out), its event
+ * (held until every part is in), the parts still out (ring chunks, the
+ * rest in band, and the call's own until it is done with them) and the
+ * first failure (under the node's lock).
  */
 struct vcl_shm_nb {
 	struct vcl_node		*n;
@@ -441,25 +433,18 @@ vcl_shm_chunk_done(struct vcl_pending *p)
 {
 	struct vcl_shm_tok	*t = p->arg;
 	struct vcl_node		*n = t->n;
-	struct vcl_shm_rd	*rd = t->rd;
 	struct vcl_shm_nb	*nb = t->nb;
 
-	if (rd != NULL || nb != NULL) {
+	if (nb != NULL) {
 		if (p->status == CL_SUCCESS)
 			vcl_shm_copy(t->dst, vcl_shm_slot(n->shm, t->slot),
 			    t->len);
-		t->rd = NULL;
 		t->nb = NULL;
 	}
 	if (p->msg != NULL)
 		vcl__to_client__free_unpacked(p->msg, NULL);
 	pthread_mutex_lock(&n->lock);
 	n->shm->busy &= ~(1ull << t->slot);
-	if (rd != NULL) {
-		if (p->status != CL_SUCCESS && rd->err == CL_SUCCESS)
-			rd->err = p->status;
-		rd->left--;
-	}
 	pthread_cond_broadcast(&n->cond);
 	pthread_mutex_unlock(&n->lock);
 	if (nb != NULL) {
@@ -538,76 +523,7 @@ vcl_shm_write(struct vcl_node *n, Vcl__Request *req, Vcl__WriteBuffer *m,
 	return (err);
 }
 
-/* Has a blocking read's every chunk come? Under lock. */
-static int
-vcl_shm_read_done(struct vcl_node *n, void *arg)
-{
-	const struct vcl_shm_rd	*rd = arg;
-
-	(void)n;
-	return (rd->left == 0);
-}
-
-/*
- * A blocking read of m's range into ptr as chunks through the ring: each
- * chunk's reply handler copies it out of its slot. Returns the first
- * failure, or CL_SUCCESS once every byte is in ptr.
- */
-static cl_int
-vcl_shm_read(struct vcl_node *n, Vcl__Request *req, Vcl__ReadBuffer *m,
-    void *ptr)
-{
-	Vcl__Enqueue		*e = m->q, ce;
-	struct vcl_shm_rd	 rd = { 0, CL_SUCCESS };
-	struct vcl_shm_tok	*t;
-	uint64_t		 offset = m->offset, size = m->size, off, len;
-	size_t			 i, nchunks;
-	cl_int			 err = CL_SUCCESS;
-	int			 slot;
-
-	nchunks = (size_t)((size + VCL_SHM_SLOT - 1) / VCL_SHM_SLOT);
-	for (i = 0; i < nchunks; i++) {
-		off = i * (uint64_t)VCL_SHM_SLOT;
-		len = size - off < VCL_SHM_SLOT ? size - off : VCL_SHM_SLOT;
-		if ((slot = vcl_shm_take(n, 0)) == -1) {
-			err = CL_DEVICE_NOT_AVAILABLE;
-			break;
-		}
-		vcl_shm_enqueue(e, i, nchunks, &ce);
-		m->q = &ce;
-		m->offset = offset + off;
-		m->size = len;
-		m->has_shm_slot = 1;
-		m->shm_slot = (uint32_t)slot;
-		t = &n->shm->tok[slot];
-		t->dst = (uint8_t *)ptr + off;
-		t->len = (size_t)len;
-		t->rd = &rd;
-		pthread_mutex_lock(&n->lock);
-		rd.left++;
-		pthread_mutex_unlock(&n->lock);
-		if ((err = vcl_node_call_async(n, req, NULL, 0,
-		    vcl_shm_chunk_done, t)) != CL_SUCCESS) {
-			pthread_mutex_lock(&n->lock);
-			rd.left--;
-			pthread_mutex_unlock(&n->lock);
-			t->rd = NULL;
-			vcl_shm_give(n, (unsigned)slot);
-			break;
-		}
-		if ((err = vcl_node_flush(n)) != CL_SUCCESS)
-			break;
-	}
-	m->q = e;
-	m->offset = offset;
-	m->size = size;
-	m->has_shm_slot = 0;
-	/* Every chunk sent is answered, or failed with its node. */
-	vcl_node_wait(n, vcl_shm_read_done, &rd);
-	return (err != CL_SUCCESS ? err : rd.err);
-}
-
-/* Have every part of a non-blocking read that was sent come in? */
+/* Have every part of a read that was sent come in? */
 static int
 vcl_shm_nb_settled(struct vcl_node *n, void *arg)
 {
@@ -618,20 +534,22 @@ vcl_shm_nb_settled(struct vcl_node *n, void *arg)
 }
 
 /*
- * A non-blocking read of m's range into ptr as chunks through the ring,
- * each copied out by its reply's handler (the receiver, or whoever reads
- * the node's socket). A chunk that finds no slot free for VCL_SHM_WAIT_MS
- * (the queue waits for a user event, say) goes in band with the rest, as
- * for a write: the call never waits on the device. The read's event (ev,
- * the caller's), which the last part carries, is held until every part is
- * in: the server's Notify may come before an earlier part's reply (a read
- * chunked in band), and it speaks of the last part alone. A call that
- * fails once parts are out waits for them before it returns (the
- * application may free ptr then).
+ * A read of m's range into ptr as chunks through the ring, each copied
+ * out by its reply's handler (the receiver, or whoever reads the node's
+ * socket). Blocking: each chunk waits for a slot (reading the socket if
+ * nobody does), and the call returns once every part is in, with the
+ * first failure. Not blocking: a chunk that finds no slot free for
+ * VCL_SHM_WAIT_MS (the queue waits for a user event, say) goes in band
+ * with the rest, as for a write, so the call never waits on the device;
+ * the read's event (ev, the caller's), which the last part carries, is
+ * held until every part is in: the server's Notify may come before an
+ * earlier part's reply (a read chunked in band), and it speaks of the
+ * last part alone. A call that fails once parts are out waits for them
+ * before it returns (the application may free ptr then).
  */
 static cl_int
-vcl_shm_nbread(struct vcl_node *n, Vcl__Request *req, Vcl__ReadBuffer *m,
-    void *ptr, cl_command_queue q, cl_event ev)
+vcl_shm_xread(struct vcl_node *n, Vcl__Request *req, Vcl__ReadBuffer *m,
+    void *ptr, cl_command_queue q, cl_event ev, int blocking)
 {
 	Vcl__Enqueue		*e = m->q, ce;
 	struct vcl_shm_nb	*nb;
@@ -662,7 +580,8 @@ vcl_shm_nbread(struct vcl_node *n, Vcl__Request *req, Vcl__ReadBuffer *m,
 		nb->left++;
 		atomic_fetch_add(&q->inflight, 1);
 		pthread_mutex_unlock(&n->lock);
-		if ((slot = vcl_shm_take(n, VCL_SHM_WAIT_MS)) == -1) {
+		if ((slot = vcl_shm_take(n, blocking ? 0 :
+		    VCL_SHM_WAIT_MS)) == -1) {
 			/* The rest in band, as the read's last part. */
 			ce.has_event = e->has_event;
 			ce.event = e->event;
@@ -705,11 +624,32 @@ vcl_shm_nbread(struct vcl_node *n, Vcl__Request *req, Vcl__ReadBuffer *m,
 	m->has_shm_slot = 0;
 	if (err == CL_SUCCESS)
 		err = vcl_node_flush(n);
-	/* Failed with parts out: they land in ptr; wait for them. */
-	if (err != CL_SUCCESS && sent)
+	/* Blocking, or failed with parts out (they land in ptr): wait. */
+	if (sent && (blocking || err != CL_SUCCESS))
 		vcl_node_wait(n, vcl_shm_nb_settled, nb);
+	if (blocking && err == CL_SUCCESS) {
+		pthread_mutex_lock(&n->lock);
+		err = nb->err;
+		pthread_mutex_unlock(&n->lock);
+	}
 	vcl_shm_nb_part(n, nb, err);
 	return (err);
+}
+
+/* A blocking read: every byte in ptr when it returns. */
+static cl_int
+vcl_shm_read(struct vcl_node *n, Vcl__Request *req, Vcl__ReadBuffer *m,
+    void *ptr, cl_command_queue q)
+{
+	return (vcl_shm_xread(n, req, m, ptr, q, NULL, 1));
+}
+
+/* A non-blocking read: its event completes once every byte is in. */
+static cl_int
+vcl_shm_nbread(struct vcl_node *n, Vcl__Request *req, Vcl__ReadBuffer *m,
+    void *ptr, cl_command_queue q, cl_event ev)
+{
+	return (vcl_shm_xread(n, req, m, ptr, q, ev, 0));
 }
 
 const struct vcl_bulk vcl_bulk_shm = {

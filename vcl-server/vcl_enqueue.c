@@ -138,6 +138,25 @@ vcl_stage_free(void *arg)
 				   a reap completes at once */
 
 static void	vcl_cmd_settle_queue(struct vcl_cmd *);
+
+/* Does c answer the client (vcl_cmd_complete), not handed on? */
+static int
+vcl_cmd_answers(const struct vcl_cmd *c)
+{
+	if (c->then != NULL || c->answered)
+		return (0);
+	switch (c->type) {
+	case VCL_CMD_FINISH:
+	case VCL_CMD_READ:
+		return (1);
+	case VCL_CMD_SHM:
+		return (!c->shm_write);
+	case VCL_CMD_CHUNK:
+		return (c->job != NULL);
+	default:
+		return (0);
+	}
+}
 static int	vcl_cmd_park(struct vcl_cmd *);
 static void	vcl_cmd_unpark(struct vcl_session *, uint64_t);
 
@@ -158,14 +177,16 @@ vcl_cmd_complete(struct vcl_cmd *c)
 	int			 parked;
 
 	/*
-	 * A chunk of a read sends its part of the reply (and the last the
-	 * read's Notify) only after what came before it was told, as a
-	 * read does; nothing above this was done yet.
+	 * A reply the client waits on (a finish's, a read's, a ring read
+	 * chunk's, a part of a read sent in chunks) goes only after what ran
+	 * before it on its queue was told: completed now if the runtime is
+	 * done with it, waited for if its completion is on the way. Nothing
+	 * of c was done yet.
 	 */
-	if (c->type == VCL_CMD_CHUNK && c->job != NULL && !s->dead) {
+	if (!s->dead && vcl_cmd_answers(c)) {
 		vcl_cmd_settle_queue(c);
 		if (!s->dead && vcl_cmd_park(c))
-			return;
+			return;		/* back once they are told */
 	}
 	if (c->type == VCL_CMD_CHUNK)
 		vcl_mem_chunk_done(c);	/* its read answers, whatever s is */
@@ -177,7 +198,7 @@ vcl_cmd_complete(struct vcl_cmd *c)
 	if (c->answered && c->type == VCL_CMD_READ && st == CL_SUCCESS)
 		s->srv->bytes_out += c->stage->size;
 	if (c->then != NULL && !s->dead) {
-		/* A finish parked on c waits no more (a parked one holds s). */
+		/* A reply parked on c waits no more (a parked one holds s). */
 		qid = c->queue_id;
 		parked = s->parked != NULL;
 		c->handed = 1;
@@ -200,12 +221,6 @@ vcl_cmd_complete(struct vcl_cmd *c)
 				    c->fr.sent, NULL, 0, NULL, NULL);
 				break;
 			}
-			/* What ran before it is told first, as for a finish. */
-			vcl_cmd_settle_queue(c);
-			if (s->dead)
-				break;
-			if (vcl_cmd_park(c))
-				return;		/* back once they are told */
 			r.seq = c->seq;
 			r.status = st;
 			tc.reply = &r;
@@ -223,14 +238,6 @@ vcl_cmd_complete(struct vcl_cmd *c)
 				    c->fr.sent, NULL, 0, NULL, NULL);
 				break;
 			}
-			/* A read's chunk: what ran before it is told first. */
-			if (!c->shm_write) {
-				vcl_cmd_settle_queue(c);
-				if (s->dead)
-					break;
-				if (vcl_cmd_park(c))
-					return;	/* vcl_shm_done again then */
-			}
 			vcl_session_reply(s, c->seq, st, NULL);
 			break;
 		case VCL_CMD_ARRIVE:
@@ -245,12 +252,6 @@ vcl_cmd_complete(struct vcl_cmd *c)
 				    c->fr.sent, NULL, 0, NULL, NULL);
 				break;
 			}
-			/* What ran before it is told first. */
-			vcl_cmd_settle_queue(c);
-			if (s->dead)
-				break;
-			if (vcl_cmd_park(c))
-				return;		/* back once they are told */
 			/* Report the first failure no event could carry. */
 			q = vcl_handle_get(&s->handles, c->queue_id,
 			    VCL_KIND_QUEUE);

@@ -15,8 +15,8 @@
 #include "rawproto.h"
 #include "vcl_shm.h"
 
-#define SLOTS		4
-#define SLOT		(256u << 10)
+#define SLOTS		RAW_RING_SLOTS
+#define SLOT		RAW_RING_SLOT
 #define RING		(VCL_SHM_PAGE + SLOTS * SLOT)
 #define BUF		(2 * SLOT)
 
@@ -25,66 +25,6 @@
 #define R_MEM		3
 #define R_BIG		4
 #define BIG		(1u << 20)	/* a pinned staging block's size */
-
-/* A test ring: its fd and mapping. */
-struct ring {
-	int	 fd;
-	uint8_t	*base;
-};
-
-/* A sealed memfd ring naming the session of c, given to the server. */
-static int
-ring_give(struct ring *rg, struct conn *c)
-{
-	Vcl__Request	r = VCL__REQUEST__INIT;
-	Vcl__ShmRing	m = VCL__SHM_RING__INIT;
-	struct reply	rp;
-	int		st;
-
-	rg->base = MAP_FAILED;
-	if ((rg->fd = memfd_create("vcl-test-ring", MFD_CLOEXEC |
-	    MFD_ALLOW_SEALING)) == -1 || ftruncate(rg->fd, RING) != 0 ||
-	    fcntl(rg->fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
-	    F_SEAL_SEAL) != 0 || (rg->base = mmap(NULL, RING, PROT_READ |
-	    PROT_WRITE, MAP_SHARED, rg->fd, 0)) == MAP_FAILED) {
-		note("ring: %s", strerror(errno));
-		return (-1);
-	}
-	memcpy(rg->base, VCL_SHM_MAGIC, sizeof VCL_SHM_MAGIC);
-	memcpy(rg->base + sizeof VCL_SHM_MAGIC, c->nonce, c->nonce_len);
-	m.pid = (uint32_t)getpid();
-	m.fd = (uint32_t)rg->fd;
-	m.slots = SLOTS;
-	m.slot_size = SLOT;
-	r.call_case = VCL__REQUEST__CALL_SHM_RING;
-	r.shm_ring = &m;
-	if (call(c, &r, NULL, 0, &rp) != 0)
-		return (-1);
-	st = rp.r->status;
-	reply_free(&rp);
-	if (st != CL_SUCCESS)
-		note("ring refused: %d", st);
-	return (st == CL_SUCCESS ? 0 : -1);
-}
-
-/* Unmap and close a test ring. */
-static void
-ring_free(struct ring *rg)
-{
-	if (rg->base != MAP_FAILED)
-		munmap(rg->base, RING);
-	if (rg->fd != -1)
-		close(rg->fd);
-	rg->fd = -1;
-	rg->base = MAP_FAILED;
-}
-
-/* Slot i of a test ring. */
-static uint8_t *
-ring_slot(struct ring *rg, unsigned i)
-{
-	return (rg->base + VCL_SHM_PAGE + (size_t)i * SLOT);
-}
 
 /* A shared WriteBuffer (ReadBuffer if !write) on R_Q/R_MEM: its status. */
 static int
@@ -135,23 +75,23 @@ objects(struct conn *c)
 
 /* Two slots' pattern seed into the buffer and back: 0 if exact. */
 static int
-roundtrip(struct conn *c, struct ring *rg, unsigned seed)
+roundtrip(struct conn *c, struct raw_ring *rg, unsigned seed)
 {
 	size_t		i;
 	unsigned	k;
 
 	for (k = 0; k < 2; k++) {
 		for (i = 0; i < SLOT; i++)
-			ring_slot(rg, k)[i] = (uint8_t)(i * 5 + k * 11 + seed);
+			raw_ring_slot(rg, k)[i] = (uint8_t)(i * 5 + k * 11 + seed);
 		if (xfer(c, 1, (uint64_t)k * SLOT, k) != CL_SUCCESS)
 			return (-1);
 	}
 	for (k = 0; k < 2; k++) {
-		memset(ring_slot(rg, 3 - k), 0xee, SLOT);
+		memset(raw_ring_slot(rg, 3 - k), 0xee, SLOT);
 		if (xfer(c, 0, (uint64_t)k * SLOT, 3 - k) != CL_SUCCESS)
 			return (-1);
 		for (i = 0; i < SLOT; i++)
-			if (ring_slot(rg, 3 - k)[i] !=
+			if (raw_ring_slot(rg, 3 - k)[i] !=
 			    (uint8_t)(i * 5 + k * 11 + seed))
 				return (-1);
 	}
@@ -191,7 +131,7 @@ test_pin_budget_back(void)
 	    "--max-pinned-session", "1028K", NULL };
 	struct srv	 sv;
 	struct conn	 a, b, w;
-	struct ring	 ra = { -1, MAP_FAILED }, rb = { -1, MAP_FAILED };
+	struct raw_ring	 ra = { -1, MAP_FAILED }, rb = { -1, MAP_FAILED };
 	uint64_t	 got = 0;
 	int		 ok;
 
@@ -201,7 +141,7 @@ test_pin_budget_back(void)
 		return;
 	if (!check("pin_budget_setup", conn_session(&a, &sv) == 0 &&
 	    conn_session(&b, &sv) == 0 && conn_session(&w, &sv) == 0 &&
-	    ring_give(&ra, &a) == 0 && ring_give(&rb, &b) == 0 &&
+	    raw_ring_give(&ra, &a) == 0 && raw_ring_give(&rb, &b) == 0 &&
 	    objects(&a) == 0 && objects(&b) == 0,
 	    "no sessions, rings or objects"))
 		goto out;
@@ -224,8 +164,8 @@ out:
 	conn_close(&a);
 	conn_close(&b);
 	conn_close(&w);
-	ring_free(&ra);
-	ring_free(&rb);
+	raw_ring_free(&ra);
+	raw_ring_free(&rb);
 	srv_stop(&sv, "pin_budget_server_stop");
 }
 
@@ -280,7 +220,7 @@ test_pin_idle_gives_way(void)
 	    "--max-pinned-session", "1028K", NULL };
 	struct srv		 sv;
 	struct conn		 a, b, w;
-	struct ring		 rb = { -1, MAP_FAILED };
+	struct raw_ring		 rb = { -1, MAP_FAILED };
 	Vcl__StatsResult	 st;
 	uint64_t		 got = 0;
 	int			 i, ok = 0;
@@ -291,7 +231,7 @@ test_pin_idle_gives_way(void)
 	if (!check("pin_idle_setup", conn_session(&a, &sv) == 0 &&
 	    conn_session(&b, &sv) == 0 && conn_session(&w, &sv) == 0 &&
 	    objects(&a) == 0 && create_buffer(&a, R_BIG, R_CTX, BIG, NULL,
-	    0) == 0 && write_big(&a) == CL_SUCCESS && ring_give(&rb, &b) ==
+	    0) == 0 && write_big(&a) == CL_SUCCESS && raw_ring_give(&rb, &b) ==
 	    0 && objects(&b) == 0, "no sessions, ring, objects or write"))
 		goto out;
 	/* a's block is free once the loop completed a's write: poll. */
@@ -311,7 +251,7 @@ out:
 	conn_close(&a);
 	conn_close(&b);
 	conn_close(&w);
-	ring_free(&rb);
+	raw_ring_free(&rb);
 	srv_stop(&sv, "pin_idle_server_stop");
 }
 

@@ -20,72 +20,14 @@
 #include "rawproto.h"
 #include "vcl_shm.h"
 
-#define SLOTS		4
-#define SLOT		(256u << 10)
+#define SLOTS		RAW_RING_SLOTS
+#define SLOT		RAW_RING_SLOT
 #define RING		(VCL_SHM_PAGE + SLOTS * SLOT)
 #define BUF		(3 * SLOT)
 
 #define R_CTX		1
 #define R_Q		2
 #define R_MEM		3
-
-/* A test ring: its fd and mapping. */
-struct ring {
-	int	 fd;
-	uint8_t	*base;
-};
-
-/* A sealed memfd ring naming the session of c, given to the server. */
-static int
-ring_give(struct ring *rg, struct conn *c)
-{
-	Vcl__Request	r = VCL__REQUEST__INIT;
-	Vcl__ShmRing	m = VCL__SHM_RING__INIT;
-	struct reply	rp;
-	int		st;
-
-	rg->base = MAP_FAILED;
-	if ((rg->fd = memfd_create("vcl-test-ring", MFD_CLOEXEC |
-	    MFD_ALLOW_SEALING)) == -1 || ftruncate(rg->fd, RING) != 0 ||
-	    fcntl(rg->fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
-	    F_SEAL_SEAL) != 0 || (rg->base = mmap(NULL, RING, PROT_READ |
-	    PROT_WRITE, MAP_SHARED, rg->fd, 0)) == MAP_FAILED) {
-		note("ring: %s", strerror(errno));
-		return (-1);
-	}
-	memcpy(rg->base, VCL_SHM_MAGIC, sizeof VCL_SHM_MAGIC);
-	memcpy(rg->base + sizeof VCL_SHM_MAGIC, c->nonce, c->nonce_len);
-	m.pid = (uint32_t)getpid();
-	m.fd = (uint32_t)rg->fd;
-	m.slots = SLOTS;
-	m.slot_size = SLOT;
-	r.call_case = VCL__REQUEST__CALL_SHM_RING;
-	r.shm_ring = &m;
-	if (call(c, &r, NULL, 0, &rp) != 0)
-		return (-1);
-	st = rp.r->status;
-	reply_free(&rp);
-	if (st != CL_SUCCESS)
-		note("ring refused: %d", st);
-	return (st == CL_SUCCESS ? 0 : -1);
-}
-
-static void
-ring_free(struct ring *rg)
-{
-	if (rg->base != MAP_FAILED)
-		munmap(rg->base, RING);
-	if (rg->fd != -1)
-		close(rg->fd);
-	rg->fd = -1;
-	rg->base = MAP_FAILED;
-}
-
-static uint8_t *
-ring_slot(struct ring *rg, unsigned i)
-{
-	return (rg->base + VCL_SHM_PAGE + (size_t)i * SLOT);
-}
 
 /* A shared WriteBuffer (ReadBuffer if !write) on R_Q/R_MEM: its status. */
 static int
@@ -157,26 +99,26 @@ objects_release(struct conn *c)
  * came back.
  */
 static int
-roundtrip(struct conn *c, struct ring *rg, unsigned seed)
+roundtrip(struct conn *c, struct raw_ring *rg, unsigned seed)
 {
 	size_t		i;
 	unsigned	k;
 
 	for (k = 0; k < 3; k++) {
 		for (i = 0; i < SLOT; i++)
-			ring_slot(rg, k)[i] = (uint8_t)(i * 7 + k * 13 + seed);
+			raw_ring_slot(rg, k)[i] = (uint8_t)(i * 7 + k * 13 + seed);
 		if (xfer(c, 1, (uint64_t)k * SLOT, SLOT, k) != CL_SUCCESS)
 			return (-1);
 	}
 	for (k = 0; k < 3; k++) {
-		memset(ring_slot(rg, 3 - k), 0xee, SLOT);
+		memset(raw_ring_slot(rg, 3 - k), 0xee, SLOT);
 		if (xfer(c, 0, (uint64_t)k * SLOT, SLOT, 3 - k) != CL_SUCCESS)
 			return (-1);
 		for (i = 0; i < SLOT; i++)
-			if (ring_slot(rg, 3 - k)[i] !=
+			if (raw_ring_slot(rg, 3 - k)[i] !=
 			    (uint8_t)(i * 7 + k * 13 + seed)) {
 				note("byte %zu of chunk %u: %#x", i, k,
-				    ring_slot(rg, 3 - k)[i]);
+				    raw_ring_slot(rg, 3 - k)[i]);
 				return (-1);
 			}
 	}
@@ -223,7 +165,7 @@ test_lifetime(void)
 {
 	struct srv	 sv;
 	struct conn	 c, w, c2;
-	struct ring	 rg = { -1, MAP_FAILED }, rg2 = { -1, MAP_FAILED };
+	struct raw_ring	 rg = { -1, MAP_FAILED }, rg2 = { -1, MAP_FAILED };
 	uint64_t	 got = 0;
 	int		 ok;
 
@@ -231,7 +173,7 @@ test_lifetime(void)
 	if (!srv_start(&sv, "lifetime_server", "127.0.0.1:0", NULL))
 		return;
 	if (!check("lifetime_setup", conn_session(&c, &sv) == 0 &&
-	    conn_session(&w, &sv) == 0 && ring_give(&rg, &c) == 0 &&
+	    conn_session(&w, &sv) == 0 && raw_ring_give(&rg, &c) == 0 &&
 	    objects(&c) == 0, "no session, ring or objects"))
 		goto out;
 	ok = wait_pinned(&w, 0, &got) == 0;
@@ -261,7 +203,7 @@ test_lifetime(void)
 	    "ring_pinned %llu after the session closed",
 	    (unsigned long long)got);
 	if (check("lifetime_setup2", conn_session(&c2, &sv) == 0 &&
-	    ring_give(&rg2, &c2) == 0 && objects(&c2) == 0,
+	    raw_ring_give(&rg2, &c2) == 0 && objects(&c2) == 0,
 	    "no second session")) {
 		ok = roundtrip(&c2, &rg2, 4) == 0 &&
 		    wait_pinned(&w, RING, &got) == 0;
@@ -275,8 +217,8 @@ out:
 	conn_close(&c2);
 	conn_close(&c);
 	conn_close(&w);
-	ring_free(&rg2);
-	ring_free(&rg);
+	raw_ring_free(&rg2);
+	raw_ring_free(&rg);
 	srv_stop(&sv, "lifetime_server_stop");
 }
 
@@ -290,7 +232,7 @@ pageable(const char *name, const char *env, const char *val,
 {
 	struct srv	 sv;
 	struct conn	 c;
-	struct ring	 rg = { -1, MAP_FAILED };
+	struct raw_ring	 rg = { -1, MAP_FAILED };
 	uint64_t	 got = 0, n;
 	char		 what[64];
 	int		 ok;
@@ -304,7 +246,7 @@ pageable(const char *name, const char *env, const char *val,
 	if (env != NULL)
 		unsetenv(env);
 	snprintf(what, sizeof what, "%s_setup", name);
-	if (!check(what, conn_session(&c, &sv) == 0 && ring_give(&rg, &c) ==
+	if (!check(what, conn_session(&c, &sv) == 0 && raw_ring_give(&rg, &c) ==
 	    0 && objects(&c) == 0, "no session, ring or objects"))
 		goto out;
 	snprintf(what, sizeof what, "%s_bytes", name);
@@ -321,7 +263,7 @@ pageable(const char *name, const char *env, const char *val,
 	    (unsigned long long)n);
 out:
 	conn_close(&c);
-	ring_free(&rg);
+	raw_ring_free(&rg);
 	snprintf(what, sizeof what, "%s_server_stop", name);
 	srv_stop(&sv, what);
 }

@@ -18,75 +18,15 @@
 #include "rawproto.h"
 #include "vcl_shm.h"
 
-#define SLOTS		4
-#define SLOT		(256u << 10)
+#define SLOTS		RAW_RING_SLOTS
+#define SLOT		RAW_RING_SLOT
 #define RING		(VCL_SHM_PAGE + SLOTS * SLOT)
 #define BUF		(2 * SLOT)
-
-/* A test ring: its fd and mapping. */
-struct ring {
-	int	 fd;
-	uint8_t	*base;
-};
 
 /* A context's objects: context, queue, BUF-byte buffer. */
 struct objs {
 	uint64_t	ctx, q, mem;
 };
-
-/* A sealed memfd ring naming the session of c, given to the server. */
-static int
-ring_give(struct ring *rg, struct conn *c)
-{
-	Vcl__Request	r = VCL__REQUEST__INIT;
-	Vcl__ShmRing	m = VCL__SHM_RING__INIT;
-	struct reply	rp;
-	int		st;
-
-	rg->base = MAP_FAILED;
-	if ((rg->fd = memfd_create("vcl-test-ring", MFD_CLOEXEC |
-	    MFD_ALLOW_SEALING)) == -1 || ftruncate(rg->fd, RING) != 0 ||
-	    fcntl(rg->fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
-	    F_SEAL_SEAL) != 0 || (rg->base = mmap(NULL, RING, PROT_READ |
-	    PROT_WRITE, MAP_SHARED, rg->fd, 0)) == MAP_FAILED) {
-		note("ring: %s", strerror(errno));
-		return (-1);
-	}
-	memcpy(rg->base, VCL_SHM_MAGIC, sizeof VCL_SHM_MAGIC);
-	memcpy(rg->base + sizeof VCL_SHM_MAGIC, c->nonce, c->nonce_len);
-	m.pid = (uint32_t)getpid();
-	m.fd = (uint32_t)rg->fd;
-	m.slots = SLOTS;
-	m.slot_size = SLOT;
-	r.call_case = VCL__REQUEST__CALL_SHM_RING;
-	r.shm_ring = &m;
-	if (call(c, &r, NULL, 0, &rp) != 0)
-		return (-1);
-	st = rp.r->status;
-	reply_free(&rp);
-	if (st != CL_SUCCESS)
-		note("ring refused: %d", st);
-	return (st == CL_SUCCESS ? 0 : -1);
-}
-
-/* Unmap and close a test ring. */
-static void
-ring_free(struct ring *rg)
-{
-	if (rg->base != MAP_FAILED)
-		munmap(rg->base, RING);
-	if (rg->fd != -1)
-		close(rg->fd);
-	rg->fd = -1;
-	rg->base = MAP_FAILED;
-}
-
-/* Slot i of a test ring. */
-static uint8_t *
-ring_slot(struct ring *rg, unsigned i)
-{
-	return (rg->base + VCL_SHM_PAGE + (size_t)i * SLOT);
-}
 
 /* A shared WriteBuffer (ReadBuffer if !write) on o: its status. */
 static int
@@ -138,7 +78,7 @@ objects(struct conn *c, const struct objs *o)
 
 /* Two slots' pattern seed into o's buffer and back: 0 if exact. */
 static int
-roundtrip(struct conn *c, const struct objs *o, struct ring *rg,
+roundtrip(struct conn *c, const struct objs *o, struct raw_ring *rg,
     unsigned seed)
 {
 	size_t		i;
@@ -146,16 +86,16 @@ roundtrip(struct conn *c, const struct objs *o, struct ring *rg,
 
 	for (k = 0; k < 2; k++) {
 		for (i = 0; i < SLOT; i++)
-			ring_slot(rg, k)[i] = (uint8_t)(i * 7 + k * 13 + seed);
+			raw_ring_slot(rg, k)[i] = (uint8_t)(i * 7 + k * 13 + seed);
 		if (xfer(c, o, 1, (uint64_t)k * SLOT, k) != CL_SUCCESS)
 			return (-1);
 	}
 	for (k = 0; k < 2; k++) {
-		memset(ring_slot(rg, 3 - k), 0xee, SLOT);
+		memset(raw_ring_slot(rg, 3 - k), 0xee, SLOT);
 		if (xfer(c, o, 0, (uint64_t)k * SLOT, 3 - k) != CL_SUCCESS)
 			return (-1);
 		for (i = 0; i < SLOT; i++)
-			if (ring_slot(rg, 3 - k)[i] !=
+			if (raw_ring_slot(rg, 3 - k)[i] !=
 			    (uint8_t)(i * 7 + k * 13 + seed))
 				return (-1);
 	}
@@ -198,7 +138,7 @@ test_share(void)
 	static const struct objs o1 = { 1, 2, 3 }, o2 = { 11, 12, 13 };
 	struct srv	 sv;
 	struct conn	 a, b;
-	struct ring	 ra = { -1, MAP_FAILED }, rb = { -1, MAP_FAILED };
+	struct raw_ring	 ra = { -1, MAP_FAILED }, rb = { -1, MAP_FAILED };
 	uint64_t	 got = 0, all = 0;
 	int		 ok;
 
@@ -207,8 +147,8 @@ test_share(void)
 	if (!srv_start(&sv, "share_server", "127.0.0.1:0", args))
 		return;
 	if (!check("share_setup", conn_session(&a, &sv) == 0 &&
-	    conn_session(&b, &sv) == 0 && ring_give(&ra, &a) == 0 &&
-	    ring_give(&rb, &b) == 0 && objects(&a, &o1) == 0 &&
+	    conn_session(&b, &sv) == 0 && raw_ring_give(&ra, &a) == 0 &&
+	    raw_ring_give(&rb, &b) == 0 && objects(&a, &o1) == 0 &&
 	    objects(&a, &o2) == 0 && objects(&b, &o1) == 0,
 	    "no sessions, rings or objects"))
 		goto out;
@@ -232,8 +172,8 @@ test_share(void)
 out:
 	conn_close(&a);
 	conn_close(&b);
-	ring_free(&ra);
-	ring_free(&rb);
+	raw_ring_free(&ra);
+	raw_ring_free(&rb);
 	srv_stop(&sv, "share_server_stop");
 }
 

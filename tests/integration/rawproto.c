@@ -1,6 +1,9 @@
 /* rawproto.c - raw wire-protocol test harness: servers, connections, checks. */
 
+#include <sys/mman.h>
+
 #include "rawproto.h"
+#include "vcl_shm.h"
 
 const char	*server_path;
 const char	*client_path;
@@ -957,4 +960,61 @@ wait_bytes_in(struct conn *w, uint64_t want)
 		poll_wait();
 	}
 	return (-1);
+}
+
+#define RAW_RING_SIZE	(VCL_SHM_PAGE + RAW_RING_SLOTS * RAW_RING_SLOT)
+
+/* A sealed memfd ring naming the session of c, given to the server. */
+int
+raw_ring_give(struct raw_ring *rg, struct conn *c)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__ShmRing	m = VCL__SHM_RING__INIT;
+	struct reply	rp;
+	int		st;
+
+	rg->base = MAP_FAILED;
+	if ((rg->fd = memfd_create("vcl-test-ring", MFD_CLOEXEC |
+	    MFD_ALLOW_SEALING)) == -1 ||
+	    ftruncate(rg->fd, RAW_RING_SIZE) != 0 ||
+	    fcntl(rg->fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
+	    F_SEAL_SEAL) != 0 || (rg->base = mmap(NULL, RAW_RING_SIZE,
+	    PROT_READ | PROT_WRITE, MAP_SHARED, rg->fd, 0)) == MAP_FAILED) {
+		note("ring: %s", strerror(errno));
+		return (-1);
+	}
+	memcpy(rg->base, VCL_SHM_MAGIC, sizeof VCL_SHM_MAGIC);
+	memcpy(rg->base + sizeof VCL_SHM_MAGIC, c->nonce, c->nonce_len);
+	m.pid = (uint32_t)getpid();
+	m.fd = (uint32_t)rg->fd;
+	m.slots = RAW_RING_SLOTS;
+	m.slot_size = RAW_RING_SLOT;
+	r.call_case = VCL__REQUEST__CALL_SHM_RING;
+	r.shm_ring = &m;
+	if (call(c, &r, NULL, 0, &rp) != 0)
+		return (-1);
+	st = rp.r->status;
+	reply_free(&rp);
+	if (st != CL_SUCCESS)
+		note("ring refused: %d", st);
+	return (st == CL_SUCCESS ? 0 : -1);
+}
+
+/* Unmap and close a test ring. */
+void
+raw_ring_free(struct raw_ring *rg)
+{
+	if (rg->base != MAP_FAILED)
+		munmap(rg->base, RAW_RING_SIZE);
+	if (rg->fd != -1)
+		close(rg->fd);
+	rg->fd = -1;
+	rg->base = MAP_FAILED;
+}
+
+/* Slot i of a test ring. */
+uint8_t *
+raw_ring_slot(struct raw_ring *rg, unsigned i)
+{
+	return (rg->base + VCL_SHM_PAGE + (size_t)i * RAW_RING_SLOT);
 }

@@ -138,4 +138,19 @@ int wait_bytes_in(struct conn *w, uint64_t want);
  */
 int	rawproto_main(int, char **, const struct test *, size_t);
 
+/*
+ * A client's ring of shared slots (ShmRing) as libvcl makes one: a sealed
+ * memfd of this process, RAW_RING_SLOTS slots of RAW_RING_SLOT bytes
+ * after the header page naming the session.
+ */
+#define RAW_RING_SLOTS	4
+#define RAW_RING_SLOT	(256u << 10)
+struct raw_ring {
+	int	 fd;
+	uint8_t	*base;
+};
+int	 raw_ring_give(struct raw_ring *, struct conn *);
+void	 raw_ring_free(struct raw_ring *);
+uint8_t	*raw_ring_slot(struct raw_ring *, unsigned);
+
 #endif
