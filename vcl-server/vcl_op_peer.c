@@ -82,7 +82,8 @@ vcl_peer_direct_on(void)
 {
 	const char	*v = getenv("VCL_UCX_DIRECT");
 
-	return (v == NULL || *v == '\0' || strcmp(v, "0") != 0);
+	/* As the transport reads it (vcl_ucx_env): a number, 0 is off. */
+	return (v == NULL || *v == '\0' || strtoull(v, NULL, 10) != 0);
 }
 
 /*
@@ -1252,7 +1253,7 @@ vcl_peer_pull_run(void *arg)
 	if ((err = clWaitForEvents(1, &pu->mapev)) != CL_SUCCESS ||
 	    clGetEventInfo(pu->mapev, CL_EVENT_COMMAND_EXECUTION_STATUS,
 	    sizeof st, &st, NULL) != CL_SUCCESS || st < 0) {
-		pu->err = VCL_TP_EINVAL;	/* the ring can still do it */
+		pu->err = VCL_TP_EBUSY;	/* this one through the ring */
 		snprintf(pu->why, sizeof pu->why, "map failed (%d)",
 		    st < 0 ? st : err);
 		pu->map = NULL;

@@ -219,6 +219,8 @@ vcl_pin_room(uint64_t need)
 {
 	struct vcl_pins	*p;
 
+	if (vcl_pin_total + need <= vcl_pin_max)
+		return (1);
 	LIST_FOREACH(p, &vcl_pins_all, entry)
 		while (vcl_pin_total + need > vcl_pin_max && p->free != NULL)
 			vcl_pin_drop_oldest(p);

@@ -558,7 +558,15 @@ vcl_ucx_pull_probe(struct vcl_ucx_tpep *e, uint8_t *p, unsigned long pid,
 	ssize_t		 n = -1;
 	int		 eno = EPERM;
 
-	if (!e->t->direct || addr == 0 || pid > (unsigned long)INT32_MAX)
+	/*
+	 * Never ourselves: the pid is the peer's word (its ring's path), and
+	 * a memfd of ours the peer named (a client's ring) would let its
+	 * SOURCE read any of our memory. (Testing: VCL_TEST_PULL_SELF=1, for
+	 * both ends in one process.)
+	 */
+	if (!e->t->direct || addr == 0 || pid > (unsigned long)INT32_MAX ||
+	    (pid == (unsigned long)getpid() &&
+	    getenv("VCL_TEST_PULL_SELF") == NULL))
 		return;
 	cookie[0] = (uint64_t)getpid() << 32 ^ ++serial;
 	cookie[1] = (uint64_t)(uintptr_t)p ^ addr ^ 0x5643ull;
@@ -1144,10 +1152,14 @@ vcl_ucx_tp_pulled(struct vcl_tp *tp, uint64_t token, int err)
 		x->next = x->got = x->len;
 		vcl_ucx_pl_send(e, VCL_UCX_PM_DONE, 0, x->xid, 0, 0, NULL);
 		vcl_ucx_pl_finish(x, VCL_TP_OK, 0);
-	} else if (err == VCL_TP_EINVAL) {
-		vcl_log_info("ucx: cross-memory attach to pid %ld refused: "
-		    "migrations from it go through the ring", e->pull_pid);
-		e->pull_pid = 0;
+	} else if (err == VCL_TP_EINVAL || err == VCL_TP_EBUSY) {
+		/* Refused by the kernel: never again on this link. */
+		if (err == VCL_TP_EINVAL) {
+			vcl_log_info("ucx: cross-memory attach to pid %ld "
+			    "refused: migrations from it go through the ring",
+			    e->pull_pid);
+			e->pull_pid = 0;
+		}
 		x->pulling = 0;
 		vcl_ucx_pl_offer(e);
 	} else {

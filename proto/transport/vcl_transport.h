@@ -90,7 +90,9 @@
  *   the backend calls dest.pull(arg, pid, addr, len, token) with the
  *   sender's pid and address, the host copies into its own memory and
  *   calls pulled(token, err) exactly once, even after done or close
- *   (VCL_TP_EINVAL: not copied, the chunks come through slots instead).
+ *   (VCL_TP_EINVAL: the kernel refused, not copied: the chunks come
+ *   through slots instead, and no pull again on this link; VCL_TP_EBUSY:
+ *   not copied this time, slots for this one).
  *   Each process only ever writes its own memory: a pull that ends late
  *   (the link failed meanwhile) harms nobody.
  */

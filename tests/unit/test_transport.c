@@ -644,15 +644,18 @@ pull_cb(void *arg, long pid, uint64_t addr, uint64_t len, uint64_t token)
  * slot: the receiver is told the sender's pid, the bytes' address there
  * and the bulk's length, reads them (process_vm_readv, as vclserver does)
  * and says pulled; both ends complete once, the bytes exact. The host's
- * refusal (pull returns -1) or a read the kernel refused (pulled with
- * VCL_TP_EINVAL) takes the slots instead, for that bulk; a sender with no
+ * refusal (pull returns -1), a read the kernel refused (pulled with
+ * VCL_TP_EINVAL: no pull again on the link) or one not taken this time
+ * (VCL_TP_EBUSY) takes the slots instead, for that bulk; a peer naming
+ * our own pid is never read; a sender with no
  * source gets offers at once; a failed read (VCL_TP_EIO) fails both ends;
  * a pull that ends after its receiver's link closed is ignored.
  */
 static void
 case_place_pull(const struct vcl_transport *ops)
 {
-	enum { OK, REFUSE, NOSRC, FAIL, EPERMS, AFTER, CLOSE, NROUND };
+	enum { OK, REFUSE, NOSRC, FAIL, BUSY, EPERMS, AFTER, SELF, CLOSE,
+	    NROUND };
 	const size_t		 len = (20u << 20) + 777;
 	struct pair		 p;
 	struct placing		 sp, rp;
@@ -672,13 +675,17 @@ case_place_pull(const struct vcl_transport *ops)
 	assert_non_null(dst);
 	fill(src, len, 5);
 	for (round = 0; round < NROUND; round++) {
-		if (round == OK || round == CLOSE) {
-			if (round == CLOSE)
+		if (round == OK || round == SELF || round == CLOSE) {
+			if (round != OK)
 				pair_close(&p);
+			/* SELF: a peer naming our own pid is never read. */
+			if (round == SELF)
+				(void)unsetenv("VCL_TEST_PULL_SELF");
 			pair_open(&p, ops);
 			/* Each end mapped the other's ring: b read a. */
 			pair_placeable(&p, p.ea, len);
 			pair_placeable(&p, p.eb, len);
+			(void)setenv("VCL_TEST_PULL_SELF", "1", 1);
 		}
 		memset(&sp, 0, sizeof sp);
 		memset(&rp, 0, sizeof rp);
@@ -735,7 +742,8 @@ case_place_pull(const struct vcl_transport *ops)
 			}
 			vcl_tp_pulled(p.tb, pu.token, round == OK || round ==
 			    CLOSE ? VCL_TP_OK : round == EPERMS ?
-			    VCL_TP_EINVAL : VCL_TP_EIO);
+			    VCL_TP_EINVAL : round == BUSY ? VCL_TP_EBUSY :
+			    VCL_TP_EIO);
 			pu.token = 0;
 		}
 		assert_int_equal(sp.c.calls, 1);
@@ -744,9 +752,12 @@ case_place_pull(const struct vcl_transport *ops)
 			assert_int_equal(sp.c.err, VCL_TP_ECLOSED);
 			continue;
 		}
-		/* After a refused read the link pulls no more. */
-		assert_int_equal(pu.calls, round == NOSRC || round == AFTER ?
-		    0 : 1);
+		/*
+		 * After a refused read the link pulls no more; after one not
+		 * taken this time (BUSY) it does.
+		 */
+		assert_int_equal(pu.calls, round == NOSRC || round == AFTER ||
+		    round == SELF ? 0 : 1);
 		if (round == FAIL) {
 			assert_int_equal(rc.err, VCL_TP_EIO);
 			assert_int_equal(sp.c.err, VCL_TP_ECANCELED);
@@ -1336,5 +1347,7 @@ main(void)
 	(void)setenv("VCL_TCA_HOLD_MS", "200", 0);
 	/* Direct mode (pulls) is off by default; these cases use it. */
 	(void)setenv("VCL_UCX_DIRECT", "1", 0);
+	/* Both ends are this process: let a link pull from its own pid. */
+	(void)setenv("VCL_TEST_PULL_SELF", "1", 0);
 	return (cmocka_run_group_tests(tests, NULL, NULL));
 }
