@@ -349,10 +349,14 @@ vcl_exec_pocl_faults(struct vcl_session *s, struct vcl_hobj *ko)
 	return (CL_SUCCESS);
 }
 
+#define VCL_EXEC_RUN	8	/* launches in a row before a strand */
+
 /*
  * A checked launch the loop needs nothing back from (no event, nothing to
  * wait for) goes to its queue's strand where the runtime's launch call is
- * slow (vcl_submit.c); 0 when it went.
+ * slow (vcl_submit.c); 0 when it went. Only within a run of launches: a
+ * lone one (a launch, then a finish) would pay a thread's wakeup before
+ * its finish, more than the loop's own call.
  */
 static int
 vcl_exec_handoff(struct vcl_session *s, struct vcl_enq *enq,
@@ -362,6 +366,10 @@ vcl_exec_handoff(struct vcl_session *s, struct vcl_enq *enq,
 	struct vcl_submit	*sub;
 	struct vcl_launch	 l;
 
+	if (s->launch_run < VCL_EXEC_RUN) {
+		s->launch_run++;
+		return (-1);
+	}
 	if (enq->event_id != 0 || enq->nwait != 0 ||
 	    (sub = vcl_session_strand(s, enq->q)) == NULL ||
 	    !vcl_submit_offload(sub))

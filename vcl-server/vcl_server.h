@@ -188,6 +188,8 @@ struct vcl_session {
 						   to their strand since the
 						   last drain (vcl_submit.c) */
 	int			 nstrands;
+	uint32_t		 launch_run;	/* launches in a row: a run of
+						   them is worth a strand */
 
 	/*
 	 * Output a completing thread may write straight to the socket (a

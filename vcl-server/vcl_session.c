@@ -1276,8 +1276,11 @@ vcl_session_run(struct vcl_session *s, Vcl__Request *req,
 	    op->name, (unsigned long long)req->seq);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	s->nreq++;
-	if (s->nstrands > 0 && !(op->flags & VCL_OP_LAUNCH))
-		vcl_session_quiesce(s);
+	if (!(op->flags & VCL_OP_LAUNCH)) {
+		s->launch_run = 0;
+		if (s->nstrands > 0)
+			vcl_session_quiesce(s);
+	}
 	op->fn(s, req, bulk);
 	/* The loop serves every session: say when a call held it up. */
 	ms = vcl_since_ms(&t0);

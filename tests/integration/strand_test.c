@@ -313,16 +313,21 @@ test_release(void)
 	if (!check("release_setup", st_setup(&c, &sv) == 0, "no session"))
 		goto out;
 	for (i = 0; i < 100; i++) {
-		bad |= st_send(&c, Q, K_MUL, BUF_B, -1, 0, 0) != 0;
+		bad |= st_send(&c, Q2, K_MUL, BUF_B, -1, 0, 0) != 0;
 		w = st_model(w, -1);
 	}
-	/* The kernel and queue go while their launches wait. */
+	/* The kernel goes while its launches wait. */
 	bad |= release(&c, VCL__KIND__KIND_KERNEL, K_MUL) != 0;
-	bad |= release(&c, VCL__KIND__KIND_QUEUE, Q) != 0;
-	check("release_sent", !bad, "a send failed");
-	check("release_made", raw_finish(&c, Q2) == 0 &&
+	check("release_kernel_made", !bad && raw_finish(&c, Q2) == 0 &&
 	    st_holds(&c, Q2, BUF_B, w, &got), "buffer B holds %u, want %u",
 	    got, w);
+	/* The queue goes while its launches wait; a marker then comes. */
+	for (i = 0; i < 100; i++)
+		bad |= st_send(&c, Q, K_STEP, BUF_A, 1, 0, 0) != 0;
+	bad |= release(&c, VCL__KIND__KIND_QUEUE, Q) != 0;
+	check("release_sent", !bad, "a send failed");
+	check("release_queue_after", raw_finish(&c, Q2) == 0,
+	    "a finish after the release failed");
 	/* Now the session goes with 200 launches waiting. */
 	for (i = 0; i < 200; i++)
 		bad |= st_send(&c, Q2, K_STEP, BUF_A, 1, 0, 0) != 0;
@@ -333,6 +338,39 @@ out:
 	conn_close(&c2);
 	conn_close(&c);
 	srv_stop(&sv, "release_server_exit");
+}
+
+/*
+ * A launch then a finish, over and over: the loop makes each itself (a
+ * strand's thread would have to wake before the finish could go on).
+ */
+static void
+test_lone(void)
+{
+	struct srv	sv;
+	struct conn	c;
+	uint32_t	w = 0, got = 0;
+	uint64_t	n0;
+	int		i, bad = 0;
+
+	if (!st_server(&sv, "lone_server_start"))
+		return;
+	if (!check("lone_setup", st_setup(&c, &sv) == 0, "no session"))
+		goto out;
+	n0 = st_offloop(&c);
+	for (i = 0; i < 20 && !bad; i++) {
+		bad |= st_send(&c, Q, K_STEP, BUF_A, 1, 0, 0) != 0 ||
+		    raw_finish(&c, Q) != 0;
+		w = st_model(w, 1);
+	}
+	check("lone_made", !bad && st_holds(&c, Q, BUF_A, w, &got),
+	    "buffer A holds %u, want %u", got, w);
+	check("lone_on_loop", st_offloop(&c) == n0,
+	    "%llu launches on strands, want 0",
+	    (unsigned long long)(st_offloop(&c) - n0));
+out:
+	conn_close(&c);
+	srv_stop(&sv, "lone_server_exit");
 }
 
 /* VCL_LAUNCH_STRAND=0: every launch is made on the loop. */
@@ -371,6 +409,7 @@ static const struct test tests[] = {
 	{ "inline_after", test_inline_after, 60 },
 	{ "error", test_error, 60 },
 	{ "release", test_release, 60 },
+	{ "lone", test_lone, 60 },
 	{ "off", test_off, 60 },
 };
 
