@@ -70,6 +70,9 @@ struct vcl_submit {
 						   last drain */
 	int			 waiting;	/* the loop waits for ... */
 	unsigned		 want;		/* ... this many launches left */
+	uint64_t		 handed;	/* launches handed, in all */
+	uint64_t		 flush_to;	/* handed when a flush was asked */
+	uint64_t		 flushed_to;	/* made when a flush last began */
 	atomic_uint_fast64_t	 launch_ns;	/* a launch call's time, averaged */
 	int			 launching;	/* launches go to the strand
 						   (loop's) */
@@ -237,6 +240,25 @@ vcl_submit_offload(struct vcl_submit *s)
 }
 
 /*
+ * Is a flush owed (s->lock held)? One the loop asked for began before the
+ * last launch handed ahead of the asking was made: that one, and those
+ * between, wait unflushed (a runtime may hold them back: NVIDIA's does)
+ * until one more flush comes after them.
+ */
+static int
+vcl_submit_owed(const struct vcl_submit *s)
+{
+	return (s->flushed_to < s->flush_to);
+}
+
+/* Launches made, in all (s->lock held). */
+static uint64_t
+vcl_submit_made(struct vcl_submit *s)
+{
+	return (s->handed - atomic_load(&s->njobs));
+}
+
+/*
  * Make the strand's launches in order, as many as wait now at most (s->lock
  * held, released around each call); the caller is its owner. The first
  * failure is kept for the drain. The loop is woken only when it has what it
@@ -328,12 +350,18 @@ vcl_submit_run(void *arg)
 			vcl_submit_jobs(s);
 			s->owner = VCL_SUBMIT_NOBODY;
 		}
-		if (s->flush) {
+		/*
+		 * The flush asked for, or one owed to launches made since
+		 * (by the loop meanwhile, or in this thread's last round).
+		 */
+		if (s->flush || (vcl_submit_owed(s) && s->owner ==
+		    VCL_SUBMIT_NOBODY && vcl_submit_made(s) > s->flushed_to)) {
 			/*
 			 * A flush may block: launches waiting meanwhile are
 			 * the loop's to make, if it waits for them.
 			 */
 			s->flush = 0;
+			s->flushed_to = vcl_submit_made(s);
 			if (s->waiting)
 				pthread_cond_broadcast(&s->cond);
 			vcl_submit_call_flush(s);
@@ -377,6 +405,7 @@ vcl_submit_start(struct vcl_submit *s)
 	vcl_submit_take(s, 0);
 	if (s->flush) {
 		s->flush = 0;
+		s->flushed_to = s->handed;
 		pthread_mutex_unlock(&s->lock);
 		clFlush(s->queue);
 		return;
@@ -396,14 +425,16 @@ vcl_submit_launch(struct vcl_submit *s, const struct vcl_launch *l)
 		vcl_submit_take(s, VCL_SUBMIT_JOBS / 2);
 	s->jobs[(s->head + atomic_load(&s->njobs)) % VCL_SUBMIT_JOBS] = *l;
 	atomic_fetch_add(&s->njobs, 1);
+	s->handed++;
 	atomic_fetch_add(&s->kicks, 1);
 	vcl_submit_start(s);
 }
 
 /*
  * Loop: every launch handed is made when this returns (the loop waits for
- * the one in progress and makes those no thread has begun). Returns the
- * first that failed since the last drain, or CL_SUCCESS.
+ * the one in progress and makes those no thread has begun), and flushed
+ * as the loop asked: a flush owed to those it made goes to the strand.
+ * Returns the first that failed since the last drain, or CL_SUCCESS.
  */
 cl_int
 vcl_submit_drain(struct vcl_submit *s)
@@ -414,7 +445,13 @@ vcl_submit_drain(struct vcl_submit *s)
 	vcl_submit_take(s, 0);
 	err = s->err;
 	s->err = CL_SUCCESS;
-	pthread_mutex_unlock(&s->lock);
+	if (!vcl_submit_owed(s)) {
+		pthread_mutex_unlock(&s->lock);
+		return (err);
+	}
+	s->flush = 1;
+	atomic_fetch_add(&s->kicks, 1);
+	vcl_submit_start(s);
 	return (err);
 }
 
@@ -440,6 +477,12 @@ vcl_submit_inline(struct vcl_submit *s)
 	/* Launches wait on the strand: the flush goes after them. */
 	if (s->offloop || atomic_load(&s->njobs) > 0)
 		return (0);
+	if (s->handed > 0) {
+		/* It comes after every launch handed: none is owed one. */
+		pthread_mutex_lock(&s->lock);
+		s->flushed_to = s->handed;
+		pthread_mutex_unlock(&s->lock);
+	}
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	if (vcl_submit_holding())
 		nanosleep(&nap, NULL);
@@ -482,6 +525,7 @@ vcl_submit_flush(struct vcl_submit *s)
 		return;
 	pthread_mutex_lock(&s->lock);
 	s->flush = 1;
+	s->flush_to = s->handed;
 	atomic_fetch_add(&s->kicks, 1);
 	vcl_submit_start(s);
 }

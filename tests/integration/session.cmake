@@ -144,3 +144,11 @@ if(VCL_HAVE_UCX)
 	target_link_libraries(direct2_test PRIVATE vclucx)
 	target_sources(direct2_test PRIVATE ucxpeer.c)
 endif()
+# it_raw_strandspy: the runtime calls of a server with flushspy preloaded.
+add_library(flushspy SHARED flushspy.c)
+target_link_libraries(flushspy PRIVATE PkgConfig::OPENCL ${CMAKE_DL_LIBS})
+target_compile_options(flushspy PRIVATE ${VCL_WARNINGS})
+vcl_rawtest(strandspy)
+add_dependencies(strandspy_test flushspy)
+set_property(TEST it_raw_strandspy APPEND PROPERTY ENVIRONMENT
+	"VCL_TEST_FLUSHSPY_LIB=$<TARGET_FILE:flushspy>")
