@@ -291,6 +291,10 @@ vcl_submit_jobs(struct vcl_submit *s)
 		if (atomic_fetch_sub(&s->njobs, 1) - 1 <= s->want &&
 		    s->waiting)
 			pthread_cond_broadcast(&s->cond);
+		/* Other strands wait for a thread: see vcl_submit_yield. */
+		if (s->owner == VCL_SUBMIT_THREAD &&
+		    vcl_workers_waiting(s->pool))
+			break;
 	}
 }
 
@@ -326,12 +330,41 @@ vcl_submit_spin(struct vcl_submit *s, unsigned seen)
 {
 	uint64_t	t0;
 
-	if (vcl_submit_cpus < VCL_SUBMIT_MIN_CPUS)
+	if (vcl_submit_cpus < VCL_SUBMIT_MIN_CPUS ||
+	    vcl_workers_waiting(s->pool))
 		return;
 	t0 = vcl_submit_ns();
 	while (atomic_load(&s->kicks) == seen &&
 	    vcl_submit_ns() - t0 < VCL_SUBMIT_SPIN_NS)
 		;
+}
+
+static void	vcl_submit_run(void *);
+
+/*
+ * Submission thread (s->lock held), having made a call this turn (did):
+ * while other strands wait for one of the VCL_SUBMITTERS threads, queue
+ * this one again behind them instead of making its next call. A queue fed
+ * launches without pause would otherwise keep its thread for as long, and
+ * with VCL_SUBMITTERS such queues every other queue's flush (which a
+ * runtime may need before it runs anything: NVIDIA's does) and launches
+ * would wait for them. A loop waiting for launches makes them meanwhile.
+ * Returns 1 when queued again (s->lock released: s is no longer this
+ * thread's), else 0.
+ */
+static int
+vcl_submit_yield(struct vcl_submit *s, int did)
+{
+	if (!did || !vcl_workers_waiting(s->pool) || !(s->flush ||
+	    (atomic_load(&s->njobs) > 0 && s->owner == VCL_SUBMIT_NOBODY)))
+		return (0);
+	if (s->waiting)
+		pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+	if (vcl_workers_run(s->pool, vcl_submit_run, s) == 0)
+		return (1);
+	pthread_mutex_lock(&s->lock);
+	return (0);
 }
 
 /* Submission thread: run the strand's calls until none is wanted. */
@@ -340,6 +373,7 @@ vcl_submit_run(void *arg)
 {
 	struct vcl_submit	*s = arg;
 	unsigned		 seen;
+	int			 did = 0;
 
 	pthread_mutex_lock(&s->lock);
 	for (;;) {
@@ -349,7 +383,10 @@ vcl_submit_run(void *arg)
 			s->owner = VCL_SUBMIT_THREAD;
 			vcl_submit_jobs(s);
 			s->owner = VCL_SUBMIT_NOBODY;
+			did = 1;
 		}
+		if (vcl_submit_yield(s, did))
+			return;
 		/*
 		 * The flush asked for, or one owed to launches made since
 		 * (by the loop meanwhile, or in this thread's last round).
@@ -365,6 +402,7 @@ vcl_submit_run(void *arg)
 			if (s->waiting)
 				pthread_cond_broadcast(&s->cond);
 			vcl_submit_call_flush(s);
+			did = 1;
 			continue;
 		}
 		if (atomic_load(&s->njobs) > 0 && s->owner ==

@@ -8,8 +8,11 @@
  * one; on the side, per command queue, the launches enqueued since its
  * last clFlush or clFinish are counted (a release forgets them: the last
  * one flushes). After each change the file VCL_TEST_FLUSHSPY names gets,
- * at offset 0, three space-padded decimal numbers: the sum of those counts
- * over all queues, the launches in all, the flushes in all.
+ * at offset 0, five space-padded decimal numbers: the sum of those counts
+ * over all queues, the launches in all, the flushes in all, then the sum
+ * and the launches in all counting only launches of VCL_TEST_FLUSHSPY_MARK
+ * global work items (a test's way to pick one session's launches out of
+ * others').
  */
 
 #ifndef _GNU_SOURCE
@@ -31,8 +34,11 @@ static pthread_mutex_t	 spy_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
 	cl_command_queue	 q;
 	unsigned long		 n;	/* launches since its last flush */
+	unsigned long		 marked; /* ... of them, marked */
 } spy_q[SPY_QUEUES];
+static size_t		 spy_mark;	/* VCL_TEST_FLUSHSPY_MARK */
 static unsigned long	 spy_launches;	/* in all */
+static unsigned long	 spy_marks;	/* ... marked */
 static unsigned long	 spy_flushes;	/* ... and finishes */
 static int		 spy_fd = -2;
 
@@ -55,28 +61,31 @@ spy_init(void)
 	spy_flush = dlsym(RTLD_NEXT, "clFlush");
 	spy_finish = dlsym(RTLD_NEXT, "clFinish");
 	spy_release = dlsym(RTLD_NEXT, "clReleaseCommandQueue");
+	if (getenv("VCL_TEST_FLUSHSPY_MARK") != NULL)
+		spy_mark = strtoul(getenv("VCL_TEST_FLUSHSPY_MARK"), NULL, 10);
 }
 
 /*
- * Queue q's counter (spy_lock held), made when add is set; NULL when it
- * has none, or the table is full.
+ * Queue q's slot (spy_lock held), made when add is set; -1 when it has
+ * none, or the table is full.
  */
-static unsigned long *
-spy_count(cl_command_queue q, int add)
+static int
+spy_slot(cl_command_queue q, int add)
 {
 	int	i, free_slot = -1;
 
 	for (i = 0; i < SPY_QUEUES; i++) {
 		if (spy_q[i].q == q)
-			return (&spy_q[i].n);
+			return (i);
 		if (spy_q[i].q == NULL && free_slot < 0)
 			free_slot = i;
 	}
 	if (!add || free_slot < 0)
-		return (NULL);
+		return (-1);
 	spy_q[free_slot].q = q;
 	spy_q[free_slot].n = 0;
-	return (&spy_q[free_slot].n);
+	spy_q[free_slot].marked = 0;
+	return (free_slot);
 }
 
 /* Write the sum of unflushed launches to the file (spy_lock held). */
@@ -84,8 +93,8 @@ static void
 spy_write(void)
 {
 	const char	*path;
-	unsigned long	 sum = 0;
-	char		 buf[80];
+	unsigned long	 sum = 0, marked = 0;
+	char		 buf[128];
 	int		 i, len;
 
 	if (spy_fd == -2) {
@@ -95,10 +104,12 @@ spy_write(void)
 	}
 	if (spy_fd < 0)
 		return;
-	for (i = 0; i < SPY_QUEUES; i++)
+	for (i = 0; i < SPY_QUEUES; i++) {
 		sum += spy_q[i].n;
-	len = snprintf(buf, sizeof buf, "%20lu %20lu %20lu\n", sum,
-	    spy_launches, spy_flushes);
+		marked += spy_q[i].marked;
+	}
+	len = snprintf(buf, sizeof buf, "%20lu %20lu %20lu %20lu %20lu\n",
+	    sum, spy_launches, spy_flushes, marked, spy_marks);
 	if (pwrite(spy_fd, buf, (size_t)len, 0) != len)
 		abort();
 }
@@ -110,11 +121,11 @@ spy_write(void)
 static void
 spy_flushed(cl_command_queue q, int flush)
 {
-	unsigned long	*n;
+	int	i;
 
 	pthread_mutex_lock(&spy_lock);
-	if ((n = spy_count(q, 0)) != NULL)
-		*n = 0;
+	if ((i = spy_slot(q, 0)) >= 0)
+		spy_q[i].n = spy_q[i].marked = 0;
 	spy_flushes += flush;
 	spy_write();
 	pthread_mutex_unlock(&spy_lock);
@@ -125,15 +136,20 @@ clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel k, cl_uint dim,
     const size_t *off, const size_t *gws, const size_t *lws, cl_uint nwait,
     const cl_event *wait, cl_event *ev)
 {
-	unsigned long	*n;
 	cl_int		 err;
+	int		 i;
 
 	if ((err = spy_ndrange(q, k, dim, off, gws, lws, nwait, wait, ev)) !=
 	    CL_SUCCESS)
 		return (err);
 	pthread_mutex_lock(&spy_lock);
-	if ((n = spy_count(q, 1)) != NULL)
-		(*n)++;
+	if ((i = spy_slot(q, 1)) >= 0) {
+		spy_q[i].n++;
+		if (spy_mark != 0 && gws != NULL && gws[0] == spy_mark) {
+			spy_q[i].marked++;
+			spy_marks++;
+		}
+	}
 	spy_launches++;
 	spy_write();
 	pthread_mutex_unlock(&spy_lock);

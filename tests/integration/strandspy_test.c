@@ -11,7 +11,9 @@
  * runtime may hold back what was not flushed (NVIDIA's does), so a launch
  * the client sent must not stay unflushed once the server is idle, though
  * nothing comes after it: what a kernel's result cannot show (PoCL runs a
- * launch flushed or not), the spy's count does. The harness is rawproto.c.
+ * launch flushed or not), the spy's count does. And a session's strand
+ * must get a submission thread while other sessions keep every thread
+ * busy. The harness is rawproto.c.
  */
 
 #include "rawproto.h"
@@ -35,7 +37,8 @@ static char	ss_spy[PATH_MAX];	/* the spy's count, one per server */
  * spy preloaded. 0 when the spy library is not known (not under ctest).
  */
 static int
-ss_server(struct srv *sv, const char *name)
+ss_server_with(struct srv *sv, const char *name, const char *delay,
+    const char *mark)
 {
 	const char	*lib = getenv("VCL_TEST_FLUSHSPY_LIB");
 	const char	*asan = getenv("ASAN_OPTIONS");
@@ -62,8 +65,11 @@ ss_server(struct srv *sv, const char *name)
 	setenv("LD_PRELOAD", lib, 1);
 	setenv("VCL_TEST_FLUSHSPY", ss_spy, 1);
 	setenv("VCL_LAUNCH_STRAND", "1", 1);
-	setenv("VCL_TEST_STRAND_DELAY_US", DELAY_US, 1);
+	setenv("VCL_TEST_STRAND_DELAY_US", delay, 1);
+	if (mark != NULL)
+		setenv("VCL_TEST_FLUSHSPY_MARK", mark, 1);
 	ok = srv_start(sv, name, "127.0.0.1:0", NULL);
+	unsetenv("VCL_TEST_FLUSHSPY_MARK");
 	unsetenv("LD_PRELOAD");
 	unsetenv("VCL_TEST_FLUSHSPY");
 	unsetenv("VCL_LAUNCH_STRAND");
@@ -76,14 +82,22 @@ ss_server(struct srv *sv, const char *name)
 	return (ok);
 }
 
+/* ss_server_with, the strand's thread DELAY_US slow, nothing marked. */
+static int
+ss_server(struct srv *sv, const char *name)
+{
+	return (ss_server_with(sv, name, DELAY_US, NULL));
+}
+
 /*
  * What the spy saw (-1: nothing yet): launches the server's runtime got
- * after their queue's last flush (0), launches in all (1), flushes (2).
+ * after their queue's last flush (0), launches in all (1), flushes (2),
+ * launches of the marked size left unflushed (3), and in all (4).
  */
 static long
 ss_spied(int which)
 {
-	char	buf[128], *p = buf;
+	char	buf[160], *p = buf;
 	ssize_t	n;
 	long	v = -1;
 	int	fd;
@@ -252,9 +266,104 @@ test_drained(void)
 	ss_runs("drained", 1);
 }
 
+#define NBUSY		8		/* queues kept busy: VCL_SUBMITTERS */
+#define BUSY_Q		30		/* their ids, and their kernels' */
+#define BUSY_K		40
+#define BUSY_WAIT	32		/* launches kept waiting, each */
+#define VICTIM_GWS	7		/* the other session's, marked */
+
+/* Send n launches of kmul on each busy queue (its own kernel). */
+static int
+ss_feed(struct conn *c, int n)
+{
+	Vcl__KernelArg	 a, *ap = &a;
+	int		 i, q, bad = 0;
+
+	vcl__kernel_arg__init(&a);
+	a.index = 0;
+	a.type = VCL__KERNEL_ARG__TYPE__MEM;
+	a.has_mem = 1;
+	a.mem = BUF;
+	for (i = 0; i < n; i++)
+		for (q = 0; q < NBUSY; q++)
+			bad |= raw_ndrange(c, BUSY_Q + q, BUSY_K + q, NWORDS,
+			    0, &ap, 1, 0) != 0;
+	return (bad ? -1 : 0);
+}
+
+/*
+ * One session keeps a queue per submission thread busy (launches fed as
+ * fast as the slow strand threads make them, so that about BUSY_WAIT wait
+ * on each: none runs dry, none fills and makes the loop wait), while
+ * another session hands launches to its own queue's strand and asks for
+ * its flush: that strand waits for a thread. It gets one at the next
+ * launch a busy strand makes (those go behind it), not when the busy
+ * session stops sending: checked by the other session's launches (of a
+ * size the spy marks) made and flushed while the busy queues are fed.
+ */
+static void
+test_fair(void)
+{
+	struct srv	sv;
+	struct conn	c, v;
+	Vcl__KernelArg	a, *ap = &a;
+	char		mark[16];
+	uint32_t	w = 0;
+	long		n = -1, sent, need;
+	int		i, bad = 0;
+
+	c.fd = v.fd = -1;
+	snprintf(mark, sizeof mark, "%d", VICTIM_GWS);
+	if (!ss_server_with(&sv, "fair_server_start", "5000", mark))
+		return;
+	if (!check("fair_setup", ss_setup(&v, &sv) == 0 &&
+	    ss_setup(&c, &sv) == 0, "no session"))
+		goto out;
+	for (i = 0; i < NBUSY && !bad; i++)
+		bad |= create_queue(&c, BUSY_Q + i, CTX) != 0 ||
+		    raw_kernel(&c, BUSY_K + i, PROG, "kmul") != 0;
+	/* A run of launches; then every busy queue's strand has plenty. */
+	bad |= ss_launches(&c, 8, &w) != 0 || ss_feed(&c, BUSY_WAIT) != 0;
+	sent = 8 + NBUSY * BUSY_WAIT;
+	bad |= ss_wait_launched(8 + NBUSY) != 0;
+	if (!check("fair_busy", !bad, "the busy session failed"))
+		goto out;
+	/* The other session: 8 launches on the loop, 4 for its strand. */
+	vcl__kernel_arg__init(&a);
+	a.index = 0;
+	a.type = VCL__KERNEL_ARG__TYPE__MEM;
+	a.has_mem = 1;
+	a.mem = BUF;
+	for (i = 0; i < 12 && !bad; i++)
+		bad |= raw_ndrange(&v, Q, K_MUL, VICTIM_GWS, 0, &ap, 1, 0) !=
+		    0;
+	for (i = 0; i < 300 && !bad; i++) {
+		if ((n = ss_spied(3)) == 0 && ss_spied(4) == 12)
+			break;
+		n += 12 - ss_spied(4);
+		/* What the busy strands made since, sent again. */
+		need = NBUSY * BUSY_WAIT - (sent - (ss_spied(1) -
+		    ss_spied(4)));
+		if (need >= NBUSY) {
+			bad |= ss_feed(&c, (int)(need / NBUSY)) != 0;
+			sent += need / NBUSY * NBUSY;
+		}
+		poll_wait();
+	}
+	check("fair_sent", !bad, "a send failed");
+	check("fair_flushed", n == 0, "%ld of the other session's launches "
+	    "left unmade or unflushed while the busy queues were fed", n);
+	check("fair_finish", raw_finish(&v, Q) == 0, "the finish failed");
+out:
+	conn_close(&c);
+	conn_close(&v);
+	srv_stop(&sv, "fair_server_exit");
+}
+
 static const struct test tests[] = {
 	{ "idle", test_idle, 60 },
 	{ "drained", test_drained, 60 },
+	{ "fair", test_fair, 90 },
 };
 
 int
