@@ -86,7 +86,8 @@ struct vcl_submit {
 #define VCL_SUBMIT_MIN_CPUS	4	/* launches stay on the loop with fewer */
 
 static atomic_uint_fast64_t vcl_submit_nmoved;	/* queues moved, in all */
-static atomic_uint_fast64_t vcl_submit_nlaunched; /* launches on strands */
+static atomic_uint_fast64_t vcl_submit_nlaunched; /* launches handed to
+						     strands, made */
 
 static int	vcl_submit_mode = -1;	/* VCL_LAUNCH_STRAND: 0, 1, 2 (auto) */
 static int	vcl_submit_cpus;	/* CPUs online */
@@ -493,7 +494,10 @@ vcl_submit_drain(struct vcl_submit *s)
 	return (err);
 }
 
-/* Launches made on strands since the start (Stats). */
+/*
+ * Launches handed to strands and made since the start, by their thread or
+ * by the loop when it needed them first (Stats).
+ */
 uint64_t
 vcl_submit_launched(void)
 {
