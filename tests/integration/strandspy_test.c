@@ -360,10 +360,47 @@ out:
 	srv_stop(&sv, "fair_server_exit");
 }
 
+/*
+ * A flush that blocks (VCL_TEST_FLUSH_HOLD: a flush on a strand waits
+ * until its queue goes, as a runtime that blocks in clFlush would) with
+ * launches behind it on the strand: a finish, which needs them made,
+ * has the loop make them, and its reply comes long before the flush ends
+ * (a loop that waited for the strand's thread would wait for the flush).
+ */
+static void
+test_held(void)
+{
+	struct srv		sv;
+	struct conn		c;
+	Vcl__StatsResult	st;
+	uint32_t		w = 0, got = 0;
+	int			ok;
+
+	setenv("VCL_TEST_FLUSH_HOLD", "1", 1);
+	ok = ss_server(&sv, "held_server_start");
+	unsetenv("VCL_TEST_FLUSH_HOLD");
+	if (!ok)
+		return;
+	if (!check("held_setup", ss_setup(&c, &sv) == 0, "no session"))
+		goto out;
+	/* The strand's flush of the first ones waits; more come behind. */
+	check("held_sent", ss_launches(&c, RUN_A, &w) == 0 &&
+	    ss_wait_launched(9) == 0 && ss_launches(&c, RUN_B, &w) == 0,
+	    "a send failed, or no launch was made");
+	check("held_made", ss_result(&c, &got) && got == w,
+	    "the buffer holds %u, want %u", got, w);
+	check("held_offloop", stats(&c, &st) == 0 &&
+	    st.launches_offloop > 0, "no launch went to a strand");
+out:
+	conn_close(&c);
+	srv_stop(&sv, "held_server_exit");
+}
+
 static const struct test tests[] = {
 	{ "idle", test_idle, 60 },
 	{ "drained", test_drained, 60 },
 	{ "fair", test_fair, 90 },
+	{ "held", test_held, 60 },
 };
 
 int
