@@ -413,9 +413,10 @@ test_bad_source(void)
 		snprintf(what, sizeof what, "bad_%s_next", bad_names[i]);
 		if (!check(what, (same || ucxpeer_link_open(&pe, &b) == 0) &&
 		    mig_in(&c, ev + 2, SIZE, xfer + 1) == 0 && push_pulled(&pe,
-		    sid, key, xfer + 1, xfer + 1, SIZE, (uint64_t)(uintptr_t)good,
-		    SIZE) == 0 && ucxpeer_wait_notify(pe.u, &c, ev + 2, &st) ==
-		    0 && st == CL_COMPLETE, "the transfer after it: %d", st))
+		    sid, key, xfer + 1, xfer + 1, SIZE,
+		    (uint64_t)(uintptr_t)good, SIZE) == 0 &&
+		    ucxpeer_wait_notify(pe.u, &c, ev + 2, &st) == 0 &&
+		    st == CL_COMPLETE, "the transfer after it: %d", st))
 			goto out;
 		snprintf(what, sizeof what, "bad_%s_next_range", bad_names[i]);
 		check_range(what, &c, BUF_BYTES, SIZE, 3, 0);
