@@ -15,6 +15,8 @@
 
 #include "rawproto.h"
 #include "ucxpeer.h"
+#include "vcl_buf.h"
+#include "vcl_io.h"
 
 #define MIB		(1u << 20)
 #define BUF_BYTES	(3 * MIB)
@@ -655,12 +657,338 @@ out0:
 		close(qfd[0]);
 }
 
+/* A listening socket on 127.0.0.1, its port into port. */
+static int
+fake_listen(char *port, size_t len)
+{
+	struct sockaddr_in	sin;
+	socklen_t		sl = sizeof sin;
+	int			fd;
+
+	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return (-1);
+	memset(&sin, 0, sizeof sin);
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(fd, (struct sockaddr *)&sin, sizeof sin) != 0 ||
+	    listen(fd, 4) != 0 ||
+	    getsockname(fd, (struct sockaddr *)&sin, &sl) != 0) {
+		close(fd);
+		return (-1);
+	}
+	snprintf(port, len, "%u", ntohs(sin.sin_port));
+	return (fd);
+}
+
+/* Send one ToClient frame on fd. */
+static int
+fake_send(int fd, Vcl__ToClient *tc)
+{
+	struct vcl_buf	b = { NULL, 0, 0 };
+	struct iovec	iov;
+	int		rc = -1;
+
+	if (vcl_buf_pack(&b, &tc->base, 0) == 0) {
+		iov.iov_base = b.data;
+		iov.iov_len = b.len;
+		rc = vcl_io_writev_full(fd, &iov, 1);
+	}
+	vcl_buf_free(&b);
+	return (rc);
+}
+
+/* Read one Request frame on fd, its bulk read and dropped. */
+static Vcl__Request *
+fake_recv(int fd)
+{
+	struct vcl_frame_limits	 lim = { 1u << 20, 64ull << 20 };
+	struct vcl_frame_hdr	 hdr;
+	Vcl__Request		*r = NULL;
+	uint8_t			 h[VCL_FRAME_HDR_LEN], *msg, junk[65536];
+	const char		*why;
+	uint64_t		 left, n;
+
+	if (read_n(fd, h, sizeof h) != 0 ||
+	    vcl_frame_decode(h, &lim, &hdr, &why) != 0 ||
+	    (msg = malloc(hdr.msg_len + 1)) == NULL)
+		return (NULL);
+	if (read_n(fd, msg, hdr.msg_len) == 0)
+		r = vcl__request__unpack(NULL, hdr.msg_len, msg);
+	free(msg);
+	for (left = hdr.bulk_len; r != NULL && left > 0; left -= n) {
+		n = left < sizeof junk ? left : sizeof junk;
+		if (read_n(fd, junk, n) != 0) {
+			vcl__request__free_unpacked(r, NULL);
+			r = NULL;
+		}
+	}
+	return (r);
+}
+
+/*
+ * Be the destination server of sv's peer link (its next connection to
+ * lfd) on ucx: greet, take its Hello and its ucx address, welcome it
+ * naming ours, then take its ring and name ours, as pe. 0 or -1.
+ */
+static int
+fake_dest(int lfd, struct ucxpeer_link *pe)
+{
+	Vcl__ToClient		 tc = VCL__TO_CLIENT__INIT;
+	Vcl__Greeting		 g = VCL__GREETING__INIT;
+	Vcl__Reply		 r = VCL__REPLY__INIT;
+	Vcl__Welcome		 w = VCL__WELCOME__INIT;
+	Vcl__TransportOffer	 o = VCL__TRANSPORT_OFFER__INIT;
+	Vcl__Request		*h = NULL;
+	struct timeval		 tv = { RECV_TIMEOUT_S, 0 };
+	struct ucxpeer_msg	 m;
+	struct pollfd		 pfd;
+	const void		*a;
+	uint8_t			 nonce[32];
+	size_t			 alen, i;
+	char			 err[256];
+	int			 rc = -1;
+
+	ucxpeer_link_init(pe);
+	pfd.fd = lfd;
+	pfd.events = POLLIN;
+	if ((pe->u = vcl_ucx_create(NULL, err, sizeof err)) == NULL ||
+	    poll(&pfd, 1, RECV_TIMEOUT_S * 1000) != 1 ||
+	    (pe->p.fd = accept(lfd, NULL, NULL)) < 0)
+		return (-1);
+	setsockopt(pe->p.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	memset(nonce, 7, sizeof nonce);
+	g.version = VCL_PROTOCOL_VERSION;
+	g.nonce.data = nonce;
+	g.nonce.len = sizeof nonce;
+	tc.greeting = &g;
+	if (fake_send(pe->p.fd, &tc) != 0 || (h = fake_recv(pe->p.fd)) ==
+	    NULL || h->call_case != VCL__REQUEST__CALL_HELLO)
+		goto out;
+	for (i = 0; i < h->hello->n_transports; i++)
+		if (strcmp(h->hello->transports[i]->name, "ucx") == 0 &&
+		    h->hello->transports[i]->has_address)
+			break;
+	if (i == h->hello->n_transports || (pe->ep = vcl_ucx_ep_open(pe->u,
+	    h->hello->transports[i]->address.data,
+	    h->hello->transports[i]->address.len, NULL, NULL)) == NULL)
+		goto out;
+	pe->srv_ns = ucxpeer_fnv(h->hello->transports[i]->address.data,
+	    h->hello->transports[i]->address.len);
+	vcl_ucx_address(pe->u, &a, &alen);
+	pe->ns = ucxpeer_fnv(a, alen);
+	pe->link = ucxpeer_link_no(pe->p.fd);
+	o.name = "ucx";
+	o.has_address = 1;
+	o.address.data = (uint8_t *)a;
+	o.address.len = alen;
+	w.node_name = "fake";
+	w.transport = &o;
+	w.transport_why = "forced";
+	r.seq = h->seq;
+	r.status = CL_SUCCESS;
+	r.result_case = VCL__REPLY__RESULT_WELCOME;
+	r.welcome = &w;
+	tc = (Vcl__ToClient)VCL__TO_CLIENT__INIT;
+	tc.reply = &r;
+	memset(&m, 0, sizeof m);
+	if (fake_send(pe->p.fd, &tc) == 0 && ucxpeer_link_recv(pe, &m) == 0 &&
+	    m.type == UCXPEER_RING && ucxpeer_link_send(pe, UCXPEER_MAPPED, 0,
+	    0, 0, NULL) == 0 && ucxpeer_link_ring(pe) == 0)
+		rc = 0;
+out:
+	if (h != NULL)
+		vcl__request__free_unpacked(h, NULL);
+	return (rc);
+}
+
+/* MigrateOut of size bytes of c's buffer 3 to addr, transfer xfer. */
+static int
+mig_out(struct conn *c, const char *addr, uint64_t ev, uint64_t size,
+    uint64_t xfer)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__MigrateOut	mo = VCL__MIGRATE_OUT__INIT;
+	Vcl__PeerDest	d = VCL__PEER_DEST__INIT;
+
+	d.addr = (char *)addr;
+	d.session = 1;
+	d.key = 2;
+	mo.context = 1;
+	mo.mem = 3;
+	mo.offset = OFF;
+	mo.size = size;
+	mo.dest = &d;
+	mo.transfer = xfer;
+	mo.has_event = 1;
+	mo.event = ev;
+	r.call_case = VCL__REQUEST__CALL_MIGRATE_OUT;
+	r.migrate_out = &mo;
+	return (send_req(c, &r, NULL, 0));
+}
+
+/*
+ * The right PULL for the server's placed send xid: a SOURCE of the push's
+ * length names where the range is in the server; read it from there (its
+ * child: the kernel lets us), check it, say DONE: the MigrateOut (event
+ * ev) completes.
+ */
+static void
+ask_right(struct srv *a, struct conn *c, struct ucxpeer_link *pe,
+    uint64_t xid, uint64_t ev, const uint32_t *data)
+{
+	struct ucxpeer_msg	 m;
+	struct iovec		 l, r;
+	uint8_t			*got;
+	cl_int			 st = 1;
+
+	memset(&m, 0, sizeof m);
+	if ((got = malloc(SIZE)) == NULL)
+		return;
+	if (check("ask_pull_right_source", ucxpeer_link_send(pe, UCXPEER_PULL,
+	    xid, 0, SIZE, NULL) == 0 && recv_next(pe, xid, &m) == 0 &&
+	    m.type == UCXPEER_SOURCE && m.len == SIZE && m.off != 0,
+	    "answer %u, len %llu", m.type, (unsigned long long)m.len)) {
+		l.iov_base = got;
+		l.iov_len = SIZE;
+		r.iov_base = (void *)(uintptr_t)m.off;
+		r.iov_len = SIZE;
+		check("ask_pull_right_bytes", process_vm_readv(a->pid, &l, 1,
+		    &r, 1, 0) == (ssize_t)SIZE && memcmp(got, (const uint8_t *)
+		    data + OFF, SIZE) == 0, "the range named is not the "
+		    "buffer's (%s)", strerror(errno));
+		check("ask_pull_right_done", ucxpeer_link_send(pe, UCXPEER_DONE,
+		    xid, 0, 0, NULL) == 0 && ucxpeer_wait_notify(pe->u, c, ev,
+		    &st) == 0 && st == CL_COMPLETE, "the MigrateOut: %d", st);
+	}
+	free(got);
+}
+
+/* What a hostile destination asks of the server's placed send. */
+enum ask { PULL_LONGER, PULL_SHORTER, PULL_ZERO, PULL_HUGE, OFFER_PAST,
+    OFFER_WRAPS, PULL_RIGHT, NASK };
+static const char *const ask_names[NASK] = {
+	"pull_longer", "pull_shorter", "pull_zero", "pull_huge", "offer_past",
+	"offer_wraps", "pull_right",
+};
+
+/*
+ * The server is the source; this process the destination (a server it
+ * links to), asking for the bytes wrongly: a PULL longer or shorter than
+ * the push, of zero bytes, of 2^64 - 1; an OFFER past the bulk's end, or
+ * whose offset plus length wraps. Each stops placement on its link and
+ * fails the MigrateOut with an error; the server lives, reads nothing
+ * into our ring and holds nothing once its client went. (Each case its
+ * own link: a new address.) Last, the right PULL: its SOURCE names the
+ * range, which we read from the server, and our DONE completes it.
+ */
+static void
+test_bad_ask(void)
+{
+	struct srv		 a;
+	struct conn		 c;
+	struct ucxpeer_link	 pe;
+	struct ucxpeer_msg	 m;
+	Vcl__Request		*h;
+	uint32_t		*data = NULL;
+	uint64_t		 xid, off, len;
+	char			 port[16], addr[64], what[64];
+	size_t			 k;
+	cl_int			 st;
+	int			 i, lfd = -1, type;
+
+	c.fd = -1;
+	ucxpeer_link_init(&pe);
+	if (!start(&a, "ask_server", NULL, NULL))
+		return;
+	if (!check("ask_setup", (data = words(6, BUF_BYTES)) != NULL &&
+	    client_open(&c, &a, NULL, NULL) == 0 && create_buffer(&c, 3, 1,
+	    BUF_BYTES, data, BUF_BYTES) == 0, "no session"))
+		goto out;
+	for (i = 0; i < NASK; i++) {
+		if (!check("ask_listen", (lfd = fake_listen(port,
+		    sizeof port)) != -1, "%s", strerror(errno)))
+			goto out;
+		snprintf(addr, sizeof addr, "127.0.0.1:%s", port);
+		/* A small push brings the link up (it rides the stream). */
+		snprintf(what, sizeof what, "ask_%s_link", ask_names[i]);
+		h = NULL;
+		st = 1;
+		if (!check(what, mig_out(&c, addr, 30 + 4 * (uint64_t)i, 4096,
+		    200 + 2 * (uint64_t)i) == 0 && fake_dest(lfd, &pe) == 0 &&
+		    (h = fake_recv(pe.p.fd)) != NULL && h->call_case ==
+		    VCL__REQUEST__CALL_PEER_PUSH && ucxpeer_wait_notify(pe.u, &c,
+		    30 + 4 * (uint64_t)i, &st) == 0 && st == CL_COMPLETE,
+		    "no link, or its first push (%d)", st))
+			goto out;
+		vcl__request__free_unpacked(h, NULL);
+		h = NULL;
+		/* The placed one. */
+		snprintf(what, sizeof what, "ask_%s_head", ask_names[i]);
+		if (!check(what, mig_out(&c, addr, 32 + 4 * (uint64_t)i, SIZE,
+		    201 + 2 * (uint64_t)i) == 0 && (h = fake_recv(pe.p.fd)) !=
+		    NULL && h->call_case == VCL__REQUEST__CALL_PEER_PUSH &&
+		    h->has_bulk_xfer && (h->bulk_xfer & UCXPEER_PLACE) != 0 &&
+		    h->bulk_size == SIZE, "no placed push"))
+			goto out;
+		xid = h->bulk_xfer;
+		vcl__request__free_unpacked(h, NULL);
+		off = 0;
+		len = SIZE;
+		type = UCXPEER_PULL;
+		if (i == PULL_LONGER)
+			len = SIZE + 1;
+		else if (i == PULL_SHORTER)
+			len = SIZE - 4096;
+		else if (i == PULL_ZERO)
+			len = 0;
+		else if (i == PULL_HUGE)
+			len = UINT64_MAX;
+		else {
+			type = UCXPEER_OFFER;
+			len = 4096;
+			off = i == OFFER_PAST ? SIZE : UINT64_MAX - 2048;
+		}
+		memset(pe.ring, 0xee, 2 * MIB);
+		st = 1;
+		if (i == PULL_RIGHT) {
+			ask_right(&a, &c, &pe, xid, 32 + 4 * (uint64_t)i, data);
+			ucxpeer_link_close(&pe);
+			close(lfd);
+			lfd = -1;
+			continue;
+		}
+		snprintf(what, sizeof what, "ask_%s_fails", ask_names[i]);
+		check(what, ucxpeer_link_send(&pe, (uint32_t)type, xid, off,
+		    len, NULL) == 0 && ucxpeer_wait_notify(pe.u, &c, 32 + 4 *
+		    (uint64_t)i, &st) == 0 && st < 0, "the MigrateOut: %d; see "
+		    "%s/stderr", st, a.dir);
+		/* Nothing of its bytes in our ring; no SOURCE, no slot. */
+		for (k = 0; k < 2 * MIB && pe.ring[k] == 0xee; k++)
+			;
+		snprintf(what, sizeof what, "ask_%s_ring", ask_names[i]);
+		check(what, k == 2 * MIB, "our ring written at %zu", k);
+		memset(&m, 0, sizeof m);
+		ucxpeer_link_close(&pe);
+		close(lfd);
+		lfd = -1;
+	}
+	check_clean("ask", &a, &c, &pe);
+out:
+	if (lfd != -1)
+		close(lfd);
+	free(data);
+	conn_close(&c);
+	ucxpeer_link_close(&pe);
+	srv_stop(&a, "ask_server_exit");
+}
+
 static const struct test tests[] = {
 	{ "unsolicited", test_unsolicited, 120 },
 	{ "bad_source", test_bad_source, 120 },
 	{ "silent_source", test_silent_source, 120 },
 	{ "dup_source", test_dup_source, 120 },
 	{ "third_ring", test_third_ring, 120 },
+	{ "bad_ask", test_bad_ask, 120 },
 };
 
 int

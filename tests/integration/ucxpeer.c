@@ -77,7 +77,7 @@ ucxpeer_wait_notify(struct vcl_ucx *u, struct conn *c, uint64_t ev,
 }
 
 /* FNV-1a, as the backend hashes addresses. */
-static uint32_t
+uint32_t
 ucxpeer_fnv(const void *a, size_t len)
 {
 	const uint8_t	*p = a;
@@ -92,7 +92,7 @@ ucxpeer_fnv(const void *a, size_t len)
 }
 
 /* The link's number from its control stream, as the backend forms it. */
-static uint32_t
+uint32_t
 ucxpeer_link_no(int fd)
 {
 	struct sockaddr_storage	a, b;

@@ -43,6 +43,8 @@ struct ucxpeer_link {
 	int			 in_done, in_status, sent;
 };
 
+uint32_t ucxpeer_fnv(const void *, size_t);
+uint32_t ucxpeer_link_no(int);
 void	ucxpeer_link_init(struct ucxpeer_link *);
 int	ucxpeer_link_hello(struct ucxpeer_link *, const struct srv *);
 int	ucxpeer_link_ring(struct ucxpeer_link *);
