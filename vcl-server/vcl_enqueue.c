@@ -447,19 +447,22 @@ vcl_cmd_park(struct vcl_cmd *f)
  * goes over the older commands of f's queue slot (s->qcmds), VCL_PARK_WALK
  * at most, so a long queue costs no walk per completion: past that bound
  * (a slot shared with a queue of that many commands in flight) f goes on.
- * Returns 1 when f was parked.
+ * A command completed so does not settle in turn (the loop's stack stays
+ * flat behind a long queue whose callbacks lag). Returns 1 when f was
+ * parked.
  */
 static int
 vcl_cmd_park_event(struct vcl_cmd *f)
 {
+	static int		 settling;	/* the loop thread's */
 	struct vcl_session	*s = f->d.s;
 	struct vcl_cmd		*c, *done[VCL_PARK_WALK], **pp;
 	cl_int			 st;
 	int			 n = 0, k, expect;
 
 	/* The list is newest first: what follows f is older. */
-	for (c = LIST_NEXT(f, qentry), k = 0; c != NULL && k < VCL_PARK_WALK;
-	    c = LIST_NEXT(c, qentry), k++) {
+	for (c = LIST_NEXT(f, qentry), k = 0; !settling && c != NULL &&
+	    k < VCL_PARK_WALK; c = LIST_NEXT(c, qentry), k++) {
 		if (c->queue_id != f->queue_id || atomic_load(&c->claimed))
 			continue;
 		if (clGetEventInfo(c->ev, CL_EVENT_COMMAND_EXECUTION_STATUS,
@@ -471,8 +474,12 @@ vcl_cmd_park_event(struct vcl_cmd *f)
 		c->status = st;
 		done[n++] = c;
 	}
-	while (n > 0)
-		vcl_cmd_complete(done[--n]);
+	if (n > 0) {		/* so not settling already */
+		settling = 1;
+		while (n > 0)
+			vcl_cmd_complete(done[--n]);
+		settling = 0;
+	}
 	if (s->dead)
 		return (0);
 	for (c = LIST_NEXT(f, qentry), k = 0; c != NULL && k < VCL_PARK_WALK;
