@@ -187,6 +187,12 @@ struct vcl_session {
 	struct vcl_hobj		*dirty[16];	/* queues to flush */
 	int			 ndirty;
 	int			 flush_all;
+	struct vcl_hobj		*strands[16];	/* queues with launches handed
+						   to their strand since the
+						   last drain (vcl_submit.c) */
+	int			 nstrands;
+	uint32_t		 launch_run;	/* launches in a row: a run of
+						   them is worth a strand */
 
 	/*
 	 * Output a completing thread may write straight to the socket (a

@@ -12,8 +12,10 @@
 struct vcl_buf;
 struct vcl_bulk;
 struct vcl_fast;
+struct vcl_launch;
 struct vcl_server;
 struct vcl_session;
+struct vcl_submit;
 
 struct vcl_session *vcl_session_new(struct vcl_server *, int, const char *);
 void	vcl_session_ref(struct vcl_session *);
@@ -32,6 +34,10 @@ void	vcl_session_run(struct vcl_session *, Vcl__Request *,
 void	vcl_session_flush_queues(struct vcl_session *);
 void	vcl_session_req_free(struct vcl_session *, Vcl__Request *);
 void	vcl_session_flush_queue(struct vcl_session *, struct vcl_hobj *);
+struct vcl_submit *vcl_session_strand(struct vcl_session *, struct vcl_hobj *);
+int	vcl_session_strand_launch(struct vcl_session *, struct vcl_hobj *,
+	    const struct vcl_launch *);
+void	vcl_session_quiesce(struct vcl_session *);
 int	vcl_session_flush_now(struct vcl_session *, struct vcl_hobj *);
 int	vcl_session_next_up(struct vcl_session *, uint64_t, int);
 void	vcl_session_let_go(struct vcl_session *, struct vcl_hobj *);
