@@ -336,9 +336,9 @@ out:
 }
 
 /* What is wrong with a SOURCE in test_bad_source. */
-enum bad { UNMAPPED, HALF, LONGER, SHORTER, WRAPS, NBAD };
+enum bad { UNREADABLE, HALF, LONGER, SHORTER, WRAPS, NBAD };
 static const char *const bad_names[NBAD] = {
-	"unmapped", "half_mapped", "longer", "shorter", "wraps",
+	"unreadable", "half_readable", "longer", "shorter", "wraps",
 };
 
 /*
@@ -373,6 +373,10 @@ test_bad_source(void)
 	for (i = 0; i < NBAD; i++) {
 		xfer = 100 + 2 * (uint64_t)i;
 		ev = 20 + 4 * (uint64_t)i;
+		snprintf(what, sizeof what, "bad_%s_fails", bad_names[i]);
+		if (pe.u == NULL && !check(what, ucxpeer_link_open(&pe, &b) ==
+		    0, "no link"))
+			goto out;
 		map = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE |
 		    MAP_ANONYMOUS, -1, 0);
 		if (!check("bad_map", map != MAP_FAILED, "mmap: %s",
@@ -382,7 +386,7 @@ test_bad_source(void)
 		addr = (uint64_t)(uintptr_t)map;
 		len = SIZE;
 		/* Unreadable, and no other mapping can take its place. */
-		if (i == UNMAPPED)
+		if (i == UNREADABLE)
 			mprotect(map, SIZE, PROT_NONE);
 		else if (i == HALF)
 			mprotect(map + SIZE / 2, SIZE / 2, PROT_NONE);
@@ -393,10 +397,6 @@ test_bad_source(void)
 		else if (i == WRAPS)
 			addr = UINT64_MAX - 4095;
 		st = 1;
-		snprintf(what, sizeof what, "bad_%s_fails", bad_names[i]);
-		if (pe.u == NULL && !check(what, ucxpeer_link_open(&pe, &b) ==
-		    0, "no link"))
-			goto out;
 		if (!check(what, mig_in(&c, ev, SIZE, xfer) == 0 &&
 		    push_pulled(&pe, sid, key, xfer, xfer, SIZE, addr, len) ==
 		    0 && ucxpeer_wait_notify(pe.u, &c, ev, &st) == 0 && st < 0,
@@ -408,7 +408,7 @@ test_bad_source(void)
 		snprintf(what, sizeof what, "bad_%s_range", bad_names[i]);
 		check_range(what, &c, BUF_BYTES, SIZE, 3, 1);
 		/* A failed read leaves the link placing; a refusal not. */
-		same = i == UNMAPPED || i == HALF;
+		same = i == UNREADABLE || i == HALF;
 		if (!same)
 			ucxpeer_link_close(&pe);
 		st = 1;
