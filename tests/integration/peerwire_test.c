@@ -4,12 +4,14 @@
  * a real vclserver, as the source of its migrations, and breaks the
  * protocol: SOURCE and NOSOURCE no PULL asked for (stale, foreign, for
  * another session's transfer), a SOURCE the server cannot read (memory
- * not mapped, half mapped, a length not the transfer's, an address that
- * wraps, a second one while the first is read), a PULL it never answers,
- * and a ring of a third process named as its own. Each time the server
- * lives on, writes nothing outside the destination's range, fails the
- * client's MigrateIn with an error, and holds nothing once the sessions
- * went; where the link stays up, its next transfer lands.
+ * not readable, half readable, a length not the transfer's, an address
+ * that wraps, a second one while the first is read), a PULL it never
+ * answers, and a ring of a third process named as its own; and as the
+ * destination of its migrations, asking them wrongly (a PULL or an OFFER
+ * of the wrong length or place). Each time the server lives on, writes
+ * nothing outside the destination's range, fails the client's migration
+ * with CL_DEVICE_NOT_AVAILABLE (as a lost link), and holds nothing once
+ * the sessions went; where the link stays up, its next transfer lands.
  */
 #include <sys/mman.h>
 
@@ -399,7 +401,8 @@ test_bad_source(void)
 		st = 1;
 		if (!check(what, mig_in(&c, ev, SIZE, xfer) == 0 &&
 		    push_pulled(&pe, sid, key, xfer, xfer, SIZE, addr, len) ==
-		    0 && ucxpeer_wait_notify(pe.u, &c, ev, &st) == 0 && st < 0,
+		    0 && ucxpeer_wait_notify(pe.u, &c, ev, &st) == 0 &&
+		    st == CL_DEVICE_NOT_AVAILABLE,
 		    "the migration: %d; see %s/stderr", st, b.dir)) {
 			munmap(map, SIZE);
 			goto out;
@@ -462,7 +465,8 @@ test_silent_source(void)
 	    "no PULL (%u)", m.type))
 		goto out;
 	check("silent_fails", ucxpeer_wait_notify(pe.u, &c, 10, &st) == 0 &&
-	    st < 0, "the migration: %d; see %s/stderr", st, b.dir);
+	    st == CL_DEVICE_NOT_AVAILABLE, "the migration: %d; see %s/stderr",
+	    st, b.dir);
 	check("silent_link_closed", wait_closed(&pe.p), "the link stays");
 	check_range("silent_range", &c, BUF_BYTES, SIZE, 5, 1);
 	ucxpeer_link_close(&pe);
@@ -523,7 +527,7 @@ test_dup_source(void)
 	if ((fd = open(go, O_CREAT | O_WRONLY, 0600)) >= 0)
 		close(fd);
 	check("dup_fails", (seen || ucxpeer_wait_notify(pe.u, &c, 10, &st) ==
-	    0) && st < 0, "the migration: %d", st);
+	    0) && st == CL_DEVICE_NOT_AVAILABLE, "the migration: %d", st);
 	check("dup_answer_after_read", srv_stderr_has(&b,
 	    "direct pull of 41943040 bytes"), "answered, and the read has not "
 	    "ended (%s/stderr)", b.dir);
@@ -635,7 +639,8 @@ test_third_ring(void)
 		    "see %s/stderr", m.type, b.dir);
 	ucxpeer_link_close(&pe);
 	if (st == 1)
-		check("third_fails", wait_notify(&c, 10, &st) == 0 && st < 0,
+		check("third_fails", wait_notify(&c, 10, &st) == 0 &&
+		    st == CL_DEVICE_NOT_AVAILABLE,
 		    "the migration: %d", st);
 	/* Neither seed 3's words nor the secret's (seed 9): nothing. */
 	check_range("third_no_secret", &c, BUF_BYTES, SIZE, 3, 1);
@@ -916,10 +921,13 @@ test_bad_ask(void)
 		if (!check(what, mig_out(&c, addr, 30 + 4 * (uint64_t)i, 4096,
 		    200 + 2 * (uint64_t)i) == 0 && fake_dest(lfd, &pe) == 0 &&
 		    (h = fake_recv(pe.p.fd)) != NULL && h->call_case ==
-		    VCL__REQUEST__CALL_PEER_PUSH && ucxpeer_wait_notify(pe.u, &c,
-		    30 + 4 * (uint64_t)i, &st) == 0 && st == CL_COMPLETE,
-		    "no link, or its first push (%d)", st))
+		    VCL__REQUEST__CALL_PEER_PUSH && ucxpeer_wait_notify(pe.u,
+		    &c, 30 + 4 * (uint64_t)i, &st) == 0 && st == CL_COMPLETE,
+		    "no link, or its first push (%d)", st)) {
+			if (h != NULL)
+				vcl__request__free_unpacked(h, NULL);
 			goto out;
+		}
 		vcl__request__free_unpacked(h, NULL);
 		h = NULL;
 		/* The placed one. */
@@ -928,8 +936,11 @@ test_bad_ask(void)
 		    201 + 2 * (uint64_t)i) == 0 && (h = fake_recv(pe.p.fd)) !=
 		    NULL && h->call_case == VCL__REQUEST__CALL_PEER_PUSH &&
 		    h->has_bulk_xfer && (h->bulk_xfer & UCXPEER_PLACE) != 0 &&
-		    h->bulk_size == SIZE, "no placed push"))
+		    h->bulk_size == SIZE, "no placed push")) {
+			if (h != NULL)
+				vcl__request__free_unpacked(h, NULL);
 			goto out;
+		}
 		xid = h->bulk_xfer;
 		vcl__request__free_unpacked(h, NULL);
 		off = 0;
@@ -960,8 +971,8 @@ test_bad_ask(void)
 		snprintf(what, sizeof what, "ask_%s_fails", ask_names[i]);
 		check(what, ucxpeer_link_send(&pe, (uint32_t)type, xid, off,
 		    len, NULL) == 0 && ucxpeer_wait_notify(pe.u, &c, 32 + 4 *
-		    (uint64_t)i, &st) == 0 && st < 0, "the MigrateOut: %d; see "
-		    "%s/stderr", st, a.dir);
+		    (uint64_t)i, &st) == 0 && st == CL_DEVICE_NOT_AVAILABLE,
+		    "the MigrateOut: %d; see %s/stderr", st, a.dir);
 		/* Nothing of its bytes in our ring; no SOURCE, no slot. */
 		for (k = 0; k < 2 * MIB && pe.ring[k] == 0xee; k++)
 			;
