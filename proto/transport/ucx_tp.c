@@ -57,14 +57,12 @@
 #include <sys/stat.h>
 #include <sys/queue.h>
 #include <sys/uio.h>
-#include <sys/un.h>
 
 #include <netinet/in.h>
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
