@@ -68,6 +68,8 @@ struct vcl_submit {
 	enum vcl_submit_owner	 owner;
 	cl_int			 err;		/* first failed launch since the
 						   last drain */
+	int			 waiting;	/* the loop waits for ... */
+	unsigned		 want;		/* ... this many launches left */
 	atomic_uint_fast64_t	 launch_ns;	/* a launch call's time, averaged */
 	int			 launching;	/* launches go to the strand
 						   (loop's) */
@@ -235,17 +237,20 @@ vcl_submit_offload(struct vcl_submit *s)
 }
 
 /*
- * Make the strand's launches in order (s->lock held, released around each
- * call); the caller is its owner. The first failure is kept for the drain.
+ * Make the strand's launches in order, as many as wait now at most (s->lock
+ * held, released around each call); the caller is its owner. The first
+ * failure is kept for the drain. The loop is woken only when it has what it
+ * waits for: a wakeup per launch would cost the strand more than the call.
  */
 static void
 vcl_submit_jobs(struct vcl_submit *s)
 {
 	const struct vcl_launch	*l;
 	uint64_t		 t0;
+	unsigned		 n;
 	cl_int			 err;
 
-	while (atomic_load(&s->njobs) > 0) {
+	for (n = atomic_load(&s->njobs); n > 0; n--) {
 		/* The loop adds behind it and never overwrites it. */
 		l = &s->jobs[s->head];
 		pthread_mutex_unlock(&s->lock);
@@ -260,27 +265,32 @@ vcl_submit_jobs(struct vcl_submit *s)
 		if (err != CL_SUCCESS && s->err == CL_SUCCESS)
 			s->err = err;
 		s->head = (s->head + 1) % VCL_SUBMIT_JOBS;
-		atomic_fetch_sub(&s->njobs, 1);
 		atomic_fetch_add(&vcl_submit_nlaunched, 1);
-		pthread_cond_broadcast(&s->cond);	/* room, or drained */
+		if (atomic_fetch_sub(&s->njobs, 1) - 1 <= s->want &&
+		    s->waiting)
+			pthread_cond_broadcast(&s->cond);
 	}
 }
 
 /*
- * Loop (s->lock held): make the strand's launches here when no one makes
- * them now, else wait for the one in progress to end.
+ * Loop (s->lock held): until no more than want launches wait, make them
+ * here while no one else makes them, else wait for the thread that does.
  */
 static void
-vcl_submit_take(struct vcl_submit *s)
+vcl_submit_take(struct vcl_submit *s, unsigned want)
 {
-	if (s->owner != VCL_SUBMIT_NOBODY) {
+	while (atomic_load(&s->njobs) > want) {
+		if (s->owner == VCL_SUBMIT_NOBODY) {
+			s->owner = VCL_SUBMIT_LOOP;
+			vcl_submit_jobs(s);
+			s->owner = VCL_SUBMIT_NOBODY;
+			continue;
+		}
+		s->want = want;
+		s->waiting = 1;
 		pthread_cond_wait(&s->cond, &s->lock);
-		return;
+		s->waiting = 0;
 	}
-	s->owner = VCL_SUBMIT_LOOP;
-	vcl_submit_jobs(s);
-	s->owner = VCL_SUBMIT_NOBODY;
-	pthread_cond_broadcast(&s->cond);
 }
 
 /*
@@ -317,11 +327,15 @@ vcl_submit_run(void *arg)
 			s->owner = VCL_SUBMIT_THREAD;
 			vcl_submit_jobs(s);
 			s->owner = VCL_SUBMIT_NOBODY;
-			pthread_cond_broadcast(&s->cond);
 		}
 		if (s->flush) {
-			/* Launches handed meanwhile: the loop may make them. */
+			/*
+			 * A flush may block: launches waiting meanwhile are
+			 * the loop's to make, if it waits for them.
+			 */
 			s->flush = 0;
+			if (s->waiting)
+				pthread_cond_broadcast(&s->cond);
 			vcl_submit_call_flush(s);
 			continue;
 		}
@@ -360,8 +374,7 @@ vcl_submit_start(struct vcl_submit *s)
 	pthread_mutex_lock(&s->lock);
 	s->running = 0;
 	s->refs--;
-	while (atomic_load(&s->njobs) > 0)
-		vcl_submit_take(s);
+	vcl_submit_take(s, 0);
 	if (s->flush) {
 		s->flush = 0;
 		pthread_mutex_unlock(&s->lock);
@@ -379,8 +392,8 @@ void
 vcl_submit_launch(struct vcl_submit *s, const struct vcl_launch *l)
 {
 	pthread_mutex_lock(&s->lock);
-	while (atomic_load(&s->njobs) == VCL_SUBMIT_JOBS)
-		vcl_submit_take(s);
+	if (atomic_load(&s->njobs) == VCL_SUBMIT_JOBS)
+		vcl_submit_take(s, VCL_SUBMIT_JOBS / 2);
 	s->jobs[(s->head + atomic_load(&s->njobs)) % VCL_SUBMIT_JOBS] = *l;
 	atomic_fetch_add(&s->njobs, 1);
 	atomic_fetch_add(&s->kicks, 1);
@@ -398,8 +411,7 @@ vcl_submit_drain(struct vcl_submit *s)
 	cl_int	err;
 
 	pthread_mutex_lock(&s->lock);
-	while (atomic_load(&s->njobs) > 0)
-		vcl_submit_take(s);
+	vcl_submit_take(s, 0);
 	err = s->err;
 	s->err = CL_SUCCESS;
 	pthread_mutex_unlock(&s->lock);
