@@ -115,8 +115,11 @@ struct vcl_session {
 	uint64_t		 refused;	/* ids over the object limit */
 	unsigned		 partitions;	/* sub-device partitions made */
 	struct vcl_cmds		 inflight;	/* commands awaiting completion */
-	struct vcl_cmd		*parked;	/* finishes waiting for an older
-						   command's completion */
+	struct vcl_cmds		 qcmds[VCL_QSLOTS]; /* the same, by queue
+						   (VCL_QSLOT): vcl_cmd_park */
+	struct vcl_cmd		*parked;	/* finishes (and Notify) waiting
+						   for an older command's
+						   completion */
 	struct vcl_helds	 held;		/* held requests, in order */
 	struct vcl_helds	 ublocked;	/* ... waiting on user events */
 	struct vcl_htab		 pending;	/* event id -> held creator */
