@@ -935,21 +935,21 @@ vcl_cmd_poll(struct vcl_session *s, struct vcl_cmd *c)
 cl_int
 vcl_cmd_watch(struct vcl_session *s, struct vcl_cmd *c)
 {
-	struct vcl_hobj			*q;
-	cl_command_queue_properties	 props;
-	cl_int				 err;
+	struct vcl_hobj	*q;
+	cl_int		 err;
 
 	c->d.fn = vcl_cmd_done;
 	LIST_INSERT_HEAD(&s->inflight, c, entry);
 	LIST_INSERT_HEAD(&s->qcmds[VCL_QSLOT(c->queue_id)], c, qentry);
 	c->inflight = 1;
 	atomic_fetch_add(&s->qinflight[VCL_QSLOT(c->queue_id)], 1);
-	/* An event of an in-order queue: its Notify keeps the queue's order. */
+	/*
+	 * An event of an in-order queue: its Notify keeps the queue's order
+	 * (the queue's properties, seen when it was made).
+	 */
 	if (c->event_id != 0 && c->then == NULL && (q = vcl_handle_get(
 	    &s->handles, c->queue_id, VCL_KIND_QUEUE)) != NULL &&
-	    q->u.queue != NULL && clGetCommandQueueInfo(q->u.queue,
-	    CL_QUEUE_PROPERTIES, sizeof props, &props, NULL) == CL_SUCCESS &&
-	    !(props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE))
+	    q->u.queue != NULL && !q->ooo)
 		c->inorder = 1;
 	/*
 	 * A read's or a finish's reply may go from the thread that sees it
