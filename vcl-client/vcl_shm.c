@@ -195,8 +195,9 @@ vcl_shm_copy(void *dst, const void *src, size_t len)
 /*
  * A read's: its queue (its inflight counts each part out), its event
  * (held until every part is in), the parts still out (ring chunks, the
- * rest in band, and the call's own until it is done with them) and the
- * first failure (under the node's lock).
+ * rest in band, and the call's own until it is done with them), the
+ * first failure and whether it is the queue's to tell (quiet: no event,
+ * and the call did not return it) (under the node's lock).
  */
 struct vcl_shm_nb {
 	struct vcl_node		*n;
@@ -204,6 +205,7 @@ struct vcl_shm_nb {
 	cl_event		 ev;
 	unsigned		 left;
 	cl_int			 err;
+	int			 quiet;
 };
 
 /* The address of a slot. */
@@ -387,13 +389,16 @@ vcl_shm_give(struct vcl_node *n, unsigned i)
 }
 
 /*
- * A part of a non-blocking read is in, or failed (st), or was never
- * sent; the last one's end lets its event complete: with the
- * server's word (the Notify of the part that carries the event, which
- * speaks of that part alone) or the first failure of any part.
+ * A part of a read is in, or failed (st), or was never sent (counted:
+ * it was one of q->inflight); the last one's end lets its event
+ * complete: with the server's word (the Notify of the part that carries
+ * the event, which speaks of that part alone) or the first failure of
+ * any part. A quiet read's failure goes to the queue's next clFinish,
+ * before its last counted part stops counting.
  */
 static void
-vcl_shm_nb_part(struct vcl_node *n, struct vcl_shm_nb *nb, cl_int st)
+vcl_shm_nb_part(struct vcl_node *n, struct vcl_shm_nb *nb, cl_int st,
+    int counted)
 {
 	int	last;
 
@@ -401,6 +406,10 @@ vcl_shm_nb_part(struct vcl_node *n, struct vcl_shm_nb *nb, cl_int st)
 	if (st != CL_SUCCESS && nb->err == CL_SUCCESS)
 		nb->err = st;
 	last = --nb->left == 0;
+	if (last && nb->quiet)
+		vcl_queue_defer(nb->q, nb->err);
+	if (counted)
+		atomic_fetch_sub(&nb->q->inflight, 1);
 	pthread_cond_broadcast(&n->cond);
 	pthread_mutex_unlock(&n->lock);
 	if (!last)
@@ -422,8 +431,7 @@ vcl_shm_nb_rest_done(struct vcl_pending *p)
 
 	if (p->msg != NULL)
 		vcl__to_client__free_unpacked(p->msg, NULL);
-	atomic_fetch_sub(&nb->q->inflight, 1);
-	vcl_shm_nb_part(n, nb, p->status);
+	vcl_shm_nb_part(n, nb, p->status, 1);
 	free(p);
 }
 
@@ -447,10 +455,8 @@ vcl_shm_chunk_done(struct vcl_pending *p)
 	n->shm->busy &= ~(1ull << t->slot);
 	pthread_cond_broadcast(&n->cond);
 	pthread_mutex_unlock(&n->lock);
-	if (nb != NULL) {
-		atomic_fetch_sub(&nb->q->inflight, 1);
-		vcl_shm_nb_part(n, nb, p->status);
-	}
+	if (nb != NULL)
+		vcl_shm_nb_part(n, nb, p->status, 1);
 	free(p);
 }
 
@@ -569,6 +575,7 @@ vcl_shm_xread(struct vcl_node *n, Vcl__Request *req, Vcl__ReadBuffer *m,
 		vcl_event_hold(ev);
 	}
 	nb->left = 1;		/* this call's, until it has sent all */
+	nb->quiet = ev == NULL && !blocking;
 	nchunks = (size_t)((size + VCL_SHM_SLOT - 1) / VCL_SHM_SLOT);
 	for (i = 0; i < nchunks && err == CL_SUCCESS; i++) {
 		off = i * (uint64_t)VCL_SHM_SLOT;
@@ -593,10 +600,8 @@ vcl_shm_xread(struct vcl_node *n, Vcl__Request *req, Vcl__ReadBuffer *m,
 			    (uint8_t *)ptr + off, m->size, vcl_shm_nb_rest_done,
 			    nb)) == CL_SUCCESS)
 				sent = 1;
-			else {
-				atomic_fetch_sub(&q->inflight, 1);
-				vcl_shm_nb_part(n, nb, err);
-			}
+			else
+				vcl_shm_nb_part(n, nb, err, 1);
 			break;
 		}
 		m->size = len;
@@ -610,8 +615,7 @@ vcl_shm_xread(struct vcl_node *n, Vcl__Request *req, Vcl__ReadBuffer *m,
 		    vcl_shm_chunk_done, t)) != CL_SUCCESS) {
 			t->nb = NULL;
 			vcl_shm_give(n, (unsigned)slot);
-			atomic_fetch_sub(&q->inflight, 1);
-			vcl_shm_nb_part(n, nb, err);
+			vcl_shm_nb_part(n, nb, err, 1);
 			break;
 		}
 		sent = 1;
@@ -627,12 +631,13 @@ vcl_shm_xread(struct vcl_node *n, Vcl__Request *req, Vcl__ReadBuffer *m,
 	/* Blocking, or failed with parts out (they land in ptr): wait. */
 	if (sent && (blocking || err != CL_SUCCESS))
 		vcl_node_wait(n, vcl_shm_nb_settled, nb);
-	if (blocking && err == CL_SUCCESS) {
-		pthread_mutex_lock(&n->lock);
+	pthread_mutex_lock(&n->lock);
+	if (blocking && err == CL_SUCCESS)
 		err = nb->err;
-		pthread_mutex_unlock(&n->lock);
-	}
-	vcl_shm_nb_part(n, nb, err);
+	if (err != CL_SUCCESS)
+		nb->quiet = 0;		/* the call tells it */
+	pthread_mutex_unlock(&n->lock);
+	vcl_shm_nb_part(n, nb, err, 0);
 	return (err);
 }
 
