@@ -36,7 +36,13 @@
 #define VCL_SHM_MIN	(64u << 10)	/* smaller transfers go in band */
 #define VCL_SHM_NSLOTS	4
 #define VCL_SHM_SLOT	(4u << 20)
-#define VCL_SHM_WAIT_MS	1000	/* for a slot before a write goes in band */
+/*
+ * How long a write's chunk, or a non-blocking read's, waits for a slot
+ * before it and the rest go in band (VCL_SHM_WAIT_MS, 1 to 600000: with
+ * more, a transfer a slow or loaded server holds up stays shared).
+ */
+#define VCL_SHM_WAIT_MS	1000
+#define VCL_SHM_WAIT_MAX	600000
 
 struct vcl_shm_nb;
 
@@ -54,6 +60,7 @@ struct vcl_shm {
 	size_t			 size;
 	int			 fd;
 	uint64_t		 busy;		/* under the node's lock */
+	int			 wait_ms;	/* VCL_SHM_WAIT_MS */
 	struct vcl_shm_tok	 tok[VCL_SHM_NSLOTS];
 };
 
@@ -269,8 +276,10 @@ vcl_shm_attach(struct vcl_node *n)
 	Vcl__Request	 req = VCL__REQUEST__INIT;
 	Vcl__ShmRing	 m = VCL__SHM_RING__INIT;
 	const char	*e = getenv("VCL_TRANSPORT");
+	const char	*w = getenv("VCL_SHM_WAIT_MS");
 	struct vcl_shm	*r;
 	unsigned	 i;
+	long		 ms;
 
 	if (atomic_exchange(&n->shm_tried, 1) != 0 ||
 	    (e != NULL && strcmp(e, "tcp") == 0) || n->welcome == NULL ||
@@ -281,6 +290,10 @@ vcl_shm_attach(struct vcl_node *n)
 		return;
 	for (i = 0; i < VCL_SHM_NSLOTS; i++)
 		r->tok[i].n = n;
+	r->wait_ms = VCL_SHM_WAIT_MS;
+	if (w != NULL && *w != '\0' && (ms = strtol(w, NULL, 10)) >= 1 &&
+	    ms <= VCL_SHM_WAIT_MAX)
+		r->wait_ms = (int)ms;
 	m.pid = (uint32_t)getpid();
 	m.fd = (uint32_t)r->fd;
 	m.slots = VCL_SHM_NSLOTS;
@@ -505,7 +518,7 @@ vcl_shm_write(struct vcl_node *n, Vcl__Request *req, Vcl__WriteBuffer *m,
 		m->offset = offset + off;
 		m->size = len;
 		if (slot != -1)
-			slot = vcl_shm_take(n, VCL_SHM_WAIT_MS);
+			slot = vcl_shm_take(n, n->shm->wait_ms);
 		if (slot == -1) {
 			m->has_shm_slot = 0;
 			err = vcl_node_send(n, req, (const uint8_t *)ptr + off,
@@ -588,7 +601,7 @@ vcl_shm_xread(struct vcl_node *n, Vcl__Request *req, Vcl__ReadBuffer *m,
 		atomic_fetch_add(&q->inflight, 1);
 		pthread_mutex_unlock(&n->lock);
 		if ((slot = vcl_shm_take(n, blocking ? 0 :
-		    VCL_SHM_WAIT_MS)) == -1) {
+		    n->shm->wait_ms)) == -1) {
 			/* The rest in band, as the read's last part. */
 			ce.has_event = e->has_event;
 			ce.event = e->event;
