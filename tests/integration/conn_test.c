@@ -369,13 +369,24 @@ test_idle(void)
 	struct conn		 holder, idle;
 	Vcl__StatsResult	 st = VCL__STATS_RESULT__INIT;
 	const char		*extra[] = { "--idle-timeout", "1", NULL };
+	int			 i, ok = 0;
 
 	holder.fd = idle.fd = -1;
 	if (!srv_start(&sv, "idle_server_start", "127.0.0.1:0", extra))
 		return;
-	if (!check("idle_sessions", conn_session(&holder, &sv) == 0 &&
-	    create_context(&holder, 1) == 0 && stats(&holder, &st) == 0 &&
-	    conn_session(&idle, &sv) == 0, "no sessions"))
+	/*
+	 * The holder holds its context before it was quiet a second (a test
+	 * held up that long between its Hello and the context lost it as
+	 * idle: then again, with a new session).
+	 */
+	for (i = 0; i < 5 && !ok; i++) {
+		conn_close(&holder);
+		ok = conn_session(&holder, &sv) == 0 &&
+		    create_context(&holder, 1) == 0 && stats(&holder, &st) ==
+		    0 && st.session_objects == 1;
+	}
+	if (!check("idle_sessions", ok && conn_session(&idle, &sv) == 0,
+	    "no sessions"))
 		goto out;
 	check("idle_closed", wait_closed(&idle), "an idle session holding "
 	    "nothing stayed open");
