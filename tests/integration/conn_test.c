@@ -765,6 +765,120 @@ out:
 	srv_stop(&sv, "bigbuf_server_exit");
 }
 
+/*
+ * A child's flood on fd: the frames of blk (len bytes, whole frames) sent
+ * again and again as fast as the server takes them, its replies read and
+ * dropped (so its output never fills and stops its input); the first
+ * reply is told on ready. Until killed (60 s at most).
+ */
+static void
+flood_run(int fd, const uint8_t *blk, size_t len, int ready)
+{
+	static uint8_t	 buf[1 << 16];
+	struct pollfd	 pfd;
+	size_t		 off = 0;
+	ssize_t		 n;
+	int		 told = 0;
+
+	alarm(60);
+	pfd.fd = fd;
+	for (;;) {
+		pfd.events = POLLIN | POLLOUT;
+		if (poll(&pfd, 1, -1) == -1 && errno != EINTR)
+			_exit(1);
+		if (pfd.revents & POLLIN) {
+			if ((n = read(fd, buf, sizeof buf)) <= 0)
+				_exit(n == 0 ? 0 : 1);
+			if (!told)
+				told = write(ready, "r", 1) == 1;
+		}
+		if (pfd.revents & POLLOUT) {
+			n = send(fd, blk + off, len - off, MSG_NOSIGNAL |
+			    MSG_DONTWAIT);
+			if (n > 0)
+				off = (off + (size_t)n) % len;
+			else if (n == -1 && errno != EAGAIN && errno != EINTR)
+				_exit(1);
+		}
+	}
+}
+
+/*
+ * One client that never stops sending (Stats requests, its replies read)
+ * keeps frames in hand at the end of every pass of its session; another
+ * session's round trip must still be answered while it floods: the loop
+ * looks for other input between passes. (It did not: libevent ran the
+ * flooding session's read event, made active again by each pass, within
+ * the same dispatch, and the other session waited until the flood
+ * stopped.)
+ */
+static void
+test_flood(void)
+{
+	enum { N = 4096 };
+	struct srv		 sv;
+	struct conn		 c, w;
+	Vcl__StatsResult	 st = VCL__STATS_RESULT__INIT;
+	Vcl__Request		 r = VCL__REQUEST__INIT;
+	Vcl__Stats		 m = VCL__STATS__INIT;
+	struct vcl_buf		 b = { NULL, 0, 0 };
+	struct pollfd		 rp;
+	uint8_t			*blk = NULL;
+	pid_t			 pid = -1;
+	int			 ready[2] = { -1, -1 }, i, rc, status;
+	char			 x;
+
+	c.fd = w.fd = -1;
+	if (!srv_start(&sv, "flood_server_start", "127.0.0.1:0", NULL))
+		return;
+	r.call_case = VCL__REQUEST__CALL_STATS;
+	r.stats = &m;
+	r.seq = 1;
+	if (!check("flood_sessions", conn_session(&c, &sv) == 0 &&
+	    conn_session(&w, &sv) == 0 && vcl_buf_pack(&b, &r.base, 0) == 0 &&
+	    (blk = malloc(b.len * N)) != NULL && pipe(ready) == 0,
+	    "no sessions"))
+		goto out;
+	for (i = 0; i < N; i++)
+		memcpy(blk + (size_t)i * b.len, b.data, b.len);
+	fflush(stdout);
+	if ((pid = fork()) == 0) {
+		close(ready[0]);
+		close(w.fd);
+		flood_run(c.fd, blk, b.len * N, ready[1]);
+	}
+	close(ready[1]);
+	ready[1] = -1;
+	/* The flood is being served (its first reply came back). */
+	rp.fd = ready[0];
+	rp.events = POLLIN;
+	if (!check("flood_started", pid > 0 && poll(&rp, 1, RECV_TIMEOUT_S *
+	    1000) == 1 && read(ready[0], &x, 1) == 1, "the flood got no "
+	    "reply"))
+		goto out;
+	rc = stats(&w, &st);
+	check("flood_other_served", rc == 0, "a round trip of another "
+	    "session got no answer while one client flooded");
+	check("flood_ongoing", waitpid(pid, &status, WNOHANG) == 0,
+	    "the flooding client stopped first");
+	note("the answer came after %llu requests",
+	    (unsigned long long)st.requests);
+out:
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+	}
+	if (ready[0] != -1)
+		close(ready[0]);
+	if (ready[1] != -1)
+		close(ready[1]);
+	vcl_buf_free(&b);
+	free(blk);
+	conn_close(&c);
+	conn_close(&w);
+	srv_stop(&sv, "flood_server_exit");
+}
+
 /* --- runner --------------------------------------------------------------- */
 
 static const struct test tests[] = {
@@ -778,6 +892,7 @@ static const struct test tests[] = {
 	{ "log_flood",		test_log_flood,		60 },
 	{ "inbuf",		test_inbuf,		60 },
 	{ "big_buffers",	test_big_buffers,	180 },
+	{ "flood",		test_flood,		60 },
 };
 
 int
