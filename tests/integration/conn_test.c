@@ -5,7 +5,8 @@
  *
  * Pre-authentication caps, the handshake, frame, idle and send deadlines,
  * failed-proof limits, log flooding, the input buffer's charge and the loop
- * staying free while large buffers are made. Sources other than 127.0.0.1
+ * staying free while large buffers are made and while one client floods
+ * it with requests. Sources other than 127.0.0.1
  * are other loopback addresses (127.0.0.N), bound before connecting.
  */
 
