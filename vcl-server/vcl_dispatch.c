@@ -31,7 +31,8 @@ static const struct vcl_op vcl_ops[] = {
 	OP(BUILD_PROGRAM,	vcl_op_build_program,	0),
 	OP(CREATE_KERNEL,	vcl_op_create_kernel,	0),
 	OP(CREATE_KERNELS,	vcl_op_create_kernels,	0),
-	OP(NDRANGE,		vcl_op_ndrange,		VCL_OP_ENQUEUE),
+	OP(NDRANGE,		vcl_op_ndrange,		VCL_OP_ENQUEUE |
+	    VCL_OP_LAUNCH),
 	OP(MARKER,		vcl_op_marker,		VCL_OP_ENQUEUE),
 	OP(CREATE_USER_EVENT,	vcl_op_create_user_event, 0),
 	OP(SET_USER_EVENT_STATUS, vcl_op_set_user_event_status, 0),

@@ -17,6 +17,8 @@ typedef void (*vcl_op_fn)(struct vcl_session *, const Vcl__Request *,
 #define VCL_OP_ENQUEUE	0x8	/* a command: its message's field 1 is
 				   "Enqueue q" (queue, event, wait list) */
 #define VCL_OP_LINK	0x10	/* on client and peer links alike */
+#define VCL_OP_LAUNCH	0x20	/* may run beside the session's strands
+				   (others drain them first: vcl_submit.c) */
 
 /* One entry of the dispatch table, indexed by the Request oneof case. */
 struct vcl_op {

@@ -127,6 +127,7 @@ struct vcl_hobj {
 	uint8_t			 poll_skip;	/* queue: waits not to poll */
 	unsigned		 profiling:1;	/* queue */
 	unsigned		 dirty:1;	/* queue: needs a flush */
+	unsigned		 stranded:1;	/* queue: on s->strands */
 	unsigned		 waited:1;	/* queue: a command of it waited
 						   on events */
 	unsigned		 building:1;	/* program */

@@ -30,6 +30,7 @@
 #include "vcl_peer.h"
 #include "vcl_pin.h"
 #include "vcl_server.h"
+#include "vcl_session.h"
 #include "vcl_submit.h"
 #include "vcl_transports.h"
 
@@ -260,6 +261,9 @@ vcl_metrics_render(struct vcl_server *srv, struct evbuffer *b)
 	vcl_metrics_one(b, "vcl_queues_offloop_total", "counter",
 	    "Queues whose flush was slow on the loop, flushed on a strand "
 	    "since.", vcl_submit_moved());
+	vcl_metrics_one(b, "vcl_launches_offloop_total", "counter",
+	    "Kernel launches made on their queue's strand, not the loop.",
+	    vcl_submit_launched());
 	vcl_metrics_one(b, "vcl_pinned_bytes", "gauge",
 	    "Pinned host memory of all sessions: staging blocks and shared "
 	    "rings wrapped.", vcl_pin_bytes());

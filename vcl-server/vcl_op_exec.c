@@ -11,6 +11,7 @@
 #include "vcl_op_image.h"
 #include "vcl_server.h"
 #include "vcl_session.h"
+#include "vcl_submit.h"
 
 /*
  * The largest CL_DEVICE_LOCAL_MEM_SIZE among the served devices: a __local
@@ -27,6 +28,19 @@ vcl_exec_local_max(const struct vcl_backend *be)
 		    sizeof v, &v, NULL) == CL_SUCCESS && v > max)
 			max = v;
 	return (max);
+}
+
+/*
+ * clSetKernelArg, once no launch handed to a strand can be reading the
+ * kernel's arguments: the runtime's copy of them is not safe against a
+ * concurrent enqueue of the kernel.
+ */
+static cl_int
+vcl_exec_set(struct vcl_session *s, struct vcl_hobj *ko, cl_uint i,
+    size_t size, const void *value)
+{
+	vcl_session_quiesce(s);
+	return (clSetKernelArg(ko->u.kernel, i, size, value));
 }
 
 /*
@@ -112,7 +126,7 @@ vcl_exec_arg_mem(struct vcl_session *s, struct vcl_hobj *ko,
 	} else if (ka->is_null)
 		return (CL_SUCCESS);
 	ka->is_null = 0;
-	if ((err = clSetKernelArg(ko->u.kernel, a->index, sizeof m, &m)) !=
+	if ((err = vcl_exec_set(s, ko, a->index, sizeof m, &m)) !=
 	    CL_SUCCESS)
 		return (err);
 	if (o != NULL) {
@@ -151,7 +165,7 @@ vcl_exec_arg_sampler(struct vcl_session *s, struct vcl_hobj *ko,
 	    kctx != sctx)
 		return (CL_INVALID_SAMPLER);
 	smp = o->u.sampler;
-	if ((err = clSetKernelArg(ko->u.kernel, a->index, sizeof smp, &smp)) !=
+	if ((err = vcl_exec_set(s, ko, a->index, sizeof smp, &smp)) !=
 	    CL_SUCCESS)
 		return (err);
 	clRetainSampler(smp);
@@ -207,7 +221,7 @@ vcl_exec_arg(struct vcl_session *s, struct vcl_hobj *ko,
 			return (CL_SUCCESS);	/* set already */
 		if (a->size == 0 || a->size > vcl_exec_local_max(&s->srv->be))
 			return (CL_INVALID_ARG_SIZE);
-		if ((err = clSetKernelArg(ko->u.kernel, a->index, a->size,
+		if ((err = vcl_exec_set(s, ko, a->index, a->size,
 		    NULL)) == CL_SUCCESS)
 			ka->size = a->size;
 		return (err);
@@ -223,7 +237,7 @@ vcl_exec_arg(struct vcl_session *s, struct vcl_hobj *ko,
 		    a->value.len) == 0)
 			return (CL_SUCCESS);	/* these bytes are set */
 		ka->has_val = 0;
-		if ((err = clSetKernelArg(ko->u.kernel, a->index, a->value.len,
+		if ((err = vcl_exec_set(s, ko, a->index, a->value.len,
 		    a->value.data)) == CL_SUCCESS && a->value.len <=
 		    sizeof ka->val) {
 			memcpy(ka->val, a->value.data, a->value.len);
@@ -335,7 +349,69 @@ vcl_exec_pocl_faults(struct vcl_session *s, struct vcl_hobj *ko)
 	return (CL_SUCCESS);
 }
 
-/* NDRange: set the arguments the client sent, check, then launch. */
+#define VCL_EXEC_RUN	8	/* launches in a row before a strand */
+
+/*
+ * A checked launch the loop needs nothing back from (no event, nothing to
+ * wait for) goes to its queue's strand where the runtime's launch call is
+ * slow (vcl_submit.c); 0 when it went. Only within a run of launches: a
+ * lone one (a launch, then a finish) would pay a thread's wakeup before
+ * its finish, more than the loop's own call.
+ */
+static int
+vcl_exec_handoff(struct vcl_session *s, struct vcl_enq *enq,
+    struct vcl_hobj *k, cl_uint d, const size_t *off, const size_t *gws,
+    const size_t *lws)
+{
+	struct vcl_submit	*sub;
+	struct vcl_launch	 l;
+
+	if (s->launch_run < VCL_EXEC_RUN) {
+		s->launch_run++;
+		return (-1);
+	}
+	if (enq->event_id != 0 || enq->nwait != 0 ||
+	    (sub = vcl_session_strand(s, enq->q)) == NULL ||
+	    !vcl_submit_offload(sub))
+		return (-1);
+	memset(&l, 0, sizeof l);
+	l.kernel = k->u.kernel;
+	l.dim = d;
+	l.has_off = off != NULL;
+	l.has_lws = lws != NULL;
+	memcpy(l.gws, gws, d * sizeof gws[0]);
+	if (off != NULL)
+		memcpy(l.off, off, d * sizeof off[0]);
+	if (lws != NULL)
+		memcpy(l.lws, lws, d * sizeof lws[0]);
+	return (vcl_session_strand_launch(s, enq->q, &l));
+}
+
+/*
+ * Launch here, after what the session's strands hold (in order with its
+ * queue's, and a strand may make it there too); timed for the queue.
+ */
+static cl_int
+vcl_exec_launch(struct vcl_session *s, struct vcl_enq *enq,
+    struct vcl_hobj *k, cl_uint d, const size_t *off, const size_t *gws,
+    const size_t *lws)
+{
+	uint64_t	t0;
+	cl_int		err;
+
+	vcl_session_quiesce(s);
+	t0 = vcl_submit_ns();
+	err = clEnqueueNDRangeKernel(enq->q->u.queue, k->u.kernel, d, off,
+	    gws, lws, enq->nwait, enq->wait, enq->event_id ? &enq->ev : NULL);
+	if (enq->q->submit != NULL)
+		vcl_submit_timed(enq->q->submit, vcl_submit_ns() - t0);
+	return (err);
+}
+
+/*
+ * NDRange: set the arguments the client sent, check, then launch, here or
+ * on the queue's strand.
+ */
 void
 vcl_op_ndrange(struct vcl_session *s, const Vcl__Request *req,
     struct vcl_bulk *bulk)
@@ -376,11 +452,14 @@ vcl_op_ndrange(struct vcl_session *s, const Vcl__Request *req,
 		err = vcl_exec_local_fits(s, k, enq.q->device);
 	if (err == CL_SUCCESS)
 		err = vcl_exec_pocl_faults(s, k);
-	if (err == CL_SUCCESS)
-		err = clEnqueueNDRangeKernel(enq.q->u.queue, k->u.kernel, d,
-		    m->n_offset ? off : NULL, gws, m->n_local ? lws : NULL,
-		    enq.nwait, enq.wait, enq.event_id ? &enq.ev : NULL);
+	if (err == CL_SUCCESS && vcl_exec_handoff(s, &enq, k, d,
+	    m->n_offset ? off : NULL, gws, m->n_local ? lws : NULL) != 0)
+		err = vcl_exec_launch(s, &enq, k, d, m->n_offset ? off : NULL,
+		    gws, m->n_local ? lws : NULL);
 out:
+	/* Its error is reported after theirs. */
+	if (err != CL_SUCCESS)
+		vcl_session_quiesce(s);
 	vcl_enq_end(s, &enq, err, NULL);
 }
 

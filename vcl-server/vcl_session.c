@@ -238,6 +238,8 @@ vcl_session_unref(struct vcl_session *s)
 
 static void	vcl_session_forget_queue(struct vcl_session *,
 		    struct vcl_hobj *);
+static void	vcl_session_drain_strand(struct vcl_session *,
+		    struct vcl_hobj *);
 
 /*
  * Testing (VCL_TEST_RELEASE_LATCH=PATH): a program's release waits until
@@ -446,6 +448,13 @@ vcl_session_forget_queue(struct vcl_session *s, struct vcl_hobj *q)
 {
 	int	i;
 
+	for (i = 0; q->stranded && i < s->nstrands; i++) {
+		if (s->strands[i] == q) {
+			vcl_session_drain_strand(s, q);
+			s->strands[i] = s->strands[--s->nstrands];
+			break;
+		}
+	}
 	for (i = 0; i < s->ndirty; i++) {
 		if (s->dirty[i] == q) {
 			s->dirty[i] = s->dirty[--s->ndirty];
@@ -561,6 +570,7 @@ vcl_session_close(struct vcl_session *s, const char *why)
 		vcl_session_uncharge(s, s->in.cap - VCL_IN_CHUNK);
 	s->in.cap = 0;
 	vcl_hold_drop(s);
+	vcl_session_quiesce(s);		/* no launch in flight names them */
 	/*
 	 * Fail every unset user event before releasing anything: releasing
 	 * objects while commands wait on one is undefined, and some runtimes
@@ -691,6 +701,15 @@ vcl_session_mark_dirty(struct vcl_session *s, struct vcl_hobj *q)
 	s->dirty[s->ndirty++] = q;
 }
 
+/* Queue q's strand (vcl_submit.c), made at first use; NULL: none. */
+struct vcl_submit *
+vcl_session_strand(struct vcl_session *s, struct vcl_hobj *q)
+{
+	if (q->submit == NULL)
+		q->submit = vcl_submit_new(s->srv->submitters, q->u.queue);
+	return (q->submit);
+}
+
 /*
  * Flush a queue on its strand (vcl_submit.c): a runtime may block in
  * clFlush, and the loop serves every session.
@@ -698,12 +717,56 @@ vcl_session_mark_dirty(struct vcl_session *s, struct vcl_hobj *q)
 void
 vcl_session_flush_queue(struct vcl_session *s, struct vcl_hobj *q)
 {
-	if (q->submit == NULL)
-		q->submit = vcl_submit_new(s->srv->submitters, q->u.queue);
-	if (q->submit != NULL)
+	if (vcl_session_strand(s, q) != NULL)
 		vcl_submit_flush(q->submit);
 	else
 		clFlush(q->u.queue);
+}
+
+/*
+ * Hand launch l to queue q's strand. Returns 0, or -1 when it must be made
+ * here: no strand, or the session's list of strands to drain is full.
+ */
+int
+vcl_session_strand_launch(struct vcl_session *s, struct vcl_hobj *q,
+    const struct vcl_launch *l)
+{
+	if (q->submit == NULL)
+		return (-1);
+	if (!q->stranded) {
+		if (s->nstrands == (int)(sizeof s->strands /
+		    sizeof s->strands[0]))
+			return (-1);
+		q->stranded = 1;
+		s->strands[s->nstrands++] = q;
+	}
+	vcl_submit_launch(q->submit, l);
+	return (0);
+}
+
+/* Drain q's strand; a launch that failed there is the queue's to report. */
+static void
+vcl_session_drain_strand(struct vcl_session *s, struct vcl_hobj *q)
+{
+	cl_int	err;
+
+	q->stranded = 0;
+	if ((err = vcl_submit_drain(q->submit)) != CL_SUCCESS &&
+	    q->deferred == CL_SUCCESS) {
+		q->deferred = err;
+		atomic_fetch_add(&s->deferred_sets, 1);
+	}
+}
+
+/*
+ * Every launch the session handed to a strand is made when this returns:
+ * anything else it asks for comes after them (vcl_submit.c).
+ */
+void
+vcl_session_quiesce(struct vcl_session *s)
+{
+	for (; s->nstrands > 0; s->nstrands--)
+		vcl_session_drain_strand(s, s->strands[s->nstrands - 1]);
 }
 
 /*
@@ -1213,6 +1276,11 @@ vcl_session_run(struct vcl_session *s, Vcl__Request *req,
 	    op->name, (unsigned long long)req->seq);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	s->nreq++;
+	if (!(op->flags & VCL_OP_LAUNCH)) {
+		s->launch_run = 0;
+		if (s->nstrands > 0)
+			vcl_session_quiesce(s);
+	}
 	op->fn(s, req, bulk);
 	/* The loop serves every session: say when a call held it up. */
 	ms = vcl_since_ms(&t0);

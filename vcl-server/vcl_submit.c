@@ -7,24 +7,47 @@
  * per queue, so a queue the runtime holds up holds up only itself (and,
  * past VCL_SUBMITTERS such queues, others waiting for a thread).
  *
- * The loop hands over and never waits. Only clFlush goes this way today:
- * the loop flushes every queue that got commands after each batch of
- * requests, so it is the call a blocking runtime makes the loop pay most
- * often. Enqueues stay on the loop (see docs/performance.md for why).
+ * The loop hands over and never waits on the device. Two kinds of call go
+ * this way:
  *
- * A queue starts with its flushes on the loop: a hand-over per batch costs
- * more than a flush that does not block (on an H100 the strand took the
- * asynchronous enqueue rate from 96k/s to 81k/s). A flush that held the
- * loop VCL_SUBMIT_SLOW_US or longer moves its queue to its strand for good.
+ * - clFlush: the loop flushes every queue that got commands after each
+ *   batch of requests. A queue starts with its flushes on the loop (a
+ *   hand-over per batch costs more than a flush that does not block: on
+ *   an H100 it took the asynchronous enqueue rate from 96k/s to 81k/s); a
+ *   flush that held the loop VCL_SUBMIT_SLOW_US or longer moves its queue's
+ *   flushes to its strand for good.
+ * - Launches: where the runtime's clEnqueueNDRangeKernel is slow (NVIDIA's
+ *   takes about 9 us of CPU, more than all VCL does for a launch), the
+ *   loop decodes and checks launch k+1 while the strand calls the runtime
+ *   for launch k. Only a launch the loop needs nothing back from goes:
+ *   no event, no wait list, every argument already set (vcl_op_exec.c).
+ *   The strand keeps the first error for the queue's next finish. Before
+ *   anything else of the session runs, the loop drains its strands
+ *   (vcl_submit_drain): it waits for the call in progress, the one that it
+ *   would otherwise have been making itself, and makes the calls of a
+ *   strand that no thread has started. So a session never sees its calls
+ *   out of order, and the loop never waits longer than it would have spent
+ *   in the same calls.
  */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "vcl_log.h"
 #include "vcl_submit.h"
 #include "vcl_worker.h"
+
+/* Who makes a strand's launch calls now. */
+enum vcl_submit_owner {
+	VCL_SUBMIT_NOBODY,
+	VCL_SUBMIT_THREAD,		/* its submission thread */
+	VCL_SUBMIT_LOOP			/* the loop, draining or out of room */
+};
+
+#define VCL_SUBMIT_JOBS	64		/* launches waiting, at most */
 
 /* A queue's strand. */
 struct vcl_submit {
@@ -38,12 +61,33 @@ struct vcl_submit {
 	int			 gone;		/* the queue object went */
 	int			 offloop;	/* flushes on the strand (loop's) */
 	pthread_cond_t		 cond;		/* ... signalled */
+	struct vcl_launch	 jobs[VCL_SUBMIT_JOBS];	/* a ring */
+	unsigned		 head;		/* the oldest launch */
+	atomic_uint		 njobs;		/* launches not yet made */
+	atomic_uint		 kicks;		/* launches and flushes handed */
+	enum vcl_submit_owner	 owner;
+	cl_int			 err;		/* first failed launch since the
+						   last drain */
+	int			 waiting;	/* the loop waits for ... */
+	unsigned		 want;		/* ... this many launches left */
+	atomic_uint_fast64_t	 launch_ns;	/* a launch call's time, averaged */
+	int			 launching;	/* launches go to the strand
+						   (loop's) */
 };
 
 #define VCL_SUBMIT_HOLD_S	30	/* VCL_TEST_FLUSH_HOLD: at most */
 #define VCL_SUBMIT_SLOW_US	500	/* a flush this long leaves the loop */
+#define VCL_SUBMIT_LAUNCH_ON_NS	3000	/* launches this slow leave the loop */
+#define VCL_SUBMIT_LAUNCH_OFF_NS 1500	/* ... and this quick come back */
+#define VCL_SUBMIT_SPIN_NS	20000	/* a strand waits this long for more */
+#define VCL_SUBMIT_MIN_CPUS	4	/* launches stay on the loop with fewer */
 
 static atomic_uint_fast64_t vcl_submit_nmoved;	/* queues moved, in all */
+static atomic_uint_fast64_t vcl_submit_nlaunched; /* launches on strands */
+
+static int	vcl_submit_mode = -1;	/* VCL_LAUNCH_STRAND: 0, 1, 2 (auto) */
+static int	vcl_submit_cpus;	/* CPUs online */
+static long	vcl_submit_delay_us;	/* VCL_TEST_STRAND_DELAY_US */
 
 static int	vcl_submit_hold = -1;	/* VCL_TEST_FLUSH_HOLD */
 
@@ -118,19 +162,267 @@ vcl_submit_call_flush(struct vcl_submit *s)
 	pthread_mutex_lock(&s->lock);
 }
 
+/* Nanoseconds on the monotonic clock. */
+uint64_t
+vcl_submit_ns(void)
+{
+	struct timespec	t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return ((uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec);
+}
+
+/*
+ * VCL_LAUNCH_STRAND, read once: "0" keeps launches on the loop, "1" hands
+ * every launch that may go to its strand (tests), anything else decides
+ * by the runtime's speed on a machine of VCL_SUBMIT_MIN_CPUS or more.
+ */
+static int
+vcl_submit_launch_mode(void)
+{
+	const char	*e;
+
+	if (vcl_submit_mode == -1) {
+		vcl_submit_cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
+		/* Tests: a strand's thread this slow makes its races sure. */
+		if ((e = getenv("VCL_TEST_STRAND_DELAY_US")) != NULL)
+			vcl_submit_delay_us = strtol(e, NULL, 10);
+		e = getenv("VCL_LAUNCH_STRAND");
+		if (e != NULL && strcmp(e, "0") == 0)
+			vcl_submit_mode = 0;
+		else if (e != NULL && strcmp(e, "1") == 0)
+			vcl_submit_mode = 1;
+		else
+			vcl_submit_mode = 2;
+	}
+	return (vcl_submit_mode);
+}
+
+/* Average a launch call that took ns into the queue's (any thread). */
+void
+vcl_submit_timed(struct vcl_submit *s, uint64_t ns)
+{
+	uint64_t	a;
+
+	a = atomic_load_explicit(&s->launch_ns, memory_order_relaxed);
+	a = a == 0 ? ns : a - a / 8 + ns / 8;
+	atomic_store_explicit(&s->launch_ns, a, memory_order_relaxed);
+}
+
+/*
+ * Loop: should the queue's next launch go to its strand? Once its launch
+ * calls average VCL_SUBMIT_LAUNCH_ON_NS they do, until they average under
+ * VCL_SUBMIT_LAUNCH_OFF_NS. With few CPUs the strand's thread would take
+ * the loop's: never there, unless VCL_LAUNCH_STRAND says so.
+ */
+int
+vcl_submit_offload(struct vcl_submit *s)
+{
+	uint64_t	ns;
+
+	switch (vcl_submit_launch_mode()) {
+	case 0:
+		return (0);
+	case 1:
+		return (1);
+	}
+	if (vcl_submit_cpus < VCL_SUBMIT_MIN_CPUS)
+		return (0);
+	ns = atomic_load_explicit(&s->launch_ns, memory_order_relaxed);
+	if (ns >= VCL_SUBMIT_LAUNCH_ON_NS)
+		s->launching = 1;
+	else if (ns < VCL_SUBMIT_LAUNCH_OFF_NS)
+		s->launching = 0;
+	return (s->launching);
+}
+
+/*
+ * Make the strand's launches in order, as many as wait now at most (s->lock
+ * held, released around each call); the caller is its owner. The first
+ * failure is kept for the drain. The loop is woken only when it has what it
+ * waits for: a wakeup per launch would cost the strand more than the call.
+ */
+static void
+vcl_submit_jobs(struct vcl_submit *s)
+{
+	const struct vcl_launch	*l;
+	uint64_t		 t0;
+	unsigned		 n;
+	cl_int			 err;
+
+	for (n = atomic_load(&s->njobs); n > 0; n--) {
+		/* The loop adds behind it and never overwrites it. */
+		l = &s->jobs[s->head];
+		pthread_mutex_unlock(&s->lock);
+		if (vcl_submit_delay_us > 0 && s->owner == VCL_SUBMIT_THREAD)
+			usleep((useconds_t)vcl_submit_delay_us);
+		t0 = vcl_submit_ns();
+		err = clEnqueueNDRangeKernel(s->queue, l->kernel, l->dim,
+		    l->has_off ? l->off : NULL, l->gws,
+		    l->has_lws ? l->lws : NULL, 0, NULL, NULL);
+		vcl_submit_timed(s, vcl_submit_ns() - t0);
+		pthread_mutex_lock(&s->lock);
+		if (err != CL_SUCCESS && s->err == CL_SUCCESS)
+			s->err = err;
+		s->head = (s->head + 1) % VCL_SUBMIT_JOBS;
+		atomic_fetch_add(&vcl_submit_nlaunched, 1);
+		if (atomic_fetch_sub(&s->njobs, 1) - 1 <= s->want &&
+		    s->waiting)
+			pthread_cond_broadcast(&s->cond);
+	}
+}
+
+/*
+ * Loop (s->lock held): until no more than want launches wait, make them
+ * here while no one else makes them, else wait for the thread that does.
+ */
+static void
+vcl_submit_take(struct vcl_submit *s, unsigned want)
+{
+	while (atomic_load(&s->njobs) > want) {
+		if (s->owner == VCL_SUBMIT_NOBODY) {
+			s->owner = VCL_SUBMIT_LOOP;
+			vcl_submit_jobs(s);
+			s->owner = VCL_SUBMIT_NOBODY;
+			continue;
+		}
+		s->want = want;
+		s->waiting = 1;
+		pthread_cond_wait(&s->cond, &s->lock);
+		s->waiting = 0;
+	}
+}
+
+/*
+ * Submission thread, with nothing to do: wait VCL_SUBMIT_SPIN_NS for the
+ * loop to hand more (the loop feeds a launch every few microseconds, and a
+ * thread put back to sleep costs a wakeup per launch). Only where spare
+ * CPUs let a thread spin.
+ */
+static void
+vcl_submit_spin(struct vcl_submit *s, unsigned seen)
+{
+	uint64_t	t0;
+
+	if (vcl_submit_cpus < VCL_SUBMIT_MIN_CPUS)
+		return;
+	t0 = vcl_submit_ns();
+	while (atomic_load(&s->kicks) == seen &&
+	    vcl_submit_ns() - t0 < VCL_SUBMIT_SPIN_NS)
+		;
+}
+
 /* Submission thread: run the strand's calls until none is wanted. */
 static void
 vcl_submit_run(void *arg)
 {
 	struct vcl_submit	*s = arg;
+	unsigned		 seen;
 
 	pthread_mutex_lock(&s->lock);
-	while (s->flush) {
-		s->flush = 0;
-		vcl_submit_call_flush(s);
+	for (;;) {
+		/* Not while the loop makes them (a drain, or no room). */
+		if (s->owner == VCL_SUBMIT_NOBODY &&
+		    atomic_load(&s->njobs) > 0) {
+			s->owner = VCL_SUBMIT_THREAD;
+			vcl_submit_jobs(s);
+			s->owner = VCL_SUBMIT_NOBODY;
+		}
+		if (s->flush) {
+			/*
+			 * A flush may block: launches waiting meanwhile are
+			 * the loop's to make, if it waits for them.
+			 */
+			s->flush = 0;
+			if (s->waiting)
+				pthread_cond_broadcast(&s->cond);
+			vcl_submit_call_flush(s);
+			continue;
+		}
+		if (atomic_load(&s->njobs) > 0 && s->owner ==
+		    VCL_SUBMIT_NOBODY)
+			continue;
+		if (s->gone)
+			break;
+		seen = atomic_load(&s->kicks);
+		pthread_mutex_unlock(&s->lock);
+		vcl_submit_spin(s, seen);
+		pthread_mutex_lock(&s->lock);
+		if (atomic_load(&s->kicks) == seen)
+			break;
 	}
 	s->running = 0;
 	vcl_submit_put(s);
+}
+
+/*
+ * Loop (s->lock held, released): put the strand on a submission thread
+ * unless it is on one. Out of memory for that, the loop makes its calls.
+ */
+static void
+vcl_submit_start(struct vcl_submit *s)
+{
+	if (s->running) {
+		pthread_mutex_unlock(&s->lock);
+		return;
+	}
+	s->running = 1;
+	s->refs++;
+	pthread_mutex_unlock(&s->lock);
+	if (vcl_workers_run(s->pool, vcl_submit_run, s) == 0)
+		return;
+	pthread_mutex_lock(&s->lock);
+	s->running = 0;
+	s->refs--;
+	vcl_submit_take(s, 0);
+	if (s->flush) {
+		s->flush = 0;
+		pthread_mutex_unlock(&s->lock);
+		clFlush(s->queue);
+		return;
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+/*
+ * Loop: hand launch l to the strand; with VCL_SUBMIT_JOBS waiting already,
+ * first wait for room (or make them here when no thread has started).
+ */
+void
+vcl_submit_launch(struct vcl_submit *s, const struct vcl_launch *l)
+{
+	pthread_mutex_lock(&s->lock);
+	if (atomic_load(&s->njobs) == VCL_SUBMIT_JOBS)
+		vcl_submit_take(s, VCL_SUBMIT_JOBS / 2);
+	s->jobs[(s->head + atomic_load(&s->njobs)) % VCL_SUBMIT_JOBS] = *l;
+	atomic_fetch_add(&s->njobs, 1);
+	atomic_fetch_add(&s->kicks, 1);
+	vcl_submit_start(s);
+}
+
+/*
+ * Loop: every launch handed is made when this returns (the loop waits for
+ * the one in progress and makes those no thread has begun). Returns the
+ * first that failed since the last drain, or CL_SUCCESS.
+ */
+cl_int
+vcl_submit_drain(struct vcl_submit *s)
+{
+	cl_int	err;
+
+	pthread_mutex_lock(&s->lock);
+	vcl_submit_take(s, 0);
+	err = s->err;
+	s->err = CL_SUCCESS;
+	pthread_mutex_unlock(&s->lock);
+	return (err);
+}
+
+/* Launches made on strands since the start (Stats). */
+uint64_t
+vcl_submit_launched(void)
+{
+	return (atomic_load(&vcl_submit_nlaunched));
 }
 
 /*
@@ -145,7 +437,8 @@ vcl_submit_inline(struct vcl_submit *s)
 	struct timespec	 a, b, nap = { 0, 2 * VCL_SUBMIT_SLOW_US * 1000 };
 	int64_t		 us;
 
-	if (s->offloop)
+	/* Launches wait on the strand: the flush goes after them. */
+	if (s->offloop || atomic_load(&s->njobs) > 0)
 		return (0);
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	if (vcl_submit_holding())
@@ -189,22 +482,8 @@ vcl_submit_flush(struct vcl_submit *s)
 		return;
 	pthread_mutex_lock(&s->lock);
 	s->flush = 1;
-	if (s->running) {
-		pthread_mutex_unlock(&s->lock);
-		return;
-	}
-	s->running = 1;
-	s->refs++;
-	pthread_mutex_unlock(&s->lock);
-	if (vcl_workers_run(s->pool, vcl_submit_run, s) == 0)
-		return;
-	/* Out of memory: flush here, as before. */
-	pthread_mutex_lock(&s->lock);
-	s->flush = 0;
-	s->running = 0;
-	s->refs--;
-	pthread_mutex_unlock(&s->lock);
-	clFlush(s->queue);
+	atomic_fetch_add(&s->kicks, 1);
+	vcl_submit_start(s);
 }
 
 /* Loop: the queue object goes; its strand ends once its calls are made. */
@@ -213,6 +492,7 @@ vcl_submit_free(struct vcl_submit *s)
 {
 	if (s == NULL)
 		return;
+	(void)vcl_submit_drain(s);	/* its session drained it already */
 	pthread_mutex_lock(&s->lock);
 	s->gone = 1;
 	pthread_cond_broadcast(&s->cond);

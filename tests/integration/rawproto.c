@@ -1018,3 +1018,92 @@ raw_ring_slot(struct raw_ring *rg, unsigned i)
 {
 	return (rg->base + VCL_SHM_PAGE + (size_t)i * RAW_RING_SLOT);
 }
+
+/* Call r, waiting: the reply's status, or 1 for no reply. */
+int
+raw_status(struct conn *c, Vcl__Request *r)
+{
+	struct reply	rp;
+	int		st;
+
+	if (call(c, r, NULL, 0, &rp) != 0)
+		return (1);
+	st = rp.r->status;
+	reply_free(&rp);
+	return (st);
+}
+
+/*
+ * BuildProgram{program, options}, waiting: the reply's status, or 1 for
+ * no reply.
+ */
+int
+raw_build(struct conn *c, uint64_t prog, const char *options)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__BuildProgram	m = VCL__BUILD_PROGRAM__INIT;
+
+	m.program = prog;
+	m.options = (char *)options;
+	r.call_case = VCL__REQUEST__CALL_BUILD_PROGRAM;
+	r.build_program = &m;
+	return (raw_status(c, &r));
+}
+
+/* CreateKernel{id, program, name}, waiting: the status, or 1. */
+int
+raw_kernel(struct conn *c, uint64_t id, uint64_t prog, const char *name)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__CreateKernel	m = VCL__CREATE_KERNEL__INIT;
+
+	m.id = id;
+	m.program = prog;
+	m.name = (char *)name;
+	r.call_case = VCL__REQUEST__CALL_CREATE_KERNEL;
+	r.create_kernel = &m;
+	return (raw_status(c, &r));
+}
+
+/* Finish{queue}, waiting: the status it reports, or 1 for no reply. */
+int
+raw_finish(struct conn *c, uint64_t q)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__Finish	m = VCL__FINISH__INIT;
+
+	m.queue = q;
+	r.call_case = VCL__REQUEST__CALL_FINISH;
+	r.finish = &m;
+	return (raw_status(c, &r));
+}
+
+/*
+ * Send a one-dimensional NDRange of kernel k on queue q: global gws, local
+ * lws (0: none), with nargs arguments, asking for event ev (0: none).
+ * Returns 0 or -1; no reply comes.
+ */
+int
+raw_ndrange(struct conn *c, uint64_t q, uint64_t k, uint64_t gws,
+    uint64_t lws, Vcl__KernelArg **args, size_t nargs, uint64_t ev)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__NDRange	m = VCL__NDRANGE__INIT;
+	Vcl__Enqueue	e = VCL__ENQUEUE__INIT;
+
+	e.queue = q;
+	e.has_event = ev != 0;
+	e.event = ev;
+	m.q = &e;
+	m.kernel = k;
+	m.work_dim = 1;
+	m.n_global = 1;
+	m.global = &gws;
+	m.n_local = lws != 0;
+	m.local = &lws;
+	m.n_args = nargs;
+	m.args = args;
+	r.call_case = VCL__REQUEST__CALL_NDRANGE;
+	r.ndrange = &m;
+	return (send_req(c, &r, NULL, 0));
+}

@@ -123,6 +123,12 @@ int read_buffer(struct conn *c, uint64_t queue, uint64_t mem, uint64_t size,
 int get_info_status(struct conn *c, Vcl__GetInfo__What what, uint64_t id,
     uint32_t param);
 int device_info_u64(struct conn *c, uint32_t param, uint64_t *v);
+int	raw_status(struct conn *, Vcl__Request *);
+int	raw_build(struct conn *, uint64_t, const char *);
+int	raw_kernel(struct conn *, uint64_t, uint64_t, const char *);
+int	raw_finish(struct conn *, uint64_t);
+int	raw_ndrange(struct conn *, uint64_t, uint64_t, uint64_t, uint64_t,
+	    Vcl__KernelArg **, size_t, uint64_t);
 int msg_has(const struct reply *rp, const char *word);
 int client_open(struct conn *c, const struct srv *sv, uint64_t *sid,
     uint64_t *key);
