@@ -13,13 +13,16 @@
  *   rest: 32 MiB, more than the ring holds: the chunks that find no slot
  *     go in band as the read's rest;
  *   tcp: 8 MiB with VCL_TRANSPORT=tcp, in band;
- *   rect: a non-blocking clEnqueueReadBufferRect.
+ *   rect: a non-blocking clEnqueueReadBufferRect;
+ *   image: a non-blocking clEnqueueReadImage (in band).
  * A read with an event tells its failure there, not at clFinish.
  */
 
 #include "rawproto.h"
 
-enum readfail_how { RF_PLAIN, RF_RECT };
+enum readfail_how { RF_PLAIN, RF_RECT, RF_IMAGE };
+
+#define RF_IMAGE_W	256	/* RGBA8 pixels a row: 1 KiB */
 
 /* Point libvcl at the server, before its first call. */
 static int
@@ -48,17 +51,44 @@ rf_fill(uint8_t *p, size_t n)
 		p[i] = (uint8_t)((i * 2654435761u) >> 13) ^ (uint8_t)(i >> 20);
 }
 
-/* Enqueue a non-blocking read of size bytes of b behind ue. */
-static cl_int
-rf_read(cl_command_queue q, cl_mem b, size_t size, uint8_t *dst,
-    cl_event ue, cl_event *ev, enum readfail_how how)
+/* Make the buffer (or image) of size bytes read back, holding src. */
+static cl_mem
+rf_make(cl_context ctx, size_t size, uint8_t *src, enum readfail_how how,
+    cl_int *err)
 {
-	size_t	origin[3] = { 0, 0, 0 }, region[3] = { size, 1, 1 };
+	cl_image_format	fmt = { CL_RGBA, CL_UNSIGNED_INT8 };
+	cl_image_desc	desc;
+
+	if (how != RF_IMAGE)
+		return (clCreateBuffer(ctx, CL_MEM_READ_WRITE |
+		    CL_MEM_COPY_HOST_PTR, size, src, err));
+	memset(&desc, 0, sizeof desc);
+	desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+	desc.image_width = RF_IMAGE_W;
+	desc.image_height = size / (4 * RF_IMAGE_W);
+	return (clCreateImage(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+	    &fmt, &desc, src, err));
+}
+
+/* Enqueue a read of size bytes of b (behind ue, unless it is NULL). */
+static cl_int
+rf_read(cl_command_queue q, cl_mem b, cl_bool blocking, size_t size,
+    uint8_t *dst, cl_event ue, cl_event *ev, enum readfail_how how)
+{
+	size_t		origin[3] = { 0, 0, 0 }, region[3] = { size, 1, 1 };
+	cl_uint		n = ue != NULL ? 1 : 0;
+	const cl_event	*list = ue != NULL ? &ue : NULL;
 
 	if (how == RF_RECT)
-		return (clEnqueueReadBufferRect(q, b, CL_FALSE, origin, origin,
-		    region, 0, 0, 0, 0, dst, 1, &ue, ev));
-	return (clEnqueueReadBuffer(q, b, CL_FALSE, 0, size, dst, 1, &ue,
+		return (clEnqueueReadBufferRect(q, b, blocking, origin, origin,
+		    region, 0, 0, 0, 0, dst, n, list, ev));
+	if (how == RF_IMAGE) {
+		region[0] = RF_IMAGE_W;
+		region[1] = size / (4 * RF_IMAGE_W);
+		return (clEnqueueReadImage(q, b, blocking, origin, region, 0,
+		    0, dst, n, list, ev));
+	}
+	return (clEnqueueReadBuffer(q, b, blocking, 0, size, dst, n, list,
 	    ev));
 }
 
@@ -98,13 +128,13 @@ rf_run(const char *name, size_t size, const char *tp,
 	    clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &dev, NULL) !=
 	    CL_SUCCESS || (ctx = clCreateContext(NULL, 1, &dev, NULL, NULL,
 	    &err)) == NULL || (q = clCreateCommandQueue(ctx, dev, 0,
-	    &err)) == NULL || (b = clCreateBuffer(ctx, CL_MEM_READ_WRITE |
-	    CL_MEM_COPY_HOST_PTR, size, src, &err)) == NULL ||
-	    (ue = clCreateUserEvent(ctx, &err)) == NULL) {
+	    &err)) == NULL || (b = rf_make(ctx, size, src, how, &err)) ==
+	    NULL || (ue = clCreateUserEvent(ctx, &err)) == NULL) {
 		check(name, 0, "OpenCL setup failed: %d", err);
 		goto out;
 	}
-	if ((err = rf_read(q, b, size, dst, ue, NULL, how)) != CL_SUCCESS) {
+	if ((err = rf_read(q, b, CL_FALSE, size, dst, ue, NULL, how)) !=
+	    CL_SUCCESS) {
 		check(name, 0, "non-blocking read behind a user event: %d",
 		    err);
 		goto out;
@@ -121,7 +151,7 @@ rf_run(const char *name, size_t size, const char *tp,
 	snprintf(what, sizeof what, "%s_finish_once", name);
 	check(what, err2 == CL_SUCCESS, "the second clFinish: %d", err2);
 	memset(dst, 0, size);
-	err = clEnqueueReadBuffer(q, b, CL_TRUE, 0, size, dst, 0, NULL, NULL);
+	err = rf_read(q, b, CL_TRUE, size, dst, NULL, NULL, how);
 	for (j = 0; err == CL_SUCCESS && j < size && src[j] == dst[j]; j++)
 		;
 	snprintf(what, sizeof what, "%s_after", name);
@@ -130,7 +160,8 @@ rf_run(const char *name, size_t size, const char *tp,
 	/* With an event: the event tells it, clFinish does not. */
 	clReleaseEvent(ue);
 	if ((ue = clCreateUserEvent(ctx, &err)) == NULL ||
-	    (err = rf_read(q, b, size, dst, ue, &ev, how)) != CL_SUCCESS ||
+	    (err = rf_read(q, b, CL_FALSE, size, dst, ue, &ev, how)) !=
+	    CL_SUCCESS ||
 	    (err = clSetUserEventStatus(ue, -5)) != CL_SUCCESS) {
 		check(name, 0, "read with an event: %d", err);
 		goto out;
@@ -196,12 +227,20 @@ test_rect(void)
 	rf_run("rect", 64u << 10, NULL, RF_RECT);
 }
 
+/* An image (in band). */
+static void
+test_image(void)
+{
+	rf_run("image", 64u << 10, NULL, RF_IMAGE);
+}
+
 static const struct test tests[] = {
 	{ "inband",	test_inband,	60 },
 	{ "ring",	test_ring,	60 },
 	{ "rest",	test_rest,	60 },
 	{ "tcp",	test_tcp,	60 },
 	{ "rect",	test_rect,	60 },
+	{ "image",	test_image,	60 },
 };
 
 int
