@@ -36,7 +36,7 @@
 #define POLL_MS		10	/* one poll of a bounded wait */
 #define READY_POLLS	2000	/* server start: 20 s */
 #define EXIT_POLLS	2000	/* server exit after SIGTERM: 20 s */
-#define STATS_POLLS	500	/* counters settling: 5 s */
+#define STATS_POLLS	2000	/* counters settling: 20 s (ASan, load) */
 #define RECV_TIMEOUT_S	10	/* one read on a test socket */
 #define MAX_SERVERS	8	/* per group */
 #define MAX_ARGS	24
