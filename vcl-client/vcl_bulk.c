@@ -37,7 +37,8 @@ vcl_bulk_inband_read(struct vcl_node *n, Vcl__Request *req,
 
 /*
  * A non-blocking read's reply lands its bytes in ptr when it comes (the
- * receiver), before the Notify of its event, which follows it.
+ * receiver), before the Notify of its event, which follows it; with no
+ * event its failure is left for the queue's next clFinish.
  */
 cl_int
 vcl_bulk_inband_nbread(struct vcl_node *n, Vcl__Request *req,
@@ -45,11 +46,10 @@ vcl_bulk_inband_nbread(struct vcl_node *n, Vcl__Request *req,
 {
 	cl_int	err;
 
-	(void)ev;
 	vcl_retain(q);
 	atomic_fetch_add(&q->inflight, 1);
-	if ((err = vcl_node_call_async(n, req, ptr, m->size,
-	    vcl_mem_read_done, q)) != CL_SUCCESS) {
+	if ((err = vcl_node_call_async(n, req, ptr, m->size, ev == NULL ?
+	    vcl_mem_read_done_quiet : vcl_mem_read_done, q)) != CL_SUCCESS) {
 		atomic_fetch_sub(&q->inflight, 1);
 		vcl_queue_unref(q);
 	}

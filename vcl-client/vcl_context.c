@@ -285,6 +285,21 @@ vcl_queue_unref(cl_command_queue q)
 	vcl_object_free(q);
 }
 
+/*
+ * A non-blocking read with no event failed once its call had returned:
+ * nothing else can tell, so the queue's next clFinish does (the first
+ * such failure), as the server's Finish does for its other commands.
+ * Called before the read's part in q->inflight comes down.
+ */
+void
+vcl_queue_defer(cl_command_queue q, cl_int err)
+{
+	int	none = CL_SUCCESS;
+
+	if (err != CL_SUCCESS)
+		atomic_compare_exchange_strong(&q->deferred, &none, err);
+}
+
 /* True when dev is one of the context's devices. */
 static int
 vcl_context_has(cl_context ctx, cl_device_id dev)
@@ -485,7 +500,8 @@ vcl_queue_drained(struct vcl_node *n, void *arg)
 /*
  * Finish: one round trip; the server answers once a marker behind every
  * earlier command completes, with the first failure no event carried.
- * Then wait for non-blocking reads whose bytes are still on the way.
+ * Then wait for non-blocking reads whose bytes are still on the way; the
+ * first failure of one with no event is the answer if the server had none.
  */
 cl_int CL_API_CALL
 vcl_clFinish(cl_command_queue command_queue)
@@ -504,6 +520,8 @@ vcl_clFinish(cl_command_queue command_queue)
 	req.finish = &m;
 	err = vcl_node_call(n, &req, NULL, 0, NULL, 0, NULL);
 	vcl_node_wait(n, vcl_queue_drained, q);
+	if (err == CL_SUCCESS)
+		err = atomic_exchange(&q->deferred, CL_SUCCESS);
 	return (err);
 }
 

@@ -36,9 +36,12 @@ struct _cl_command_queue {
 	cl_queue_properties		*prop_list;	/* copy, or NULL */
 	size_t				 nprop_list;
 	atomic_int			 inflight;	/* reads not yet in */
+	atomic_int			 deferred;	/* first eventless
+							   read's failure */
 };
 
 void		 vcl_context_unref(cl_context);
 void		 vcl_queue_unref(cl_command_queue);
+void		 vcl_queue_defer(cl_command_queue, cl_int);
 
 #endif

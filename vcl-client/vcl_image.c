@@ -853,8 +853,8 @@ vcl_image_read(cl_command_queue q, cl_mem img, cl_bool blocking,
 	}
 	vcl_retain(q);
 	atomic_fetch_add(&q->inflight, 1);
-	if ((err = vcl_node_call_async(node, &req, ptr, bytes,
-	    vcl_mem_read_done, q)) != CL_SUCCESS) {
+	if ((err = vcl_node_call_async(node, &req, ptr, bytes, event == NULL ?
+	    vcl_mem_read_done_quiet : vcl_mem_read_done, q)) != CL_SUCCESS) {
 		atomic_fetch_sub(&q->inflight, 1);
 		vcl_queue_unref(q);
 	}

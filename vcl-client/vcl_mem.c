@@ -648,16 +648,18 @@ vcl_mem_check(cl_command_queue q, cl_mem mem, size_t offset, size_t size)
 }
 
 /*
- * A non-blocking read's bytes are in (a buffer's or an image's): the queue
- * has one read less to wait for.
+ * A non-blocking read's bytes are in, or it failed: the queue has one read
+ * less to wait for. With no event (quiet) a failure is the queue's to
+ * tell at its next clFinish, set before the read stops counting.
  */
-void
-vcl_mem_read_done(struct vcl_pending *p)
+static void
+vcl_mem_read_end(struct vcl_pending *p, cl_command_queue q, int quiet)
 {
-	cl_command_queue	 q = p->arg;
 	struct vcl_node		*n = q->dev->node;
 
 	pthread_mutex_lock(&n->lock);
+	if (quiet)
+		vcl_queue_defer(q, p->status);
 	atomic_fetch_sub(&q->inflight, 1);
 	pthread_cond_broadcast(&n->cond);
 	pthread_mutex_unlock(&n->lock);
@@ -665,6 +667,20 @@ vcl_mem_read_done(struct vcl_pending *p)
 		vcl__to_client__free_unpacked(p->msg, NULL);
 	vcl_queue_unref(q);
 	free(p);
+}
+
+/* A non-blocking read's (a buffer's or an image's) with an event is in. */
+void
+vcl_mem_read_done(struct vcl_pending *p)
+{
+	vcl_mem_read_end(p, p->arg, 0);
+}
+
+/* The same with no event: its failure waits for the queue's clFinish. */
+void
+vcl_mem_read_done_quiet(struct vcl_pending *p)
+{
+	vcl_mem_read_end(p, p->arg, 1);
 }
 
 /*
@@ -1106,6 +1122,7 @@ struct vcl_rect_read {
 	char			*packed;	/* ours, or NULL: landed in place */
 	char			*base;
 	size_t			 region[3], row, slice;
+	int			 quiet;		/* no event */
 };
 
 /* A non-blocking rect read's bytes are in: put them in their rectangle. */
@@ -1113,6 +1130,8 @@ static void
 vcl_rect_read_done(struct vcl_pending *p)
 {
 	struct vcl_rect_read	*rr = p->arg;
+	cl_command_queue	 q;
+	int			 quiet;
 
 	if (rr->packed != NULL) {
 		if (p->status == CL_SUCCESS)
@@ -1120,9 +1139,10 @@ vcl_rect_read_done(struct vcl_pending *p)
 			    rr->row, rr->slice, 1);
 		free(rr->packed);
 	}
-	p->arg = rr->q;
+	q = rr->q;
+	quiet = rr->quiet;
 	free(rr);
-	vcl_mem_read_done(p);
+	vcl_mem_read_end(p, q, quiet);
 }
 
 cl_int CL_API_CALL
@@ -1201,6 +1221,7 @@ vcl_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer,
 	memcpy(rr->region, region, sizeof rr->region);
 	rr->row = host_row_pitch;
 	rr->slice = host_slice_pitch;
+	rr->quiet = event == NULL;
 	vcl_retain(command_queue);
 	atomic_fetch_add(&command_queue->inflight, 1);
 	if ((err = vcl_node_call_async(node, &req, packed != NULL ? packed :

@@ -73,6 +73,7 @@ cl_int		 vcl_mem_use(struct vcl_enq *, cl_command_queue, cl_mem, int,
 		     int);
 void		 vcl_mem_written(cl_mem, struct vcl_node *, cl_event);
 void		 vcl_mem_read_done(struct vcl_pending *);
+void		 vcl_mem_read_done_quiet(struct vcl_pending *);
 void		 vcl_peer_dest(struct vcl_node *, Vcl__PeerDest *);
 
 #endif

@@ -36,7 +36,13 @@
 #define VCL_SHM_MIN	(64u << 10)	/* smaller transfers go in band */
 #define VCL_SHM_NSLOTS	4
 #define VCL_SHM_SLOT	(4u << 20)
-#define VCL_SHM_WAIT_MS	1000	/* for a slot before a write goes in band */
+/*
+ * How long a write's chunk, or a non-blocking read's, waits for a slot
+ * before it and the rest go in band (VCL_SHM_WAIT_MS, 1 to 600000: with
+ * more, a transfer a slow or loaded server holds up stays shared).
+ */
+#define VCL_SHM_WAIT_MS	1000
+#define VCL_SHM_WAIT_MAX	600000
 
 struct vcl_shm_nb;
 
@@ -54,6 +60,7 @@ struct vcl_shm {
 	size_t			 size;
 	int			 fd;
 	uint64_t		 busy;		/* under the node's lock */
+	int			 wait_ms;	/* VCL_SHM_WAIT_MS */
 	struct vcl_shm_tok	 tok[VCL_SHM_NSLOTS];
 };
 
@@ -195,8 +202,9 @@ vcl_shm_copy(void *dst, const void *src, size_t len)
 /*
  * A read's: its queue (its inflight counts each part out), its event
  * (held until every part is in), the parts still out (ring chunks, the
- * rest in band, and the call's own until it is done with them) and the
- * first failure (under the node's lock).
+ * rest in band, and the call's own until it is done with them), the
+ * first failure and whether it is the queue's to tell (quiet: no event,
+ * and the call did not return it) (under the node's lock).
  */
 struct vcl_shm_nb {
 	struct vcl_node		*n;
@@ -204,6 +212,7 @@ struct vcl_shm_nb {
 	cl_event		 ev;
 	unsigned		 left;
 	cl_int			 err;
+	int			 quiet;
 };
 
 /* The address of a slot. */
@@ -267,8 +276,10 @@ vcl_shm_attach(struct vcl_node *n)
 	Vcl__Request	 req = VCL__REQUEST__INIT;
 	Vcl__ShmRing	 m = VCL__SHM_RING__INIT;
 	const char	*e = getenv("VCL_TRANSPORT");
+	const char	*w = getenv("VCL_SHM_WAIT_MS");
 	struct vcl_shm	*r;
 	unsigned	 i;
+	long		 ms;
 
 	if (atomic_exchange(&n->shm_tried, 1) != 0 ||
 	    (e != NULL && strcmp(e, "tcp") == 0) || n->welcome == NULL ||
@@ -279,6 +290,10 @@ vcl_shm_attach(struct vcl_node *n)
 		return;
 	for (i = 0; i < VCL_SHM_NSLOTS; i++)
 		r->tok[i].n = n;
+	r->wait_ms = VCL_SHM_WAIT_MS;
+	if (w != NULL && *w != '\0' && (ms = strtol(w, NULL, 10)) >= 1 &&
+	    ms <= VCL_SHM_WAIT_MAX)
+		r->wait_ms = (int)ms;
 	m.pid = (uint32_t)getpid();
 	m.fd = (uint32_t)r->fd;
 	m.slots = VCL_SHM_NSLOTS;
@@ -387,13 +402,16 @@ vcl_shm_give(struct vcl_node *n, unsigned i)
 }
 
 /*
- * A part of a non-blocking read is in, or failed (st), or was never
- * sent; the last one's end lets its event complete: with the
- * server's word (the Notify of the part that carries the event, which
- * speaks of that part alone) or the first failure of any part.
+ * A part of a read is in, or failed (st), or was never sent (counted:
+ * it was one of q->inflight); the last one's end lets its event
+ * complete: with the server's word (the Notify of the part that carries
+ * the event, which speaks of that part alone) or the first failure of
+ * any part. A quiet read's failure goes to the queue's next clFinish,
+ * before its last counted part stops counting.
  */
 static void
-vcl_shm_nb_part(struct vcl_node *n, struct vcl_shm_nb *nb, cl_int st)
+vcl_shm_nb_part(struct vcl_node *n, struct vcl_shm_nb *nb, cl_int st,
+    int counted)
 {
 	int	last;
 
@@ -401,6 +419,10 @@ vcl_shm_nb_part(struct vcl_node *n, struct vcl_shm_nb *nb, cl_int st)
 	if (st != CL_SUCCESS && nb->err == CL_SUCCESS)
 		nb->err = st;
 	last = --nb->left == 0;
+	if (last && nb->quiet)
+		vcl_queue_defer(nb->q, nb->err);
+	if (counted)
+		atomic_fetch_sub(&nb->q->inflight, 1);
 	pthread_cond_broadcast(&n->cond);
 	pthread_mutex_unlock(&n->lock);
 	if (!last)
@@ -422,8 +444,7 @@ vcl_shm_nb_rest_done(struct vcl_pending *p)
 
 	if (p->msg != NULL)
 		vcl__to_client__free_unpacked(p->msg, NULL);
-	atomic_fetch_sub(&nb->q->inflight, 1);
-	vcl_shm_nb_part(n, nb, p->status);
+	vcl_shm_nb_part(n, nb, p->status, 1);
 	free(p);
 }
 
@@ -447,10 +468,8 @@ vcl_shm_chunk_done(struct vcl_pending *p)
 	n->shm->busy &= ~(1ull << t->slot);
 	pthread_cond_broadcast(&n->cond);
 	pthread_mutex_unlock(&n->lock);
-	if (nb != NULL) {
-		atomic_fetch_sub(&nb->q->inflight, 1);
-		vcl_shm_nb_part(n, nb, p->status);
-	}
+	if (nb != NULL)
+		vcl_shm_nb_part(n, nb, p->status, 1);
 	free(p);
 }
 
@@ -499,7 +518,7 @@ vcl_shm_write(struct vcl_node *n, Vcl__Request *req, Vcl__WriteBuffer *m,
 		m->offset = offset + off;
 		m->size = len;
 		if (slot != -1)
-			slot = vcl_shm_take(n, VCL_SHM_WAIT_MS);
+			slot = vcl_shm_take(n, n->shm->wait_ms);
 		if (slot == -1) {
 			m->has_shm_slot = 0;
 			err = vcl_node_send(n, req, (const uint8_t *)ptr + off,
@@ -569,6 +588,7 @@ vcl_shm_xread(struct vcl_node *n, Vcl__Request *req, Vcl__ReadBuffer *m,
 		vcl_event_hold(ev);
 	}
 	nb->left = 1;		/* this call's, until it has sent all */
+	nb->quiet = ev == NULL && !blocking;
 	nchunks = (size_t)((size + VCL_SHM_SLOT - 1) / VCL_SHM_SLOT);
 	for (i = 0; i < nchunks && err == CL_SUCCESS; i++) {
 		off = i * (uint64_t)VCL_SHM_SLOT;
@@ -581,7 +601,7 @@ vcl_shm_xread(struct vcl_node *n, Vcl__Request *req, Vcl__ReadBuffer *m,
 		atomic_fetch_add(&q->inflight, 1);
 		pthread_mutex_unlock(&n->lock);
 		if ((slot = vcl_shm_take(n, blocking ? 0 :
-		    VCL_SHM_WAIT_MS)) == -1) {
+		    n->shm->wait_ms)) == -1) {
 			/* The rest in band, as the read's last part. */
 			ce.has_event = e->has_event;
 			ce.event = e->event;
@@ -593,10 +613,8 @@ vcl_shm_xread(struct vcl_node *n, Vcl__Request *req, Vcl__ReadBuffer *m,
 			    (uint8_t *)ptr + off, m->size, vcl_shm_nb_rest_done,
 			    nb)) == CL_SUCCESS)
 				sent = 1;
-			else {
-				atomic_fetch_sub(&q->inflight, 1);
-				vcl_shm_nb_part(n, nb, err);
-			}
+			else
+				vcl_shm_nb_part(n, nb, err, 1);
 			break;
 		}
 		m->size = len;
@@ -610,8 +628,7 @@ vcl_shm_xread(struct vcl_node *n, Vcl__Request *req, Vcl__ReadBuffer *m,
 		    vcl_shm_chunk_done, t)) != CL_SUCCESS) {
 			t->nb = NULL;
 			vcl_shm_give(n, (unsigned)slot);
-			atomic_fetch_sub(&q->inflight, 1);
-			vcl_shm_nb_part(n, nb, err);
+			vcl_shm_nb_part(n, nb, err, 1);
 			break;
 		}
 		sent = 1;
@@ -627,12 +644,13 @@ vcl_shm_xread(struct vcl_node *n, Vcl__Request *req, Vcl__ReadBuffer *m,
 	/* Blocking, or failed with parts out (they land in ptr): wait. */
 	if (sent && (blocking || err != CL_SUCCESS))
 		vcl_node_wait(n, vcl_shm_nb_settled, nb);
-	if (blocking && err == CL_SUCCESS) {
-		pthread_mutex_lock(&n->lock);
+	pthread_mutex_lock(&n->lock);
+	if (blocking && err == CL_SUCCESS)
 		err = nb->err;
-		pthread_mutex_unlock(&n->lock);
-	}
-	vcl_shm_nb_part(n, nb, err);
+	if (err != CL_SUCCESS)
+		nb->quiet = 0;		/* the call tells it */
+	pthread_mutex_unlock(&n->lock);
+	vcl_shm_nb_part(n, nb, err, 0);
 	return (err);
 }
 

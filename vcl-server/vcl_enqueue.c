@@ -136,6 +136,8 @@ vcl_stage_free(void *arg)
 
 #define VCL_SETTLE_MAX	64	/* commands a finish completes before it, or
 				   a reap completes at once */
+#define VCL_PARK_WALK	64	/* older commands of its queue's slot an
+				   event's completion looks at */
 
 static void	vcl_cmd_settle_queue(struct vcl_cmd *);
 
@@ -157,7 +159,20 @@ vcl_cmd_answers(const struct vcl_cmd *c)
 		return (0);
 	}
 }
+
+/*
+ * Does c's completion tell the client that an event of an in-order queue
+ * completed? Then every older command of its queue is done too, and the
+ * client takes their replies and Notify as come: c's waits for them.
+ */
+static int
+vcl_cmd_notifies(const struct vcl_cmd *c)
+{
+	return (c->then == NULL && c->event_id != 0 && c->inorder &&
+	    c->inflight);
+}
 static int	vcl_cmd_park(struct vcl_cmd *);
+static int	vcl_cmd_park_event(struct vcl_cmd *);
 static void	vcl_cmd_unpark(struct vcl_session *, uint64_t);
 
 /*
@@ -187,7 +202,8 @@ vcl_cmd_complete(struct vcl_cmd *c)
 		vcl_cmd_settle_queue(c);
 		if (!s->dead && vcl_cmd_park(c))
 			return;		/* back once they are told */
-	}
+	} else if (!s->dead && vcl_cmd_notifies(c) && vcl_cmd_park_event(c))
+		return;			/* the same for its Notify */
 	if (c->type == VCL_CMD_CHUNK)
 		vcl_mem_chunk_done(c);	/* its read answers, whatever s is */
 	if (c->type == VCL_CMD_SLOT_OUT || c->type == VCL_CMD_SLOT_IN)
@@ -284,6 +300,7 @@ vcl_cmd_complete(struct vcl_cmd *c)
 	/* Only now, its frames queued: see vcl_session_send_now. */
 	if (c->inflight) {
 		LIST_REMOVE(c, entry);
+		LIST_REMOVE(c, qentry);
 		c->inflight = 0;
 		if (!c->fr.uncounted)
 			atomic_fetch_sub(&s->qinflight[VCL_QSLOT(c->queue_id)],
@@ -410,6 +427,67 @@ vcl_cmd_park(struct vcl_cmd *f)
 		    !c->handed && atomic_load(&c->claimed))
 			break;
 	if (c == NULL)
+		return (0);
+	f->park_next = NULL;
+	for (pp = &s->parked; *pp != NULL; pp = &(*pp)->park_next)
+		;
+	*pp = f;		/* oldest first */
+	return (1);
+}
+
+/*
+ * An event-bearing command f of an in-order queue completed (its Notify
+ * not sent yet): so did every older command of its queue, and the client
+ * will take them as done when it sees f's event. Those whose completion
+ * did not come yet are completed now, oldest first (as a finish settles
+ * its queue); then, where an older one was claimed and is not completed
+ * (its callback preempted after its claim, a read parked behind another
+ * command), f parks behind it as a reply does (vcl_cmd_park): an older
+ * non-blocking read's bytes reach the client before f's Notify. The walk
+ * goes over the older commands of f's queue slot (s->qcmds), VCL_PARK_WALK
+ * at most, so a long queue costs no walk per completion: past that bound
+ * (a slot shared with a queue of that many commands in flight) f goes on.
+ * A command completed so does not settle in turn (the loop's stack stays
+ * flat behind a long queue whose callbacks lag). Returns 1 when f was
+ * parked.
+ */
+static int
+vcl_cmd_park_event(struct vcl_cmd *f)
+{
+	static int		 settling;	/* the loop thread's */
+	struct vcl_session	*s = f->d.s;
+	struct vcl_cmd		*c, *done[VCL_PARK_WALK], **pp;
+	cl_int			 st;
+	int			 n = 0, k, expect;
+
+	/* The list is newest first: what follows f is older. */
+	for (c = LIST_NEXT(f, qentry), k = 0; !settling && c != NULL &&
+	    k < VCL_PARK_WALK; c = LIST_NEXT(c, qentry), k++) {
+		if (c->queue_id != f->queue_id || atomic_load(&c->claimed))
+			continue;
+		if (clGetEventInfo(c->ev, CL_EVENT_COMMAND_EXECUTION_STATUS,
+		    sizeof st, &st, NULL) != CL_SUCCESS || st > CL_COMPLETE)
+			continue;
+		expect = 0;
+		if (!atomic_compare_exchange_strong(&c->claimed, &expect, 1))
+			continue;	/* its completion is on the way */
+		c->status = st;
+		done[n++] = c;
+	}
+	if (n > 0) {		/* so not settling already */
+		settling = 1;
+		while (n > 0)
+			vcl_cmd_complete(done[--n]);
+		settling = 0;
+	}
+	if (s->dead)
+		return (0);
+	for (c = LIST_NEXT(f, qentry), k = 0; c != NULL && k < VCL_PARK_WALK;
+	    c = LIST_NEXT(c, qentry), k++)
+		if (c->queue_id == f->queue_id && !c->handed &&
+		    atomic_load(&c->claimed))
+			break;
+	if (c == NULL || k == VCL_PARK_WALK)
 		return (0);
 	f->park_next = NULL;
 	for (pp = &s->parked; *pp != NULL; pp = &(*pp)->park_next)
@@ -862,8 +940,17 @@ vcl_cmd_watch(struct vcl_session *s, struct vcl_cmd *c)
 
 	c->d.fn = vcl_cmd_done;
 	LIST_INSERT_HEAD(&s->inflight, c, entry);
+	LIST_INSERT_HEAD(&s->qcmds[VCL_QSLOT(c->queue_id)], c, qentry);
 	c->inflight = 1;
 	atomic_fetch_add(&s->qinflight[VCL_QSLOT(c->queue_id)], 1);
+	/*
+	 * An event of an in-order queue: its Notify keeps the queue's order
+	 * (the queue's properties, seen when it was made).
+	 */
+	if (c->event_id != 0 && c->then == NULL && (q = vcl_handle_get(
+	    &s->handles, c->queue_id, VCL_KIND_QUEUE)) != NULL &&
+	    q->u.queue != NULL && !q->ooo)
+		c->inorder = 1;
 	/*
 	 * A read's or a finish's reply may go from the thread that sees it
 	 * complete; not a finish that owes its queue's deferred error (the

@@ -94,12 +94,15 @@ struct vcl_cmd {
 	struct vcl_cmd		*park_next;	/* FINISH: parked behind an
 						   older command's completion
 						   (vcl_cmd_park) */
+	int			 inorder;	/* an event of an in-order
+						   queue: its Notify parks too */
 	struct vcl_fast		 fr;		/* that reply */
 	uint64_t		 shm_len;	/* SHM: its bytes; xid: slot + 1 */
 	int			 shm_write;	/* SHM: a write */
 	struct vcl_pinwrap	*pinwrap;	/* SHM, SLOT_*: its ring's
 						   wrapper, held (vcl_pin.c) */
 	LIST_ENTRY(vcl_cmd)	 entry;
+	LIST_ENTRY(vcl_cmd)	 qentry;	/* on s->qcmds, by its queue */
 };
 
 /* Host memory holding a transfer's bytes, charged to its session. */

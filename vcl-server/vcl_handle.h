@@ -126,6 +126,7 @@ struct vcl_hobj {
 	cl_int			 deferred;	/* queue: first async failure */
 	uint8_t			 poll_skip;	/* queue: waits not to poll */
 	unsigned		 profiling:1;	/* queue */
+	unsigned		 ooo:1;		/* queue: out of order */
 	unsigned		 dirty:1;	/* queue: needs a flush */
 	unsigned		 stranded:1;	/* queue: on s->strands */
 	unsigned		 waited:1;	/* queue: a command of it waited

@@ -30,6 +30,7 @@
 #include "vcl_peer.h"
 #include "vcl_pin.h"
 #include "vcl_server.h"
+#include "vcl_session.h"
 #include "vcl_submit.h"
 #include "vcl_transports.h"
 

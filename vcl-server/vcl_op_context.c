@@ -129,10 +129,13 @@ vcl_op_create_queue(struct vcl_session *s, const Vcl__Request *req,
 	if (err == CL_SUCCESS) {
 		for (i = 0; i < m->n_properties; i++) {
 			props[i] = m->properties[i];
-			if (i % 2 == 0 && props[i] == CL_QUEUE_PROPERTIES &&
-			    (m->properties[i + 1] &
-			    CL_QUEUE_PROFILING_ENABLE))
+			if (i % 2 != 0 || props[i] != CL_QUEUE_PROPERTIES)
+				continue;
+			if (m->properties[i + 1] & CL_QUEUE_PROFILING_ENABLE)
 				o->profiling = 1;
+			if (m->properties[i + 1] &
+			    CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)
+				o->ooo = 1;
 		}
 		props[i] = 0;
 		o->u.queue = clCreateCommandQueueWithProperties(ctx->u.ctx,

@@ -1,7 +1,9 @@
 /* vcl_op_mem.c - buffers: creation and read/write/copy/fill commands. */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "vcl_enqueue.h"
 #include "vcl_log.h"
@@ -55,6 +57,32 @@ struct vcl_mkbuf {
 	cl_int		 err;
 };
 
+/* Large buffers being made or freed on a mover thread now (Stats). */
+static atomic_uint_fast64_t	vcl_mem_moving_now;
+
+/* How many large buffers are being made or freed on a mover now. */
+uint64_t
+vcl_mem_moving(void)
+{
+	return (atomic_load(&vcl_mem_moving_now));
+}
+
+/*
+ * Testing (VCL_TEST_MOVER_LATCH=PATH): a mover's job on a large buffer
+ * (its creation or its release) waits until PATH exists (at most 60 s),
+ * as a runtime's slow fill or free would hold it.
+ */
+static void
+vcl_mem_test_latch(void)
+{
+	const char	*path = getenv("VCL_TEST_MOVER_LATCH");
+	int		 i;
+
+	for (i = 0; path != NULL && *path != '\0' && i < 6000 &&
+	    access(path, F_OK) != 0; i++)
+		usleep(10000);
+}
+
 /* Log a failed creation (rate-limited: a client can fail many). */
 static void
 vcl_mem_failed(struct vcl_session *s, struct vcl_hobj *o, uint64_t id,
@@ -73,8 +101,10 @@ vcl_mem_create_run(void *arg)
 {
 	struct vcl_mkbuf	*mb = arg;
 
+	vcl_mem_test_latch();
 	mb->mem = clCreateBuffer(mb->ctx, mb->flags | CL_MEM_COPY_HOST_PTR,
 	    mb->size, (void *)mb->host, &mb->err);
+	atomic_fetch_sub(&vcl_mem_moving_now, 1);
 	vcl_server_done_push(mb->d.s->srv, &mb->d);
 }
 
@@ -135,7 +165,9 @@ vcl_mem_create_off_loop(struct vcl_session *s, cl_context ctx,
 	clRetainContext(ctx);
 	vcl_session_ref(s);
 	s->jobs++;
+	atomic_fetch_add(&vcl_mem_moving_now, 1);
 	if (vcl_workers_run(s->srv->movers, vcl_mem_create_run, mb) != 0) {
+		atomic_fetch_sub(&vcl_mem_moving_now, 1);
 		s->jobs--;
 		vcl_session_unref(s);
 		clReleaseContext(ctx);
@@ -158,7 +190,9 @@ vcl_mem_create_off_loop(struct vcl_session *s, cl_context ctx,
 static void
 vcl_mem_release_run(void *arg)
 {
+	vcl_mem_test_latch();
 	clReleaseMemObject(arg);
+	atomic_fetch_sub(&vcl_mem_moving_now, 1);
 }
 
 /*
@@ -169,8 +203,15 @@ vcl_mem_release_run(void *arg)
 void
 vcl_mem_release(struct vcl_session *s, cl_mem mem, uint64_t bytes)
 {
-	if (mem != NULL && (bytes < VCL_MOVE_MIN ||
-	    vcl_workers_run(s->srv->movers, vcl_mem_release_run, mem) != 0))
+	if (mem != NULL && bytes >= VCL_MOVE_MIN) {
+		atomic_fetch_add(&vcl_mem_moving_now, 1);
+		if (vcl_workers_run(s->srv->movers, vcl_mem_release_run,
+		    mem) == 0)
+			mem = NULL;
+		else
+			atomic_fetch_sub(&vcl_mem_moving_now, 1);
+	}
+	if (mem != NULL)
 		clReleaseMemObject(mem);
 	vcl_session_uncharge(s, bytes);
 }

@@ -34,6 +34,7 @@ void	vcl_op_copy_buffer_rect(struct vcl_session *, const Vcl__Request *,
 struct vcl_hobj *vcl_mem_range_get(struct vcl_session *, uint64_t, uint64_t,
 	    uint64_t, cl_int *);
 void	vcl_mem_release(struct vcl_session *, cl_mem, uint64_t);
+uint64_t vcl_mem_moving(void);
 void	vcl_mem_chunk_done(struct vcl_cmd *);
 extern uint64_t vcl_read_chunk;
 

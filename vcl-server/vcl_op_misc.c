@@ -5,6 +5,7 @@
 
 #include "vcl_log.h"
 #include "vcl_op_exec.h"
+#include "vcl_op_mem.h"
 #include "vcl_op_misc.h"
 #include "vcl_peer.h"
 #include "vcl_pin.h"
@@ -166,6 +167,8 @@ vcl_op_stats(struct vcl_session *s, const Vcl__Request *req,
 	st.session_pinned = vcl_pin_use_bytes(s->pinuse);
 	st.has_release_backlog = 1;
 	st.release_backlog = atomic_load(&s->srv->release_backlog);
+	st.has_buffers_moving = 1;
+	st.buffers_moving = vcl_mem_moving();
 	st.n_transports = vcl_transports_names(s->srv, names, VCL_TP_MAX + 1);
 	st.transports = names;
 	st.n_transports_local = vcl_transports_local_names(s->srv, local,

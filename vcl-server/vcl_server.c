@@ -34,6 +34,16 @@
 #include "vcl_transports.h"
 #include "vcl_worker.h"
 
+/*
+ * Callbacks the loop runs before it looks for new input again. A session
+ * with frames still in hand after its batch (VCL_BATCH_MAX requests) makes
+ * its read event active again, and libevent runs what is activated while
+ * it runs callbacks in the same pass: without a bound, one client that
+ * keeps sending kept every other session waiting until it stopped
+ * (seconds, under load), whatever the batch.
+ */
+#define VCL_SERVER_DISPATCH_MAX	4
+
 #define VCL_RATELOG_LINES	5	/* lines per interval, then a count */
 #define VCL_RATELOG_SECONDS	10
 #define VCL_AUTHFAIL_SLOTS	256	/* addresses remembered */
@@ -718,6 +728,7 @@ vcl_server_run(struct vcl_server *srv, const struct vcl_options *opt)
 	struct event		*ev_term, *ev_int, *ev_hup, *ev_check;
 	struct vcl_session	*s;
 	struct timeval		 tick = { 0, 100000 };
+	struct event_config	*cfg;
 	char			 err[512];
 	int			 rc = 1, i;
 
@@ -726,8 +737,18 @@ vcl_server_run(struct vcl_server *srv, const struct vcl_options *opt)
 	pthread_mutex_init(&srv->done_lock, NULL);
 	srv->done_tail = &srv->done_head;
 	srv->lfd = -1;
-	if (evthread_use_pthreads() != 0 ||
-	    (srv->base = event_base_new()) == NULL) {
+	if (evthread_use_pthreads() != 0 || (cfg = event_config_new()) ==
+	    NULL)
+		srv->base = NULL;
+	else {
+		if (event_config_set_max_dispatch_interval(cfg, NULL,
+		    VCL_SERVER_DISPATCH_MAX, 0) == 0)
+			srv->base = event_base_new_with_config(cfg);
+		else
+			srv->base = NULL;
+		event_config_free(cfg);
+	}
+	if (srv->base == NULL) {
 		vcl_log_error("cannot set up the event loop");
 		return (1);
 	}

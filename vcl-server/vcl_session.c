@@ -156,8 +156,10 @@ vcl_session_new(struct vcl_server *srv, int fd, const char *peer)
 	TAILQ_INIT(&s->outq_held);
 	LIST_INIT(&s->inflight);
 	pthread_mutex_init(&s->out_lock, NULL);
-	for (i = 0; i < VCL_QSLOTS; i++)
+	for (i = 0; i < VCL_QSLOTS; i++) {
 		atomic_init(&s->qinflight[i], 0);
+		LIST_INIT(&s->qcmds[i]);
+	}
 	atomic_init(&s->ndone, 0);
 	atomic_init(&s->deferred_sets, 0);
 	s->fast_ok = srv->tls == NULL;

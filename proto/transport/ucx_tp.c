@@ -58,6 +58,9 @@
 #include <sys/queue.h>
 #include <sys/uio.h>
 
+#include <netinet/in.h>
+
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -591,8 +594,149 @@ vcl_ucx_pull_probe(struct vcl_ucx_tpep *e, uint8_t *p, unsigned long pid,
 	    "read other bytes");
 }
 
+/* A socket address as 16 bytes (IPv4 mapped into IPv6) and a port. */
+static int
+vcl_ucx_sock_key(const struct sockaddr_storage *ss, uint8_t a[16],
+    unsigned *port)
+{
+	const struct sockaddr_in	*s4 = (const struct sockaddr_in *)ss;
+	const struct sockaddr_in6	*s6 = (const struct sockaddr_in6 *)ss;
+
+	memset(a, 0, 16);
+	if (ss->ss_family == AF_INET) {
+		a[10] = a[11] = 0xff;
+		memcpy(a + 12, &s4->sin_addr, 4);
+		*port = ntohs(s4->sin_port);
+		return (0);
+	}
+	if (ss->ss_family == AF_INET6) {
+		memcpy(a, &s6->sin6_addr, 16);
+		*port = ntohs(s6->sin6_port);
+		return (0);
+	}
+	return (-1);
+}
+
 /*
- * The other end's ring: open it by its /proc/PID/fd/N path, check that it
+ * An address of /proc/PID/net/tcp{,6} (the kernel prints each 32-bit word
+ * of it as a number in host byte order) as 16 bytes. 0 or -1.
+ */
+static int
+vcl_ucx_proc_addr(const char *hex, uint8_t a[16])
+{
+	char		 w[9];
+	size_t		 n = strlen(hex), i;
+	uint32_t	 v;
+
+	if (n != 8 && n != 32)
+		return (-1);
+	memset(a, 0, 16);
+	if (n == 8)
+		a[10] = a[11] = 0xff;
+	for (i = 0; i < n / 8; i++) {
+		memcpy(w, hex + 8 * i, 8);
+		w[8] = '\0';
+		v = (uint32_t)strtoul(w, NULL, 16);
+		memcpy(a + (n == 8 ? 12 : 4 * i), &v, 4);
+	}
+	return (0);
+}
+
+/*
+ * The inode of pid's socket whose local address is l and remote one r
+ * (from pid's own TCP tables, so in its network namespace). 0: none.
+ */
+static unsigned long
+vcl_ucx_proc_sock(unsigned long pid, const uint8_t l[16], unsigned lport,
+    const uint8_t r[16], unsigned rport)
+{
+	static const char *const tabs[] = { "tcp", "tcp6" };
+	char			 path[64], line[512], lh[40], rh[40];
+	uint8_t			 la[16], ra[16];
+	unsigned		 lp, rp, i;
+	unsigned long		 ino = 0, v;
+	FILE			*f;
+
+	for (i = 0; ino == 0 && i < sizeof tabs / sizeof tabs[0]; i++) {
+		snprintf(path, sizeof path, "/proc/%lu/net/%s", pid, tabs[i]);
+		if ((f = fopen(path, "re")) == NULL)
+			continue;
+		while (ino == 0 && fgets(line, sizeof line, f) != NULL) {
+			if (sscanf(line, " %*u: %39[0-9A-Fa-f]:%x "
+			    "%39[0-9A-Fa-f]:%x %*x %*x:%*x %*x:%*x %*x %*u "
+			    "%*u %lu", lh, &lp, rh, &rp, &v) != 5 ||
+			    vcl_ucx_proc_addr(lh, la) != 0 ||
+			    vcl_ucx_proc_addr(rh, ra) != 0)
+				continue;
+			if (lp == lport && rp == rport && memcmp(la, l, 16) ==
+			    0 && memcmp(ra, r, 16) == 0)
+				ino = v;
+		}
+		fclose(f);
+	}
+	return (ino);
+}
+
+/*
+ * Is pid the process at the other end of e's control stream (the link
+ * whose Hello was checked)? A ring's path names its owner's pid, and
+ * only the peer's own ring may be mapped and its pid read: a peer that
+ * learned a third process's ring (another server's, whose peer it is)
+ * would otherwise have us write into that process's memory and read it
+ * for the peer (SOURCE), where we may and the peer may not. A local
+ * socket's credentials say it at once; for TCP, pid's socket with our
+ * two addresses swapped must be one of its descriptors.
+ */
+static int
+vcl_ucx_peer_is(struct vcl_ucx_tpep *e, unsigned long pid)
+{
+	struct sockaddr_storage	 a, b;
+	struct ucred		 cr;
+	struct dirent		*de;
+	socklen_t		 la = sizeof a, lb = sizeof b, lc = sizeof cr;
+	uint8_t			 ka[16], kb[16];
+	unsigned		 pa, pb;
+	unsigned long		 ino;
+	char			 path[320], want[64], got[64];
+	ssize_t			 n;
+	DIR			*d;
+	int			 fd, found = 0;
+
+	if (e->ep->ctl == NULL || (fd = e->ep->ctl->fd) < 0)
+		return (0);
+	memset(&a, 0, sizeof a);
+	memset(&b, 0, sizeof b);
+	if (getsockname(fd, (struct sockaddr *)&a, &la) != 0 ||
+	    getpeername(fd, (struct sockaddr *)&b, &lb) != 0)
+		return (0);
+	if (a.ss_family == AF_UNIX)
+		return (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &lc) ==
+		    0 && cr.pid > 0 && (unsigned long)cr.pid == pid);
+	if (vcl_ucx_sock_key(&a, ka, &pa) != 0 ||
+	    vcl_ucx_sock_key(&b, kb, &pb) != 0 ||
+	    (ino = vcl_ucx_proc_sock(pid, kb, pb, ka, pa)) == 0)
+		return (0);
+	snprintf(want, sizeof want, "socket:[%lu]", ino);
+	snprintf(path, sizeof path, "/proc/%lu/fd", pid);
+	if ((d = opendir(path)) == NULL)
+		return (0);
+	while (!found && (de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof path, "/proc/%lu/fd/%s", pid,
+		    de->d_name);
+		if ((n = readlink(path, got, sizeof got - 1)) <= 0)
+			continue;
+		got[n] = '\0';
+		found = strcmp(got, want) == 0;
+	}
+	closedir(d);
+	return (found);
+}
+
+/*
+ * The other end's ring: open it by its /proc/PID/fd/N path where PID is
+ * the other end of the link, check that it
  * is none of our own rings (another link's peer writes those), that it is
  * sealed against shrinking (else its owner could fault our stores into
  * it) and its size, map it.
@@ -617,6 +761,11 @@ vcl_ucx_ring_map(struct vcl_ucx_tpep *e, const struct vcl_ucx_pmsg *m)
 		return (-1);
 	if (!e->t->place)
 		return (0);	/* we do not place: leave it */
+	if (!vcl_ucx_peer_is(e, pid)) {
+		vcl_log_warn("ucx: the peer's shared staging names pid %lu, "
+		    "which is not the other end of the link: not used", pid);
+		return (0);
+	}
 	if ((fd = open(name, O_RDWR | O_CLOEXEC | O_NOCTTY)) == -1) {
 		/* Another host, or gone: no placement on this link. */
 		vcl_log_info("ucx: the peer's shared staging: %s",

@@ -37,46 +37,6 @@ enum {
 #define NWORDS	16		/* ints in a test buffer */
 #define NBUSY	600		/* launches decoded while one is held */
 
-/* BuildProgram{program}: the reply's status, or 1 for no reply. */
-static int
-ac_build(struct conn *c, uint64_t prog)
-{
-	Vcl__Request		r = VCL__REQUEST__INIT;
-	Vcl__BuildProgram	m = VCL__BUILD_PROGRAM__INIT;
-	struct reply		rp;
-	int			st;
-
-	m.program = prog;
-	r.call_case = VCL__REQUEST__CALL_BUILD_PROGRAM;
-	r.build_program = &m;
-	if (call(c, &r, NULL, 0, &rp) != 0)
-		return (1);
-	st = rp.r->status;
-	reply_free(&rp);
-	return (st);
-}
-
-/* CreateKernel{id, program, name}: the reply's status, or 1. */
-static int
-ac_kernel(struct conn *c, uint64_t id, const char *name)
-{
-	Vcl__Request		r = VCL__REQUEST__INIT;
-	Vcl__CreateKernel	m = VCL__CREATE_KERNEL__INIT;
-	struct reply		rp;
-	int			st;
-
-	m.id = id;
-	m.program = PROG;
-	m.name = (char *)name;
-	r.call_case = VCL__REQUEST__CALL_CREATE_KERNEL;
-	r.create_kernel = &m;
-	if (call(c, &r, NULL, 0, &rp) != 0)
-		return (1);
-	st = rp.r->status;
-	reply_free(&rp);
-	return (st);
-}
-
 /* Argument constructors. */
 static void
 ac_value(Vcl__KernelArg *a, uint32_t i, const void *p, size_t n)
@@ -144,25 +104,6 @@ ac_send(struct conn *c, uint64_t q, uint64_t k, size_t gws, uint64_t ue,
 	return (send_req(c, &r, NULL, 0));
 }
 
-/* Finish{queue}: the status it reports, or 1 for no reply. */
-static int
-ac_finish(struct conn *c, uint64_t q)
-{
-	Vcl__Request	r = VCL__REQUEST__INIT;
-	Vcl__Finish	m = VCL__FINISH__INIT;
-	struct reply	rp;
-	int		st;
-
-	m.queue = q;
-	r.call_case = VCL__REQUEST__CALL_FINISH;
-	r.finish = &m;
-	if (call(c, &r, NULL, 0, &rp) != 0)
-		return (1);
-	st = rp.r->status;
-	reply_free(&rp);
-	return (st);
-}
-
 /* Launch on q and finish: the status Finish reports, or 1. */
 static int
 ac_launch(struct conn *c, uint64_t q, uint64_t k, size_t gws,
@@ -170,7 +111,7 @@ ac_launch(struct conn *c, uint64_t q, uint64_t k, size_t gws,
 {
 	if (ac_send(c, q, k, gws, 0, args, nargs) != 0)
 		return (1);
-	return (ac_finish(c, q));
+	return (raw_finish(c, q));
 }
 
 /* The first int of buffer mem, read on Q, or INT32_MIN on failure. */
@@ -210,7 +151,7 @@ ac_setup(struct conn *c, const struct srv *sv)
 	    ac_buffer(c, BUF_O2, CTX, 0) != 0 ||
 	    create_program(c, PROG, CTX, ac_src) != 0)
 		return (-1);
-	return (ac_build(c, PROG) == 0 ? 0 : -1);
+	return (raw_build(c, PROG, NULL) == 0 ? 0 : -1);
 }
 
 /* By-value bytes that change, stay, change back; on two queues. */
@@ -228,8 +169,8 @@ test_value(void)
 		return;
 	c.fd = -1;
 	if (!check("value_setup", ac_setup(&c, &sv) == 0 &&
-	    ac_kernel(&c, K_VAL, "kval") == 0 && ac_kernel(&c, K_BIG, "kbig")
-	    == 0, "no session or kernels"))
+	    raw_kernel(&c, K_VAL, PROG, "kval") == 0 &&
+	    raw_kernel(&c, K_BIG, PROG, "kbig") == 0, "no session or kernels"))
 		goto out;
 	for (i = 0; i < (int)(sizeof seq / sizeof seq[0]); i++) {
 		x = seq[i];
@@ -285,7 +226,7 @@ test_buffer(void)
 		return;
 	c.fd = -1;
 	if (!check("buffer_setup", ac_setup(&c, &sv) == 0 &&
-	    ac_kernel(&c, K_COPY, "kcopy") == 0 &&
+	    raw_kernel(&c, K_COPY, PROG, "kcopy") == 0 &&
 	    ac_buffer(&c, BUF_A, CTX, 11) == 0 &&
 	    ac_buffer(&c, BUF_B, CTX, 22) == 0 &&
 	    create_context(&c, CTX2) == 0 &&
@@ -334,7 +275,7 @@ test_reused_id(void)
 		return;
 	c.fd = -1;
 	if (!check("reused_setup", ac_setup(&c, &sv) == 0 &&
-	    ac_kernel(&c, K_COPY, "kcopy") == 0 &&
+	    raw_kernel(&c, K_COPY, PROG, "kcopy") == 0 &&
 	    ac_buffer(&c, BUF_X, CTX, 5) == 0 &&
 	    ac_buffer(&c, BUF_Y, CTX, 6) == 0, "no session"))
 		goto out;
@@ -372,8 +313,8 @@ test_null_local(void)
 		return;
 	c.fd = -1;
 	if (!check("null_setup", ac_setup(&c, &sv) == 0 &&
-	    ac_kernel(&c, K_NULL, "knull") == 0 &&
-	    ac_kernel(&c, K_LOC2, "kloc2") == 0 &&
+	    raw_kernel(&c, K_NULL, PROG, "knull") == 0 &&
+	    raw_kernel(&c, K_LOC2, PROG, "kloc2") == 0 &&
 	    ac_buffer(&c, BUF_A, CTX, 9) == 0, "no session"))
 		goto out;
 	for (i = 0; i < (int)(sizeof p / sizeof p[0]); i++) {
@@ -427,7 +368,7 @@ test_held(void)
 		return;
 	c.fd = -1;
 	if (!check("held_setup", ac_setup(&c, &sv) == 0 &&
-	    ac_kernel(&c, K_VAL, "kval") == 0, "no session"))
+	    raw_kernel(&c, K_VAL, PROG, "kval") == 0, "no session"))
 		goto out;
 	ue.id = UE;
 	ue.context = CTX;
@@ -445,7 +386,7 @@ test_held(void)
 		rc = ac_send(&c, Q2, K_VAL, 1, 0, a, 2);
 	}
 	if (rc == 0)
-		rc = ac_finish(&c, Q2);
+		rc = raw_finish(&c, Q2);
 	us.event = UE;
 	us.status = CL_COMPLETE;
 	r = (Vcl__Request)VCL__REQUEST__INIT;
@@ -454,7 +395,7 @@ test_held(void)
 	if (rc == 0)
 		rc = send_req(&c, &r, NULL, 0);
 	if (rc == 0)
-		rc = ac_finish(&c, Q);
+		rc = raw_finish(&c, Q);
 	v1 = ac_word(&c, BUF_O);
 	v2 = ac_word(&c, BUF_O2);
 	check("held_runs_with_its_bytes", rc == 0 && v1 == 4242 &&

@@ -592,251 +592,6 @@ stop_a:
 	srv_stop(&a, "movers_server_a_exit");
 }
 
-/* The backend's placement messages (one host: host byte order). */
-#define PL_CTL_NS	0x7fffffffu
-#define PL_PLACE	(1ull << 63)
-enum {
-	PM_RING = 1, PM_MAPPED, PM_OFFER, PM_FILLED, PM_UNUSED, PM_DONE,
-	PM_ABORT, PM_PULL, PM_SOURCE, PM_NOSOURCE,
-};
-struct pmsg {
-	uint32_t	type;
-	uint32_t	slot;
-	uint64_t	xid;
-	uint64_t	off;
-	uint64_t	len;
-	char		name[32];
-};
-
-/* This process as a peer server (a source), its ring of 2 x 1 MiB. */
-struct peer {
-	struct vcl_ucx		*u;
-	struct vcl_ucx_ep	*ep;
-	struct conn		 p;
-	uint32_t		 ns, srv_ns, link;
-	uint8_t			*ring;		/* ours, the server maps it */
-	int			 ring_fd;
-	struct pmsg		 in;
-	int			 in_done, in_status, sent;
-};
-
-/* FNV-1a, as the backend hashes addresses. */
-static uint32_t
-pl_fnv(const void *a, size_t len)
-{
-	const uint8_t	*p = a;
-	uint32_t	 h = 2166136261u;
-	size_t		 i;
-
-	for (i = 0; i < len; i++) {
-		h ^= p[i];
-		h *= 16777619u;
-	}
-	return (h);
-}
-
-/* The link's number from its control stream, as the backend forms it. */
-static uint32_t
-pl_link(int fd)
-{
-	struct sockaddr_storage	a, b;
-	socklen_t		la = sizeof a, lb = sizeof b;
-	uint32_t		h1, h2;
-
-	memset(&a, 0, sizeof a);
-	memset(&b, 0, sizeof b);
-	if (getsockname(fd, (struct sockaddr *)&a, &la) != 0 ||
-	    getpeername(fd, (struct sockaddr *)&b, &lb) != 0)
-		return (0);
-	h1 = pl_fnv(&a, la);
-	h2 = pl_fnv(&b, lb);
-	return (h1 < h2 ? h1 * 31u + h2 : h2 * 31u + h1);
-}
-
-/* A placement message of the server's came. */
-static void
-pl_in_cb(int status, void *arg)
-{
-	struct peer	*pe = arg;
-
-	pe->in_status = status;
-	pe->in_done = 1;
-}
-
-/* A placement message of ours went. */
-static void
-pl_sent_cb(int status, void *arg)
-{
-	struct peer	*pe = arg;
-
-	(void)status;
-	pe->sent++;
-}
-
-/* The server's next placement message (bounded by the clock). 0 or -1. */
-static int
-pl_recv(struct peer *pe, struct pmsg *m)
-{
-	int64_t	end = ucxpeer_now_ms() + UCXPEER_WAIT_S * 1000;
-
-	pe->in_done = 0;
-	if (vcl_ucx_recv(pe->ep, ((uint64_t)(pe->srv_ns ^ PL_CTL_NS) << 32) |
-	    pe->link, &pe->in, sizeof pe->in, pl_in_cb, pe) == NULL)
-		return (-1);
-	while (!pe->in_done && ucxpeer_now_ms() < end)
-		(void)ucxpeer_turn(pe->u, NULL);
-	if (!pe->in_done || pe->in_status != 0)
-		return (-1);
-	*m = pe->in;
-	return (0);
-}
-
-/* Send a placement message, progress until it went. 0 or -1. */
-static int
-pl_send(struct peer *pe, uint32_t type, uint64_t xid, uint64_t off,
-    uint64_t len, const char *name)
-{
-	static struct pmsg	 m;
-	struct iovec		 iov = { &m, sizeof m };
-	int64_t			 end = ucxpeer_now_ms() + UCXPEER_WAIT_S * 1000;
-	int			 want = pe->sent + 1;
-
-	memset(&m, 0, sizeof m);
-	m.type = type;
-	m.xid = xid;
-	m.off = off;
-	m.len = len;
-	if (name != NULL)
-		snprintf(m.name, sizeof m.name, "%s", name);
-	if (vcl_ucx_send(pe->ep, ((uint64_t)(pe->ns ^ PL_CTL_NS) << 32) |
-	    pe->link, &iov, 1, pl_sent_cb, pe) == NULL)
-		return (-1);
-	while (pe->sent < want && ucxpeer_now_ms() < end)
-		(void)ucxpeer_turn(pe->u, NULL);
-	return (pe->sent == want ? 0 : -1);
-}
-
-/*
- * Open a peer link choosing ucx; take the server's ring (RING) and say
- * it is mapped (we never fill it); name a ring of ours (a sealed memfd,
- * with its address here, so that the server's probe reads us) and wait
- * until the server mapped it. 0 or -1.
- */
-static int
-pl_open(struct peer *pe, const struct srv *sv)
-{
-	Vcl__Request		 r = VCL__REQUEST__INIT;
-	Vcl__Hello		 h = VCL__HELLO__INIT;
-	Vcl__TransportOffer	 o = VCL__TRANSPORT_OFFER__INIT, *op = &o;
-	const Vcl__TransportOffer *w;
-	struct reply		 rp;
-	struct pmsg		 m;
-	const void		*a;
-	char			 err[256], name[32];
-	size_t			 alen;
-	void			*p;
-	int			 rc = -1;
-
-	memset(pe, 0, sizeof *pe);
-	pe->p.fd = pe->ring_fd = -1;
-	if ((pe->u = vcl_ucx_create(NULL, err, sizeof err)) == NULL) {
-		note("vcl_ucx_create: %s", err);
-		return (-1);
-	}
-	if (conn_open(&pe->p, sv) != 0)
-		return (-1);
-	pe->p.peer = 1;
-	vcl_ucx_address(pe->u, &a, &alen);
-	pe->ns = pl_fnv(a, alen);
-	o.name = "ucx";
-	o.has_address = 1;
-	o.address.data = (uint8_t *)a;
-	o.address.len = alen;
-	h.version = VCL_PROTOCOL_VERSION;
-	h.client_name = "direct2_test";
-	h.has_peer = h.peer = 1;
-	h.n_transports = 1;
-	h.transports = &op;
-	r.call_case = VCL__REQUEST__CALL_HELLO;
-	r.hello = &h;
-	if (call(&pe->p, &r, NULL, 0, &rp) != 0)
-		return (-1);
-	if (rp.r->status == CL_SUCCESS && rp.r->welcome != NULL &&
-	    (w = rp.r->welcome->transport) != NULL &&
-	    strcmp(w->name, "ucx") == 0 && w->has_address &&
-	    (pe->ep = vcl_ucx_ep_open(pe->u, w->address.data, w->address.len,
-	    NULL, NULL)) != NULL) {
-		pe->srv_ns = pl_fnv(w->address.data, w->address.len);
-		rc = 0;
-	} else
-		note("peer link: the server did not choose ucx");
-	reply_free(&rp);
-	if (rc != 0)
-		return (-1);
-	pe->link = pl_link(pe->p.fd);
-	if (pl_recv(pe, &m) != 0 || m.type != PM_RING ||
-	    pl_send(pe, PM_MAPPED, 0, 0, 0, NULL) != 0) {
-		note("no ring from the server");
-		return (-1);
-	}
-	if ((pe->ring_fd = memfd_create("direct2_test", MFD_CLOEXEC |
-	    MFD_ALLOW_SEALING)) == -1 || ftruncate(pe->ring_fd, 2 * MIB) != 0 ||
-	    fcntl(pe->ring_fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) != 0 ||
-	    (p = mmap(NULL, 2 * MIB, PROT_READ | PROT_WRITE, MAP_SHARED,
-	    pe->ring_fd, 0)) == MAP_FAILED) {
-		note("our ring: %s", strerror(errno));
-		return (-1);
-	}
-	pe->ring = p;
-	snprintf(name, sizeof name, "/proc/%ld/fd/%d", (long)getpid(),
-	    pe->ring_fd);
-	if (pl_send(pe, PM_RING, (uint64_t)(uintptr_t)pe->ring, MIB, 2,
-	    name) != 0 || pl_recv(pe, &m) != 0 || m.type != PM_MAPPED) {
-		note("the server did not map our ring");
-		return (-1);
-	}
-	return (0);
-}
-
-/* Close the link and let the engine go. */
-static void
-pl_close(struct peer *pe)
-{
-	if (pe->ep != NULL)
-		vcl_ucx_ep_close(pe->ep);
-	pe->ep = NULL;
-	conn_close(&pe->p);
-	if (pe->ring != NULL)
-		munmap(pe->ring, 2 * MIB);
-	pe->ring = NULL;
-	if (pe->ring_fd != -1)
-		close(pe->ring_fd);
-	pe->ring_fd = -1;
-	if (pe->u != NULL)
-		vcl_ucx_free(pe->u);
-	pe->u = NULL;
-}
-
-/* The head of a PeerPush whose size bytes are placed as xid. */
-static int
-pl_push_head(struct peer *pe, uint64_t sid, uint64_t key, uint64_t transfer,
-    uint64_t xid, uint64_t size)
-{
-	Vcl__Request	r = VCL__REQUEST__INIT;
-	Vcl__PeerPush	pp = VCL__PEER_PUSH__INIT;
-
-	pp.session = sid;
-	pp.key = key;
-	pp.transfer = transfer;
-	pp.status = CL_SUCCESS;
-	r.has_bulk_xfer = r.has_bulk_size = 1;
-	r.bulk_xfer = xid | PL_PLACE;
-	r.bulk_size = size;
-	r.call_case = VCL__REQUEST__CALL_PEER_PUSH;
-	r.peer_push = &pp;
-	return (send_req(&pe->p, &r, NULL, 0));
-}
-
 /*
  * This process is the source: it names its bytes to the server's PULL
  * (SOURCE), then, while the server's read is held after its first piece,
@@ -850,22 +605,19 @@ test_source_aborts(void)
 {
 	struct srv		 b;
 	struct conn		 c, cw;
-	struct peer		 pe;
-	struct pmsg		 m;
+	struct ucxpeer_link	 pe;
+	struct ucxpeer_msg	 m;
 	Vcl__StatsResult	 st;
 	struct reply		 rp;
 	uint32_t		*src = NULL, *w;
-	uint64_t		 sid = 0, key = 0, xid = 5 | PL_PLACE;
+	uint64_t		 sid = 0, key = 0, xid = 5 | UCXPEER_PLACE;
 	char			 go[PATH_MAX + 8];
 	size_t			 i, bad;
 	cl_int			 st_in = 1;
 	int			 seen = 0, fd;
 
 	c.fd = cw.fd = -1;
-	pe.u = NULL;
-	pe.ep = NULL;
-	pe.ring = NULL;
-	pe.ring_fd = pe.p.fd = -1;
+	ucxpeer_link_init(&pe);
 	memset(&m, 0, sizeof m);
 	snprintf(go, sizeof go, "/tmp/direct2_test.%ld.go", (long)getpid());
 	unlink(go);
@@ -874,19 +626,19 @@ test_source_aborts(void)
 	if (!check("aborts_setup", (src = words(1, SIZE)) != NULL &&
 	    client_open(&c, &b, &sid, &key) == 0 && create_buffer(&c, 3, 1,
 	    SIZE, NULL, 0) == 0 && migrate_in(&c, 10, 3, SIZE, 77, NULL) ==
-	    0 && stats(&c, &st) == 0 && pl_open(&pe, &b) == 0 &&
-	    pl_push_head(&pe, sid, key, 77, 5, SIZE) == 0,
+	    0 && stats(&c, &st) == 0 && ucxpeer_link_open(&pe, &b) == 0 &&
+	    ucxpeer_link_push(&pe, sid, key, 77, 5, SIZE) == 0,
 	    "no session, buffer, link or push"))
 		goto out;
-	if (!check("aborts_pull", pl_recv(&pe, &m) == 0 && m.type == PM_PULL &&
+	if (!check("aborts_pull", ucxpeer_link_recv(&pe, &m) == 0 && m.type == UCXPEER_PULL &&
 	    m.xid == xid && m.len == SIZE, "no PULL from the server (%u)",
 	    m.type))
 		goto out;
-	if (!check("aborts_held", pl_send(&pe, PM_SOURCE, xid,
+	if (!check("aborts_held", ucxpeer_link_send(&pe, UCXPEER_SOURCE, xid,
 	    (uint64_t)(uintptr_t)src, SIZE, NULL) == 0 && log_has(&b, "held"),
 	    "the server's read never started; see %s/stderr", b.dir))
 		goto out;
-	check("aborts_ended", pl_send(&pe, PM_ABORT, xid, 0, 0, NULL) == 0 &&
+	check("aborts_ended", ucxpeer_link_send(&pe, UCXPEER_ABORT, xid, 0, 0, NULL) == 0 &&
 	    log_has(&b, "out-of-band bulk") && sync_seen(&c, 10, &seen,
 	    &st_in) == 0, "no ABORT taken; see %s/stderr", b.dir);
 	check("aborts_no_answer_while_reading", !seen, "event %d while the "
@@ -916,7 +668,7 @@ test_source_aborts(void)
 		reply_free(&rp);
 	}
 	conn_close(&c);
-	pl_close(&pe);
+	ucxpeer_link_close(&pe);
 	check("aborts_nothing_held", conn_session(&cw, &b) == 0 &&
 	    wait_empty(&cw, &st) == 0, "objects %llu, bytes %llu held",
 	    (unsigned long long)st.objects, (unsigned long long)st.bytes);
@@ -925,7 +677,7 @@ out:
 	free(src);
 	conn_close(&c);
 	conn_close(&cw);
-	pl_close(&pe);
+	ucxpeer_link_close(&pe);
 	unlink(go);
 	srv_stop(&b, "aborts_server_exit");
 }

@@ -41,19 +41,7 @@ hops_send_finish(struct conn *c)
 static int
 hops_finish(struct conn *c)
 {
-	Vcl__Request	r = VCL__REQUEST__INIT;
-	Vcl__Finish	m = VCL__FINISH__INIT;
-	struct reply	rp;
-	int		st;
-
-	m.queue = H_Q;
-	r.call_case = VCL__REQUEST__CALL_FINISH;
-	r.finish = &m;
-	if (call(c, &r, NULL, 0, &rp) != 0)
-		return (1);
-	st = rp.r->status;
-	reply_free(&rp);
-	return (st);
+	return (raw_finish(c, H_Q));
 }
 
 /* Send a Marker on H_Q naming event ev (0: none), without waiting. */

@@ -97,19 +97,7 @@ read_image(struct conn *c, uint64_t mem, const uint64_t *o, size_t norg,
 static int
 finish(struct conn *c)
 {
-	Vcl__Request	r = VCL__REQUEST__INIT;
-	Vcl__Finish	m = VCL__FINISH__INIT;
-	struct reply	rp;
-	int		st;
-
-	m.queue = Q;
-	r.call_case = VCL__REQUEST__CALL_FINISH;
-	r.finish = &m;
-	if (call(c, &r, NULL, 0, &rp) != 0)
-		return (1);
-	st = rp.r->status;
-	reply_free(&rp);
-	return (st);
+	return (raw_finish(c, Q));
 }
 
 /* WriteImage of a region with bulk bytes, then Finish's status. */
@@ -461,21 +449,7 @@ create_sampler(struct conn *c, uint64_t id, uint64_t *props, size_t n)
 static int
 create_kernel(struct conn *c, uint64_t id, const char *name)
 {
-	Vcl__Request		r = VCL__REQUEST__INIT;
-	Vcl__CreateKernel	m = VCL__CREATE_KERNEL__INIT;
-	struct reply		rp;
-	int			st;
-
-	m.id = id;
-	m.program = PROG;
-	m.name = (char *)name;
-	r.call_case = VCL__REQUEST__CALL_CREATE_KERNEL;
-	r.create_kernel = &m;
-	if (call(c, &r, NULL, 0, &rp) != 0)
-		return (1);
-	st = rp.r->status;
-	reply_free(&rp);
-	return (st);
+	return (raw_kernel(c, id, PROG, name));
 }
 
 /* One argument of a type naming an id. */

@@ -227,19 +227,7 @@ quiet_marker(struct conn *c, uint64_t ev, uint64_t wait)
 static int
 quiet_finish(struct conn *c)
 {
-	Vcl__Request	r = VCL__REQUEST__INIT;
-	Vcl__Finish	m = VCL__FINISH__INIT;
-	struct reply	rp;
-	int		st;
-
-	m.queue = R_Q;
-	r.call_case = VCL__REQUEST__CALL_FINISH;
-	r.finish = &m;
-	if (call(c, &r, NULL, 0, &rp) != 0)
-		return (1);
-	st = rp.r->status;
-	reply_free(&rp);
-	return (st);
+	return (raw_finish(c, R_Q));
 }
 
 /* Poll Stats (bounded) until the server has sent want notifications. */

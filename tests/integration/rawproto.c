@@ -1019,6 +1019,20 @@ raw_ring_slot(struct raw_ring *rg, unsigned i)
 	return (rg->base + VCL_SHM_PAGE + (size_t)i * RAW_RING_SLOT);
 }
 
+/* Call r, waiting: the reply's status, or 1 for no reply. */
+int
+raw_status(struct conn *c, Vcl__Request *r)
+{
+	struct reply	rp;
+	int		st;
+
+	if (call(c, r, NULL, 0, &rp) != 0)
+		return (1);
+	st = rp.r->status;
+	reply_free(&rp);
+	return (st);
+}
+
 /*
  * BuildProgram{program, options}, waiting: the reply's status, or 1 for
  * no reply.
@@ -1028,18 +1042,12 @@ raw_build(struct conn *c, uint64_t prog, const char *options)
 {
 	Vcl__Request		r = VCL__REQUEST__INIT;
 	Vcl__BuildProgram	m = VCL__BUILD_PROGRAM__INIT;
-	struct reply		rp;
-	int			st;
 
 	m.program = prog;
 	m.options = (char *)options;
 	r.call_case = VCL__REQUEST__CALL_BUILD_PROGRAM;
 	r.build_program = &m;
-	if (call(c, &r, NULL, 0, &rp) != 0)
-		return (1);
-	st = rp.r->status;
-	reply_free(&rp);
-	return (st);
+	return (raw_status(c, &r));
 }
 
 /* CreateKernel{id, program, name}, waiting: the status, or 1. */
@@ -1048,19 +1056,13 @@ raw_kernel(struct conn *c, uint64_t id, uint64_t prog, const char *name)
 {
 	Vcl__Request		r = VCL__REQUEST__INIT;
 	Vcl__CreateKernel	m = VCL__CREATE_KERNEL__INIT;
-	struct reply		rp;
-	int			st;
 
 	m.id = id;
 	m.program = prog;
 	m.name = (char *)name;
 	r.call_case = VCL__REQUEST__CALL_CREATE_KERNEL;
 	r.create_kernel = &m;
-	if (call(c, &r, NULL, 0, &rp) != 0)
-		return (1);
-	st = rp.r->status;
-	reply_free(&rp);
-	return (st);
+	return (raw_status(c, &r));
 }
 
 /* Finish{queue}, waiting: the status it reports, or 1 for no reply. */
@@ -1069,17 +1071,11 @@ raw_finish(struct conn *c, uint64_t q)
 {
 	Vcl__Request	r = VCL__REQUEST__INIT;
 	Vcl__Finish	m = VCL__FINISH__INIT;
-	struct reply	rp;
-	int		st;
 
 	m.queue = q;
 	r.call_case = VCL__REQUEST__CALL_FINISH;
 	r.finish = &m;
-	if (call(c, &r, NULL, 0, &rp) != 0)
-		return (1);
-	st = rp.r->status;
-	reply_free(&rp);
-	return (st);
+	return (raw_status(c, &r));
 }
 
 /*

@@ -36,7 +36,7 @@
 #define POLL_MS		10	/* one poll of a bounded wait */
 #define READY_POLLS	2000	/* server start: 20 s */
 #define EXIT_POLLS	2000	/* server exit after SIGTERM: 20 s */
-#define STATS_POLLS	500	/* counters settling: 5 s */
+#define STATS_POLLS	2000	/* counters settling: 20 s (ASan, load) */
 #define RECV_TIMEOUT_S	10	/* one read on a test socket */
 #define MAX_SERVERS	8	/* per group */
 #define MAX_ARGS	24
@@ -123,6 +123,7 @@ int read_buffer(struct conn *c, uint64_t queue, uint64_t mem, uint64_t size,
 int get_info_status(struct conn *c, Vcl__GetInfo__What what, uint64_t id,
     uint32_t param);
 int device_info_u64(struct conn *c, uint32_t param, uint64_t *v);
+int	raw_status(struct conn *, Vcl__Request *);
 int	raw_build(struct conn *, uint64_t, const char *);
 int	raw_kernel(struct conn *, uint64_t, uint64_t, const char *);
 int	raw_finish(struct conn *, uint64_t);

@@ -118,19 +118,7 @@ create_sub(struct conn *c, uint64_t id, uint64_t parent, uint64_t origin,
 static int
 finish(struct conn *c)
 {
-	Vcl__Request	r = VCL__REQUEST__INIT;
-	Vcl__Finish	m = VCL__FINISH__INIT;
-	struct reply	rp;
-	int		st;
-
-	m.queue = 2;
-	r.call_case = VCL__REQUEST__CALL_FINISH;
-	r.finish = &m;
-	if (call(c, &r, NULL, 0, &rp) != 0)
-		return (1);
-	st = rp.r->status;
-	reply_free(&rp);
-	return (st);
+	return (raw_finish(c, 2));
 }
 
 /* A rectangle with three entries each. */

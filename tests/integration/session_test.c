@@ -557,7 +557,13 @@ test_push_race(void)
 	rc |= send_raw(&p, b.data, b.len);
 	rc |= send_raw(&p, data, SIZE / 2);
 	vcl_buf_free(&b);
-	usleep(200 * 1000);
+	/*
+	 * The head is in (its bulk counted) before the MigrateIn is sent:
+	 * with no transfer waiting yet, the push is staged.
+	 */
+	if (!check("push_race_staged", rc == 0 && wait_bytes_in(&c, SIZE) ==
+	    0, "the push's head never came in"))
+		goto out;
 
 	/* The MigrateIn, done before the rest comes (Stats: it ran). */
 	qi.queue = 2;

@@ -29,8 +29,8 @@ if [ "${VCL_TEST_PIN_REFUSE:-0}" = 1 ]; then
 	fi
 fi
 # Once the command's contexts are gone, no ring stays pinned for them
-# (a wrapper that outlived its context would; polled: sessions end after
-# their last copy).
+# (a wrapper that outlived its context would; polled, 20 s at most:
+# sessions end after their last copy).
 n=0
 while :; do
 	out=$(${VCL_CHECK_WRAP:-} "$vcl" stats) || exit 1
@@ -38,7 +38,7 @@ while :; do
 	    $1 == "ring_pinned:" { n += $2 } END { print n + 0 }')
 	[ "$pinned" -eq 0 ] && break
 	n=$((n + 1))
-	if [ $n -gt 100 ]; then
+	if [ $n -gt 400 ]; then
 		echo "shared_check: ring_pinned $pinned after the run" >&2
 		exit 1
 	fi
