@@ -262,7 +262,8 @@ vcl_metrics_render(struct vcl_server *srv, struct evbuffer *b)
 	    "Queues whose flush was slow on the loop, flushed on a strand "
 	    "since.", vcl_submit_moved());
 	vcl_metrics_one(b, "vcl_launches_offloop_total", "counter",
-	    "Kernel launches made on their queue's strand, not the loop.",
+	    "Kernel launches handed to their queue's strand, not made on "
+	    "the loop.",
 	    vcl_submit_launched());
 	vcl_metrics_one(b, "vcl_pinned_bytes", "gauge",
 	    "Pinned host memory of all sessions: staging blocks and shared "

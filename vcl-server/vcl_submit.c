@@ -70,6 +70,9 @@ struct vcl_submit {
 						   last drain */
 	int			 waiting;	/* the loop waits for ... */
 	unsigned		 want;		/* ... this many launches left */
+	uint64_t		 handed;	/* launches handed, in all */
+	uint64_t		 flush_to;	/* handed when a flush was asked */
+	uint64_t		 flushed_to;	/* made when a flush last began */
 	atomic_uint_fast64_t	 launch_ns;	/* a launch call's time, averaged */
 	int			 launching;	/* launches go to the strand
 						   (loop's) */
@@ -83,7 +86,8 @@ struct vcl_submit {
 #define VCL_SUBMIT_MIN_CPUS	4	/* launches stay on the loop with fewer */
 
 static atomic_uint_fast64_t vcl_submit_nmoved;	/* queues moved, in all */
-static atomic_uint_fast64_t vcl_submit_nlaunched; /* launches on strands */
+static atomic_uint_fast64_t vcl_submit_nlaunched; /* launches handed to
+						     strands, made */
 
 static int	vcl_submit_mode = -1;	/* VCL_LAUNCH_STRAND: 0, 1, 2 (auto) */
 static int	vcl_submit_cpus;	/* CPUs online */
@@ -237,6 +241,25 @@ vcl_submit_offload(struct vcl_submit *s)
 }
 
 /*
+ * Is a flush owed (s->lock held)? One the loop asked for began before the
+ * last launch handed ahead of the asking was made: that one, and those
+ * between, wait unflushed (a runtime may hold them back: NVIDIA's does)
+ * until one more flush comes after them.
+ */
+static int
+vcl_submit_owed(const struct vcl_submit *s)
+{
+	return (s->flushed_to < s->flush_to);
+}
+
+/* Launches made, in all (s->lock held). */
+static uint64_t
+vcl_submit_made(struct vcl_submit *s)
+{
+	return (s->handed - atomic_load(&s->njobs));
+}
+
+/*
  * Make the strand's launches in order, as many as wait now at most (s->lock
  * held, released around each call); the caller is its owner. The first
  * failure is kept for the drain. The loop is woken only when it has what it
@@ -269,6 +292,10 @@ vcl_submit_jobs(struct vcl_submit *s)
 		if (atomic_fetch_sub(&s->njobs, 1) - 1 <= s->want &&
 		    s->waiting)
 			pthread_cond_broadcast(&s->cond);
+		/* Other strands wait for a thread: see vcl_submit_yield. */
+		if (s->owner == VCL_SUBMIT_THREAD &&
+		    vcl_workers_waiting(s->pool))
+			break;
 	}
 }
 
@@ -304,12 +331,41 @@ vcl_submit_spin(struct vcl_submit *s, unsigned seen)
 {
 	uint64_t	t0;
 
-	if (vcl_submit_cpus < VCL_SUBMIT_MIN_CPUS)
+	if (vcl_submit_cpus < VCL_SUBMIT_MIN_CPUS ||
+	    vcl_workers_waiting(s->pool))
 		return;
 	t0 = vcl_submit_ns();
 	while (atomic_load(&s->kicks) == seen &&
 	    vcl_submit_ns() - t0 < VCL_SUBMIT_SPIN_NS)
 		;
+}
+
+static void	vcl_submit_run(void *);
+
+/*
+ * Submission thread (s->lock held), having made a call this turn (did):
+ * while other strands wait for one of the VCL_SUBMITTERS threads, queue
+ * this one again behind them instead of making its next call. A queue fed
+ * launches without pause would otherwise keep its thread for as long, and
+ * with VCL_SUBMITTERS such queues every other queue's flush (which a
+ * runtime may need before it runs anything: NVIDIA's does) and launches
+ * would wait for them. A loop waiting for launches makes them meanwhile.
+ * Returns 1 when queued again (s->lock released: s is no longer this
+ * thread's), else 0.
+ */
+static int
+vcl_submit_yield(struct vcl_submit *s, int did)
+{
+	if (!did || !vcl_workers_waiting(s->pool) || !(s->flush ||
+	    (atomic_load(&s->njobs) > 0 && s->owner == VCL_SUBMIT_NOBODY)))
+		return (0);
+	if (s->waiting)
+		pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+	if (vcl_workers_run(s->pool, vcl_submit_run, s) == 0)
+		return (1);
+	pthread_mutex_lock(&s->lock);
+	return (0);
 }
 
 /* Submission thread: run the strand's calls until none is wanted. */
@@ -318,6 +374,7 @@ vcl_submit_run(void *arg)
 {
 	struct vcl_submit	*s = arg;
 	unsigned		 seen;
+	int			 did = 0;
 
 	pthread_mutex_lock(&s->lock);
 	for (;;) {
@@ -327,16 +384,26 @@ vcl_submit_run(void *arg)
 			s->owner = VCL_SUBMIT_THREAD;
 			vcl_submit_jobs(s);
 			s->owner = VCL_SUBMIT_NOBODY;
+			did = 1;
 		}
-		if (s->flush) {
+		if (vcl_submit_yield(s, did))
+			return;
+		/*
+		 * The flush asked for, or one owed to launches made since
+		 * (by the loop meanwhile, or in this thread's last round).
+		 */
+		if (s->flush || (vcl_submit_owed(s) && s->owner ==
+		    VCL_SUBMIT_NOBODY && vcl_submit_made(s) > s->flushed_to)) {
 			/*
 			 * A flush may block: launches waiting meanwhile are
 			 * the loop's to make, if it waits for them.
 			 */
 			s->flush = 0;
+			s->flushed_to = vcl_submit_made(s);
 			if (s->waiting)
 				pthread_cond_broadcast(&s->cond);
 			vcl_submit_call_flush(s);
+			did = 1;
 			continue;
 		}
 		if (atomic_load(&s->njobs) > 0 && s->owner ==
@@ -377,6 +444,7 @@ vcl_submit_start(struct vcl_submit *s)
 	vcl_submit_take(s, 0);
 	if (s->flush) {
 		s->flush = 0;
+		s->flushed_to = s->handed;
 		pthread_mutex_unlock(&s->lock);
 		clFlush(s->queue);
 		return;
@@ -396,14 +464,16 @@ vcl_submit_launch(struct vcl_submit *s, const struct vcl_launch *l)
 		vcl_submit_take(s, VCL_SUBMIT_JOBS / 2);
 	s->jobs[(s->head + atomic_load(&s->njobs)) % VCL_SUBMIT_JOBS] = *l;
 	atomic_fetch_add(&s->njobs, 1);
+	s->handed++;
 	atomic_fetch_add(&s->kicks, 1);
 	vcl_submit_start(s);
 }
 
 /*
  * Loop: every launch handed is made when this returns (the loop waits for
- * the one in progress and makes those no thread has begun). Returns the
- * first that failed since the last drain, or CL_SUCCESS.
+ * the one in progress and makes those no thread has begun), and flushed
+ * as the loop asked: a flush owed to those it made goes to the strand.
+ * Returns the first that failed since the last drain, or CL_SUCCESS.
  */
 cl_int
 vcl_submit_drain(struct vcl_submit *s)
@@ -414,11 +484,20 @@ vcl_submit_drain(struct vcl_submit *s)
 	vcl_submit_take(s, 0);
 	err = s->err;
 	s->err = CL_SUCCESS;
-	pthread_mutex_unlock(&s->lock);
+	if (!vcl_submit_owed(s)) {
+		pthread_mutex_unlock(&s->lock);
+		return (err);
+	}
+	s->flush = 1;
+	atomic_fetch_add(&s->kicks, 1);
+	vcl_submit_start(s);
 	return (err);
 }
 
-/* Launches made on strands since the start (Stats). */
+/*
+ * Launches handed to strands and made since the start, by their thread or
+ * by the loop when it needed them first (Stats).
+ */
 uint64_t
 vcl_submit_launched(void)
 {
@@ -440,6 +519,12 @@ vcl_submit_inline(struct vcl_submit *s)
 	/* Launches wait on the strand: the flush goes after them. */
 	if (s->offloop || atomic_load(&s->njobs) > 0)
 		return (0);
+	if (s->handed > 0) {
+		/* It comes after every launch handed: none is owed one. */
+		pthread_mutex_lock(&s->lock);
+		s->flushed_to = s->handed;
+		pthread_mutex_unlock(&s->lock);
+	}
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	if (vcl_submit_holding())
 		nanosleep(&nap, NULL);
@@ -482,6 +567,7 @@ vcl_submit_flush(struct vcl_submit *s)
 		return;
 	pthread_mutex_lock(&s->lock);
 	s->flush = 1;
+	s->flush_to = s->handed;
 	atomic_fetch_add(&s->kicks, 1);
 	vcl_submit_start(s);
 }

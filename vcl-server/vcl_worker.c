@@ -3,6 +3,7 @@
  * the loop: program builds, making and freeing large buffers.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "vcl_worker.h"
@@ -17,6 +18,7 @@ struct vcl_workers {
 	pthread_mutex_t	 lock;
 	pthread_cond_t	 cond;
 	struct vcl_job	*head, **tail;
+	atomic_int	 queued;	/* jobs no thread has taken */
 	int		 stop;
 	int		 nthreads;
 	pthread_t	 threads[];
@@ -37,6 +39,7 @@ vcl_worker_main(void *arg)
 			break;
 		if ((w->head = j->next) == NULL)
 			w->tail = &w->head;
+		atomic_fetch_sub(&w->queued, 1);
 		pthread_mutex_unlock(&w->lock);
 		j->fn(j->arg);
 		free(j);
@@ -84,9 +87,17 @@ vcl_workers_run(struct vcl_workers *w, void (*fn)(void *), void *arg)
 	pthread_mutex_lock(&w->lock);
 	*w->tail = j;
 	w->tail = &j->next;
+	atomic_fetch_add(&w->queued, 1);
 	pthread_cond_signal(&w->cond);
 	pthread_mutex_unlock(&w->lock);
 	return (0);
+}
+
+/* Do jobs wait for a thread (a hint: any thread may take one meanwhile)? */
+int
+vcl_workers_waiting(struct vcl_workers *w)
+{
+	return (atomic_load_explicit(&w->queued, memory_order_relaxed) > 0);
 }
 
 /* Finish the queued jobs, stop the threads and free the pool. */

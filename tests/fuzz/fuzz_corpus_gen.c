@@ -634,6 +634,47 @@ gen_abandon(struct gen *g)
 	gen_release(g, VCL__KIND__KIND_MEM, 4);
 }
 
+/*
+ * Runs of launches the server may make on their queue's strand (no event,
+ * no wait list, arguments set already; fuzz_session serves them so): one
+ * across an argument changed, one with a launch the runtime refuses, the
+ * kernel released with launches waiting, and the session's end with more.
+ */
+static void
+gen_strand(struct gen *g)
+{
+	Vcl__KernelArg	a[4], *ap[4] = { &a[0], &a[1], &a[2], &a[3] };
+	struct { int32_t a; float b; } pair = { 2, 1.5f };
+	int32_t		n = 16, m = 8;
+	int		i;
+
+	gen_setup(g, 0, NULL, 0);
+	gen_kernel(g, 6, "k");
+	gen_kernel(g, 7, "fill");
+	gen_arg_mem(&a[0], 0, 3);
+	gen_arg_value(&a[1], 1, &n, sizeof n);
+	gen_arg_local(&a[2], 2, 16 * sizeof(int32_t));
+	gen_arg_value(&a[3], 3, &pair, sizeof pair);
+	gen_ndrange(g, 6, 16, 4, ap, 4, NULL, 0, 0);
+	for (i = 0; i < 12; i++)
+		gen_ndrange(g, 6, 16, 4, NULL, 0, NULL, 0, 0);
+	gen_arg_value(&a[0], 1, &m, sizeof m);
+	gen_ndrange(g, 6, 16, 4, ap, 1, NULL, 0, 0);
+	for (i = 0; i < 6; i++)
+		gen_ndrange(g, 6, i == 3 ? 10 : 16, 4, NULL, 0, NULL, 0, 0);
+	gen_finish(g, 0);
+	for (i = 0; i < 12; i++)
+		gen_ndrange(g, 6, 16, 4, NULL, 0, NULL, 0, 0);
+	gen_release(g, VCL__KIND__KIND_KERNEL, 6);
+	gen_finish(g, 0);
+	gen_arg_mem(&a[0], 0, 3);
+	gen_arg_mem(&a[1], 1, 4);
+	gen_arg_value(&a[2], 2, &n, sizeof n);
+	gen_ndrange(g, 7, 64, 0, ap, 3, NULL, 0, 0);
+	for (i = 0; i < 12; i++)
+		gen_ndrange(g, 7, 64, 0, NULL, 0, NULL, 0, 0);
+}
+
 /* A program that does not build: its log, then kernels it cannot give. */
 static void
 gen_build_fail(struct gen *g)
@@ -1527,6 +1568,8 @@ main(int argc, char **argv)
 	gen_write(&g, argv[1], "gen_fail_chain");
 	gen_abandon(&g);
 	gen_write(&g, argv[1], "gen_abandon");
+	gen_strand(&g);
+	gen_write(&g, argv[1], "gen_strand");
 	gen_build_fail(&g);
 	gen_write(&g, argv[1], "gen_build_fail");
 	gen_images(&g);

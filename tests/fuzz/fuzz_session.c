@@ -23,6 +23,7 @@
 #include "vcl_log.h"
 #include "vcl_server.h"
 #include "vcl_session.h"
+#include "vcl_submit.h"
 #include "vcl_worker.h"
 
 #include "fuzz_sources.h"
@@ -40,6 +41,8 @@
  * server run until no build is in progress, so a CreateKernel after a
  * BuildProgram finds the program built. Odd-sized inputs are written in
  * small chunks, so frames arrive split; even-sized ones a frame per write.
+ * Queues have strands (vcl_submit.c) as in vclserver, and launches go to
+ * them where they may (VCL_LAUNCH_STRAND=1 unless set otherwise).
  * Program sources and build options are swapped for fixed ones
  * (fuzz_sources.h) unless VCL_FUZZ_ANY_SOURCE is set, and launches are
  * kept small. At the end of the input, unless a user event is left unset
@@ -132,6 +135,8 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 		vcl_log_parse(lvl, &l);
 	vcl_log_init("fuzz_session", l);
 	signal(SIGPIPE, SIG_IGN);
+	/* Launches go to their queue's strand, whatever the CPUs. */
+	setenv("VCL_LAUNCH_STRAND", "1", 0);
 	any_source = getenv("VCL_FUZZ_ANY_SOURCE") != NULL;
 	trace = getenv("VCL_FUZZ_TRACE") != NULL;
 	if (evthread_use_pthreads() != 0 ||
@@ -151,7 +156,8 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	srv.done_tail = &srv.done_head;
 	if ((srv.ev_done = event_new(srv.base, -1, EV_PERSIST, fuzz_done_cb,
 	    &srv)) == NULL || (srv.workers = vcl_workers_new(1)) == NULL ||
-	    (srv.waiters = vcl_workers_new(2)) == NULL)
+	    (srv.waiters = vcl_workers_new(2)) == NULL ||
+	    (srv.submitters = vcl_workers_new(VCL_SUBMITTERS)) == NULL)
 		fuzz_fail("no completion event or threads");
 	return (0);
 }

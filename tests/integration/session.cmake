@@ -152,3 +152,11 @@ endif()
 vcl_rawtest(replyorder)
 vcl_rawtest(readfail)
 target_link_libraries(readfail_test PRIVATE PkgConfig::OPENCL)
+# it_raw_strandspy: the runtime calls of a server with flushspy preloaded.
+add_library(flushspy SHARED flushspy.c)
+target_link_libraries(flushspy PRIVATE PkgConfig::OPENCL ${CMAKE_DL_LIBS})
+target_compile_options(flushspy PRIVATE ${VCL_WARNINGS})
+vcl_rawtest(strandspy)
+add_dependencies(strandspy_test flushspy)
+set_property(TEST it_raw_strandspy APPEND PROPERTY ENVIRONMENT
+	"VCL_TEST_FLUSHSPY_LIB=$<TARGET_FILE:flushspy>")
