@@ -93,6 +93,8 @@ static int	vcl_submit_mode = -1;	/* VCL_LAUNCH_STRAND: 0, 1, 2 (auto) */
 static int	vcl_submit_cpus;	/* CPUs online */
 static long	vcl_submit_delay_us;	/* VCL_TEST_STRAND_DELAY_US */
 
+static int	vcl_submit_launch_mode(void);
+
 static int	vcl_submit_hold = -1;	/* VCL_TEST_FLUSH_HOLD */
 
 /* Is VCL_TEST_FLUSH_HOLD set? */
@@ -132,6 +134,8 @@ vcl_submit_new(struct vcl_workers *pool, cl_command_queue q)
 {
 	struct vcl_submit	*s;
 
+	/* Read before any strand's thread may look (vcl_submit_spin). */
+	(void)vcl_submit_launch_mode();
 	if (pool == NULL || (s = calloc(1, sizeof *s)) == NULL)
 		return (NULL);
 	pthread_mutex_init(&s->lock, NULL);
