@@ -396,15 +396,18 @@ vcl_exec_launch(struct vcl_session *s, struct vcl_enq *enq,
     struct vcl_hobj *k, cl_uint d, const size_t *off, const size_t *gws,
     const size_t *lws)
 {
-	uint64_t	t0;
-	cl_int		err;
+	struct vcl_submit	*sub = enq->q->submit;
+	uint64_t		 t0 = 0;
+	cl_int			 err;
 
 	vcl_session_quiesce(s);
-	t0 = vcl_submit_ns();
+	/* Timed only for a queue that has a strand to decide for. */
+	if (sub != NULL)
+		t0 = vcl_submit_ns();
 	err = clEnqueueNDRangeKernel(enq->q->u.queue, k->u.kernel, d, off,
 	    gws, lws, enq->nwait, enq->wait, enq->event_id ? &enq->ev : NULL);
-	if (enq->q->submit != NULL)
-		vcl_submit_timed(enq->q->submit, vcl_submit_ns() - t0);
+	if (sub != NULL)
+		vcl_submit_timed(sub, vcl_submit_ns() - t0);
 	return (err);
 }
 

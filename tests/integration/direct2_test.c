@@ -110,37 +110,6 @@ migrate(struct conn *ca, const char *src, uint64_t from, struct conn *cb,
 }
 
 /*
- * A round trip on c (Stats), noting event ev's notification if one comes
- * before its reply (*seen, *st). 0 or -1.
- */
-static int
-sync_seen(struct conn *c, uint64_t ev, int *seen, cl_int *st)
-{
-	Vcl__Request	r = VCL__REQUEST__INIT;
-	Vcl__Stats	m = VCL__STATS__INIT;
-	struct reply	rp;
-	size_t		i;
-	int		n, done = 0;
-
-	r.call_case = VCL__REQUEST__CALL_STATS;
-	r.stats = &m;
-	if (send_req(c, &r, NULL, 0) != 0)
-		return (-1);
-	for (n = 0; !done && n < 2000; n++) {
-		if (recv_msg(c, &rp) != 0)
-			return (-1);
-		for (i = 0; rp.tc->notify != NULL && i < rp.tc->n_notify; i++)
-			if (rp.tc->notify[i]->event == ev) {
-				*st = rp.tc->notify[i]->status;
-				*seen = 1;
-			}
-		done = rp.r != NULL && rp.r->seq == r.seq;
-		reply_free(&rp);
-	}
-	return (done ? 0 : -1);
-}
-
-/*
  * Read c's messages (bounded) until events e1 and e2 were both notified,
  * in either order (*seen1, *seen2 set, with their status). 0 or -1.
  */
@@ -361,13 +330,13 @@ held(const char *name, enum how how)
 	snprintf(what, sizeof what, "%s_ended", name);
 	switch (how) {
 	case GIVE_UP:
-		check(what, give_up(&cb, 300) == 0 && sync_seen(&cb, 301,
+		check(what, give_up(&cb, 300) == 0 && raw_sync_seen(&cb, 301,
 		    &seen, &st_in) == 0, "no PeerFail or Stats");
 		break;
 	case SOURCE_KILLED:
 		kill(a.pid, SIGKILL);
 		check(what, srv_wait_exit(&a) == 0 && log_has(&b, "closed") &&
-		    sync_seen(&cb, 301, &seen, &st_in) == 0, "source still "
+		    raw_sync_seen(&cb, 301, &seen, &st_in) == 0, "source still "
 		    "there, or no link closed in %s/stderr", b.dir);
 		break;
 	case CLIENT_GONE:
@@ -552,7 +521,7 @@ test_movers_free(void)
 	    BUF_BYTES, db, BUF_BYTES) == 0 && warm(&ca, src, &cb, dst, sid,
 	    key) == 0 && warm_from(&ca2, src2, &cb, dst, sid, key, 2000) == 0 &&
 	    migrate(&ca, src, 3, &cb, dst, sid, key, 300, SIZE) == 0 &&
-	    log_has(&b, "held") && give_up(&cb, 300) == 0 && sync_seen(&cb,
+	    log_has(&b, "held") && give_up(&cb, 300) == 0 && raw_sync_seen(&cb,
 	    301, &seen1, &st1) == 0 && migrate(&ca2, src2, 3, &cb, dst, sid,
 	    key, 400, SIZE) == 0 && log_has(&b, "transfer 400 queued"),
 	    "no sessions, links, held read or second migration; see "
@@ -639,7 +608,7 @@ test_source_aborts(void)
 	    "the server's read never started; see %s/stderr", b.dir))
 		goto out;
 	check("aborts_ended", ucxpeer_link_send(&pe, UCXPEER_ABORT, xid, 0, 0, NULL) == 0 &&
-	    log_has(&b, "out-of-band bulk") && sync_seen(&c, 10, &seen,
+	    log_has(&b, "out-of-band bulk") && raw_sync_seen(&c, 10, &seen,
 	    &st_in) == 0, "no ABORT taken; see %s/stderr", b.dir);
 	check("aborts_no_answer_while_reading", !seen, "event %d while the "
 	    "read was held", st_in);

@@ -88,37 +88,6 @@ start(struct srv *sv, const char *name, const char *hold,
 }
 
 /*
- * A round trip on c (Stats), noting event ev's notification if one comes
- * before its reply (*seen, *st). 0 or -1.
- */
-static int
-sync_seen(struct conn *c, uint64_t ev, int *seen, cl_int *st)
-{
-	Vcl__Request	r = VCL__REQUEST__INIT;
-	Vcl__Stats	m = VCL__STATS__INIT;
-	struct reply	rp;
-	size_t		i;
-	int		n, done = 0;
-
-	r.call_case = VCL__REQUEST__CALL_STATS;
-	r.stats = &m;
-	if (send_req(c, &r, NULL, 0) != 0)
-		return (-1);
-	for (n = 0; !done && n < 2000; n++) {
-		if (recv_msg(c, &rp) != 0)
-			return (-1);
-		for (i = 0; rp.tc->notify != NULL && i < rp.tc->n_notify; i++)
-			if (rp.tc->notify[i]->event == ev) {
-				*st = rp.tc->notify[i]->status;
-				*seen = 1;
-			}
-		done = rp.r != NULL && rp.r->seq == r.seq;
-		reply_free(&rp);
-	}
-	return (done ? 0 : -1);
-}
-
-/*
  * A client session on sv with buffer 3 of n bytes, every word GUARD.
  * 0 or -1.
  */
@@ -519,7 +488,7 @@ test_dup_source(void)
 		goto out;
 	check("dup_sent", ucxpeer_link_send(&pe, UCXPEER_SOURCE, 5 |
 	    UCXPEER_PLACE, (uint64_t)(uintptr_t)src, HELD_SIZE, NULL) == 0 &&
-	    log_has(&b, "transport failure") && sync_seen(&c, 10,
+	    log_has(&b, "transport failure") && raw_sync_seen(&c, 10,
 	    &seen, &st) == 0, "the second SOURCE not refused; see %s/stderr",
 	    b.dir);
 	check("dup_no_answer_while_reading", !seen, "event %d while the read "

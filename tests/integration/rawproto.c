@@ -1107,3 +1107,51 @@ raw_ndrange(struct conn *c, uint64_t q, uint64_t k, uint64_t gws,
 	r.ndrange = &m;
 	return (send_req(c, &r, NULL, 0));
 }
+
+/*
+ * A round trip on c (Stats), noting event ev's notification if one comes
+ * before its reply (*seen, *st). 0 or -1.
+ */
+int
+raw_sync_seen(struct conn *c, uint64_t ev, int *seen, cl_int *st)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__Stats	m = VCL__STATS__INIT;
+	struct reply	rp;
+	size_t		i;
+	int		n, done = 0;
+
+	r.call_case = VCL__REQUEST__CALL_STATS;
+	r.stats = &m;
+	if (send_req(c, &r, NULL, 0) != 0)
+		return (-1);
+	for (n = 0; !done && n < 2000; n++) {
+		if (recv_msg(c, &rp) != 0)
+			return (-1);
+		for (i = 0; rp.tc->notify != NULL && i < rp.tc->n_notify; i++)
+			if (rp.tc->notify[i]->event == ev) {
+				*st = rp.tc->notify[i]->status;
+				*seen = 1;
+			}
+		done = rp.r != NULL && rp.r->seq == r.seq;
+		reply_free(&rp);
+	}
+	return (done ? 0 : -1);
+}
+
+/* Point libvcl at the server, before its first call. */
+int
+raw_client_env(const struct srv *sv)
+{
+	const char	*icd = getenv("VCL_TEST_ICD_DIR");
+	char		 nodes[64];
+
+	if (icd == NULL || *icd == '\0')
+		return (check("env", 0,
+		    "VCL_TEST_ICD_DIR (the directory of vcl.icd) is not set"));
+	snprintf(nodes, sizeof nodes, "127.0.0.1:%s", sv->port);
+	setenv("VCL_NODES", nodes, 1);
+	setenv("OCL_ICD_VENDORS", icd, 1);
+	setenv("VCL_STRICT", "1", 1);
+	return (1);
+}

@@ -129,6 +129,8 @@ int	raw_kernel(struct conn *, uint64_t, uint64_t, const char *);
 int	raw_finish(struct conn *, uint64_t);
 int	raw_ndrange(struct conn *, uint64_t, uint64_t, uint64_t, uint64_t,
 	    Vcl__KernelArg **, size_t, uint64_t);
+int	raw_client_env(const struct srv *);
+int	raw_sync_seen(struct conn *, uint64_t, int *, cl_int *);
 int msg_has(const struct reply *rp, const char *word);
 int client_open(struct conn *c, const struct srv *sv, uint64_t *sid,
     uint64_t *key);

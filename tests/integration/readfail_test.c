@@ -24,23 +24,6 @@ enum readfail_how { RF_PLAIN, RF_RECT, RF_IMAGE };
 
 #define RF_IMAGE_W	256	/* RGBA8 pixels a row: 1 KiB */
 
-/* Point libvcl at the server, before its first call. */
-static int
-rf_env(const struct srv *sv)
-{
-	const char	*icd = getenv("VCL_TEST_ICD_DIR");
-	char		 nodes[64];
-
-	if (icd == NULL || *icd == '\0')
-		return (check("env", 0,
-		    "VCL_TEST_ICD_DIR (the directory of vcl.icd) is not set"));
-	snprintf(nodes, sizeof nodes, "127.0.0.1:%s", sv->port);
-	setenv("VCL_NODES", nodes, 1);
-	setenv("OCL_ICD_VENDORS", icd, 1);
-	setenv("VCL_STRICT", "1", 1);
-	return (1);
-}
-
 /* A pattern for n bytes. */
 static void
 rf_fill(uint8_t *p, size_t n)
@@ -120,7 +103,7 @@ rf_run(const char *name, size_t size, const char *tp,
 		return;
 	if (tp != NULL)
 		setenv("VCL_TRANSPORT", tp, 1);
-	if (!rf_env(&sv) || (src = malloc(size)) == NULL ||
+	if (!raw_client_env(&sv) || (src = malloc(size)) == NULL ||
 	    (dst = calloc(1, size)) == NULL)
 		goto out;
 	rf_fill(src, size);

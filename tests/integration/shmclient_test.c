@@ -25,23 +25,6 @@ static const size_t sizes[] = {
 	1u << 20, (3u << 20) + 4093, 16u << 20, 64u << 20
 };
 
-/* Point libvcl at the server, before its first call. */
-static int
-shm_env(const struct srv *sv)
-{
-	const char	*icd = getenv("VCL_TEST_ICD_DIR");
-	char		 nodes[64];
-
-	if (icd == NULL || *icd == '\0')
-		return (check("env", 0,
-		    "VCL_TEST_ICD_DIR (the directory of vcl.icd) is not set"));
-	snprintf(nodes, sizeof nodes, "127.0.0.1:%s", sv->port);
-	setenv("VCL_NODES", nodes, 1);
-	setenv("OCL_ICD_VENDORS", icd, 1);
-	setenv("VCL_STRICT", "1", 1);
-	return (1);
-}
-
 /* The server's client_bytes_shared, once it settled at want (or not). */
 static uint64_t
 shm_counted(const struct srv *sv, uint64_t want)
@@ -204,7 +187,7 @@ test_shared(void)
 	 * goes in band is not counted shared).
 	 */
 	setenv("VCL_SHM_WAIT_MS", "600000", 1);
-	if (shm_env(&sv) && (moved = shm_run("shared", 0, "shm")) != 0) {
+	if (raw_client_env(&sv) && (moved = shm_run("shared", 0, "shm")) != 0) {
 		got = shm_counted(&sv, moved);
 		check("shared_counted", got == moved, "client_bytes_shared "
 		    "%llu, %llu moved", (unsigned long long)got,
@@ -223,7 +206,7 @@ test_tcp(void)
 	if (!srv_start(&sv, "tcp_server", "127.0.0.1:0", NULL))
 		return;
 	setenv("VCL_TRANSPORT", "tcp", 1);
-	if (shm_env(&sv) && shm_run("tcp", 0, "tcp") != 0) {
+	if (raw_client_env(&sv) && shm_run("tcp", 0, "tcp") != 0) {
 		got = shm_counted(&sv, 0);
 		check("tcp_counted", got == 0, "client_bytes_shared %llu",
 		    (unsigned long long)got);
@@ -240,7 +223,7 @@ test_small(void)
 
 	if (!srv_start(&sv, "small_server", "127.0.0.1:0", NULL))
 		return;
-	if (shm_env(&sv) && shm_run("small", 1, "tcp") != 0) {
+	if (raw_client_env(&sv) && shm_run("small", 1, "tcp") != 0) {
 		got = shm_counted(&sv, 0);
 		check("small_counted", got == 0, "client_bytes_shared %llu",
 		    (unsigned long long)got);
@@ -283,7 +266,7 @@ test_userevent(void)
 	unsetenv("VCL_TEST_FIRE_DELAY_US");
 	if (!i)
 		return;
-	if (!shm_env(&sv) || (src = malloc(size)) == NULL ||
+	if (!raw_client_env(&sv) || (src = malloc(size)) == NULL ||
 	    (dst = calloc(1, size)) == NULL)
 		goto out;
 	fill(src, size, 7);
