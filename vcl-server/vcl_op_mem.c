@@ -3,7 +3,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "vcl_enqueue.h"
 #include "vcl_log.h"
@@ -67,22 +66,6 @@ vcl_mem_moving(void)
 	return (atomic_load(&vcl_mem_moving_now));
 }
 
-/*
- * Testing (VCL_TEST_MOVER_LATCH=PATH): a mover's job on a large buffer
- * (its creation or its release) waits until PATH exists (at most 60 s),
- * as a runtime's slow fill or free would hold it.
- */
-static void
-vcl_mem_test_latch(void)
-{
-	const char	*path = getenv("VCL_TEST_MOVER_LATCH");
-	int		 i;
-
-	for (i = 0; path != NULL && *path != '\0' && i < 6000 &&
-	    access(path, F_OK) != 0; i++)
-		usleep(10000);
-}
-
 /* Log a failed creation (rate-limited: a client can fail many). */
 static void
 vcl_mem_failed(struct vcl_session *s, struct vcl_hobj *o, uint64_t id,
@@ -101,7 +84,8 @@ vcl_mem_create_run(void *arg)
 {
 	struct vcl_mkbuf	*mb = arg;
 
-	vcl_mem_test_latch();
+	/* Testing: as a runtime's slow fill would hold it. */
+	vcl_server_test_latch("VCL_TEST_MOVER_LATCH");
 	mb->mem = clCreateBuffer(mb->ctx, mb->flags | CL_MEM_COPY_HOST_PTR,
 	    mb->size, (void *)mb->host, &mb->err);
 	atomic_fetch_sub(&vcl_mem_moving_now, 1);
@@ -190,7 +174,7 @@ vcl_mem_create_off_loop(struct vcl_session *s, cl_context ctx,
 static void
 vcl_mem_release_run(void *arg)
 {
-	vcl_mem_test_latch();
+	vcl_server_test_latch("VCL_TEST_MOVER_LATCH");	/* a slow free */
 	clReleaseMemObject(arg);
 	atomic_fetch_sub(&vcl_mem_moving_now, 1);
 }

@@ -222,6 +222,21 @@ vcl_server_done_push(struct vcl_server *srv, struct vcl_done *d)
 		event_active(srv->ev_done, EV_READ, 0);
 }
 
+/*
+ * Testing: when the environment names a file in var, wait until it exists
+ * (at most 60 s), as a runtime call that is slow would hold this thread.
+ */
+void
+vcl_server_test_latch(const char *var)
+{
+	const char	*path = getenv(var);
+	int		 i;
+
+	for (i = 0; path != NULL && *path != '\0' && i < 6000 &&
+	    access(path, F_OK) != 0; i++)
+		usleep(10000);
+}
+
 /* Milliseconds since t0 (CLOCK_MONOTONIC). */
 double
 vcl_since_ms(const struct timespec *t0)

@@ -152,6 +152,7 @@ void	vcl_server_done_push_lazy(struct vcl_server *, struct vcl_done *);
 void	vcl_server_done_run(struct vcl_server *);
 void	vcl_server_flush_all(struct vcl_server *);
 double	vcl_since_ms(const struct timespec *);
+void	vcl_server_test_latch(const char *);
 time_t	vcl_server_now(void);
 int	vcl_server_ratelog(struct vcl_ratelog *, const char *);
 void	vcl_server_ratelog_flush(struct vcl_ratelog *, const char *);

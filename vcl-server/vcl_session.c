@@ -244,21 +244,6 @@ static void	vcl_session_drain_strand(struct vcl_session *,
 		    struct vcl_hobj *);
 
 /*
- * Testing (VCL_TEST_RELEASE_LATCH=PATH): a program's release waits until
- * PATH exists (at most 60 s), as a runtime's slow release would hold it.
- */
-static void
-vcl_session_test_latch(void)
-{
-	const char	*path = getenv("VCL_TEST_RELEASE_LATCH");
-	int		 i;
-
-	for (i = 0; path != NULL && *path != '\0' && i < 6000 &&
-	    access(path, F_OK) != 0; i++)
-		usleep(10000);
-}
-
-/*
  * A release waiting for the releaser thread: counted in the server's
  * backlog (release_backlog, release_bytes: an estimate, the bytes its
  * session was charged for it) from when it is queued until it ran.
@@ -286,7 +271,8 @@ vcl_session_release_run(void *arg)
 static void
 vcl_session_program_go(void *arg)
 {
-	vcl_session_test_latch();
+	/* Testing: as a runtime's slow release would hold it. */
+	vcl_server_test_latch("VCL_TEST_RELEASE_LATCH");
 	clReleaseProgram(arg);
 }
 
