@@ -129,6 +129,7 @@ struct vcl_hobj {
 	unsigned		 ooo:1;		/* queue: out of order */
 	unsigned		 dirty:1;	/* queue: needs a flush */
 	unsigned		 stranded:1;	/* queue: on s->strands */
+	unsigned		 ring_charged:1; /* queue: its strand's ring */
 	unsigned		 waited:1;	/* queue: a command of it waited
 						   on events */
 	unsigned		 building:1;	/* program */

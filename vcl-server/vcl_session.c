@@ -382,6 +382,9 @@ vcl_session_release(struct vcl_session *s, struct vcl_hobj *o)
 		vcl_session_forget_queue(s, o);
 		vcl_submit_free(o->submit);
 		o->submit = NULL;
+		if (o->ring_charged)
+			vcl_session_uncharge(s, vcl_submit_ring_bytes());
+		o->ring_charged = 0;
 		if (o->u.queue != NULL)
 			clReleaseCommandQueue(o->u.queue);
 		break;
@@ -713,7 +716,8 @@ vcl_session_flush_queue(struct vcl_session *s, struct vcl_hobj *q)
 
 /*
  * Hand launch l to queue q's strand. Returns 0, or -1 when it must be made
- * here: no strand, or the session's list of strands to drain is full.
+ * here: no strand, its ring over the session's --max-session-bytes, or the
+ * session's list of strands to drain full.
  */
 int
 vcl_session_strand_launch(struct vcl_session *s, struct vcl_hobj *q,
@@ -721,6 +725,16 @@ vcl_session_strand_launch(struct vcl_session *s, struct vcl_hobj *q,
 {
 	if (q->submit == NULL)
 		return (-1);
+	/* The ring of launches is the session's to pay for, once. */
+	if (!q->ring_charged) {
+		if (vcl_session_charge(s, vcl_submit_ring_bytes()) != 0)
+			return (-1);
+		if (vcl_submit_ring(q->submit) != 0) {
+			vcl_session_uncharge(s, vcl_submit_ring_bytes());
+			return (-1);
+		}
+		q->ring_charged = 1;
+	}
 	if (!q->stranded) {
 		if (s->nstrands == (int)(sizeof s->strands /
 		    sizeof s->strands[0]))

@@ -61,7 +61,8 @@ struct vcl_submit {
 	int			 gone;		/* the queue object went */
 	int			 offloop;	/* flushes on the strand (loop's) */
 	pthread_cond_t		 cond;		/* ... signalled */
-	struct vcl_launch	 jobs[VCL_SUBMIT_JOBS];	/* a ring */
+	struct vcl_launch	*jobs;		/* a ring of VCL_SUBMIT_JOBS, at
+						   the first launch handed */
 	unsigned		 head;		/* the oldest launch */
 	atomic_uint		 njobs;		/* launches not yet made */
 	atomic_uint		 kicks;		/* launches and flushes handed */
@@ -122,7 +123,34 @@ vcl_submit_put(struct vcl_submit *s)
 	clReleaseCommandQueue(s->queue);
 	pthread_cond_destroy(&s->cond);
 	pthread_mutex_destroy(&s->lock);
+	free(s->jobs);
 	free(s);
+}
+
+/* Bytes of a strand's ring of launches (its session is charged them). */
+size_t
+vcl_submit_ring_bytes(void)
+{
+	return (VCL_SUBMIT_JOBS * sizeof(struct vcl_launch));
+}
+
+/*
+ * Loop: give the strand its ring of launches, before the first is handed
+ * (a queue that never hands one has none). 0, or -1 out of memory.
+ */
+int
+vcl_submit_ring(struct vcl_submit *s)
+{
+	struct vcl_launch	*j;
+
+	if (s->jobs != NULL)
+		return (0);
+	if ((j = calloc(VCL_SUBMIT_JOBS, sizeof *j)) == NULL)
+		return (-1);
+	pthread_mutex_lock(&s->lock);
+	s->jobs = j;
+	pthread_mutex_unlock(&s->lock);
+	return (0);
 }
 
 /*

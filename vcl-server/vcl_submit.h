@@ -25,6 +25,8 @@ struct vcl_submit *vcl_submit_new(struct vcl_workers *, cl_command_queue);
 void	vcl_submit_flush(struct vcl_submit *);
 int	vcl_submit_offloop(const struct vcl_submit *);
 int	vcl_submit_offload(struct vcl_submit *);
+size_t	vcl_submit_ring_bytes(void);
+int	vcl_submit_ring(struct vcl_submit *);
 void	vcl_submit_launch(struct vcl_submit *, const struct vcl_launch *);
 cl_int	vcl_submit_drain(struct vcl_submit *);
 void	vcl_submit_timed(struct vcl_submit *, uint64_t);

@@ -373,6 +373,75 @@ out:
 	srv_stop(&sv, "lone_server_exit");
 }
 
+/* The asking session's charged bytes (Stats session_bytes), or 0. */
+static uint64_t
+st_bytes(struct conn *c)
+{
+	Vcl__StatsResult	st;
+
+	return (stats(c, &st) == 0 ? st.session_bytes : 0);
+}
+
+/*
+ * A strand's ring of launches is charged to its session when the queue
+ * first hands one, and given back with the queue; a session with no room
+ * for it has its launches made on the loop, still right.
+ */
+static void
+test_charged(void)
+{
+	struct srv		 sv;
+	struct conn		 c;
+	static const char *const tight[] = { "--max-session-bytes", "4K",
+				    NULL };
+	uint32_t		 w = 0, got = 0;
+	uint64_t		 b0, b1, n0;
+	int			 i, bad = 0;
+
+	if (!st_server(&sv, "charged_server_start"))
+		return;
+	if (!check("charged_setup", st_setup(&c, &sv) == 0, "no session"))
+		goto next;
+	b0 = st_bytes(&c);
+	for (i = 0; i < 20; i++)
+		bad |= st_send(&c, Q2, K_STEP, BUF_A, 1, 0, 0) != 0;
+	bad |= raw_finish(&c, Q2) != 0;
+	b1 = st_bytes(&c);
+	/* 64 launches of at least 9 words each. */
+	check("charged_ring", !bad && b1 >= b0 + 64 * 72,
+	    "session bytes %llu -> %llu after a strand's first launches",
+	    (unsigned long long)b0, (unsigned long long)b1);
+	bad |= release(&c, VCL__KIND__KIND_QUEUE, Q2) != 0;
+	check("charged_given_back", !bad && st_bytes(&c) == b0,
+	    "session bytes %llu after the queue went, want %llu",
+	    (unsigned long long)st_bytes(&c), (unsigned long long)b0);
+next:
+	conn_close(&c);
+	srv_stop(&sv, "charged_server_exit");
+	setenv("VCL_LAUNCH_STRAND", "1", 1);
+	i = srv_start(&sv, "charged_tight_start", "127.0.0.1:0", tight);
+	unsetenv("VCL_LAUNCH_STRAND");
+	if (!i)
+		return;
+	if (!check("charged_tight_setup", st_setup(&c, &sv) == 0,
+	    "no session under --max-session-bytes 4K"))
+		goto out;
+	n0 = st_offloop(&c);
+	for (i = 0, bad = 0; i < 40; i++) {
+		bad |= st_send(&c, Q, K_STEP, BUF_A, 2, 0, 0) != 0;
+		w = st_model(w, 2);
+	}
+	check("charged_tight_made", !bad && raw_finish(&c, Q) == 0 &&
+	    st_holds(&c, Q, BUF_A, w, &got), "buffer A holds %u, want %u",
+	    got, w);
+	check("charged_tight_on_loop", st_offloop(&c) == n0,
+	    "%llu launches on strands with no room for a ring, want 0",
+	    (unsigned long long)(st_offloop(&c) - n0));
+out:
+	conn_close(&c);
+	srv_stop(&sv, "charged_tight_exit");
+}
+
 /* VCL_LAUNCH_STRAND=0: every launch is made on the loop. */
 static void
 test_off(void)
@@ -410,6 +479,7 @@ static const struct test tests[] = {
 	{ "error", test_error, 60 },
 	{ "release", test_release, 60 },
 	{ "lone", test_lone, 60 },
+	{ "charged", test_charged, 60 },
 	{ "off", test_off, 60 },
 };
 
