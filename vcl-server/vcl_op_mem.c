@@ -344,7 +344,7 @@ vcl_mem_write_begin(struct vcl_session *s, const Vcl__Request *req)
 	struct vcl_hobj		*q;
 	cl_int			 err;
 
-	memset(wc, 0, sizeof *wc);
+	vcl_mem_write_stop(s);		/* none is under way: a clean slate */
 	if (req->call_case != VCL__REQUEST__CALL_WRITE_BUFFER ||
 	    vcl_write_chunk == 0 || s->in_bulk == NULL ||
 	    s->in_bulk_borrowed || s->in_bulk_err != CL_SUCCESS)

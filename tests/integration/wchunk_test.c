@@ -605,12 +605,78 @@ out:
 	srv_stop(&sv, "refused_server_exit");
 }
 
+/*
+ * Launches waiting on their queue's strand (VCL_LAUNCH_STRAND=1, its
+ * thread slowed by VCL_TEST_STRAND_DELAY_US) when a chunked write comes:
+ * its chunks go after them, so the kernels' 1s are overwritten by the
+ * write's bytes, never the other way round.
+ */
+#define STRAND_LAUNCHES	40
+#define STRAND_ITEMS	256		/* words each launch sets to 1 */
+
+static void
+test_strand(void)
+{
+	struct srv		 sv;
+	struct conn		 c, d;
+	Vcl__StatsResult	 st;
+	Vcl__KernelArg		 a, *ap = &a;
+	uint8_t			*data;
+	uint64_t		 base;
+	int			 i, rc;
+
+	c.fd = d.fd = -1;
+	if ((data = pattern(BIG, 6)) == NULL)
+		return;
+	setenv("VCL_LAUNCH_STRAND", "1", 1);
+	setenv("VCL_TEST_STRAND_DELAY_US", "500", 1);
+	rc = srv_start(&sv, "strand_server_start", "127.0.0.1:0", wc_args);
+	unsetenv("VCL_LAUNCH_STRAND");
+	unsetenv("VCL_TEST_STRAND_DELAY_US");
+	if (!rc) {
+		free(data);
+		return;
+	}
+	if (!check("strand_setup", setup(&c, &sv, BIG) == 0 &&
+	    create_program(&c, SPIN_PROG, CTX, kernel_src) == 0 &&
+	    raw_build(&c, SPIN_PROG, NULL) == 0 &&
+	    raw_kernel(&c, SPIN_K, SPIN_PROG, "k") == 0 &&
+	    conn_session(&d, &sv) == 0 && (base = chunked(&d)) != UINT64_MAX,
+	    "no sessions, context, queue, buffer, kernel or Stats"))
+		goto out;
+	vcl__kernel_arg__init(&a);
+	a.index = 0;
+	a.type = VCL__KERNEL_ARG__TYPE__MEM;
+	a.has_mem = 1;
+	a.mem = MEM;
+	rc = raw_ndrange(&c, Q, SPIN_K, STRAND_ITEMS, 0, &ap, 1, 0);
+	for (i = 0; i < STRAND_LAUNCHES && rc == 0; i++)
+		rc = raw_ndrange(&c, Q, SPIN_K, STRAND_ITEMS, 0, NULL, 0, 0);
+	if (rc == 0)
+		rc = send_write(&c, Q, 0, BIG, 0, NULL, 0, data, BIG);
+	if (!check("strand_sent", rc == 0, "cannot send the requests"))
+		goto out;
+	check("strand_write_last", holds(&c, Q, 0, data, BIG), "a launch "
+	    "made on the strand landed after the write's chunks");
+	check("strand_used", stats(&d, &st) == 0 && st.launches_offloop > 0 &&
+	    st.writes_chunked == base + 1, "launches on strands %llu, "
+	    "writes chunked %llu (from %llu)",
+	    (unsigned long long)st.launches_offloop,
+	    (unsigned long long)st.writes_chunked, (unsigned long long)base);
+out:
+	conn_close(&c);
+	conn_close(&d);
+	free(data);
+	srv_stop(&sv, "strand_server_exit");
+}
+
 static const struct test tests[] = {
 	{ "early",	test_early,	60 },
 	{ "not",	test_not_chunked, 60 },
 	{ "held",	test_held,	60 },
 	{ "vanish",	test_vanish,	60 },
 	{ "refused",	test_refused,	60 },
+	{ "strand",	test_strand,	60 },
 };
 
 int
