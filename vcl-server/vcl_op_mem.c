@@ -364,6 +364,7 @@ vcl_mem_write_begin(struct vcl_session *s, const Vcl__Request *req)
 		vcl_wc_fault = f != NULL ? strtol(f, NULL, 10) : -1;
 	}
 	wc->req = req;
+	wc->qid = m->q->queue;
 	wc->chunk = vcl_write_chunk;
 }
 
@@ -423,8 +424,9 @@ vcl_mem_write_feed(struct vcl_session *s)
 }
 
 /*
- * The session lets go of a write's chunks (it closes, or the request
- * took them): wait for the copies still reading from its staging.
+ * Forget a write's chunks, waiting for the copies still reading from its
+ * staging (nothing is in flight when it took them, or they were handed
+ * on: see vcl_mem_write_drop).
  */
 void
 vcl_mem_write_stop(struct vcl_session *s)
@@ -436,6 +438,56 @@ vcl_mem_write_stop(struct vcl_session *s)
 		clReleaseEvent(wc->last);
 	}
 	memset(wc, 0, sizeof *wc);
+}
+
+/*
+ * Free stage st once the copies reading it are done: after ev (its
+ * reference taken), the last chunk enqueued from it on in-order queue qid.
+ * A write's completion with no event, as an unchunked write's (a copy
+ * that failed is the queue's next finish's to report), so the loop never
+ * waits for what runs ahead of the chunks on the queue (a long kernel,
+ * say); it waits only if that cannot be set up.
+ */
+static void
+vcl_mem_free_after(struct vcl_session *s, struct vcl_stage *st, cl_event ev,
+    uint64_t qid)
+{
+	struct vcl_cmd	*c;
+
+	if ((c = vcl_cmd_new(VCL_CMD_WRITE, 0)) == NULL) {
+		clWaitForEvents(1, &ev);
+		clReleaseEvent(ev);
+		vcl_stage_free(st);
+		return;
+	}
+	c->stage = st;
+	c->d.s = s;
+	vcl_session_ref(s);
+	c->ev = ev;
+	c->queue_id = qid;
+	(void)vcl_cmd_watch(s, c);
+}
+
+/*
+ * The session closes in the middle of a chunked write's bulk: its staging
+ * (data, len bytes, charged) is freed once the chunks copying from it are
+ * done. Returns 0 when it took data, else -1 (no chunk in flight): the
+ * caller frees it.
+ */
+int
+vcl_mem_write_drop(struct vcl_session *s, uint8_t *data, uint64_t len)
+{
+	struct vcl_wchunk	*wc = &s->in_wc;
+	struct vcl_stage	*st;
+
+	if (wc->last == NULL || data == NULL ||
+	    (st = vcl_stage_new(s, data, len)) == NULL) {
+		vcl_mem_write_stop(s);
+		return (-1);
+	}
+	vcl_mem_free_after(s, st, wc->last, wc->qid);
+	memset(wc, 0, sizeof *wc);
+	return (0);
 }
 
 /* WriteBuffer: bytes arrived in staging; the runtime copies them in. */
@@ -481,9 +533,12 @@ vcl_op_write_buffer(struct vcl_session *s, const Vcl__Request *req,
 		err = clEnqueueWriteBuffer(enq.q->u.queue, mem->u.mem, CL_FALSE,
 		    m->offset + wc.done, m->size - wc.done,
 		    c->stage->data + wc.done, enq.nwait, enq.wait, &enq.ev);
-	/* The stage goes now, not at a completion: its chunks end first. */
-	if (wc.last != NULL && (err != CL_SUCCESS || s->dead))
-		clWaitForEvents(1, &wc.last);
+	/* Failed (or closed): the stage goes once its chunks are copied. */
+	if (wc.last != NULL && (err != CL_SUCCESS || s->dead)) {
+		vcl_mem_free_after(s, c->stage, wc.last, wc.qid);
+		c->stage = NULL;
+		wc.last = NULL;
+	}
 	vcl_enq_end(s, &enq, err, c);
 out:
 	if (wc.last != NULL)

@@ -61,6 +61,7 @@ struct vcl_arena {
  */
 struct vcl_wchunk {
 	const Vcl__Request	*req;		/* NULL: none */
+	uint64_t		 qid;		/* its queue */
 	uint64_t		 chunk;
 	uint64_t		 done;		/* bytes enqueued */
 	uint64_t		 n;		/* chunks tried */
