@@ -548,6 +548,52 @@ out:
 }
 
 /*
+ * A chunked write whose event id the client used already: the session is
+ * closed when the write runs, its chunks still queued behind a kernel; the
+ * staging goes once they are copied (ASan), and nothing stays behind.
+ */
+static void
+test_dupevent(void)
+{
+	struct srv		 sv;
+	struct conn		 c, d;
+	Vcl__StatsResult	 st;
+	uint8_t			*data;
+	cl_int			 est = 1;
+	int			 rc;
+
+	c.fd = d.fd = -1;
+	if ((data = pattern(VAN, 7)) == NULL)
+		return;
+	if (!srv_start(&sv, "dup_server_start", "127.0.0.1:0", van_args)) {
+		free(data);
+		return;
+	}
+	if (!check("dup_setup", setup(&c, &sv, VAN) == 0 &&
+	    spin_setup(&c) == 0 && conn_session(&d, &sv) == 0, "no "
+	    "sessions, context, queue, buffer or kernel"))
+		goto out;
+	rc = send_write(&c, Q, 0, 16, 10, NULL, 0, data, 16);
+	if (rc == 0 && wait_notify(&c, 10, &est) != 0)
+		rc = -1;
+	if (rc == 0)
+		rc = send_spin(&c);
+	if (rc == 0)
+		rc = send_write(&c, Q, 0, VAN, 10, NULL, 0, data, VAN);
+	check("dup_closed", rc == 0 && wait_closed(&c) == 1, "the session "
+	    "was not closed for its reused event id");
+	conn_close(&c);
+	check("dup_freed", wait_empty(&d, &st) == 0, "the server still holds "
+	    "%llu objects, %llu bytes", (unsigned long long)st.objects,
+	    (unsigned long long)st.bytes);
+out:
+	conn_close(&c);
+	conn_close(&d);
+	free(data);
+	srv_stop(&sv, "dup_server_exit");
+}
+
+/*
  * A chunk the runtime refuses (VCL_TEST_WRITE_FAIL_CHUNK=2): the write
  * fails with it, once: on its event, or, without one, at the next finish
  * and not the one after. The chunks before it wait behind a running
@@ -682,6 +728,7 @@ static const struct test tests[] = {
 	{ "not",	test_not_chunked, 60 },
 	{ "held",	test_held,	60 },
 	{ "vanish",	test_vanish,	60 },
+	{ "dupevent",	test_dupevent,	60 },
 	{ "refused",	test_refused,	60 },
 	{ "strand",	test_strand,	60 },
 };
