@@ -44,50 +44,52 @@ sp_server(struct srv *sv, const char *name, const char *us)
 	return (srv_start(sv, name, "127.0.0.1:0", extra));
 }
 
+/*
+ * On a server looking for us microseconds, Stats round trips until one
+ * pass of the look found input (at most trips); the hits then, or
+ * UINT64_MAX when the session or Stats failed.
+ */
+static uint64_t
+sp_trips(const char *name, const char *us, int trips)
+{
+	struct srv	sv = { 0 };
+	struct conn	c = { .fd = -1 };
+	char		what[64];
+	uint64_t	h = UINT64_MAX;
+	int		i;
+
+	snprintf(what, sizeof what, "%s_server", name);
+	if (!sp_server(&sv, what, us))
+		return (UINT64_MAX);
+	snprintf(what, sizeof what, "%s_session", name);
+	if (check(what, conn_session(&c, &sv) == 0, "no session"))
+		for (i = 0; i < trips && (h = sp_hits(&c)) == 0; i++)
+			;
+	conn_close(&c);
+	snprintf(what, sizeof what, "%s_server_exit", name);
+	srv_stop(&sv, what);
+	return (h);
+}
+
 /* Requests sent right after their replies land in the look. */
 static void
 test_hits(void)
 {
-	struct srv	sv = { 0 };
-	struct conn	c = { .fd = -1 };
-	uint64_t	h = 0;
-	int		i;
+	uint64_t	h = sp_trips("hits", "1000", TRIPS_MAX);
 
-	if (!sp_server(&sv, "hits_server", "1000"))
-		return;
-	if (!check("hits_session", conn_session(&c, &sv) == 0,
-	    "no session"))
-		goto out;
-	for (i = 0; i < TRIPS_MAX && (h = sp_hits(&c)) == 0; i++)
-		;
 	check("hits_counted", h != UINT64_MAX && h > 0,
-	    "spin_hits %llu after %d round trips, want some",
-	    (unsigned long long)h, i);
-out:
-	conn_close(&c);
-	srv_stop(&sv, "hits_server_exit");
+	    "spin_hits %llu after up to %d round trips, want some",
+	    (unsigned long long)h, TRIPS_MAX);
 }
 
 /* --spin-us 0: the loop sleeps at once, and nothing is counted. */
 static void
 test_off(void)
 {
-	struct srv	sv = { 0 };
-	struct conn	c = { .fd = -1 };
-	uint64_t	h = 0;
-	int		i;
+	uint64_t	h = sp_trips("off", "0", 200);
 
-	if (!sp_server(&sv, "off_server", "0"))
-		return;
-	if (!check("off_session", conn_session(&c, &sv) == 0, "no session"))
-		goto out;
-	for (i = 0; i < 200 && (h = sp_hits(&c)) == 0; i++)
-		;
 	check("off_none", h == 0, "spin_hits %llu with --spin-us 0",
 	    (unsigned long long)h);
-out:
-	conn_close(&c);
-	srv_stop(&sv, "off_server_exit");
 }
 
 /*
