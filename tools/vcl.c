@@ -708,7 +708,40 @@ put_u64(const char *name, uint64_t v, int *first)
 		    (unsigned long long)v);
 		*first = 0;
 	} else
-		printf("  %-18s %llu\n", name, (unsigned long long)v);
+		printf("  %-22s %llu\n", name, (unsigned long long)v);
+}
+
+/*
+ * Every number the server sent in its Stats, in the protocol's order and
+ * by the protocol's names (vcl.proto is the one list of them): required
+ * ones, and optional ones it set. Those of the asking session (session_*)
+ * are this tool's own, so left out.
+ */
+static void
+put_counters(const Vcl__StatsResult *st, int *first)
+{
+	const ProtobufCMessageDescriptor	*d = st->base.descriptor;
+	const ProtobufCFieldDescriptor		*f;
+	const char				*m = (const char *)st;
+	unsigned				 i;
+	uint64_t				 v;
+
+	for (i = 0; i < d->n_fields; i++) {
+		f = &d->fields[i];
+		if ((f->type != PROTOBUF_C_TYPE_UINT64 &&
+		    f->type != PROTOBUF_C_TYPE_UINT32) ||
+		    f->label == PROTOBUF_C_LABEL_REPEATED ||
+		    strncmp(f->name, "session_", 8) == 0)
+			continue;
+		if (f->label == PROTOBUF_C_LABEL_OPTIONAL &&
+		    !*(const protobuf_c_boolean *)(m + f->quantifier_offset))
+			continue;
+		if (f->type == PROTOBUF_C_TYPE_UINT64)
+			memcpy(&v, m + f->offset, sizeof v);
+		else
+			v = *(const uint32_t *)(m + f->offset);
+		put_u64(f->name, v, first);
+	}
 }
 
 /* Print one server's counters. */
@@ -734,31 +767,7 @@ print_stats(const char *addr, const Vcl__Welcome *w,
 		printf("%s (%s), server %s over %s:\n", addr,
 		    safe(w->node_name), safe(st->version),
 		    st->transport != NULL ? safe(st->transport) : "tcp");
-	put_u64("uptime_s", st->uptime_s, &first);
-	put_u64("sessions", st->sessions, &first);
-	put_u64("sessions_total", st->sessions_total, &first);
-	put_u64("objects", st->objects, &first);
-	put_u64("bytes", st->bytes, &first);
-	put_u64("bytes_in", st->bytes_in, &first);
-	put_u64("bytes_out", st->bytes_out, &first);
-	put_u64("peer_bytes_in", st->peer_bytes_in, &first);
-	put_u64("peer_bytes_out", st->peer_bytes_out, &first);
-	put_u64("peer_bytes_oob", st->peer_bytes_oob, &first);
-	put_u64("peer_bytes_shared", st->peer_bytes_shared, &first);
-	put_u64("peer_bytes_direct", st->peer_bytes_direct, &first);
-	put_u64("peer_direct", st->peer_direct, &first);
-	put_u64("peer_direct_fallbacks", st->peer_direct_fallbacks, &first);
-	put_u64("ring_pinned", st->ring_pinned, &first);
-	put_u64("ring_pin_refused", st->ring_pin_refused, &first);
-	put_u64("release_backlog", st->release_backlog, &first);
-	put_u64("client_bytes_shared", st->client_bytes_shared, &first);
-	put_u64("requests", st->requests, &first);
-	put_u64("held_now", st->held_now, &first);
-	put_u64("held_total", st->held_total, &first);
-	put_u64("migrations_in", st->migrations_in, &first);
-	put_u64("migrations_out", st->migrations_out, &first);
-	put_u64("slow_events", st->slow_events, &first);
-	put_u64("slow_ms", st->slow_ms, &first);
+	put_counters(st, &first);
 	if (opt_json)
 		printf("}, \"requests\": {");
 	else

@@ -85,6 +85,10 @@ static const char usage[] =
 "  --poll-us US            microseconds the loop looks at a finish's or small\n"
 "                          read's event before handing it to a waiter thread\n"
 "                          (default 20; 0: never)\n"
+"  --spin-us US            microseconds the loop keeps looking for a client's\n"
+"                          next request before it sleeps (default 50 with 4\n"
+"                          or more CPUs online, else 0; 0: never; at most\n"
+"                          1000)\n"
 "  --shm-ring-max BYTES    largest ring of shared slots a client on this host\n"
 "                          may give its session for bulk (default 64M; 0: off)\n"
 "  --max-objects N         objects per session (default 1000000)\n"
@@ -135,7 +139,8 @@ enum {
 	OPT_LISTEN = 256, OPT_PORT_FILE, OPT_PLATFORM, OPT_DEVICES, OPT_NAME,
 	OPT_TOKEN, OPT_INSECURE, OPT_LOG, OPT_MAX_FRAME, OPT_MAX_BULK,
 	OPT_MAX_SBYTES, OPT_MAX_SESSIONS, OPT_MAX_PINNED, OPT_MAX_OBJECTS, OPT_WORKERS,
-	OPT_READ_CHUNK, OPT_WRITE_CHUNK, OPT_POLL_US, OPT_SHM_RING_MAX,
+	OPT_READ_CHUNK, OPT_WRITE_CHUNK, OPT_POLL_US, OPT_SPIN_US,
+	OPT_SHM_RING_MAX,
 	OPT_CONFIG, OPT_VERSION, OPT_HELP,
 	OPT_TLS_CERT, OPT_TLS_KEY, OPT_TLS_CA, OPT_TLS_VERIFY, OPT_TRUST_BINARIES,
 	OPT_MAX_PREAUTH, OPT_MAX_PREAUTH_ADDR, OPT_MAX_AUTH_FAILS,
@@ -168,6 +173,7 @@ static const struct option longopts[] = {
 	{ "read-chunk",		required_argument, NULL, OPT_READ_CHUNK },
 	{ "write-chunk",	required_argument, NULL, OPT_WRITE_CHUNK },
 	{ "poll-us",		required_argument, NULL, OPT_POLL_US },
+	{ "spin-us",		required_argument, NULL, OPT_SPIN_US },
 	{ "shm-ring-max",	required_argument, NULL, OPT_SHM_RING_MAX },
 	{ "max-objects",	required_argument, NULL, OPT_MAX_OBJECTS },
 	{ "max-release-backlog", required_argument, NULL, OPT_MAX_RELEASE_BACKLOG },
@@ -331,6 +337,14 @@ apply_option(struct vcl_server *srv, int id, const char *arg, int reload)
 			return (-1);
 		}
 		vcl_poll_us = v;
+		return (0);
+	case OPT_SPIN_US:
+		if (parse_size(arg, &v) != 0 || v > 1000) {
+			fprintf(stderr, "vclserver: bad spin time (0 to 1000 "
+			    "us): %s\n", arg);
+			return (-1);
+		}
+		vcl_spin_us = (long)v;
 		return (0);
 	case OPT_SHM_RING_MAX:
 		if (parse_size(arg, &v) != 0 || (v != 0 && v < 2 * 4096)) {

@@ -266,6 +266,9 @@ vcl_metrics_render(struct vcl_server *srv, struct evbuffer *b)
 	    "Kernel launches handed to their queue's strand, not made on "
 	    "the loop.",
 	    vcl_submit_launched());
+	vcl_metrics_one(b, "vcl_loop_spin_hits_total", "counter",
+	    "Passes of the loop's look for input before sleeping (--spin-us) "
+	    "that found some.", srv->spin_hits);
 	vcl_metrics_one(b, "vcl_writes_chunked_total", "counter",
 	    "Writes copied to their buffer chunk by chunk as their bytes "
 	    "came (--write-chunk).", vcl_mem_writes_chunked());

@@ -144,6 +144,8 @@ vcl_op_stats(struct vcl_session *s, const Vcl__Request *req,
 	st.writes_chunked = vcl_mem_writes_chunked();
 	st.has_polled = 1;
 	st.polled = s->srv->polled;
+	st.has_spin_hits = 1;
+	st.spin_hits = s->srv->spin_hits;
 	if (vcl_metrics_stats(s->srv, &st) != 0) {
 		vcl_session_reply(s, req->seq, CL_OUT_OF_HOST_MEMORY, NULL);
 		return;

@@ -132,6 +132,9 @@ struct vcl_server {
 						   that saw the completion */
 	uint64_t		 polled;	/* completions the loop saw
 						   polling (vcl_cmd_poll) */
+	uint64_t		 spin_until;	/* ns: the loop looks for input
+						   till then before sleeping */
+	uint64_t		 spin_hits;	/* input its look found */
 	void			*zeros;		/* read-only zero pages */
 	size_t			 zeros_len;	/* the largest device alloc */
 };
@@ -157,6 +160,9 @@ time_t	vcl_server_now(void);
 int	vcl_server_ratelog(struct vcl_ratelog *, const char *);
 void	vcl_server_ratelog_flush(struct vcl_ratelog *, const char *);
 int	vcl_server_auth_refused(struct vcl_server *, const char *);
+void	vcl_server_spin_arm(struct vcl_server *);
+
+extern long	vcl_spin_us;	/* --spin-us; -1: by the CPUs online */
 void	vcl_server_auth_failed(struct vcl_server *, const char *);
 
 #define VCL_SLOW_MS	5.0	/* the loop logs anything that holds it this long */

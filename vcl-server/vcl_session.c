@@ -1771,6 +1771,7 @@ vcl_session_read_cb(evutil_socket_t fd, short what, void *arg)
 	if (!s->dead && s->reading && ((rc == 0 && (s->in.end > s->in.start ||
 	    vcl_link_pending(&s->link) > 0)) || rc == 2))
 		event_active(s->ev_read, EV_READ, 0);
+	vcl_server_spin_arm(s->srv);
 	vcl_session_unref(s);
 }
 

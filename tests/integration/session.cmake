@@ -164,4 +164,5 @@ vcl_rawtest(strandspy)
 add_dependencies(strandspy_test flushspy)
 set_property(TEST it_raw_strandspy APPEND PROPERTY ENVIRONMENT
 	"VCL_TEST_FLUSHSPY_LIB=$<TARGET_FILE:flushspy>")
+vcl_rawtest(spin)
 vcl_rawtest(wchunk)

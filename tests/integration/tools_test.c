@@ -340,7 +340,9 @@ test_stats(void)
 	    "    assert r[op]['count'] == n, (op, r[op])\n"
 	    "c = s['counters']\n"
 	    "assert c['bytes_in'] == 8000 and c['bytes_out'] == 4000, c\n"
-	    "assert c['sessions_total'] >= 2 and c['requests'] >= 13\n",
+	    "assert c['sessions_total'] >= 2 and c['requests'] >= 13\n"
+	    "assert 'launches_offloop' in c and 'polled' in c, c\n"
+	    "assert not [k for k in c if k.startswith('session_')], c\n",
 	    node);
 	check("stats_json_counts", rc == 0 && json_ok(py), "vcl --json stats "
 	    "after hello: exit %d or counts off", rc);
@@ -349,7 +351,9 @@ test_stats(void)
 	argv[3] = NULL;
 	rc = run(argv, NULL);
 	check("stats_text", rc == 0 && has(out_path, "create_buffer") &&
-	    has(out_path, "bytes_in           8000"), "vcl stats: exit %d, "
+	    has(out_path, "bytes_in               8000") &&
+	    has(out_path, "spin_hits") && has(out_path, "buffers_moving"),
+	    "vcl stats: exit %d, "
 	    "output in %s", rc, out_path);
 
 	argv[1] = "ping";
