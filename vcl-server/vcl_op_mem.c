@@ -315,10 +315,10 @@ vcl_mem_chunkable(struct vcl_hobj *q)
  * fails with it when it runs, as an unchunked write would.
  *
  * The staging is the session's until the request runs, then its
- * command's, freed when the last part completes. Wherever the block goes
- * otherwise (the session closes mid-bulk, the write fails), the chunks
- * the device may still be copying from it are waited for first: on an
- * in-order queue, the last one enqueued (vcl_mem_write_stop).
+ * command's, freed when the last part completes. Where the block would go
+ * otherwise (the session closes mid-bulk, the write fails), it goes to a
+ * completion on the last chunk enqueued, which on an in-order queue
+ * completes after every chunk copying from it (vcl_mem_free_after).
  */
 uint64_t	 vcl_write_chunk = 4ull << 20;	/* --write-chunk; 0: off */
 
