@@ -80,6 +80,8 @@ static const char usage[] =
 "                          (default: half of --max-pinned)\n"
 "  --read-chunk BYTES      send a read of twice this or more in chunks of it,\n"
 "                          each as its copy completes (default 4M; 0: off)\n"
+"  --write-chunk BYTES     copy a write of twice this or more to its buffer in\n"
+"                          chunks of it as its bytes come (default 4M; 0: off)\n"
 "  --poll-us US            microseconds the loop looks at a finish's or small\n"
 "                          read's event before handing it to a waiter thread\n"
 "                          (default 20; 0: never)\n"
@@ -137,7 +139,8 @@ enum {
 	OPT_LISTEN = 256, OPT_PORT_FILE, OPT_PLATFORM, OPT_DEVICES, OPT_NAME,
 	OPT_TOKEN, OPT_INSECURE, OPT_LOG, OPT_MAX_FRAME, OPT_MAX_BULK,
 	OPT_MAX_SBYTES, OPT_MAX_SESSIONS, OPT_MAX_PINNED, OPT_MAX_OBJECTS, OPT_WORKERS,
-	OPT_READ_CHUNK, OPT_POLL_US, OPT_SPIN_US, OPT_SHM_RING_MAX,
+	OPT_READ_CHUNK, OPT_WRITE_CHUNK, OPT_POLL_US, OPT_SPIN_US,
+	OPT_SHM_RING_MAX,
 	OPT_CONFIG, OPT_VERSION, OPT_HELP,
 	OPT_TLS_CERT, OPT_TLS_KEY, OPT_TLS_CA, OPT_TLS_VERIFY, OPT_TRUST_BINARIES,
 	OPT_MAX_PREAUTH, OPT_MAX_PREAUTH_ADDR, OPT_MAX_AUTH_FAILS,
@@ -168,6 +171,7 @@ static const struct option longopts[] = {
 	{ "max-pinned",		required_argument, NULL, OPT_MAX_PINNED },
 	{ "max-pinned-session",	required_argument, NULL, OPT_MAX_PINNED_SESSION },
 	{ "read-chunk",		required_argument, NULL, OPT_READ_CHUNK },
+	{ "write-chunk",	required_argument, NULL, OPT_WRITE_CHUNK },
 	{ "poll-us",		required_argument, NULL, OPT_POLL_US },
 	{ "spin-us",		required_argument, NULL, OPT_SPIN_US },
 	{ "shm-ring-max",	required_argument, NULL, OPT_SHM_RING_MAX },
@@ -317,6 +321,14 @@ apply_option(struct vcl_server *srv, int id, const char *arg, int reload)
 			return (-1);
 		}
 		vcl_read_chunk = v;
+		return (0);
+	case OPT_WRITE_CHUNK:
+		if (parse_size(arg, &v) != 0 || (v != 0 && v < 4096)) {
+			fprintf(stderr, "vclserver: bad write chunk (0, or 4K "
+			    "or more): %s\n", arg);
+			return (-1);
+		}
+		vcl_write_chunk = v;
 		return (0);
 	case OPT_POLL_US:
 		if (parse_size(arg, &v) != 0 || v > 1000) {

@@ -351,6 +351,25 @@ drop:
 }
 
 /*
+ * Would req run at once if it were submitted now (vcl_hold_submit)? No
+ * earlier request of its queue is held and it waits for nothing.
+ */
+int
+vcl_hold_runs_now(struct vcl_session *s, const Vcl__Request *req)
+{
+	struct vcl_held	*w = NULL;
+	struct vcl_hobj	*q;
+	uint64_t	 qid = vcl_hold_queue_of(req);
+
+	if (qid != 0 && (q = vcl_handle_get(&s->handles, qid,
+	    VCL_KIND_QUEUE)) != NULL && q->held_tail != NULL)
+		return (0);
+	if (vcl_hold_blocker(s, req, TAILQ_LAST(&s->held, vcl_helds), &w))
+		return (0);
+	return (w == NULL);
+}
+
+/*
  * User events were set: run what waited on them (and what that lets go),
  * in order per queue.
  */

@@ -28,6 +28,7 @@ int	vcl_hold_init(struct vcl_session *);
 void	vcl_hold_submit(struct vcl_session *, Vcl__Request *,
 	    struct vcl_bulk *);
 void	vcl_hold_kick(struct vcl_session *);
+int	vcl_hold_runs_now(struct vcl_session *, const Vcl__Request *);
 void	vcl_hold_drop(struct vcl_session *);
 
 #endif

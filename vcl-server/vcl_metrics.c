@@ -27,6 +27,7 @@
 
 #include "vcl_io.h"
 #include "vcl_log.h"
+#include "vcl_op_mem.h"
 #include "vcl_peer.h"
 #include "vcl_pin.h"
 #include "vcl_server.h"
@@ -268,6 +269,9 @@ vcl_metrics_render(struct vcl_server *srv, struct evbuffer *b)
 	vcl_metrics_one(b, "vcl_loop_spin_hits_total", "counter",
 	    "Passes of the loop's look for input before sleeping (--spin-us) "
 	    "that found some.", srv->spin_hits);
+	vcl_metrics_one(b, "vcl_writes_chunked_total", "counter",
+	    "Writes copied to their buffer chunk by chunk as their bytes "
+	    "came (--write-chunk).", vcl_mem_writes_chunked());
 	vcl_metrics_one(b, "vcl_pinned_bytes", "gauge",
 	    "Pinned host memory of all sessions: staging blocks and shared "
 	    "rings wrapped.", vcl_pin_bytes());

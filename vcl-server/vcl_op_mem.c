@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "vcl_enqueue.h"
+#include "vcl_hold.h"
 #include "vcl_log.h"
 #include "vcl_op_mem.h"
 #include "vcl_pool.h"
@@ -282,17 +283,231 @@ vcl_mem_range_get(struct vcl_session *s, uint64_t id, uint64_t off,
 	return (o);
 }
 
+/* Whether queue q suits a copy in chunks: in order, without profiling. */
+static int
+vcl_mem_chunkable(struct vcl_hobj *q)
+{
+	cl_command_queue_properties	 props;
+
+	if (q->profiling || q->ooo)
+		return (0);
+	if (clGetCommandQueueInfo(q->u.queue, CL_QUEUE_PROPERTIES,
+	    sizeof props, &props, NULL) != CL_SUCCESS ||
+	    (props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE))
+		return (0);
+	return (1);
+}
+
+/*
+ * Chunked writes. The bulk of a large WriteBuffer on the control stream
+ * lands in its staging block (vcl_session_read); each whole chunk of
+ * vcl_write_chunk bytes is handed to the runtime as soon as it is in (a
+ * plain write from the staging, no event), so the device copy overlaps
+ * the socket. When the last byte is in, the request runs: it enqueues
+ * what is left with the client's event, so the tail after the last byte
+ * is one chunk's copy. Only where the write would run at once when its
+ * frame is in, in the same place on its queue: in-order queue without
+ * profiling (the last part's completion implies the others'), no wait
+ * list, nothing of its queue held (none can be held meanwhile: the
+ * session's next frame is decoded only after this one's bulk), a valid
+ * range. Launches handed to the queue's strand are made first, as for any
+ * request (vcl_session_run). A chunk refused is remembered and the write
+ * fails with it when it runs, as an unchunked write would.
+ *
+ * The staging is the session's until the request runs, then its
+ * command's, freed when the last part completes. Where the block would go
+ * otherwise (the session closes mid-bulk, the write fails), it goes to a
+ * completion on the last chunk enqueued, which on an in-order queue
+ * completes after every chunk copying from it (vcl_mem_free_after).
+ */
+uint64_t	 vcl_write_chunk = 4ull << 20;	/* --write-chunk; 0: off */
+
+static uint64_t	vcl_wc_count;		/* writes chunked (Stats) */
+static long	vcl_wc_fault = -2;	/* VCL_TEST_WRITE_FAIL_CHUNK */
+
+/* How many writes went in chunks as their bytes came. */
+uint64_t
+vcl_mem_writes_chunked(void)
+{
+	return (vcl_wc_count);
+}
+
+/*
+ * A frame's message is in and its bulk is about to come into staging:
+ * copy a WriteBuffer in chunks as it comes, where that is safe.
+ */
+void
+vcl_mem_write_begin(struct vcl_session *s, const Vcl__Request *req)
+{
+	const Vcl__WriteBuffer	*m;
+	struct vcl_wchunk	*wc = &s->in_wc;
+	struct vcl_hobj		*q;
+	cl_int			 err;
+
+	vcl_mem_write_stop(s);		/* none is under way: a clean slate */
+	if (req->call_case != VCL__REQUEST__CALL_WRITE_BUFFER ||
+	    vcl_write_chunk == 0 || s->in_bulk == NULL ||
+	    s->in_bulk_borrowed || s->in_bulk_err != CL_SUCCESS)
+		return;
+	m = req->write_buffer;
+	if (m->has_shm_slot || m->q == NULL || m->q->n_wait > 0 ||
+	    m->size != s->in_frame.bulk_len || m->size / 2 < vcl_write_chunk)
+		return;
+	if ((q = vcl_handle_get(&s->handles, m->q->queue,
+	    VCL_KIND_QUEUE)) == NULL || q->error != CL_SUCCESS ||
+	    !vcl_mem_chunkable(q) || !vcl_hold_runs_now(s, req) ||
+	    vcl_mem_range_get(s, m->mem, m->offset, m->size, &err) == NULL)
+		return;
+	if (vcl_wc_fault == -2) {
+		const char *f = getenv("VCL_TEST_WRITE_FAIL_CHUNK");
+
+		vcl_wc_fault = f != NULL ? strtol(f, NULL, 10) : -1;
+	}
+	wc->req = req;
+	wc->qid = m->q->queue;
+	wc->chunk = vcl_write_chunk;
+}
+
+/*
+ * More of the bulk is in: enqueue each whole chunk now complete, all but
+ * the last part (the request's own). Stops at a refusal, or when its
+ * queue or buffer went meanwhile (the request then fails as it would).
+ */
+void
+vcl_mem_write_feed(struct vcl_session *s)
+{
+	struct vcl_wchunk	*wc = &s->in_wc;
+	const Vcl__WriteBuffer	*m;
+	struct vcl_hobj		*q, *mem;
+	cl_event		 ev;
+	cl_int			 err;
+
+	if (wc->req == NULL)
+		return;
+	m = wc->req->write_buffer;
+	while (!wc->stopped && wc->done + wc->chunk <= s->in_bulk_got &&
+	    wc->done + wc->chunk < m->size) {
+		if ((q = vcl_handle_get(&s->handles, m->q->queue,
+		    VCL_KIND_QUEUE)) == NULL || q->error != CL_SUCCESS ||
+		    (mem = vcl_mem_range_get(s, m->mem, m->offset, m->size,
+		    &err)) == NULL) {
+			wc->stopped = 1;
+			break;
+		}
+		if (s->nstrands > 0)
+			vcl_session_quiesce(s);	/* its launches first */
+		ev = NULL;
+		if (vcl_wc_fault >= 0 && (long)wc->n == vcl_wc_fault)
+			err = CL_OUT_OF_RESOURCES;	/* a test's fault */
+		else
+			err = clEnqueueWriteBuffer(q->u.queue, mem->u.mem,
+			    CL_FALSE, m->offset + wc->done, wc->chunk,
+			    s->in_bulk + wc->done, 0, NULL, &ev);
+		wc->n++;
+		if (err != CL_SUCCESS) {
+			vcl_session_warn(s, "write of %llu bytes refused at "
+			    "byte %llu: %d", (unsigned long long)m->size,
+			    (unsigned long long)wc->done, err);
+			wc->err = err;
+			wc->stopped = 1;
+			break;
+		}
+		if (wc->last != NULL)
+			clReleaseEvent(wc->last);
+		else
+			vcl_wc_count++;
+		wc->last = ev;
+		wc->done += wc->chunk;
+		vcl_session_mark_dirty(s, q);
+		(void)vcl_session_flush_now(s, q);	/* the copy starts */
+	}
+}
+
+/*
+ * Forget a write's chunks, waiting for the copies still reading from its
+ * staging (nothing is in flight when it took them, or they were handed
+ * on: see vcl_mem_write_drop).
+ */
+void
+vcl_mem_write_stop(struct vcl_session *s)
+{
+	struct vcl_wchunk	*wc = &s->in_wc;
+
+	if (wc->last != NULL) {
+		clWaitForEvents(1, &wc->last);
+		clReleaseEvent(wc->last);
+	}
+	memset(wc, 0, sizeof *wc);
+}
+
+/*
+ * Free stage st once the copies reading it are done: after ev (its
+ * reference taken), the last chunk enqueued from it on in-order queue qid.
+ * A write's completion with no event, as an unchunked write's (a copy
+ * that failed is the queue's next finish's to report), so the loop never
+ * waits for what runs ahead of the chunks on the queue (a long kernel,
+ * say); it waits only if that cannot be set up.
+ */
+static void
+vcl_mem_free_after(struct vcl_session *s, struct vcl_stage *st, cl_event ev,
+    uint64_t qid)
+{
+	struct vcl_cmd	*c;
+
+	if ((c = vcl_cmd_new(VCL_CMD_WRITE, 0)) == NULL) {
+		clWaitForEvents(1, &ev);
+		clReleaseEvent(ev);
+		vcl_stage_free(st);
+		return;
+	}
+	c->stage = st;
+	c->d.s = s;
+	vcl_session_ref(s);
+	c->ev = ev;
+	c->queue_id = qid;
+	(void)vcl_cmd_watch(s, c);
+}
+
+/*
+ * The session closes in the middle of a chunked write's bulk: its staging
+ * (data, len bytes, charged) is freed once the chunks copying from it are
+ * done. Returns 0 when it took data, else -1 (no chunk in flight): the
+ * caller frees it.
+ */
+int
+vcl_mem_write_drop(struct vcl_session *s, uint8_t *data, uint64_t len)
+{
+	struct vcl_wchunk	*wc = &s->in_wc;
+	struct vcl_stage	*st;
+
+	if (wc->last == NULL || data == NULL ||
+	    (st = vcl_stage_new(s, data, len)) == NULL) {
+		vcl_mem_write_stop(s);
+		return (-1);
+	}
+	vcl_mem_free_after(s, st, wc->last, wc->qid);
+	memset(wc, 0, sizeof *wc);
+	return (0);
+}
+
 /* WriteBuffer: bytes arrived in staging; the runtime copies them in. */
 void
 vcl_op_write_buffer(struct vcl_session *s, const Vcl__Request *req,
     struct vcl_bulk *bulk)
 {
 	const Vcl__WriteBuffer	*m = req->write_buffer;
+	struct vcl_wchunk	 wc;
 	struct vcl_hobj		*mem;
 	struct vcl_enq		 enq;
 	struct vcl_cmd		*c;
 	cl_int			 err;
 
+	/* Its chunks enqueued as its bytes came, if any (vcl_session.c). */
+	memset(&wc, 0, sizeof wc);
+	if (s->in_wc.req == req) {
+		wc = s->in_wc;
+		memset(&s->in_wc, 0, sizeof s->in_wc);
+	}
 	if (m->has_shm_slot) {
 		vcl_shm_write(s, req, bulk);
 		return;
@@ -305,17 +520,29 @@ vcl_op_write_buffer(struct vcl_session *s, const Vcl__Request *req,
 	    (bulk->data != NULL &&
 	    (c->stage = vcl_stage_new(s, bulk->data, bulk->len)) == NULL)) {
 		free(c);
+		if (wc.last != NULL)
+			clWaitForEvents(1, &wc.last);	/* bulk freed next */
 		vcl_session_close(s, "out of memory");
-		return;
+		goto out;
 	}
 	bulk->data = NULL;	/* the stage owns it now */
 	if ((err = vcl_enq_begin(s, m->q, &enq)) == CL_SUCCESS &&
 	    (mem = vcl_mem_range_get(s, m->mem, m->offset, m->size, &err)) !=
-	    NULL && (err = bulk->err) == CL_SUCCESS)
+	    NULL && (err = bulk->err) == CL_SUCCESS &&
+	    (err = wc.err) == CL_SUCCESS)
 		err = clEnqueueWriteBuffer(enq.q->u.queue, mem->u.mem, CL_FALSE,
-		    m->offset, m->size, c->stage->data, enq.nwait, enq.wait,
-		    &enq.ev);
+		    m->offset + wc.done, m->size - wc.done,
+		    c->stage->data + wc.done, enq.nwait, enq.wait, &enq.ev);
+	/* Failed (or closed): the stage goes once its chunks are copied. */
+	if (wc.last != NULL && (err != CL_SUCCESS || s->dead)) {
+		vcl_mem_free_after(s, c->stage, wc.last, wc.qid);
+		c->stage = NULL;
+		wc.last = NULL;
+	}
 	vcl_enq_end(s, &enq, err, c);
+out:
+	if (wc.last != NULL)
+		clReleaseEvent(wc.last);
 }
 
 /*
@@ -506,15 +733,9 @@ vcl_mem_chunk_done(struct vcl_cmd *c)
 static int
 vcl_rd_chunked(struct vcl_hobj *q, uint64_t size)
 {
-	cl_command_queue_properties	 props;
-
-	if (vcl_read_chunk == 0 || size / 2 < vcl_read_chunk || q->profiling)
+	if (vcl_read_chunk == 0 || size / 2 < vcl_read_chunk)
 		return (0);
-	if (clGetCommandQueueInfo(q->u.queue, CL_QUEUE_PROPERTIES,
-	    sizeof props, &props, NULL) != CL_SUCCESS ||
-	    (props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE))
-		return (0);
-	return (1);
+	return (vcl_mem_chunkable(q));
 }
 
 /*

@@ -37,5 +37,11 @@ void	vcl_mem_release(struct vcl_session *, cl_mem, uint64_t);
 uint64_t vcl_mem_moving(void);
 void	vcl_mem_chunk_done(struct vcl_cmd *);
 extern uint64_t vcl_read_chunk;
+void	vcl_mem_write_begin(struct vcl_session *, const Vcl__Request *);
+void	vcl_mem_write_feed(struct vcl_session *);
+void	vcl_mem_write_stop(struct vcl_session *);
+int	vcl_mem_write_drop(struct vcl_session *, uint8_t *, uint64_t);
+uint64_t vcl_mem_writes_chunked(void);
+extern uint64_t vcl_write_chunk;
 
 #endif

@@ -140,6 +140,8 @@ vcl_op_stats(struct vcl_session *s, const Vcl__Request *req,
 	st.queues_offloop = vcl_submit_moved();
 	st.has_launches_offloop = 1;
 	st.launches_offloop = vcl_submit_launched();
+	st.has_writes_chunked = 1;
+	st.writes_chunked = vcl_mem_writes_chunked();
 	st.has_polled = 1;
 	st.polled = s->srv->polled;
 	st.has_spin_hits = 1;

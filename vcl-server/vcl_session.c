@@ -547,6 +547,11 @@ vcl_session_close(struct vcl_session *s, const char *why)
 	if (s->in_oob_orphan != NULL)
 		vcl_pool_put(s->in_oob_orphan, s->in_oob_orphan_len);
 	s->in_oob_orphan = NULL;
+	/* A chunked write's staging goes once its chunks are copied. */
+	if (s->in_bulk != NULL && !s->in_bulk_borrowed &&
+	    vcl_mem_write_drop(s, s->in_bulk, s->in_frame.bulk_len) == 0)
+		s->in_bulk = NULL;
+	vcl_mem_write_stop(s);
 	if (s->in_bulk != NULL && !s->in_bulk_borrowed) {
 		vcl_pool_put(s->in_bulk, s->in_frame.bulk_len);
 		vcl_session_uncharge(s, s->in_frame.bulk_len);
@@ -1372,6 +1377,17 @@ vcl_session_dispatch(struct vcl_session *s)
 	s->in_bulk = NULL;
 	s->in_bulk_borrowed = 0;
 	s->in_since = 0;	/* the next frame's clock starts at its bytes */
+	/*
+	 * A write whose chunks went to its queue as its bytes came runs now,
+	 * right behind them: nothing of its queue could be held since.
+	 */
+	if (s->in_wc.req == req && (s->in_wc.done > 0 ||
+	    s->in_wc.err != CL_SUCCESS)) {
+		vcl_session_run(s, req, &bulk, 1);
+		vcl_mem_write_stop(s);	/* taken, unless it never ran */
+		return;
+	}
+	vcl_mem_write_stop(s);
 	order = s->held_order;
 	vcl_hold_submit(s, req, &bulk);
 	/* Each request held takes the next order number. */
@@ -1548,7 +1564,10 @@ vcl_session_begin(struct vcl_session *s, const uint8_t *msg)
 		    req->write_buffer->q->queue, VCL_KIND_QUEUE));
 	s->in_bulk = vcl_stage_alloc(s, ctx, blen,
 	    CL_MEM_OBJECT_ALLOCATION_FAILURE, &s->in_bulk_err);
-	return (oob ? vcl_session_oob_post(s) : 0);
+	if (oob)
+		return (vcl_session_oob_post(s));
+	vcl_mem_write_begin(s, req);	/* copied as it comes, if it may */
+	return (0);
 }
 
 /* After a large frame, give the input buffer's memory back. */
@@ -1593,6 +1612,8 @@ vcl_session_read(struct vcl_session *s, int *done, uint64_t *budget)
 		ib->start += n;
 		s->in_bulk_got += n;
 		left -= n;
+		if (s->in_wc.req != NULL)
+			vcl_mem_write_feed(s);
 		while (left > 0) {
 			/* A large bulk yields the loop to other sessions. */
 			if (*budget == 0)
@@ -1620,6 +1641,8 @@ vcl_session_read(struct vcl_session *s, int *done, uint64_t *budget)
 			s->in_bulk_got += (uint64_t)r;
 			left -= (uint64_t)r;
 			*budget -= *budget < (uint64_t)r ? *budget : (uint64_t)r;
+			if (s->in_wc.req != NULL)
+				vcl_mem_write_feed(s);
 		}
 		if (ib->start == ib->end)
 			ib->start = ib->end = 0;

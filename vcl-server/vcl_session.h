@@ -55,6 +55,22 @@ struct vcl_arena {
 };
 
 /*
+ * A WriteBuffer whose bulk comes on the control stream, copied to its
+ * buffer chunk by chunk as the bytes arrive (vcl_op_mem.c, "Chunked
+ * writes"): the device reads from the bulk's staging meanwhile.
+ */
+struct vcl_wchunk {
+	const Vcl__Request	*req;		/* NULL: none */
+	uint64_t		 qid;		/* its queue */
+	uint64_t		 chunk;
+	uint64_t		 done;		/* bytes enqueued */
+	uint64_t		 n;		/* chunks tried */
+	cl_int			 err;		/* the first one refused */
+	int			 stopped;	/* no more until it runs */
+	cl_event		 last;		/* the last one enqueued */
+};
+
+/*
  * A session is one client connection. It is freed when its connection is
  * gone AND no completion can still arrive for it: refs counts the
  * connection plus every registered OpenCL callback and worker job.
@@ -103,6 +119,8 @@ struct vcl_session {
 	struct vcl_hobj		*in_xfer;	/* ... of this transfer */
 	uint64_t		 in_bulk_got;
 	cl_int			 in_bulk_err;
+	struct vcl_wchunk	 in_wc;		/* a write's chunks enqueued as
+						   its bulk came (vcl_op_mem.c) */
 
 	struct vcl_outq		 outq;
 	uint64_t		 out_bytes;

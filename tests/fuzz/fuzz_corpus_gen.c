@@ -1547,6 +1547,63 @@ gen_transport(struct gen *g, int oob)
 	gen_put(g, &r, NULL, 0);
 }
 
+#define WC_CHUNK	4096			/* fuzz_session's --write-chunk */
+#define WC_BIG		(3 * WC_CHUNK + 5)	/* 3 chunks and a short part */
+
+/* WriteBuffer of n bytes at off on queue q, after the events in wait. */
+static void
+gen_write_on(struct gen *g, uint64_t q, uint64_t mem, size_t off,
+    const void *data, size_t n, uint64_t *wait, size_t nwait, uint64_t event)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__WriteBuffer	m = VCL__WRITE_BUFFER__INIT;
+	Vcl__Enqueue		e;
+
+	gen_enq(&e, q, event, wait, nwait);
+	m.q = &e;
+	m.mem = mem;
+	m.offset = off;
+	m.size = n;
+	r.call_case = VCL__REQUEST__CALL_WRITE_BUFFER;
+	r.write_buffer = &m;
+	gen_put(g, &r, data, n);
+}
+
+/*
+ * Writes of several chunks (fuzz_session's chunk is 4 KiB), copied as
+ * their bytes come: one with an event and a read right behind it, one
+ * with a wait list and one on a profiling queue (whole), one behind a
+ * write held on a user event, and the session's end in the middle of a
+ * write's bytes, chunks in flight (an odd-sized seed: sent in pieces).
+ */
+static void
+gen_wchunk(struct gen *g)
+{
+	static uint8_t	d[WC_BIG];
+	uint64_t	w100[1] = { 100 }, w103[1] = { 103 };
+	size_t		i;
+
+	for (i = 0; i < sizeof d; i++)
+		d[i] = (uint8_t)(i ^ (i >> 8));
+	gen_hello(g);
+	gen_context(g);
+	gen_queue(g, 2, 0);
+	gen_queue(g, 9, 1);
+	gen_buffer(g, 8, CL_MEM_READ_WRITE, WC_BIG + 64, NULL);
+	gen_write_on(g, 2, 8, 16, d, WC_BIG, NULL, 0, 100);
+	gen_read_buffer(g, 8, 16, WC_BIG, NULL, 0, 101);
+	gen_write_on(g, 2, 8, 0, d, WC_BIG, w100, 1, 102);
+	gen_write_on(g, 9, 8, 7, d, WC_BIG, NULL, 0, 0);
+	gen_user_event(g, 103);
+	gen_write_on(g, 2, 8, 0, d, WC_CHUNK, w103, 1, 0);
+	gen_write_on(g, 2, 8, 0, d, WC_BIG, NULL, 0, 104);
+	gen_set_status(g, 103, CL_COMPLETE);
+	gen_finish(g, 0);
+	gen_write_on(g, 2, 8, 0, d, WC_BIG, NULL, 0, 0);
+	/* Cut in its last chunk, the seed's length odd. */
+	g->b.len -= WC_CHUNK / 2 + 1 - g->b.len % 2;
+}
+
 /* Write every seed into the directory named on the command line. */
 int
 main(int argc, char **argv)
@@ -1570,6 +1627,8 @@ main(int argc, char **argv)
 	gen_write(&g, argv[1], "gen_abandon");
 	gen_strand(&g);
 	gen_write(&g, argv[1], "gen_strand");
+	gen_wchunk(&g);
+	gen_write(&g, argv[1], "gen_wchunk");
 	gen_build_fail(&g);
 	gen_write(&g, argv[1], "gen_build_fail");
 	gen_images(&g);

@@ -21,6 +21,7 @@
 #include "vcl_buf.h"
 #include "vcl_frame.h"
 #include "vcl_log.h"
+#include "vcl_op_mem.h"
 #include "vcl_server.h"
 #include "vcl_session.h"
 #include "vcl_submit.h"
@@ -137,6 +138,8 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	signal(SIGPIPE, SIG_IGN);
 	/* Launches go to their queue's strand, whatever the CPUs. */
 	setenv("VCL_LAUNCH_STRAND", "1", 0);
+	/* Writes of 8 KiB and more are copied in chunks as they come. */
+	vcl_write_chunk = 4096;
 	any_source = getenv("VCL_FUZZ_ANY_SOURCE") != NULL;
 	trace = getenv("VCL_FUZZ_TRACE") != NULL;
 	if (evthread_use_pthreads() != 0 ||

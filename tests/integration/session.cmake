@@ -87,6 +87,10 @@ vcl_rawtest(chunkread)
 add_executable(readbench readbench.c)
 target_link_libraries(readbench PRIVATE rawproto)
 target_compile_options(readbench PRIVATE ${VCL_WARNINGS})
+# writebench: large writes whole against chunked (a benchmark, not a test).
+add_executable(writebench writebench.c)
+target_link_libraries(writebench PRIVATE rawproto)
+target_compile_options(writebench PRIVATE ${VCL_WARNINGS})
 # hopsbench: finish and 4 KiB read latency, two server builds side by side.
 add_executable(hopsbench hopsbench.c)
 target_link_libraries(hopsbench PRIVATE rawproto)
@@ -161,3 +165,4 @@ add_dependencies(strandspy_test flushspy)
 set_property(TEST it_raw_strandspy APPEND PROPERTY ENVIRONMENT
 	"VCL_TEST_FLUSHSPY_LIB=$<TARGET_FILE:flushspy>")
 vcl_rawtest(spin)
+vcl_rawtest(wchunk)

@@ -453,6 +453,44 @@ test_hold_enqueue_rule(void **state)
 	assert_null(vcl_hold_enqueue_of(&req));
 }
 
+/*
+ * vcl_hold_runs_now says what vcl_hold_submit would do with a request now:
+ * not while an earlier request of its queue is held, nor while it waits on
+ * an unset user event; another queue is free.
+ */
+static void
+test_hold_runs_now(void **state)
+{
+	struct vcl_session	*s = session_new();
+	struct vcl_hobj		*ev;
+	Vcl__Request		 r = VCL__REQUEST__INIT;
+	Vcl__NDRange		 m = VCL__NDRANGE__INIT;
+	Vcl__Enqueue		 e = VCL__ENQUEUE__INIT;
+	uint64_t		 w = 50;
+
+	obj(s, 10, VCL_KIND_QUEUE);
+	obj(s, 11, VCL_KIND_QUEUE);
+	ev = user_event(s, 50);
+	m.q = &e;
+	r.call_case = VCL__REQUEST__CALL_NDRANGE;
+	r.ndrange = &m;
+	e.queue = 10;
+	assert_true(vcl_hold_runs_now(s, &r));
+	ndrange(s, 1, 10, 0, 1, (uint64_t[]){ 50 });	/* held */
+	assert_false(vcl_hold_runs_now(s, &r));
+	e.queue = 11;
+	assert_true(vcl_hold_runs_now(s, &r));
+	e.n_wait = 1;
+	e.wait = &w;
+	assert_false(vcl_hold_runs_now(s, &r));
+	set_event(s, ev);
+	assert_true(vcl_hold_runs_now(s, &r));
+	e.queue = 10;
+	e.n_wait = 0;
+	assert_true(vcl_hold_runs_now(s, &r));
+	session_free(s);
+}
+
 int
 main(void)
 {
@@ -464,6 +502,7 @@ main(void)
 		cmocka_unit_test(test_hold_many),
 		cmocka_unit_test(test_hold_drop),
 		cmocka_unit_test(test_hold_enqueue_rule),
+		cmocka_unit_test(test_hold_runs_now),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

@@ -1,0 +1,740 @@
+/* wchunk_test.c - large writes copied to their buffer as their bytes come. */
+
+/*
+ * usage: wchunk_test VCLSERVER
+ *
+ * A WriteBuffer of two chunks or more (--write-chunk) whose bytes follow
+ * its frame on the control stream is copied to its buffer chunk by chunk
+ * while the rest still arrives; the request itself enqueues the last part
+ * (vcl_op_mem.c, "Chunked writes"). Checked here over the raw wire: the
+ * chunks go before the last byte (Stats writes_chunked, read by a second
+ * session while the bulk is half sent), the bytes land whole at their
+ * offset and a read right behind sees them; a write with a wait list, on
+ * an out-of-order or profiling queue, of fewer than two chunks, or behind
+ * a held command of its queue is not chunked and keeps its order; a client
+ * gone mid-bulk leaves nothing behind; a chunk refused
+ * (VCL_TEST_WRITE_FAIL_CHUNK=I: chunk I of every chunked write) fails the
+ * write once, on its event or at the next finish.
+ */
+
+#include "rawproto.h"
+
+#define CHUNK		(64u << 10)
+#define BIG		((1u << 20) + 123u)	/* 16 chunks and a short part */
+#define HALF		(5u * CHUNK + 17u)	/* sent first: 5 whole chunks */
+#define OFF		(4096u + 5u)		/* where the write lands */
+#define SPACE		(OFF + BIG + 999u)	/* the buffer's size */
+#define CTX		1
+#define Q		2
+#define MEM		3
+#define Q_OOO		4
+#define Q_PROF		5
+
+static const char *const wc_args[] = { "--write-chunk", "64K", NULL };
+
+/* A byte pattern of seed no chunk repeats at another offset. */
+static uint8_t *
+pattern(size_t n, unsigned seed)
+{
+	uint8_t	*p;
+	size_t	 i;
+
+	if ((p = malloc(n)) == NULL)
+		return (NULL);
+	for (i = 0; i < n; i++)
+		p[i] = (uint8_t)(i ^ (i >> 8) ^ (i >> 17) ^ seed);
+	return (p);
+}
+
+/* Session with context CTX, queue Q and buffer MEM of size zeros. */
+static int
+setup(struct conn *c, const struct srv *sv, uint64_t size)
+{
+	if (conn_session(c, sv) != 0)
+		return (-1);
+	if (create_context(c, CTX) != 0 || create_queue(c, Q, CTX) != 0 ||
+	    create_buffer(c, MEM, CTX, size, NULL, 0) != 0)
+		return (-1);
+	return (0);
+}
+
+/* CreateQueue{id, CTX, device 0, CL_QUEUE_PROPERTIES props}. */
+static int
+create_queue_props(struct conn *c, uint64_t id, uint64_t props)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__CreateQueue	m = VCL__CREATE_QUEUE__INIT;
+	uint64_t		p[2] = { CL_QUEUE_PROPERTIES, props };
+
+	m.id = id;
+	m.context = CTX;
+	m.device = 0;
+	m.n_properties = 2;
+	m.properties = p;
+	r.call_case = VCL__REQUEST__CALL_CREATE_QUEUE;
+	r.create_queue = &m;
+	return (send_req(c, &r, NULL, 0));
+}
+
+/*
+ * Send WriteBuffer{q, MEM, off, size, event, wait list} announcing size
+ * bulk bytes, and the first part of them (sent of data). Returns 0 or -1.
+ */
+static int
+send_write(struct conn *c, uint64_t q, uint64_t off, uint64_t size,
+    uint64_t event, uint64_t *wait, size_t nwait, const uint8_t *data,
+    uint64_t sent)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__WriteBuffer	m = VCL__WRITE_BUFFER__INIT;
+	Vcl__Enqueue		e = VCL__ENQUEUE__INIT;
+	struct vcl_buf		b = { NULL, 0, 0 };
+	int			rc;
+
+	e.queue = q;
+	if (event != 0) {
+		e.has_event = 1;
+		e.event = event;
+	}
+	e.n_wait = nwait;
+	e.wait = wait;
+	m.q = &e;
+	m.mem = MEM;
+	m.offset = off;
+	m.size = size;
+	r.call_case = VCL__REQUEST__CALL_WRITE_BUFFER;
+	r.write_buffer = &m;
+	r.seq = ++c->seq;
+	if (vcl_buf_pack(&b, &r.base, size) != 0)
+		return (-1);
+	rc = send_raw(c, b.data, b.len);
+	vcl_buf_free(&b);
+	if (rc == 0 && sent > 0)
+		rc = send_raw(c, data, sent);
+	return (rc);
+}
+
+/* Writes chunked so far (Stats writes_chunked), or UINT64_MAX. */
+static uint64_t
+chunked(struct conn *c)
+{
+	Vcl__StatsResult	st;
+
+	if (stats(c, &st) != 0 || !st.has_writes_chunked)
+		return (UINT64_MAX);
+	return (st.writes_chunked);
+}
+
+/* Poll (bounded) until want writes were chunked. Returns 0 or -1. */
+static int
+wait_chunked(struct conn *c, uint64_t want)
+{
+	uint64_t	n = 0;
+	int		i;
+
+	for (i = 0; i < STATS_POLLS; i++) {
+		if ((n = chunked(c)) == UINT64_MAX)
+			return (-1);
+		if (n >= want)
+			return (0);
+		poll_wait();
+	}
+	note("writes_chunked stays %llu, want %llu", (unsigned long long)n,
+	    (unsigned long long)want);
+	return (-1);
+}
+
+/*
+ * Read size bytes of buffer MEM at off on queue q into *rp; 0 or -1. The
+ * status of event ev, if notified before the reply, goes to *evst.
+ */
+static int
+read_seen(struct conn *c, uint64_t q, uint64_t off, uint64_t size,
+    struct reply *rp, uint64_t ev, cl_int *evst)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__ReadBuffer	m = VCL__READ_BUFFER__INIT;
+	Vcl__Enqueue	e = VCL__ENQUEUE__INIT;
+	size_t		i;
+	int		n;
+
+	e.queue = q;
+	m.q = &e;
+	m.mem = MEM;
+	m.offset = off;
+	m.size = size;
+	r.call_case = VCL__REQUEST__CALL_READ_BUFFER;
+	r.read_buffer = &m;
+	if (send_req(c, &r, NULL, 0) != 0)
+		return (-1);
+	for (n = 0; n < 1000; n++) {
+		if (recv_msg(c, rp) != 0)
+			return (-1);
+		for (i = 0; rp->tc->notify != NULL && i < rp->tc->n_notify;
+		    i++)
+			if (ev != 0 && rp->tc->notify[i]->event == ev)
+				*evst = rp->tc->notify[i]->status;
+		if (rp->r != NULL && rp->r->seq == r.seq)
+			break;
+		reply_free(rp);
+	}
+	if (n == 1000)
+		return (-1);
+	if (rp->r->status != CL_SUCCESS || rp->bulk_len != size) {
+		note("read: status %d, %llu bytes", rp->r->status,
+		    (unsigned long long)rp->bulk_len);
+		reply_free(rp);
+		return (-1);
+	}
+	return (0);
+}
+
+/* Read size bytes of buffer MEM at off on queue q into *rp; 0 or -1. */
+static int
+read_at(struct conn *c, uint64_t q, uint64_t off, uint64_t size,
+    struct reply *rp)
+{
+	return (read_seen(c, q, off, size, rp, 0, NULL));
+}
+
+/* Does buffer MEM hold want (n bytes) at off, read on queue q? */
+static int
+holds(struct conn *c, uint64_t q, uint64_t off, const uint8_t *want,
+    size_t n)
+{
+	struct reply	rp;
+	size_t		i;
+	int		ok;
+
+	if (read_at(c, q, off, n, &rp) != 0)
+		return (0);
+	for (i = 0; i < n && rp.bulk[i] == want[i]; i++)
+		;
+	if (!(ok = i == n))
+		note("byte %zu differs: %#x, want %#x", i, rp.bulk[i],
+		    want[i]);
+	reply_free(&rp);
+	return (ok);
+}
+
+/*
+ * A write sent in two parts: its first chunks reach the runtime before the
+ * rest is sent (seen from a second session), its bytes land at its offset
+ * with the bytes around untouched, its event completes, and a read sent
+ * right behind it on its queue sees the new bytes.
+ */
+static void
+test_early(void)
+{
+	struct srv		 sv;
+	struct conn		 c, d;
+	struct reply		 rp;
+	Vcl__StatsResult	 sst;
+	uint8_t			*data, *zero;
+	uint64_t	 base;
+	cl_int		 st = 1;
+	int		 rc;
+
+	c.fd = d.fd = -1;
+	data = pattern(BIG, 1);
+	zero = calloc(1, OFF);
+	if (data == NULL || zero == NULL ||
+	    !srv_start(&sv, "early_server_start", "127.0.0.1:0", wc_args)) {
+		free(data);
+		free(zero);
+		return;
+	}
+	if (!check("early_setup", setup(&c, &sv, SPACE) == 0 &&
+	    conn_session(&d, &sv) == 0 && (base = chunked(&d)) !=
+	    UINT64_MAX, "no sessions, context, queue, buffer or Stats"))
+		goto out;
+	rc = send_write(&c, Q, OFF, BIG, 10, NULL, 0, data, HALF);
+	if (!check("early_chunks_before_last_byte", rc == 0 &&
+	    wait_chunked(&d, base + 1) == 0, "no chunk enqueued while the "
+	    "bulk was half sent"))
+		goto out;
+	rc = send_raw(&c, data + HALF, BIG - HALF);
+	if (!check("early_rest_sent", rc == 0, "cannot send the rest"))
+		goto out;
+	/* Right behind it, nothing waited for: the read sees the write. */
+	if (check("early_read_behind", read_seen(&c, Q, OFF, BIG, &rp, 10,
+	    &st) == 0, "no read reply")) {
+		check("early_bytes", memcmp(rp.bulk, data, BIG) == 0,
+		    "the bytes read back are not the bytes written");
+		reply_free(&rp);
+	}
+	/* Its Notify comes before the read's reply, or after it. */
+	if (st == 1 && wait_notify(&c, 10, &st) != 0)
+		st = 1;
+	check("early_event", st == CL_COMPLETE, "the write's event: %d", st);
+	check("early_around", holds(&c, Q, 0, zero, OFF) &&
+	    holds(&c, Q, OFF + BIG, zero, SPACE - OFF - BIG),
+	    "bytes outside the write changed");
+	check("early_counted_once", chunked(&d) == base + 1,
+	    "writes_chunked went from %llu to %llu", (unsigned long long)base,
+	    (unsigned long long)chunked(&d));
+	conn_close(&c);
+	check("early_nothing_left", wait_empty(&d, &sst) == 0, "the server "
+	    "still holds %llu objects, %llu bytes",
+	    (unsigned long long)sst.objects, (unsigned long long)sst.bytes);
+out:
+	conn_close(&c);
+	conn_close(&d);
+	free(data);
+	free(zero);
+	srv_stop(&sv, "early_server_exit");
+}
+
+/*
+ * Writes that must not go in chunks: with a wait list, on an out-of-order
+ * queue, on a profiling queue, of fewer than two chunks. Each lands whole
+ * and none is counted.
+ */
+static void
+test_not_chunked(void)
+{
+	static const struct {
+		const char	*what;
+		uint64_t	 q;
+		uint64_t	 size;
+		int		 wait;
+	} cases[] = {
+		{ "wait_list",	Q,	BIG,		1 },
+		{ "ooo_queue",	Q_OOO,	BIG,		0 },
+		{ "profiling",	Q_PROF,	BIG,		0 },
+		{ "small",	Q,	2 * CHUNK - 1,	0 },
+	};
+	struct srv	 sv;
+	struct conn	 c, d;
+	uint8_t		*data;
+	uint64_t	 base, w = 20, ev, part;
+	cl_int		 st;
+	size_t		 i;
+	char		 name[64];
+	int		 rc;
+
+	c.fd = d.fd = -1;
+	if ((data = pattern(BIG, 2)) == NULL)
+		return;
+	if (!srv_start(&sv, "not_server_start", "127.0.0.1:0", wc_args)) {
+		free(data);
+		return;
+	}
+	if (!check("not_setup", setup(&c, &sv, SPACE) == 0 &&
+	    create_queue_props(&c, Q_OOO,
+	    CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) == 0 &&
+	    create_queue_props(&c, Q_PROF, CL_QUEUE_PROFILING_ENABLE) == 0 &&
+	    conn_session(&d, &sv) == 0 && (base = chunked(&d)) != UINT64_MAX,
+	    "no sessions, context, queues, buffer or Stats"))
+		goto out;
+	/* An event to wait on: a small write's, complete. */
+	if (!check("not_event", send_write(&c, Q, 0, 16, w, NULL, 0, data,
+	    16) == 0 && wait_notify(&c, w, &st) == 0 && st == CL_COMPLETE,
+	    "no event to wait on"))
+		goto out;
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		ev = 100 + i;
+		data[0] = (uint8_t)(0x40 + i);	/* each write its own */
+		part = cases[i].size / 2;
+		rc = send_write(&c, cases[i].q, OFF, cases[i].size, ev,
+		    cases[i].wait ? &w : NULL, cases[i].wait, data, part);
+		if (rc == 0)
+			rc = send_raw(&c, data + part, cases[i].size - part);
+		snprintf(name, sizeof name, "not_%s_event", cases[i].what);
+		st = 1;
+		if (rc == 0 && wait_notify(&c, ev, &st) != 0)
+			st = 1;
+		check(name, st == CL_COMPLETE, "the write's event: %d", st);
+		snprintf(name, sizeof name, "not_%s_bytes", cases[i].what);
+		check(name, holds(&c, cases[i].q, OFF, data, cases[i].size),
+		    "the bytes read back are not the bytes written");
+		snprintf(name, sizeof name, "not_%s_not_chunked",
+		    cases[i].what);
+		check(name, chunked(&d) == base, "writes_chunked went from "
+		    "%llu to %llu", (unsigned long long)base,
+		    (unsigned long long)chunked(&d));
+	}
+out:
+	conn_close(&c);
+	conn_close(&d);
+	free(data);
+	srv_stop(&sv, "not_server_exit");
+}
+
+/*
+ * A large write behind a held command of its queue (a small write waiting
+ * on a user event not set yet) is held too, not copied early: once the
+ * event is set the held write lands first and the large one over it.
+ */
+static void
+test_held(void)
+{
+	struct srv		 sv;
+	struct conn		 c, d;
+	Vcl__Request		 r = VCL__REQUEST__INIT;
+	Vcl__CreateUserEvent	 ue = VCL__CREATE_USER_EVENT__INIT;
+	Vcl__SetUserEventStatus	 us = VCL__SET_USER_EVENT_STATUS__INIT;
+	uint8_t			*data, *first;
+	uint64_t		 base, u = 30;
+	int			 rc;
+
+	c.fd = d.fd = -1;
+	data = pattern(BIG, 3);
+	first = malloc(CHUNK);
+	if (data == NULL || first == NULL ||
+	    !srv_start(&sv, "held_server_start", "127.0.0.1:0", wc_args)) {
+		free(data);
+		free(first);
+		return;
+	}
+	memset(first, 0xa5, CHUNK);
+	if (!check("held_setup", setup(&c, &sv, SPACE) == 0 &&
+	    conn_session(&d, &sv) == 0 && (base = chunked(&d)) != UINT64_MAX,
+	    "no sessions, context, queue, buffer or Stats"))
+		goto out;
+	ue.id = u;
+	ue.context = CTX;
+	r.call_case = VCL__REQUEST__CALL_CREATE_USER_EVENT;
+	r.create_user_event = &ue;
+	rc = send_req(&c, &r, NULL, 0);
+	/* Held: its wait list names the unset user event. */
+	if (rc == 0)
+		rc = send_write(&c, Q, OFF, CHUNK, 0, &u, 1, first, CHUNK);
+	/* Behind it on its queue: held as well, over the same bytes. */
+	if (rc == 0)
+		rc = send_write(&c, Q, OFF, BIG, 0, NULL, 0, data, HALF);
+	if (rc == 0)
+		rc = send_raw(&c, data + HALF, BIG - HALF);
+	if (!check("held_sent", rc == 0, "cannot send the requests"))
+		goto out;
+	/* A round trip: the large write's frame is in and decided. */
+	if (!check("held_round_trip", get_info_status(&c,
+	    VCL__GET_INFO__WHAT__DEVICE, 0, CL_DEVICE_MAX_COMPUTE_UNITS) == 0,
+	    "no reply to GetInfo"))
+		goto out;
+	check("held_not_chunked", chunked(&d) == base, "a write behind a "
+	    "held command was chunked (writes_chunked %llu to %llu)",
+	    (unsigned long long)base, (unsigned long long)chunked(&d));
+	us.event = u;
+	us.status = CL_COMPLETE;
+	r = (Vcl__Request)VCL__REQUEST__INIT;
+	r.call_case = VCL__REQUEST__CALL_SET_USER_EVENT_STATUS;
+	r.set_user_event_status = &us;
+	rc = send_req(&c, &r, NULL, 0);
+	check("held_finish", rc == 0 && raw_finish(&c, Q) == CL_SUCCESS,
+	    "the queue's finish failed");
+	check("held_order_kept", holds(&c, Q, OFF, data, BIG), "the held "
+	    "write did not land before the large one behind it");
+out:
+	conn_close(&c);
+	conn_close(&d);
+	free(data);
+	free(first);
+	srv_stop(&sv, "held_server_exit");
+}
+
+#define VAN		(8u * CHUNK + 77u)	/* malloc'd staging (< 1 MiB) */
+#define SPIN_PROG	5
+#define SPIN_K		6
+#define SPIN_MEM	7
+#define SPIN_STEPS	(40u << 20)		/* a kernel of tens of ms */
+
+static const char *const van_args[] = { "--write-chunk", "64K",
+	"--max-pinned", "0", NULL };
+
+static const char spin_src[] =
+	"__kernel void spin(__global uint *o, uint n)\n"
+	"{ uint x = 1; for (uint i = 0; i < n; i++) x = x * 1103515245u +"
+	" 12345u; o[0] = x; }\n";
+
+/* Program SPIN_PROG built, kernel SPIN_K, its buffer SPIN_MEM: 0 or -1. */
+static int
+spin_setup(struct conn *c)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__BuildProgram	b = VCL__BUILD_PROGRAM__INIT;
+
+	if (create_program(c, SPIN_PROG, CTX, spin_src) != 0 ||
+	    create_buffer(c, SPIN_MEM, CTX, 64, NULL, 0) != 0)
+		return (-1);
+	b.program = SPIN_PROG;
+	r.call_case = VCL__REQUEST__CALL_BUILD_PROGRAM;
+	r.build_program = &b;
+	if (raw_status(c, &r) != CL_SUCCESS ||
+	    raw_kernel(c, SPIN_K, SPIN_PROG, "spin") != CL_SUCCESS)
+		return (-1);
+	return (0);
+}
+
+/* The spin kernel on queue Q, no event: what comes behind it waits. */
+static int
+send_spin(struct conn *c)
+{
+	Vcl__KernelArg	 a[2], *ap[2] = { &a[0], &a[1] };
+	uint32_t	 n = SPIN_STEPS;
+
+	vcl__kernel_arg__init(&a[0]);
+	a[0].index = 0;
+	a[0].type = VCL__KERNEL_ARG__TYPE__MEM;
+	a[0].has_mem = 1;
+	a[0].mem = SPIN_MEM;
+	vcl__kernel_arg__init(&a[1]);
+	a[1].index = 1;
+	a[1].type = VCL__KERNEL_ARG__TYPE__VALUE;
+	a[1].has_value = 1;
+	a[1].value.data = (uint8_t *)&n;
+	a[1].value.len = sizeof n;
+	return (raw_ndrange(c, Q, SPIN_K, 1, 0, ap, 2, 0));
+}
+
+/*
+ * The client goes in the middle of a chunked write's bulk, its chunks
+ * queued behind a kernel still running: the server frees the staging
+ * (malloc'd: no pinned memory, under the pool's size) only once they are
+ * copied (ASan sees a copy from freed memory), holds nothing more and
+ * serves the next session.
+ */
+static void
+test_vanish(void)
+{
+	struct srv		 sv;
+	struct conn		 c, d;
+	Vcl__StatsResult	 st;
+	uint8_t			*data;
+	uint64_t		 base;
+	int			 rc, i;
+
+	c.fd = d.fd = -1;
+	if ((data = pattern(VAN, 4)) == NULL)
+		return;
+	if (!srv_start(&sv, "vanish_server_start", "127.0.0.1:0", van_args)) {
+		free(data);
+		return;
+	}
+	if (!check("vanish_stats", conn_session(&d, &sv) == 0 &&
+	    (base = chunked(&d)) != UINT64_MAX, "no session or Stats"))
+		goto out;
+	for (i = 0; i < 2; i++) {
+		if (!check("vanish_setup", setup(&c, &sv, VAN) == 0 &&
+		    spin_setup(&c) == 0, "no session, context, queue, buffer "
+		    "or kernel"))
+			goto out;
+		rc = send_spin(&c);
+		if (rc == 0)
+			rc = send_write(&c, Q, 0, VAN, 10, NULL, 0, data,
+			    VAN - CHUNK / 2);
+		if (!check("vanish_chunked", rc == 0 &&
+		    wait_chunked(&d, base + i + 1) == 0, "no chunk enqueued "
+		    "while the bulk was sent in part"))
+			goto out;
+		conn_close(&c);
+		if (!check("vanish_freed", wait_empty(&d, &st) == 0, "the "
+		    "server still holds %llu objects, %llu bytes",
+		    (unsigned long long)st.objects,
+		    (unsigned long long)st.bytes))
+			goto out;
+	}
+	/* Server alive: a whole write in one go works. */
+	if (check("vanish_next", setup(&c, &sv, VAN) == 0 &&
+	    send_write(&c, Q, 0, VAN, 0, NULL, 0, data, VAN) == 0,
+	    "the server took no new session"))
+		check("vanish_next_bytes", holds(&c, Q, 0, data, VAN),
+		    "the bytes read back are not the bytes written");
+out:
+	conn_close(&c);
+	conn_close(&d);
+	free(data);
+	srv_stop(&sv, "vanish_server_exit");
+}
+
+/*
+ * A chunked write whose event id the client used already: the session is
+ * closed when the write runs, its chunks still queued behind a kernel; the
+ * staging goes once they are copied (ASan), and nothing stays behind.
+ */
+static void
+test_dupevent(void)
+{
+	struct srv		 sv;
+	struct conn		 c, d;
+	Vcl__StatsResult	 st;
+	uint8_t			*data;
+	cl_int			 est = 1;
+	int			 rc;
+
+	c.fd = d.fd = -1;
+	if ((data = pattern(VAN, 7)) == NULL)
+		return;
+	if (!srv_start(&sv, "dup_server_start", "127.0.0.1:0", van_args)) {
+		free(data);
+		return;
+	}
+	if (!check("dup_setup", setup(&c, &sv, VAN) == 0 &&
+	    spin_setup(&c) == 0 && conn_session(&d, &sv) == 0, "no "
+	    "sessions, context, queue, buffer or kernel"))
+		goto out;
+	rc = send_write(&c, Q, 0, 16, 10, NULL, 0, data, 16);
+	if (rc == 0 && wait_notify(&c, 10, &est) != 0)
+		rc = -1;
+	if (rc == 0)
+		rc = send_spin(&c);
+	if (rc == 0)
+		rc = send_write(&c, Q, 0, VAN, 10, NULL, 0, data, VAN);
+	check("dup_closed", rc == 0 && wait_closed(&c) == 1, "the session "
+	    "was not closed for its reused event id");
+	conn_close(&c);
+	check("dup_freed", wait_empty(&d, &st) == 0, "the server still holds "
+	    "%llu objects, %llu bytes", (unsigned long long)st.objects,
+	    (unsigned long long)st.bytes);
+out:
+	conn_close(&c);
+	conn_close(&d);
+	free(data);
+	srv_stop(&sv, "dup_server_exit");
+}
+
+/*
+ * A chunk the runtime refuses (VCL_TEST_WRITE_FAIL_CHUNK=2): the write
+ * fails with it, once: on its event, or, without one, at the next finish
+ * and not the one after. The chunks before it wait behind a running
+ * kernel, in malloc'd staging: the failed write's staging is freed only
+ * once they are copied (ASan sees a copy from freed memory). Nothing
+ * stays behind.
+ */
+static void
+test_refused(void)
+{
+	struct srv		 sv;
+	struct conn		 c, d;
+	Vcl__StatsResult	 sst;
+	uint8_t			*data;
+	cl_int			 st = 1;
+	int			 rc;
+
+	c.fd = d.fd = -1;
+	if ((data = pattern(VAN, 5)) == NULL)
+		return;
+	setenv("VCL_TEST_WRITE_FAIL_CHUNK", "2", 1);
+	rc = srv_start(&sv, "refused_server_start", "127.0.0.1:0", van_args);
+	unsetenv("VCL_TEST_WRITE_FAIL_CHUNK");
+	if (!rc) {
+		free(data);
+		return;
+	}
+	if (!check("refused_setup", setup(&c, &sv, SPACE) == 0 &&
+	    spin_setup(&c) == 0 && conn_session(&d, &sv) == 0, "no "
+	    "sessions, context, queue, buffer or kernel"))
+		goto out;
+	rc = send_spin(&c);
+	if (rc == 0)
+		rc = send_write(&c, Q, OFF, VAN, 10, NULL, 0, data, VAN / 2);
+	if (rc == 0)
+		rc = send_raw(&c, data + VAN / 2, VAN - VAN / 2);
+	if (rc == 0 && wait_notify(&c, 10, &st) != 0)
+		st = 1;
+	check("refused_event", st == CL_OUT_OF_RESOURCES, "the write's "
+	    "event: %d, want %d", st, CL_OUT_OF_RESOURCES);
+	check("refused_event_finish", raw_finish(&c, Q) == CL_SUCCESS,
+	    "a failure told on the event was told again at the finish");
+	/* No event: the queue's next finish tells, once. */
+	rc = send_spin(&c);
+	if (rc == 0)
+		rc = send_write(&c, Q, OFF, VAN, 0, NULL, 0, data, VAN / 2);
+	if (rc == 0)
+		rc = send_raw(&c, data + VAN / 2, VAN - VAN / 2);
+	st = rc == 0 ? raw_finish(&c, Q) : 1;
+	check("refused_finish", st == CL_OUT_OF_RESOURCES, "the next "
+	    "finish: %d, want %d", st, CL_OUT_OF_RESOURCES);
+	check("refused_finish_once", raw_finish(&c, Q) == CL_SUCCESS,
+	    "the failure was told twice");
+	conn_close(&c);
+	check("refused_nothing_left", wait_empty(&d, &sst) == 0, "the server "
+	    "still holds %llu objects, %llu bytes",
+	    (unsigned long long)sst.objects, (unsigned long long)sst.bytes);
+out:
+	conn_close(&c);
+	conn_close(&d);
+	free(data);
+	srv_stop(&sv, "refused_server_exit");
+}
+
+/*
+ * Launches waiting on their queue's strand (VCL_LAUNCH_STRAND=1, its
+ * thread slowed by VCL_TEST_STRAND_DELAY_US) when a chunked write comes:
+ * its chunks go after them, so the kernels' 1s are overwritten by the
+ * write's bytes, never the other way round.
+ */
+#define STRAND_LAUNCHES	40
+#define STRAND_ITEMS	256		/* words each launch sets to 1 */
+
+static void
+test_strand(void)
+{
+	struct srv		 sv;
+	struct conn		 c, d;
+	Vcl__StatsResult	 st;
+	Vcl__KernelArg		 a, *ap = &a;
+	uint8_t			*data;
+	uint64_t		 base;
+	int			 i, rc;
+
+	c.fd = d.fd = -1;
+	if ((data = pattern(BIG, 6)) == NULL)
+		return;
+	setenv("VCL_LAUNCH_STRAND", "1", 1);
+	setenv("VCL_TEST_STRAND_DELAY_US", "500", 1);
+	rc = srv_start(&sv, "strand_server_start", "127.0.0.1:0", wc_args);
+	unsetenv("VCL_LAUNCH_STRAND");
+	unsetenv("VCL_TEST_STRAND_DELAY_US");
+	if (!rc) {
+		free(data);
+		return;
+	}
+	if (!check("strand_setup", setup(&c, &sv, BIG) == 0 &&
+	    create_program(&c, SPIN_PROG, CTX, kernel_src) == 0 &&
+	    raw_build(&c, SPIN_PROG, NULL) == 0 &&
+	    raw_kernel(&c, SPIN_K, SPIN_PROG, "k") == 0 &&
+	    conn_session(&d, &sv) == 0 && (base = chunked(&d)) != UINT64_MAX,
+	    "no sessions, context, queue, buffer, kernel or Stats"))
+		goto out;
+	vcl__kernel_arg__init(&a);
+	a.index = 0;
+	a.type = VCL__KERNEL_ARG__TYPE__MEM;
+	a.has_mem = 1;
+	a.mem = MEM;
+	rc = raw_ndrange(&c, Q, SPIN_K, STRAND_ITEMS, 0, &ap, 1, 0);
+	for (i = 0; i < STRAND_LAUNCHES && rc == 0; i++)
+		rc = raw_ndrange(&c, Q, SPIN_K, STRAND_ITEMS, 0, NULL, 0, 0);
+	if (rc == 0)
+		rc = send_write(&c, Q, 0, BIG, 0, NULL, 0, data, BIG);
+	if (!check("strand_sent", rc == 0, "cannot send the requests"))
+		goto out;
+	check("strand_write_last", holds(&c, Q, 0, data, BIG), "a launch "
+	    "made on the strand landed after the write's chunks");
+	check("strand_used", stats(&d, &st) == 0 && st.launches_offloop > 0 &&
+	    st.writes_chunked == base + 1, "launches on strands %llu, "
+	    "writes chunked %llu (from %llu)",
+	    (unsigned long long)st.launches_offloop,
+	    (unsigned long long)st.writes_chunked, (unsigned long long)base);
+out:
+	conn_close(&c);
+	conn_close(&d);
+	free(data);
+	srv_stop(&sv, "strand_server_exit");
+}
+
+static const struct test tests[] = {
+	{ "early",	test_early,	60 },
+	{ "not",	test_not_chunked, 60 },
+	{ "held",	test_held,	60 },
+	{ "vanish",	test_vanish,	60 },
+	{ "dupevent",	test_dupevent,	60 },
+	{ "refused",	test_refused,	60 },
+	{ "strand",	test_strand,	60 },
+};
+
+int
+main(int argc, char **argv)
+{
+	return (rawproto_main(argc, argv, tests, sizeof tests / sizeof tests[0]));
+}
