@@ -773,6 +773,53 @@ vcl_enq_begin_queue(struct vcl_session *s, const Vcl__Enqueue *e,
 }
 
 /*
+ * Free stage st once the command behind ev (its reference taken) is done:
+ * the runtime may copy to or from it until then. ev is the last command
+ * using st on in-order queue qid (a chunked write's last chunk), or the
+ * one command that does. A completion with no event and nobody waiting,
+ * as an unchunked write's (a copy that failed is the queue's next
+ * finish's to report), so the loop never waits for what runs ahead of it
+ * on the queue (a long kernel, say); it waits only if that cannot be set
+ * up.
+ */
+void
+vcl_cmd_free_after(struct vcl_session *s, struct vcl_stage *st, cl_event ev,
+    uint64_t qid)
+{
+	struct vcl_cmd	*c;
+
+	if ((c = vcl_cmd_new(VCL_CMD_WRITE, 0)) == NULL) {
+		clWaitForEvents(1, &ev);
+		clReleaseEvent(ev);
+		vcl_stage_free(st);
+		return;
+	}
+	c->stage = st;
+	c->d.s = s;
+	vcl_session_ref(s);
+	c->ev = ev;
+	c->queue_id = qid;
+	(void)vcl_cmd_watch(s, c);
+}
+
+/*
+ * The runtime took a command (enq->ev) whose completion c will not watch
+ * it: its staging goes once the command is done, not with c (the runtime
+ * copies to or from it until then).
+ */
+static void
+vcl_enq_orphan(struct vcl_session *s, struct vcl_enq *enq,
+    struct vcl_cmd *c)
+{
+	if (enq->ev == NULL || c == NULL || c->stage == NULL)
+		return;
+	vcl_cmd_free_after(s, c->stage, enq->ev, enq->q != NULL ?
+	    enq->q->id : 0);
+	c->stage = NULL;
+	enq->ev = NULL;
+}
+
+/*
  * The enqueue was tried with result err (enq->ev set when it succeeded and
  * an event was asked for). Record the client's event, register the
  * completion c (may be NULL for a plain command), or report the failure:
@@ -787,6 +834,7 @@ vcl_enq_end(struct vcl_session *s, struct vcl_enq *enq, cl_int err,
 	free(enq->wait);
 	enq->wait = NULL;
 	if (s->dead) {
+		vcl_enq_orphan(s, enq, c);
 		if (enq->ev != NULL)
 			clReleaseEvent(enq->ev);
 		if (c != NULL) {
@@ -805,6 +853,7 @@ vcl_enq_end(struct vcl_session *s, struct vcl_enq *enq, cl_int err,
 		err = CL_OUT_OF_HOST_MEMORY;
 	if (err != CL_SUCCESS) {
 		/* The command may have run; only its completion is lost. */
+		vcl_enq_orphan(s, enq, c);
 		if (enq->ev != NULL)
 			clReleaseEvent(enq->ev);
 		enq->ev = NULL;

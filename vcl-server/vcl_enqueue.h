@@ -126,6 +126,8 @@ cl_int	vcl_enq_begin(struct vcl_session *, const Vcl__Enqueue *,
 cl_int	vcl_enq_begin_queue(struct vcl_session *, const Vcl__Enqueue *,
 	    struct vcl_enq *, struct vcl_hobj *);
 cl_int	vcl_cmd_watch(struct vcl_session *, struct vcl_cmd *);
+void	vcl_cmd_free_after(struct vcl_session *, struct vcl_stage *,
+	    cl_event, uint64_t);
 void	vcl_cmd_finish(struct vcl_cmd *);
 void	vcl_enq_end(struct vcl_session *, struct vcl_enq *, cl_int,
 	    struct vcl_cmd *);

@@ -318,7 +318,7 @@ vcl_mem_chunkable(struct vcl_hobj *q)
  * command's, freed when the last part completes. Where the block would go
  * otherwise (the session closes mid-bulk, the write fails), it goes to a
  * completion on the last chunk enqueued, which on an in-order queue
- * completes after every chunk copying from it (vcl_mem_free_after).
+ * completes after every chunk copying from it (vcl_cmd_free_after).
  */
 uint64_t	 vcl_write_chunk = 4ull << 20;	/* --write-chunk; 0: off */
 
@@ -441,34 +441,6 @@ vcl_mem_write_stop(struct vcl_session *s)
 }
 
 /*
- * Free stage st once the copies reading it are done: after ev (its
- * reference taken), the last chunk enqueued from it on in-order queue qid.
- * A write's completion with no event, as an unchunked write's (a copy
- * that failed is the queue's next finish's to report), so the loop never
- * waits for what runs ahead of the chunks on the queue (a long kernel,
- * say); it waits only if that cannot be set up.
- */
-static void
-vcl_mem_free_after(struct vcl_session *s, struct vcl_stage *st, cl_event ev,
-    uint64_t qid)
-{
-	struct vcl_cmd	*c;
-
-	if ((c = vcl_cmd_new(VCL_CMD_WRITE, 0)) == NULL) {
-		clWaitForEvents(1, &ev);
-		clReleaseEvent(ev);
-		vcl_stage_free(st);
-		return;
-	}
-	c->stage = st;
-	c->d.s = s;
-	vcl_session_ref(s);
-	c->ev = ev;
-	c->queue_id = qid;
-	(void)vcl_cmd_watch(s, c);
-}
-
-/*
  * The session closes in the middle of a chunked write's bulk: its staging
  * (data, len bytes, charged) is freed once the chunks copying from it are
  * done. Returns 0 when it took data, else -1 (no chunk in flight): the
@@ -485,7 +457,7 @@ vcl_mem_write_drop(struct vcl_session *s, uint8_t *data, uint64_t len)
 		vcl_mem_write_stop(s);
 		return (-1);
 	}
-	vcl_mem_free_after(s, st, wc->last, wc->qid);
+	vcl_cmd_free_after(s, st, wc->last, wc->qid);
 	memset(wc, 0, sizeof *wc);
 	return (0);
 }
@@ -535,7 +507,7 @@ vcl_op_write_buffer(struct vcl_session *s, const Vcl__Request *req,
 		    c->stage->data + wc.done, enq.nwait, enq.wait, &enq.ev);
 	/* Failed (or closed): the stage goes once its chunks are copied. */
 	if (wc.last != NULL && (err != CL_SUCCESS || s->dead)) {
-		vcl_mem_free_after(s, c->stage, wc.last, wc.qid);
+		vcl_cmd_free_after(s, c->stage, wc.last, wc.qid);
 		c->stage = NULL;
 		wc.last = NULL;
 	}

@@ -723,6 +723,63 @@ out:
 	srv_stop(&sv, "strand_server_exit");
 }
 
+/*
+ * A write the runtime took whose event the session may not hold (over
+ * --max-objects): the client's event fails, and the staging the runtime
+ * still copies from (behind a running kernel, malloc'd) is freed only
+ * once the copy is done (ASan sees a copy from freed memory otherwise),
+ * chunked or not. Nothing stays behind.
+ */
+static void
+test_objlimit(void)
+{
+	static const char *const modes[] = { "0", "64K" };
+	const char		*args[] = { "--write-chunk", NULL,
+	    "--max-pinned", "0", "--max-objects", "6", NULL };
+	struct srv		 sv;
+	struct conn		 c, d;
+	Vcl__StatsResult	 st = VCL__STATS_RESULT__INIT;
+	uint8_t			*data;
+	cl_int			 est;
+	size_t			 m;
+	int			 rc;
+
+	if ((data = pattern(VAN, 9)) == NULL)
+		return;
+	for (m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+		c.fd = d.fd = -1;
+		args[1] = modes[m];
+		if (!srv_start(&sv, "objlimit_server_start", "127.0.0.1:0",
+		    args))
+			break;
+		/* Six objects: context, queue, buffer; program, kernel, its
+		 * buffer. The write's event would be the seventh. */
+		if (!check("objlimit_setup", setup(&c, &sv, VAN) == 0 &&
+		    spin_setup(&c) == 0 && conn_session(&d, &sv) == 0, "no "
+		    "sessions, context, queue, buffer or kernel"))
+			goto next;
+		est = CL_SUCCESS;
+		rc = send_spin(&c);
+		if (rc == 0)
+			rc = send_write(&c, Q, 0, VAN, 10, NULL, 0, data, VAN);
+		check("objlimit_event_fails", rc == 0 &&
+		    wait_notify(&c, 10, &est) == 0 && est < 0, "write %s: "
+		    "event status %d, want an error", modes[m], (int)est);
+		check("objlimit_session_goes_on", raw_finish(&c, Q) == 0,
+		    "no finish after the refused event");
+		conn_close(&c);
+		check("objlimit_freed", wait_empty(&d, &st) == 0, "the server "
+		    "still holds %llu objects, %llu bytes",
+		    (unsigned long long)st.objects,
+		    (unsigned long long)st.bytes);
+next:
+		conn_close(&c);
+		conn_close(&d);
+		srv_stop(&sv, "objlimit_server_exit");
+	}
+	free(data);
+}
+
 static const struct test tests[] = {
 	{ "early",	test_early,	60 },
 	{ "not",	test_not_chunked, 60 },
@@ -731,6 +788,7 @@ static const struct test tests[] = {
 	{ "dupevent",	test_dupevent,	60 },
 	{ "refused",	test_refused,	60 },
 	{ "strand",	test_strand,	60 },
+	{ "objlimit",	test_objlimit,	60 },
 };
 
 int
