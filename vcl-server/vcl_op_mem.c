@@ -319,8 +319,13 @@ vcl_mem_chunkable(struct vcl_hobj *q)
  * otherwise (the session closes mid-bulk, the write fails), it goes to a
  * completion on the last chunk enqueued, which on an in-order queue
  * completes after every chunk copying from it (vcl_cmd_free_after).
+ *
+ * By default only with VCL_SERVER_MIN_CPUS online CPUs or more: on a
+ * 2-core host the chunks' copies (a CPU device's memcpy) take the cores
+ * the socket's receive needs, and the write itself ran slower (the read
+ * behind it faster by as much).
  */
-uint64_t	 vcl_write_chunk = 4ull << 20;	/* --write-chunk; 0: off */
+uint64_t	 vcl_write_chunk = VCL_WRITE_CHUNK_AUTO; /* --write-chunk; 0: off */
 
 static uint64_t	vcl_wc_count;		/* writes chunked (Stats) */
 static long	vcl_wc_fault = -2;	/* VCL_TEST_WRITE_FAIL_CHUNK */

@@ -25,6 +25,7 @@
 #include "vcl_enqueue.h"
 #include "vcl_io.h"
 #include "vcl_log.h"
+#include "vcl_op_mem.h"
 #include "vcl_peer.h"
 #include "vcl_pool.h"
 #include "vcl_server.h"
@@ -67,12 +68,11 @@ static void	vcl_server_accept_cb(evutil_socket_t, short, void *);
  * host, a third of a TCP round trip) on every synchronous call. So after
  * a session's input the loop polls its sockets without blocking for
  * vcl_spin_us before it sleeps, as the client spins for its reply
- * (VCL_SPIN_US). Only with VCL_SPIN_MIN_CPUS online CPUs or more by
+ * (VCL_SPIN_US). Only with VCL_SERVER_MIN_CPUS online CPUs or more by
  * default: on fewer, the spin takes the CPU the client or the runtime
  * needs.
  */
 #define VCL_SPIN_US		50
-#define VCL_SPIN_MIN_CPUS	4
 
 long	vcl_spin_us = -1;	/* --spin-us; -1: by the CPUs online */
 
@@ -806,7 +806,7 @@ vcl_server_run(struct vcl_server *srv, const struct vcl_options *opt)
 	struct timeval		 tick = { 0, 100000 };
 	struct event_config	*cfg;
 	char			 err[512];
-	int			 rc = 1, i;
+	int			 rc = 1, i, many;
 
 	LIST_INIT(&srv->sessions);
 	LIST_INIT(&srv->peers);
@@ -894,9 +894,12 @@ vcl_server_run(struct vcl_server *srv, const struct vcl_options *opt)
 	vcl_server_sd_notify("READY=1");
 	vcl_log_info("serving %u device(s)", srv->be.ndevices);
 
+	/* What spare CPUs pay for, unless an option said. */
+	many = sysconf(_SC_NPROCESSORS_ONLN) >= VCL_SERVER_MIN_CPUS;
 	if (vcl_spin_us < 0)
-		vcl_spin_us = sysconf(_SC_NPROCESSORS_ONLN) >=
-		    VCL_SPIN_MIN_CPUS ? VCL_SPIN_US : 0;
+		vcl_spin_us = many ? VCL_SPIN_US : 0;
+	if (vcl_write_chunk == VCL_WRITE_CHUNK_AUTO)
+		vcl_write_chunk = many ? VCL_WRITE_CHUNK : 0;
 	vcl_server_loop(srv);
 
 	while ((s = LIST_FIRST(&srv->sessions)) != NULL)

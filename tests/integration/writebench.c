@@ -4,8 +4,9 @@
  * usage: writebench VCLSERVER [CLIENT]
  *
  * Starts two vclservers, one with --write-chunk 0 (the device copy starts
- * once the last byte is in) and one with the default (chunks copied as
- * their bytes come), and in turn on each sends a WriteBuffer of 16 MiB,
+ * once the last byte is in) and one with 4M (chunks copied as their
+ * bytes come; the default on 4 or more CPUs), and in turn on each sends
+ * a WriteBuffer of 16 MiB,
  * then of 256 MiB, with a Finish right behind it, timing the Finish's
  * reply from the first byte sent (all) and from the last (tail). A
  * benchmark, not a test: it prints figures and checks nothing about them.
@@ -68,6 +69,7 @@ static void
 wb_run(void)
 {
 	static const char *const whole[] = { "--write-chunk", "0", NULL };
+	static const char *const chunked[] = { "--write-chunk", "4M", NULL };
 	static const char *const name[2] = { "whole  ", "chunked" };
 	static const uint64_t	 size[2] = { 16u << 20, WB_MAX };
 	struct srv	 sv[2];
@@ -84,7 +86,8 @@ wb_run(void)
 		free(src);
 		return;
 	}
-	if (!srv_start(&sv[1], "chunked_server_start", "127.0.0.1:0", NULL))
+	if (!srv_start(&sv[1], "chunked_server_start", "127.0.0.1:0",
+	    chunked))
 		goto out;
 	for (k = 0; k < 2; k++) {
 		rc |= conn_session(&c[k], &sv[k]);
