@@ -6,8 +6,8 @@
  * Starts two vclservers, one with --write-chunk 0 (the device copy starts
  * once the last byte is in) and one with 4M (chunks copied as their
  * bytes come; the default on 4 or more CPUs), and in turn on each sends
- * a WriteBuffer of 16 MiB,
- * then of 256 MiB, with a Finish right behind it, timing the Finish's
+ * a WriteBuffer of 16 MiB, then of 256 MiB, with a Finish right behind
+ * it, timing the Finish's
  * reply from the first byte sent (all) and from the last (tail). A
  * benchmark, not a test: it prints figures and checks nothing about them.
  */
