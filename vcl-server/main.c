@@ -345,7 +345,8 @@ apply_option(struct vcl_server *srv, int id, const char *arg, int reload)
 			    "us): %s\n", arg);
 			return (-1);
 		}
-		vcl_spin_us = (long)v;
+		if (!reload)		/* the loop's shape is set at start */
+			vcl_spin_us = (long)v;
 		return (0);
 	case OPT_SHM_RING_MAX:
 		if (parse_size(arg, &v) != 0 || (v != 0 && v < 2 * 4096)) {

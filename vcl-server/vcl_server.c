@@ -97,7 +97,8 @@ vcl_server_spin_arm(struct vcl_server *srv)
 /*
  * Run the loop until it is broken or exits: while a look is armed, passes
  * that poll without blocking; then passes that sleep until something is
- * ready. A pass that re-armed the look found input.
+ * ready. A pass that re-armed the look found input. Without the look,
+ * libevent's own loop, as it always was.
  */
 static void
 vcl_server_loop(struct vcl_server *srv)
@@ -105,6 +106,10 @@ vcl_server_loop(struct vcl_server *srv)
 	uint64_t	armed;
 	int		flags;
 
+	if (vcl_spin_us == 0) {
+		event_base_dispatch(srv->base);
+		return;
+	}
 	for (;;) {
 		armed = srv->spin_until;
 		flags = EVLOOP_ONCE;
