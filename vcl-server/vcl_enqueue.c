@@ -208,7 +208,7 @@ vcl_cmd_complete(struct vcl_cmd *c)
 		vcl_mem_chunk_done(c);	/* its read answers, whatever s is */
 	if (c->type == VCL_CMD_SLOT_OUT || c->type == VCL_CMD_SLOT_IN)
 		vcl_peer_slot_done(c);	/* its slot goes back, whatever s is */
-	if (c->type == VCL_CMD_SHM)
+	if (c->type == VCL_CMD_SHM || c->type == VCL_CMD_HOLD)
 		vcl_shm_done(c);	/* its slot is the client's again */
 	/* Counted as queued bytes are: its bulk went out, or began to. */
 	if (c->answered && c->type == VCL_CMD_READ && st == CL_SUCCESS)
@@ -773,49 +773,73 @@ vcl_enq_begin_queue(struct vcl_session *s, const Vcl__Enqueue *e,
 }
 
 /*
+ * Watch h, a VCL_CMD_HOLD given what a command uses, until the command
+ * behind ev (its reference taken), on queue qid, is done. A completion
+ * with no event and nobody waiting, as an unchunked write's (a copy that
+ * failed is the queue's next finish's to report), so the loop never waits
+ * for what runs ahead of it on the queue (a long kernel, say).
+ */
+static void
+vcl_cmd_hold(struct vcl_session *s, struct vcl_cmd *h, cl_event ev,
+    uint64_t qid)
+{
+	h->d.s = s;
+	vcl_session_ref(s);
+	h->ev = ev;
+	h->queue_id = qid;
+	(void)vcl_cmd_watch(s, h);
+}
+
+/*
  * Free stage st once the command behind ev (its reference taken) is done:
  * the runtime may copy to or from it until then. ev is the last command
  * using st on in-order queue qid (a chunked write's last chunk), or the
- * one command that does. A completion with no event and nobody waiting,
- * as an unchunked write's (a copy that failed is the queue's next
- * finish's to report), so the loop never waits for what runs ahead of it
- * on the queue (a long kernel, say); it waits only if that cannot be set
- * up.
+ * one command that does. The loop waits only if that cannot be set up.
  */
 void
 vcl_cmd_free_after(struct vcl_session *s, struct vcl_stage *st, cl_event ev,
     uint64_t qid)
 {
-	struct vcl_cmd	*c;
+	struct vcl_cmd	*h;
 
-	if ((c = vcl_cmd_new(VCL_CMD_WRITE, 0)) == NULL) {
+	if ((h = vcl_cmd_new(VCL_CMD_HOLD, 0)) == NULL) {
 		clWaitForEvents(1, &ev);
 		clReleaseEvent(ev);
 		vcl_stage_free(st);
 		return;
 	}
-	c->stage = st;
-	c->d.s = s;
-	vcl_session_ref(s);
-	c->ev = ev;
-	c->queue_id = qid;
-	(void)vcl_cmd_watch(s, c);
+	h->stage = st;
+	vcl_cmd_hold(s, h, ev, qid);
 }
 
 /*
  * The runtime took a command (enq->ev) whose completion c will not watch
- * it: its staging goes once the command is done, not with c (the runtime
- * copies to or from it until then).
+ * it: what the runtime copies to or from until it is done (c's staging, a
+ * shared transfer's slot and its ring's wrapper: the ring stays mapped
+ * while its session is referenced) goes once it is done, not with c.
  */
 static void
 vcl_enq_orphan(struct vcl_session *s, struct vcl_enq *enq,
     struct vcl_cmd *c)
 {
-	if (enq->ev == NULL || c == NULL || c->stage == NULL)
+	struct vcl_cmd	*h;
+
+	if (enq->ev == NULL || c == NULL || (c->stage == NULL &&
+	    (c->type != VCL_CMD_SHM || c->xid == 0)))
 		return;
-	vcl_cmd_free_after(s, c->stage, enq->ev, enq->q != NULL ?
-	    enq->q->id : 0);
+	if ((h = vcl_cmd_new(VCL_CMD_HOLD, 0)) == NULL) {
+		clWaitForEvents(1, &enq->ev);	/* c may let go now */
+		return;
+	}
+	h->stage = c->stage;
 	c->stage = NULL;
+	if (c->type == VCL_CMD_SHM) {
+		h->xid = c->xid;
+		h->pinwrap = c->pinwrap;
+		c->xid = 0;
+		c->pinwrap = NULL;
+	}
+	vcl_cmd_hold(s, h, enq->ev, enq->q != NULL ? enq->q->id : 0);
 	enq->ev = NULL;
 }
 

@@ -43,6 +43,9 @@ enum vcl_cmd_type {
 	VCL_CMD_SLOT_IN,	/* a chunk written from our shared staging */
 	VCL_CMD_SHM,		/* a client's write or read through its
 				   shared ring (vcl_shm.c): reply when done */
+	VCL_CMD_HOLD,		/* what a command the runtime took uses (its
+				   staging, its shared slot), kept until it
+				   is done: no reply (vcl_cmd_free_after) */
 };
 /* A reply written off the loop (vcl_session_send_now). */
 struct vcl_fast {

@@ -166,3 +166,4 @@ set_property(TEST it_raw_strandspy APPEND PROPERTY ENVIRONMENT
 	"VCL_TEST_FLUSHSPY_LIB=$<TARGET_FILE:flushspy>")
 vcl_rawtest(spin)
 vcl_rawtest(wchunk)
+vcl_rawtest(orphan)

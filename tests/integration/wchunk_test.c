@@ -29,6 +29,7 @@
 #define MEM		3
 #define Q_OOO		4
 #define Q_PROF		5
+#define ESPACE		(4u * CHUNK + 7u)	/* the edges' buffer */
 
 static const char *const wc_args[] = { "--write-chunk", "64K", NULL };
 
@@ -780,6 +781,66 @@ next:
 	free(data);
 }
 
+/*
+ * Chunked writes whose size the chunk does not divide, of exactly two
+ * chunks, ending at the buffer's end, covering the whole buffer: each
+ * lands exactly (the whole buffer read back against a model) and is
+ * counted as chunked.
+ */
+static void
+test_edges(void)
+{
+	static const struct {
+		uint64_t	off;
+		uint64_t	size;
+	} cases[] = {
+		{ 0,			2 * CHUNK },
+		{ ESPACE - 2 * CHUNK,	2 * CHUNK },
+		{ 3,			2 * CHUNK + 1 },
+		{ ESPACE - 3 * CHUNK + 1, 3 * CHUNK - 1 },
+		{ 0,			ESPACE },
+	};
+	struct srv	 sv;
+	struct conn	 c, d;
+	uint8_t		*model, *data;
+	uint64_t	 base = 0;
+	size_t		 i;
+
+	c.fd = d.fd = -1;
+	if ((model = calloc(1, ESPACE)) == NULL)
+		return;
+	if (!srv_start(&sv, "edges_server_start", "127.0.0.1:0", wc_args)) {
+		free(model);
+		return;
+	}
+	if (!check("edges_setup", setup(&c, &sv, ESPACE) == 0 &&
+	    conn_session(&d, &sv) == 0 && (base = chunked(&d)) !=
+	    UINT64_MAX, "no sessions, context, queue, buffer or Stats"))
+		goto out;
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		if ((data = pattern(cases[i].size, 20 + (unsigned)i)) == NULL)
+			break;
+		memcpy(model + cases[i].off, data, cases[i].size);
+		check("edges_sent", send_write(&c, Q, cases[i].off,
+		    cases[i].size, 0, NULL, 0, data, cases[i].size) == 0,
+		    "write %zu not sent", i);
+		free(data);
+		check("edges_bytes", holds(&c, Q, 0, model, ESPACE),
+		    "write %zu of %llu bytes at %llu: the buffer differs", i,
+		    (unsigned long long)cases[i].size,
+		    (unsigned long long)cases[i].off);
+		check("edges_counted", chunked(&d) == base + i + 1,
+		    "write %zu: writes_chunked %llu, want %llu", i,
+		    (unsigned long long)chunked(&d),
+		    (unsigned long long)(base + i + 1));
+	}
+out:
+	conn_close(&c);
+	conn_close(&d);
+	free(model);
+	srv_stop(&sv, "edges_server_exit");
+}
+
 static const struct test tests[] = {
 	{ "early",	test_early,	60 },
 	{ "not",	test_not_chunked, 60 },
@@ -789,6 +850,7 @@ static const struct test tests[] = {
 	{ "refused",	test_refused,	60 },
 	{ "strand",	test_strand,	60 },
 	{ "objlimit",	test_objlimit,	60 },
+	{ "edges",	test_edges,	60 },
 };
 
 int
