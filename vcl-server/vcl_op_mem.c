@@ -510,8 +510,12 @@ vcl_op_write_buffer(struct vcl_session *s, const Vcl__Request *req,
 		err = clEnqueueWriteBuffer(enq.q->u.queue, mem->u.mem, CL_FALSE,
 		    m->offset + wc.done, m->size - wc.done,
 		    c->stage->data + wc.done, enq.nwait, enq.wait, &enq.ev);
-	/* Failed (or closed): the stage goes once its chunks are copied. */
-	if (wc.last != NULL && (err != CL_SUCCESS || s->dead)) {
+	/*
+	 * Failed: the stage goes once its chunks are copied. (Taken: the
+	 * last part's completion frees it, or vcl_enq_end hands it on after
+	 * the last part when it cannot be watched.)
+	 */
+	if (wc.last != NULL && err != CL_SUCCESS) {
 		vcl_cmd_free_after(s, c->stage, wc.last, wc.qid);
 		c->stage = NULL;
 		wc.last = NULL;
