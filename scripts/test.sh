@@ -18,7 +18,7 @@ cmake --build build-asan -j "$jobs"
 # LeakSanitizer cannot trace through ocl-icd's dlopen'd PoCL; leaks are
 # checked by valgrind below instead.
 ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
-UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 NODE_LOSS_RUNS=2 \
     ctest --test-dir build-asan --output-on-failure -j "$jobs" \
     -R '^(unit_|it_hello|it_api|it_session|it_raw_|it_advection|it_multinode|it_pingpong|it_cg_2nodes$|native_cg_mtx)'
 
