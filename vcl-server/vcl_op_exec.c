@@ -403,11 +403,11 @@ vcl_exec_launch(struct vcl_session *s, struct vcl_enq *enq,
 	vcl_session_quiesce(s);
 	/* Timed only for a queue that has a strand to decide for. */
 	if (sub != NULL)
-		t0 = vcl_submit_ns();
+		t0 = vcl_server_ns();
 	err = clEnqueueNDRangeKernel(enq->q->u.queue, k->u.kernel, d, off,
 	    gws, lws, enq->nwait, enq->wait, enq->event_id ? &enq->ev : NULL);
 	if (sub != NULL)
-		vcl_submit_timed(sub, vcl_submit_ns() - t0);
+		vcl_submit_timed(sub, vcl_server_ns() - t0);
 	return (err);
 }
 

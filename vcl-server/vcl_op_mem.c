@@ -283,19 +283,14 @@ vcl_mem_range_get(struct vcl_session *s, uint64_t id, uint64_t off,
 	return (o);
 }
 
-/* Whether queue q suits a copy in chunks: in order, without profiling. */
+/*
+ * Whether queue q suits a copy in chunks: in order, without profiling
+ * (both seen in its properties when it was made).
+ */
 static int
-vcl_mem_chunkable(struct vcl_hobj *q)
+vcl_mem_chunkable(const struct vcl_hobj *q)
 {
-	cl_command_queue_properties	 props;
-
-	if (q->profiling || q->ooo)
-		return (0);
-	if (clGetCommandQueueInfo(q->u.queue, CL_QUEUE_PROPERTIES,
-	    sizeof props, &props, NULL) != CL_SUCCESS ||
-	    (props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE))
-		return (0);
-	return (1);
+	return (!q->profiling && !q->ooo);
 }
 
 /*
@@ -363,11 +358,8 @@ vcl_mem_write_begin(struct vcl_session *s, const Vcl__Request *req)
 	    !vcl_mem_chunkable(q) || !vcl_hold_runs_now(s, req) ||
 	    vcl_mem_range_get(s, m->mem, m->offset, m->size, &err) == NULL)
 		return;
-	if (vcl_wc_fault == -2) {
-		const char *f = getenv("VCL_TEST_WRITE_FAIL_CHUNK");
-
-		vcl_wc_fault = f != NULL ? strtol(f, NULL, 10) : -1;
-	}
+	if (vcl_wc_fault == -2)
+		vcl_wc_fault = vcl_server_test_num("VCL_TEST_WRITE_FAIL_CHUNK");
 	wc->req = req;
 	wc->qid = m->q->queue;
 	wc->chunk = vcl_write_chunk;
@@ -737,11 +729,8 @@ vcl_rd_start(struct vcl_session *s, const Vcl__Request *req,
 	size_t			 i, n;
 	cl_int			 err = CL_SUCCESS;
 
-	if (vcl_rd_fault == -2) {
-		const char *f = getenv("VCL_TEST_READ_FAIL_CHUNK");
-
-		vcl_rd_fault = f != NULL ? strtol(f, NULL, 10) : -1;
-	}
+	if (vcl_rd_fault == -2)
+		vcl_rd_fault = vcl_server_test_num("VCL_TEST_READ_FAIL_CHUNK");
 	n = (size_t)((m->size + vcl_read_chunk - 1) / vcl_read_chunk);
 	if ((rd = calloc(1, sizeof *rd)) == NULL ||
 	    (rd->state = calloc(n, sizeof *rd->state)) == NULL) {

@@ -77,7 +77,7 @@ static void	vcl_server_accept_cb(evutil_socket_t, short, void *);
 long	vcl_spin_us = -1;	/* --spin-us; -1: by the CPUs online */
 
 /* Nanoseconds on the monotonic clock. */
-static uint64_t
+uint64_t
 vcl_server_ns(void)
 {
 	struct timespec	ts;
@@ -301,6 +301,15 @@ vcl_server_test_latch(const char *var)
 	for (i = 0; path != NULL && *path != '\0' && i < 6000 &&
 	    access(path, F_OK) != 0; i++)
 		usleep(10000);
+}
+
+/* Testing: the number the environment gives var, or -1 when unset. */
+long
+vcl_server_test_num(const char *var)
+{
+	const char	*v = getenv(var);
+
+	return (v != NULL && *v != '\0' ? strtol(v, NULL, 10) : -1);
 }
 
 /* Milliseconds since t0 (CLOCK_MONOTONIC). */

@@ -157,6 +157,8 @@ void	vcl_server_flush_all(struct vcl_server *);
 double	vcl_since_ms(const struct timespec *);
 void	vcl_server_test_latch(const char *);
 time_t	vcl_server_now(void);
+uint64_t vcl_server_ns(void);
+long	vcl_server_test_num(const char *);
 int	vcl_server_ratelog(struct vcl_ratelog *, const char *);
 void	vcl_server_ratelog_flush(struct vcl_ratelog *, const char *);
 int	vcl_server_auth_refused(struct vcl_server *, const char *);

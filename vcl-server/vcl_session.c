@@ -1387,7 +1387,8 @@ vcl_session_dispatch(struct vcl_session *s)
 		vcl_mem_write_stop(s);	/* taken, unless it never ran */
 		return;
 	}
-	vcl_mem_write_stop(s);
+	if (s->in_wc.req != NULL)
+		vcl_mem_write_stop(s);
 	order = s->held_order;
 	vcl_hold_submit(s, req, &bulk);
 	/* Each request held takes the next order number. */

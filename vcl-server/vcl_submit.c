@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "vcl_log.h"
+#include "vcl_server.h"
 #include "vcl_submit.h"
 #include "vcl_worker.h"
 
@@ -198,16 +199,6 @@ vcl_submit_call_flush(struct vcl_submit *s)
 	pthread_mutex_lock(&s->lock);
 }
 
-/* Nanoseconds on the monotonic clock. */
-uint64_t
-vcl_submit_ns(void)
-{
-	struct timespec	t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return ((uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec);
-}
-
 /*
  * VCL_LAUNCH_STRAND, read once: "0" keeps launches on the loop, "1" hands
  * every launch that may go to its strand (tests), anything else decides
@@ -221,8 +212,8 @@ vcl_submit_launch_mode(void)
 	if (vcl_submit_mode == -1) {
 		vcl_submit_cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
 		/* Tests: a strand's thread this slow makes its races sure. */
-		if ((e = getenv("VCL_TEST_STRAND_DELAY_US")) != NULL)
-			vcl_submit_delay_us = strtol(e, NULL, 10);
+		vcl_submit_delay_us = vcl_server_test_num(
+		    "VCL_TEST_STRAND_DELAY_US");
 		e = getenv("VCL_LAUNCH_STRAND");
 		if (e != NULL && strcmp(e, "0") == 0)
 			vcl_submit_mode = 0;
@@ -311,11 +302,11 @@ vcl_submit_jobs(struct vcl_submit *s)
 		pthread_mutex_unlock(&s->lock);
 		if (vcl_submit_delay_us > 0 && s->owner == VCL_SUBMIT_THREAD)
 			usleep((useconds_t)vcl_submit_delay_us);
-		t0 = vcl_submit_ns();
+		t0 = vcl_server_ns();
 		err = clEnqueueNDRangeKernel(s->queue, l->kernel, l->dim,
 		    l->has_off ? l->off : NULL, l->gws,
 		    l->has_lws ? l->lws : NULL, 0, NULL, NULL);
-		vcl_submit_timed(s, vcl_submit_ns() - t0);
+		vcl_submit_timed(s, vcl_server_ns() - t0);
 		pthread_mutex_lock(&s->lock);
 		if (err != CL_SUCCESS && s->err == CL_SUCCESS)
 			s->err = err;
@@ -366,9 +357,9 @@ vcl_submit_spin(struct vcl_submit *s, unsigned seen)
 	if (vcl_submit_cpus < VCL_SUBMIT_MIN_CPUS ||
 	    vcl_workers_waiting(s->pool))
 		return;
-	t0 = vcl_submit_ns();
+	t0 = vcl_server_ns();
 	while (atomic_load(&s->kicks) == seen &&
-	    vcl_submit_ns() - t0 < VCL_SUBMIT_SPIN_NS)
+	    vcl_server_ns() - t0 < VCL_SUBMIT_SPIN_NS)
 		;
 }
 

@@ -30,7 +30,6 @@ int	vcl_submit_ring(struct vcl_submit *);
 void	vcl_submit_launch(struct vcl_submit *, const struct vcl_launch *);
 cl_int	vcl_submit_drain(struct vcl_submit *);
 void	vcl_submit_timed(struct vcl_submit *, uint64_t);
-uint64_t vcl_submit_ns(void);
 void	vcl_submit_free(struct vcl_submit *);
 uint64_t vcl_submit_moved(void);
 uint64_t vcl_submit_launched(void);
