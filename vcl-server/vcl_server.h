@@ -168,6 +168,7 @@ extern long	vcl_spin_us;	/* --spin-us; -1: by the CPUs online */
 void	vcl_server_auth_failed(struct vcl_server *, const char *);
 
 #define VCL_SLOW_MS	5.0	/* the loop logs anything that holds it this long */
-#define VCL_SERVER_MIN_CPUS 4	/* fewer: no spinning, no chunked writes */
+#define VCL_SERVER_MIN_CPUS 4	/* fewer: nothing spins, no chunked
+				   writes, launches stay on the loop */
 
 #endif

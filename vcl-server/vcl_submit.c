@@ -85,7 +85,6 @@ struct vcl_submit {
 #define VCL_SUBMIT_LAUNCH_ON_NS	3000	/* launches this slow leave the loop */
 #define VCL_SUBMIT_LAUNCH_OFF_NS 1500	/* ... and this quick come back */
 #define VCL_SUBMIT_SPIN_NS	20000	/* a strand waits this long for more */
-#define VCL_SUBMIT_MIN_CPUS	4	/* launches stay on the loop with fewer */
 
 static atomic_uint_fast64_t vcl_submit_nmoved;	/* queues moved, in all */
 static atomic_uint_fast64_t vcl_submit_nlaunched; /* launches handed to
@@ -202,7 +201,7 @@ vcl_submit_call_flush(struct vcl_submit *s)
 /*
  * VCL_LAUNCH_STRAND, read once: "0" keeps launches on the loop, "1" hands
  * every launch that may go to its strand (tests), anything else decides
- * by the runtime's speed on a machine of VCL_SUBMIT_MIN_CPUS or more.
+ * by the runtime's speed on a machine of VCL_SERVER_MIN_CPUS or more.
  */
 static int
 vcl_submit_launch_mode(void)
@@ -253,7 +252,7 @@ vcl_submit_offload(struct vcl_submit *s)
 	case 1:
 		return (1);
 	}
-	if (vcl_submit_cpus < VCL_SUBMIT_MIN_CPUS)
+	if (vcl_submit_cpus < VCL_SERVER_MIN_CPUS)
 		return (0);
 	ns = atomic_load_explicit(&s->launch_ns, memory_order_relaxed);
 	if (ns >= VCL_SUBMIT_LAUNCH_ON_NS)
@@ -354,7 +353,7 @@ vcl_submit_spin(struct vcl_submit *s, unsigned seen)
 {
 	uint64_t	t0;
 
-	if (vcl_submit_cpus < VCL_SUBMIT_MIN_CPUS ||
+	if (vcl_submit_cpus < VCL_SERVER_MIN_CPUS ||
 	    vcl_workers_waiting(s->pool))
 		return;
 	t0 = vcl_server_ns();
