@@ -167,3 +167,7 @@ set_property(TEST it_raw_strandspy APPEND PROPERTY ENVIRONMENT
 vcl_rawtest(spin)
 vcl_rawtest(wchunk)
 vcl_rawtest(orphan)
+# it_raw_survive: libvcl blocked in every kind of call when its server is
+# killed or stops, over the ring and tcp, and one node of two lost.
+vcl_rawtest(survive)
+target_link_libraries(survive_test PRIVATE PkgConfig::OPENCL Threads::Threads)

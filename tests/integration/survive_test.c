@@ -1,0 +1,881 @@
+/* survive_test.c - a failing server never hangs or kills the application. */
+
+/*
+ * libvcl (through the ICD loader; VCL_TEST_ICD_DIR names the directory of
+ * vcl.icd) in this test's group process, against real vclservers that the
+ * test kills (SIGKILL) or stops (SIGSTOP, found by VCL_CALL_TIMEOUT_MS)
+ * while the application is blocked in each kind of call, over the shared
+ * memory ring (the default on one host) and over tcp:
+ *   calls_*: a blocking read, map (read and write-invalidate),
+ *     clFinish and clWaitForEvents, each on its own queue behind a user
+ *     event the server holds; every call returns an error within a bound,
+ *     the callback registered on a waited event runs with a negative
+ *     status, and what is left can still be set, finished and released.
+ *   build_*: clBuildProgram on a server that stops, or is killed while
+ *     stopped: an error within a bound.
+ *   write_*: a 256 MiB blocking write to a server that stops taking its
+ *     bytes, then (kill) is killed mid-bulk: an error, no SIGPIPE.
+ *   read_cut_tcp: a chunked read's reply cut after its head and part of
+ *     its bytes (VCL_TEST_READ_FAIL_CHUNK): an error, the node lost.
+ *   nodes: one context over two servers; the second dies under a blocked
+ *     clFinish; work on the first goes on (new buffers, kernels, bytes
+ *     checked) while calls on the lost one fail.
+ */
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "rawproto.h"
+
+#define SV_BYTES	(4u << 20)	/* each blocked transfer: 4 MiB */
+#define SV_BIG		(256u << 20)	/* the large write: 256 MiB */
+#define SV_TIMEOUT_MS	"1500"		/* VCL_CALL_TIMEOUT_MS of stops */
+#define SV_END_POLLS	1500		/* calls returning after a loss: 15 s */
+#define SV_BLOCK_POLLS	20		/* a call still blocked: 200 ms */
+
+static const char sv_src[] =
+	"__kernel void fill(__global uint *a, uint seed)\n"
+	"{ uint i = get_global_id(0); a[i] = seed * 2654435761u + i; }\n"
+	"__kernel void spin(__global uint *a, uint n)\n"
+	"{ uint x = a[0]; for (uint i = 0; i < n; i++)\n"
+	"  x = x * 1664525u + 1013904223u; a[0] = x; }\n";
+
+/* The kinds of blocking call a group blocks in. */
+enum sv_kind {
+	SV_READ,
+	SV_MAP_READ,
+	SV_MAP_INVALIDATE,
+	SV_FINISH,
+	SV_WAIT,
+	SV_NKINDS
+};
+
+static const char *const sv_names[SV_NKINDS] = {
+	"read", "map_read", "map_invalidate", "finish", "wait"
+};
+
+/* One application thread blocked in one call, and what it returned. */
+struct sv_call {
+	pthread_t		 t;
+	enum sv_kind		 kind;
+	cl_command_queue	 q;
+	cl_mem			 buf;
+	cl_event		 ue;		/* what the call waits behind */
+	cl_event		 ev;		/* SV_WAIT: the event waited for */
+	void			*host;
+	atomic_int		 started;
+	atomic_int		 done;
+	cl_int			 err;
+};
+
+/* An event callback's record: how often it ran and the last status. */
+static atomic_int	sv_cb_runs;
+static atomic_int	sv_cb_status;
+
+/* Record a completion callback. */
+static void CL_CALLBACK
+sv_cb(cl_event ev, cl_int status, void *arg)
+{
+	(void)ev;
+	(void)arg;
+	atomic_store(&sv_cb_status, status);
+	atomic_fetch_add(&sv_cb_runs, 1);
+}
+
+/*
+ * Point libvcl at the servers (before its first call): VCL_NODES lists
+ * them, transport "tcp" keeps bulk in band, timeout sets
+ * VCL_CALL_TIMEOUT_MS unless NULL.
+ */
+static int
+sv_env(struct srv *sv, int nsv, const char *transport, const char *timeout)
+{
+	const char	*icd = getenv("VCL_TEST_ICD_DIR");
+	char		 nodes[160];
+	size_t		 len = 0;
+	int		 i;
+
+	if (icd == NULL || *icd == '\0')
+		return (check("env", 0,
+		    "VCL_TEST_ICD_DIR (the directory of vcl.icd) is not set"));
+	nodes[0] = '\0';
+	for (i = 0; i < nsv && len < sizeof nodes; i++)
+		len += (size_t)snprintf(nodes + len, sizeof nodes - len,
+		    "%s127.0.0.1:%s", i > 0 ? "," : "", sv[i].port);
+	setenv("VCL_NODES", nodes, 1);
+	setenv("OCL_ICD_VENDORS", icd, 1);
+	setenv("VCL_STRICT", "1", 1);
+	if (transport != NULL)
+		setenv("VCL_TRANSPORT", transport, 1);
+	else
+		unsetenv("VCL_TRANSPORT");
+	if (timeout != NULL)
+		setenv("VCL_CALL_TIMEOUT_MS", timeout, 1);
+	else
+		unsetenv("VCL_CALL_TIMEOUT_MS");
+	return (1);
+}
+
+/* The platform's first ndev devices, a context over them and a program. */
+static int
+sv_setup(cl_device_id *dev, cl_uint ndev, cl_context *ctx, cl_program *prog,
+    int build)
+{
+	cl_platform_id	 p;
+	cl_uint		 n = 0;
+	cl_int		 err = CL_SUCCESS;
+	const char	*src = sv_src;
+
+	*ctx = NULL;
+	*prog = NULL;
+	if (clGetPlatformIDs(1, &p, NULL) != CL_SUCCESS ||
+	    clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, ndev, dev, &n) !=
+	    CL_SUCCESS || n < ndev)
+		return (check("setup", 0, "want %u VCL devices, have %u",
+		    ndev, n));
+	if ((*ctx = clCreateContext(NULL, ndev, dev, NULL, NULL, &err)) ==
+	    NULL || (*prog = clCreateProgramWithSource(*ctx, 1, &src, NULL,
+	    &err)) == NULL || (build && (err = clBuildProgram(*prog, 0, NULL,
+	    NULL, NULL, NULL)) != CL_SUCCESS))
+		return (check("setup", 0, "OpenCL set-up failed: %d",
+		    (int)err));
+	return (1);
+}
+
+/*
+ * Requests the server holds on events now, plus the finishes it has seen,
+ * or -1: a request behind an unset user event is held, not run; a finish
+ * behind held work is either.
+ */
+static long long
+sv_seen(const struct srv *sv)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__Stats	m = VCL__STATS__INIT;
+	struct conn	c;
+	struct reply	rp;
+	long long	n = -1;
+	size_t		i;
+
+	if (conn_session(&c, sv) != 0)
+		return (-1);
+	r.call_case = VCL__REQUEST__CALL_STATS;
+	r.stats = &m;
+	if (call(&c, &r, NULL, 0, &rp) == 0) {
+		if (rp.r->status == CL_SUCCESS && rp.r->stats != NULL) {
+			n = (long long)rp.r->stats->held_now;
+			for (i = 0; i < rp.r->stats->n_ops; i++)
+				if (rp.r->stats->ops[i]->opcode ==
+				    VCL__REQUEST__CALL_FINISH)
+					n += (long long)
+					    rp.r->stats->ops[i]->requests;
+		}
+		reply_free(&rp);
+	}
+	conn_close(&c);
+	return (n);
+}
+
+/* Make one blocking call (on its own thread). */
+static void *
+sv_call_run(void *arg)
+{
+	struct sv_call	*b = arg;
+	void		*p = NULL;
+
+	atomic_store(&b->started, 1);
+	switch (b->kind) {
+	case SV_READ:
+		b->err = clEnqueueReadBuffer(b->q, b->buf, CL_TRUE, 0,
+		    SV_BYTES, b->host, 1, &b->ue, NULL);
+		break;
+	case SV_MAP_READ:
+	case SV_MAP_INVALIDATE:
+		p = clEnqueueMapBuffer(b->q, b->buf, CL_TRUE, b->kind ==
+		    SV_MAP_READ ? CL_MAP_READ : CL_MAP_WRITE_INVALIDATE_REGION,
+		    0, SV_BYTES, 1, &b->ue, NULL, &b->err);
+		if (p != NULL && b->err == CL_SUCCESS)
+			(void)clEnqueueUnmapMemObject(b->q, b->buf, p, 0, NULL,
+			    NULL);
+		else if (p != NULL)
+			b->err = CL_SUCCESS;	/* a pointer with an error */
+		break;
+	case SV_FINISH:
+		b->err = clFinish(b->q);
+		break;
+	case SV_WAIT:
+		b->err = clWaitForEvents(1, &b->ev);
+		break;
+	default:
+		break;
+	}
+	atomic_store(&b->done, 1);
+	return (NULL);
+}
+
+/* Calls of b[0..n) that have returned. */
+static int
+sv_returned(struct sv_call *b, int n)
+{
+	int	i, k = 0;
+
+	for (i = 0; i < n; i++)
+		k += atomic_load(&b[i].done);
+	return (k);
+}
+
+/*
+ * Block one thread in each kind of call behind a user event, then lose
+ * the server by sig: every call returns an error, the waited event's
+ * callback runs with a negative status, and nothing left hangs.
+ */
+static void
+sv_calls(const char *name, int sig, const char *transport)
+{
+	struct srv	 sv;
+	struct sv_call	 b[SV_NKINDS];
+	cl_device_id	 dev;
+	cl_context	 ctx = NULL;
+	cl_program	 prog = NULL;
+	cl_kernel	 k = NULL;
+	cl_event	 ue = NULL;
+	cl_int		 err = CL_SUCCESS;
+	cl_uint		 seed = 1;
+	size_t		 global = 1;
+	unsigned char	*warm = NULL;
+	long long	 seen0, seen = 0;
+	char		 what[96];
+	int		 i, n, started = 0, ended, bad = 0;
+
+	memset(b, 0, sizeof b);
+	memset(&sv, 0, sizeof sv);
+	atomic_store(&sv_cb_runs, 0);
+	atomic_store(&sv_cb_status, 1);
+	if (!srv_start(&sv, name, "127.0.0.1:0", NULL))
+		return;
+	if (!sv_env(&sv, 1, transport, sig == SIGSTOP ? SV_TIMEOUT_MS :
+	    NULL) || !sv_setup(&dev, 1, &ctx, &prog, 1))
+		goto out;
+	if ((warm = calloc(1, SV_BYTES)) == NULL ||
+	    (ue = clCreateUserEvent(ctx, &err)) == NULL ||
+	    (k = clCreateKernel(prog, "fill", &err)) == NULL) {
+		check(name, 0, "set-up: %d", (int)err);
+		goto out;
+	}
+	for (i = 0; i < SV_NKINDS; i++) {
+		b[i].kind = (enum sv_kind)i;
+		b[i].ue = ue;
+		if ((b[i].host = calloc(1, SV_BYTES)) == NULL ||
+		    (b[i].q = clCreateCommandQueue(ctx, dev, 0, &err)) ==
+		    NULL || (b[i].buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE,
+		    SV_BYTES, NULL, &err)) == NULL ||
+		    /* A large transfer first: the ring, where there is one. */
+		    (err = clEnqueueWriteBuffer(b[i].q, b[i].buf, CL_TRUE, 0,
+		    SV_BYTES, warm, 0, NULL, NULL)) != CL_SUCCESS) {
+			check(name, 0, "set-up of %s: %d", sv_names[i],
+			    (int)err);
+			goto join;
+		}
+	}
+	/* What clFinish and clWaitForEvents wait for, behind the event. */
+	if ((err = clSetKernelArg(k, 0, sizeof b[SV_FINISH].buf,
+	    &b[SV_FINISH].buf)) != CL_SUCCESS || (err = clSetKernelArg(k, 1,
+	    sizeof seed, &seed)) != CL_SUCCESS || (err =
+	    clEnqueueNDRangeKernel(b[SV_FINISH].q, k, 1, NULL, &global, NULL,
+	    1, &ue, NULL)) != CL_SUCCESS || (err = clFlush(b[SV_FINISH].q)) !=
+	    CL_SUCCESS || (err = clEnqueueMarkerWithWaitList(b[SV_WAIT].q, 1,
+	    &ue, &b[SV_WAIT].ev)) != CL_SUCCESS || (err =
+	    clSetEventCallback(b[SV_WAIT].ev, CL_COMPLETE, sv_cb, NULL)) !=
+	    CL_SUCCESS || (err = clFlush(b[SV_WAIT].q)) != CL_SUCCESS) {
+		check(name, 0, "set-up of the waits: %d", (int)err);
+		goto join;
+	}
+	if ((seen0 = sv_seen(&sv)) < 0) {
+		check(name, 0, "no Stats from the server");
+		goto join;
+	}
+	for (i = 0; i < SV_NKINDS; i++) {
+		if (pthread_create(&b[i].t, NULL, sv_call_run, &b[i]) != 0)
+			break;
+		started++;
+	}
+	/*
+	 * Every request is at the server (seen, not guessed): the read, the
+	 * read of the read map, the invalidating map's marker and the
+	 * finish; the wait sends nothing. (A blocking write may return once
+	 * its bytes are taken, before its wait list is done: not here.)
+	 */
+	for (n = 0; n < SV_END_POLLS && seen >= 0 && seen < seen0 + 4 &&
+	    sv_returned(b, started) == 0; n++) {
+		poll_wait();
+		seen = sv_seen(&sv);
+	}
+	snprintf(what, sizeof what, "%s_blocked", name);
+	for (i = 0; i < started; i++)
+		if (atomic_load(&b[i].done))
+			note("%s: %s returned %d before the loss", name,
+			    sv_names[i], (int)b[i].err);
+	check(what, started == SV_NKINDS && seen >= seen0 + 4 &&
+	    sv_returned(b, started) == 0, "%d calls started, %lld of their "
+	    "requests at the server (want 4), %d returned before the loss",
+	    started, seen - seen0, sv_returned(b, started));
+	kill(sv.pid, sig);
+	for (n = 0; n < SV_END_POLLS && sv_returned(b, started) < started; n++)
+		poll_wait();
+	ended = sv_returned(b, started);
+	snprintf(what, sizeof what, "%s_all_return", name);
+	if (!check(what, ended == started, "%d of %d calls returned within "
+	    "%d s of the loss", ended, started, SV_END_POLLS * POLL_MS /
+	    1000)) {
+		for (i = 0; i < started; i++)
+			if (!atomic_load(&b[i].done))
+				note("%s: %s hangs", name, sv_names[i]);
+		/* Stuck threads would hang the exit: leave now. */
+		kill(sv.pid, SIGKILL);
+		fflush(stdout);
+		_exit(0);
+	}
+join:
+	for (i = 0; i < started; i++) {
+		pthread_join(b[i].t, NULL);
+		if (b[i].err >= CL_SUCCESS) {
+			note("%s: %s returned %d on a lost server", name,
+			    sv_names[i], (int)b[i].err);
+			bad++;
+		}
+	}
+	if (started == SV_NKINDS) {
+		snprintf(what, sizeof what, "%s_errors", name);
+		check(what, bad == 0, "%d calls succeeded on a lost server",
+		    bad);
+		/* The callback may run on the receiver, just after the wait. */
+		for (n = 0; n < SV_END_POLLS && atomic_load(&sv_cb_runs) ==
+		    0; n++)
+			poll_wait();
+		snprintf(what, sizeof what, "%s_callback", name);
+		check(what, atomic_load(&sv_cb_runs) == 1 &&
+		    atomic_load(&sv_cb_status) < 0, "the waited event's "
+		    "callback ran %d times, last status %d (want once, < 0)",
+		    atomic_load(&sv_cb_runs), atomic_load(&sv_cb_status));
+		/* What the application does next returns too. */
+		(void)clSetUserEventStatus(ue, CL_COMPLETE);
+		err = clFinish(b[SV_READ].q);
+		snprintf(what, sizeof what, "%s_after", name);
+		check(what, err == CL_DEVICE_NOT_AVAILABLE, "clFinish after "
+		    "the loss: %d, want CL_DEVICE_NOT_AVAILABLE", (int)err);
+	}
+	for (i = 0; i < SV_NKINDS; i++) {
+		if (b[i].ev != NULL)
+			clReleaseEvent(b[i].ev);
+		if (b[i].buf != NULL)
+			clReleaseMemObject(b[i].buf);
+		if (b[i].q != NULL)
+			clReleaseCommandQueue(b[i].q);
+		free(b[i].host);
+	}
+out:
+	if (k != NULL)
+		clReleaseKernel(k);
+	if (ue != NULL)
+		clReleaseEvent(ue);
+	if (prog != NULL)
+		clReleaseProgram(prog);
+	if (ctx != NULL)
+		clReleaseContext(ctx);
+	free(warm);
+	if (sig == SIGSTOP)
+		kill(sv.pid, SIGCONT);
+	kill(sv.pid, SIGKILL);
+	srv_wait_exit(&sv);
+}
+
+/* SIGKILL under blocked calls, over the shared-memory ring. */
+static void
+t_calls_kill(void)
+{
+	sv_calls("calls_kill", SIGKILL, NULL);
+}
+
+/* SIGKILL under blocked calls, over tcp. */
+static void
+t_calls_kill_tcp(void)
+{
+	sv_calls("calls_kill_tcp", SIGKILL, "tcp");
+}
+
+/* SIGSTOP under blocked calls, over the shared-memory ring. */
+static void
+t_calls_stop(void)
+{
+	sv_calls("calls_stop", SIGSTOP, NULL);
+}
+
+/* SIGSTOP under blocked calls, over tcp. */
+static void
+t_calls_stop_tcp(void)
+{
+	sv_calls("calls_stop_tcp", SIGSTOP, "tcp");
+}
+
+/* clBuildProgram on its own thread. */
+struct sv_build {
+	pthread_t	t;
+	cl_program	prog;
+	atomic_int	done;
+	cl_int		err;
+};
+
+/* Build the program (on its own thread). */
+static void *
+sv_build_run(void *arg)
+{
+	struct sv_build	*b = arg;
+
+	b->err = clBuildProgram(b->prog, 0, NULL, NULL, NULL, NULL);
+	atomic_store(&b->done, 1);
+	return (NULL);
+}
+
+/*
+ * clBuildProgram sent to a stopped server; with kill, the server is then
+ * killed while the build still waits: an error within a bound either way.
+ */
+static void
+sv_build(const char *name, int kill_it, const char *transport)
+{
+	struct srv	 sv;
+	struct sv_build	 b;
+	cl_device_id	 dev;
+	cl_context	 ctx = NULL;
+	char		 what[96];
+	int		 n, started = 0;
+
+	memset(&b, 0, sizeof b);
+	if (!srv_start(&sv, name, "127.0.0.1:0", NULL))
+		return;
+	if (!sv_env(&sv, 1, transport, kill_it ? NULL : SV_TIMEOUT_MS) ||
+	    !sv_setup(&dev, 1, &ctx, &b.prog, 0))
+		goto out;
+	kill(sv.pid, SIGSTOP);
+	if (pthread_create(&b.t, NULL, sv_build_run, &b) != 0) {
+		check(name, 0, "pthread_create failed");
+		goto out;
+	}
+	started = 1;
+	if (kill_it) {
+		/* Still waiting a while after it began: then the kill. */
+		for (n = 0; n < SV_BLOCK_POLLS && !atomic_load(&b.done); n++)
+			poll_wait();
+		snprintf(what, sizeof what, "%s_blocked", name);
+		check(what, !atomic_load(&b.done), "the build returned %d on "
+		    "a stopped server", (int)b.err);
+		kill(sv.pid, SIGKILL);
+	}
+	for (n = 0; n < SV_END_POLLS && !atomic_load(&b.done); n++)
+		poll_wait();
+	snprintf(what, sizeof what, "%s_returns", name);
+	if (!check(what, atomic_load(&b.done), "clBuildProgram still waits "
+	    "%d s after the loss", SV_END_POLLS * POLL_MS / 1000)) {
+		kill(sv.pid, SIGKILL);
+		fflush(stdout);
+		_exit(0);
+	}
+	pthread_join(b.t, NULL);
+	snprintf(what, sizeof what, "%s_error", name);
+	check(what, b.err != CL_SUCCESS, "clBuildProgram succeeded on a "
+	    "lost server");
+out:
+	(void)started;
+	if (b.prog != NULL)
+		clReleaseProgram(b.prog);
+	if (ctx != NULL)
+		clReleaseContext(ctx);
+	kill(sv.pid, SIGCONT);
+	kill(sv.pid, SIGKILL);
+	srv_wait_exit(&sv);
+}
+
+/* clBuildProgram on a stopped server: the call timeout ends it. */
+static void
+t_build_stop(void)
+{
+	sv_build("build_stop", 0, NULL);
+}
+
+/* clBuildProgram on a server killed while it waits, over tcp. */
+static void
+t_build_kill_tcp(void)
+{
+	sv_build("build_kill_tcp", 1, "tcp");
+}
+
+/* A blocking write of SV_BIG bytes on its own thread. */
+struct sv_write {
+	pthread_t		 t;
+	cl_command_queue	 q;
+	cl_mem			 buf;
+	void			*host;
+	atomic_int		 done;
+	cl_int			 err;
+};
+
+/* Write the whole buffer, blocking (on its own thread). */
+static void *
+sv_write_run(void *arg)
+{
+	struct sv_write	*w = arg;
+
+	w->err = clEnqueueWriteBuffer(w->q, w->buf, CL_TRUE, 0, SV_BIG,
+	    w->host, 0, NULL, NULL);
+	atomic_store(&w->done, 1);
+	return (NULL);
+}
+
+/*
+ * A 256 MiB blocking write to a server that stops taking its bytes
+ * (SIGSTOP after a first large transfer, so the ring is set up where
+ * there is one): the call timeout ends it; with kill, the server is then
+ * killed, its connection closed mid-bulk. An error within a bound, no
+ * signal in the application.
+ */
+static void
+sv_write(const char *name, int kill_it, const char *transport)
+{
+	struct srv	 sv;
+	struct sv_write	 w;
+	cl_device_id	 dev;
+	cl_context	 ctx = NULL;
+	cl_program	 prog = NULL;
+	cl_int		 err = CL_SUCCESS;
+	char		 what[96];
+	int		 n;
+
+	memset(&w, 0, sizeof w);
+	if (!srv_start(&sv, name, "127.0.0.1:0", NULL))
+		return;
+	if (!sv_env(&sv, 1, transport, kill_it ? NULL : SV_TIMEOUT_MS) ||
+	    !sv_setup(&dev, 1, &ctx, &prog, 0))
+		goto out;
+	if ((w.host = calloc(1, SV_BIG)) == NULL ||
+	    (w.q = clCreateCommandQueue(ctx, dev, 0, &err)) == NULL ||
+	    (w.buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE, SV_BIG, NULL,
+	    &err)) == NULL || (err = clEnqueueWriteBuffer(w.q, w.buf, CL_TRUE,
+	    0, SV_BYTES, w.host, 0, NULL, NULL)) != CL_SUCCESS) {
+		check(name, 0, "set-up: %d", (int)err);
+		goto out;
+	}
+	kill(sv.pid, SIGSTOP);
+	if (pthread_create(&w.t, NULL, sv_write_run, &w) != 0) {
+		check(name, 0, "pthread_create failed");
+		goto out;
+	}
+	if (kill_it) {
+		for (n = 0; n < SV_BLOCK_POLLS && !atomic_load(&w.done); n++)
+			poll_wait();
+		snprintf(what, sizeof what, "%s_blocked", name);
+		check(what, !atomic_load(&w.done), "the write returned %d to "
+		    "a stopped server", (int)w.err);
+		kill(sv.pid, SIGKILL);
+	}
+	for (n = 0; n < SV_END_POLLS && !atomic_load(&w.done); n++)
+		poll_wait();
+	snprintf(what, sizeof what, "%s_returns", name);
+	if (!check(what, atomic_load(&w.done), "the write still waits %d s "
+	    "after the loss", SV_END_POLLS * POLL_MS / 1000)) {
+		kill(sv.pid, SIGKILL);
+		fflush(stdout);
+		_exit(0);
+	}
+	pthread_join(w.t, NULL);
+	snprintf(what, sizeof what, "%s_error", name);
+	check(what, w.err == CL_DEVICE_NOT_AVAILABLE, "the write returned %d, "
+	    "want CL_DEVICE_NOT_AVAILABLE", (int)w.err);
+out:
+	if (w.buf != NULL)
+		clReleaseMemObject(w.buf);
+	if (w.q != NULL)
+		clReleaseCommandQueue(w.q);
+	if (prog != NULL)
+		clReleaseProgram(prog);
+	if (ctx != NULL)
+		clReleaseContext(ctx);
+	free(w.host);
+	kill(sv.pid, SIGCONT);
+	kill(sv.pid, SIGKILL);
+	srv_wait_exit(&sv);
+}
+
+/* The large write to a stopped server, over the ring. */
+static void
+t_write_stop(void)
+{
+	sv_write("write_stop", 0, NULL);
+}
+
+/* The large write to a stopped server, over tcp. */
+static void
+t_write_stop_tcp(void)
+{
+	sv_write("write_stop_tcp", 0, "tcp");
+}
+
+/* The large write, its server killed mid-bulk, over the ring. */
+static void
+t_write_kill(void)
+{
+	sv_write("write_kill", 1, NULL);
+}
+
+/* The large write, its server killed mid-bulk, over tcp. */
+static void
+t_write_kill_tcp(void)
+{
+	sv_write("write_kill_tcp", 1, "tcp");
+}
+
+/*
+ * A chunked read whose reply is cut after its head and part of its bytes
+ * (over tcp: through the ring a read is not chunked)
+ * (VCL_TEST_READ_FAIL_CHUNK: a chunk after the first fails, and the
+ * server closes the session): the blocking read fails, the node is lost,
+ * the application's next calls fail at once.
+ */
+static void
+sv_read_cut(const char *name, const char *transport)
+{
+	static const char *const extra[] = { "--read-chunk", "64K", NULL };
+	struct srv	 sv;
+	cl_device_id	 dev;
+	cl_context	 ctx = NULL;
+	cl_program	 prog = NULL;
+	cl_command_queue q = NULL;
+	cl_mem		 buf = NULL;
+	cl_int		 err = CL_SUCCESS;
+	void		*host = NULL;
+	char		 what[96];
+	int		 rc;
+
+	setenv("VCL_TEST_READ_FAIL_CHUNK", "5", 1);
+	rc = srv_start(&sv, name, "127.0.0.1:0", extra);
+	unsetenv("VCL_TEST_READ_FAIL_CHUNK");
+	if (!rc)
+		return;
+	if (!sv_env(&sv, 1, transport, NULL) || !sv_setup(&dev, 1, &ctx,
+	    &prog, 0))
+		goto out;
+	if ((host = calloc(1, SV_BYTES)) == NULL ||
+	    (q = clCreateCommandQueue(ctx, dev, 0, &err)) == NULL ||
+	    (buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE, SV_BYTES, NULL,
+	    &err)) == NULL) {
+		check(name, 0, "set-up: %d", (int)err);
+		goto out;
+	}
+	err = clEnqueueReadBuffer(q, buf, CL_TRUE, 0, SV_BYTES, host, 0, NULL,
+	    NULL);
+	snprintf(what, sizeof what, "%s_error", name);
+	check(what, err < 0, "a read whose chunk 5 failed returned %d",
+	    (int)err);
+	err = clFinish(q);
+	snprintf(what, sizeof what, "%s_after", name);
+	check(what, err == CL_DEVICE_NOT_AVAILABLE, "clFinish after the cut "
+	    "read: %d, want CL_DEVICE_NOT_AVAILABLE", (int)err);
+out:
+	if (buf != NULL)
+		clReleaseMemObject(buf);
+	if (q != NULL)
+		clReleaseCommandQueue(q);
+	if (prog != NULL)
+		clReleaseProgram(prog);
+	if (ctx != NULL)
+		clReleaseContext(ctx);
+	free(host);
+	kill(sv.pid, SIGKILL);
+	srv_wait_exit(&sv);
+}
+
+/* A chunked read cut mid-bytes, over tcp. */
+static void
+t_read_cut_tcp(void)
+{
+	sv_read_cut("read_cut_tcp", "tcp");
+}
+
+/* Fill buf (words) with seed on q and read it back: 1 if every word is right. */
+static int
+sv_fill_check(cl_command_queue q, cl_program prog, cl_mem buf, size_t words,
+    cl_uint seed, cl_int *errp)
+{
+	cl_kernel	 k;
+	cl_uint		*a;
+	cl_int		 err = CL_SUCCESS;
+	size_t		 i;
+	int		 ok = 0, step = 0;
+
+	if ((a = calloc(words, sizeof *a)) == NULL)
+		return (0);
+	if (++step && (k = clCreateKernel(prog, "fill", &err)) != NULL &&
+	    ++step && (err = clSetKernelArg(k, 0, sizeof buf, &buf)) ==
+	    CL_SUCCESS && (err = clSetKernelArg(k, 1, sizeof seed, &seed)) ==
+	    CL_SUCCESS && ++step && (err = clEnqueueNDRangeKernel(q, k, 1,
+	    NULL, &words, NULL, 0, NULL, NULL)) == CL_SUCCESS && ++step &&
+	    (err = clEnqueueReadBuffer(q, buf, CL_TRUE, 0, words * sizeof *a,
+	    a, 0, NULL, NULL)) == CL_SUCCESS) {
+		ok = 1;
+		for (i = 0; i < words; i++)
+			if (a[i] != seed * 2654435761u + (cl_uint)i)
+				ok = 0;
+	}
+	if (!ok)
+		note("fill: %s failed: %d", step == 1 ? "clCreateKernel" :
+		    step == 2 ? "clSetKernelArg" : step == 3 ?
+		    "clEnqueueNDRangeKernel" : "clEnqueueReadBuffer",
+		    (int)err);
+	if (k != NULL)
+		clReleaseKernel(k);
+	free(a);
+	*errp = err;
+	return (ok);
+}
+
+/*
+ * One context over two servers; the second is killed under a clFinish
+ * blocked behind a long kernel there. The call fails, and the first
+ * server's device goes on working: buffers made before and after the
+ * loss, kernels, reads, all checked.
+ */
+static void
+t_nodes(void)
+{
+	struct srv	 sv[2];
+	struct sv_call	 b;
+	cl_device_id	 dev[2];
+	cl_context	 ctx = NULL;
+	cl_program	 prog = NULL;
+	cl_command_queue q0 = NULL;
+	cl_kernel	 spin = NULL, ks[2];
+	cl_mem		 m0 = NULL, m1 = NULL;
+	cl_uint		 nk = 0;
+	cl_uint		 loops = 0xffffffffu;
+	cl_int		 err = CL_SUCCESS;
+	size_t		 one = 1, words = 1u << 16;
+	int		 n, ok;
+
+	memset(&b, 0, sizeof b);
+	memset(sv, 0, sizeof sv);
+	if (!srv_start(&sv[0], "nodes_server0", "127.0.0.1:0", NULL))
+		return;
+	if (!srv_start(&sv[1], "nodes_server1", "127.0.0.1:0", NULL))
+		goto out;
+	if (!sv_env(sv, 2, NULL, NULL) || !sv_setup(dev, 2, &ctx, &prog, 1))
+		goto out;
+	b.kind = SV_FINISH;
+	if ((q0 = clCreateCommandQueue(ctx, dev[0], 0, &err)) == NULL ||
+	    (b.q = clCreateCommandQueue(ctx, dev[1], 0, &err)) == NULL ||
+	    (m0 = clCreateBuffer(ctx, CL_MEM_READ_WRITE, words *
+	    sizeof(cl_uint), NULL, &err)) == NULL ||
+	    (b.buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE, sizeof(cl_uint),
+	    NULL, &err)) == NULL ||
+	    (spin = clCreateKernel(prog, "spin", &err)) == NULL ||
+	    (err = clSetKernelArg(spin, 0, sizeof b.buf, &b.buf)) !=
+	    CL_SUCCESS || (err = clSetKernelArg(spin, 1, sizeof loops,
+	    &loops)) != CL_SUCCESS || (err = clEnqueueNDRangeKernel(b.q, spin,
+	    1, NULL, &one, NULL, 0, NULL, NULL)) != CL_SUCCESS ||
+	    (err = clFlush(b.q)) != CL_SUCCESS) {
+		check("nodes_setup", 0, "set-up: %d", (int)err);
+		goto out;
+	}
+	ok = sv_fill_check(q0, prog, m0, words, 7, &err);
+	if (!check("nodes_before", ok, "work on the first node before the "
+	    "loss: %d", (int)err))
+		goto out;
+	if (pthread_create(&b.t, NULL, sv_call_run, &b) != 0) {
+		check("nodes_thread", 0, "pthread_create failed");
+		goto out;
+	}
+	/* The finish is under way (it cannot end: the kernel runs on). */
+	for (n = 0; n < SV_BLOCK_POLLS && !atomic_load(&b.done); n++)
+		poll_wait();
+	kill(sv[1].pid, SIGKILL);
+	for (n = 0; n < SV_END_POLLS && !atomic_load(&b.done); n++)
+		poll_wait();
+	if (!check("nodes_finish_returns", atomic_load(&b.done), "clFinish "
+	    "on the lost node still waits %d s after the loss",
+	    SV_END_POLLS * POLL_MS / 1000)) {
+		kill(sv[0].pid, SIGKILL);
+		fflush(stdout);
+		_exit(0);
+	}
+	pthread_join(b.t, NULL);
+	check("nodes_finish_error", b.err != CL_SUCCESS, "clFinish succeeded "
+	    "on the lost node");
+	ok = sv_fill_check(q0, prog, m0, words, 11, &err);
+	check("nodes_old_buffer", ok, "work on the surviving node, on a "
+	    "buffer made before the loss: %d", (int)err);
+	if ((m1 = clCreateBuffer(ctx, CL_MEM_READ_WRITE, words *
+	    sizeof(cl_uint), NULL, &err)) == NULL)
+		check("nodes_new_buffer", 0, "clCreateBuffer after the loss: "
+		    "%d", (int)err);
+	else {
+		ok = sv_fill_check(q0, prog, m1, words, 13, &err);
+		check("nodes_new_buffer", ok, "work on the surviving node, on "
+		    "a buffer made after the loss: %d", (int)err);
+	}
+	err = clCreateKernelsInProgram(prog, 2, ks, &nk);
+	check("nodes_kernels", err == CL_SUCCESS && nk == 2,
+	    "clCreateKernelsInProgram after the loss: %d, %u kernels",
+	    (int)err, nk);
+	if (err == CL_SUCCESS)
+		for (nk = 0; nk < 2; nk++)
+			clReleaseKernel(ks[nk]);
+	err = clFinish(b.q);
+	check("nodes_lost_queue", err == CL_DEVICE_NOT_AVAILABLE, "clFinish "
+	    "on the lost node's queue: %d, want CL_DEVICE_NOT_AVAILABLE",
+	    (int)err);
+	err = clFinish(q0);
+	check("nodes_live_queue", err == CL_SUCCESS, "clFinish on the "
+	    "surviving node's queue: %d", (int)err);
+out:
+	if (spin != NULL)
+		clReleaseKernel(spin);
+	if (m0 != NULL)
+		clReleaseMemObject(m0);
+	if (m1 != NULL)
+		clReleaseMemObject(m1);
+	if (b.buf != NULL)
+		clReleaseMemObject(b.buf);
+	if (b.q != NULL)
+		clReleaseCommandQueue(b.q);
+	if (q0 != NULL)
+		clReleaseCommandQueue(q0);
+	if (prog != NULL)
+		clReleaseProgram(prog);
+	if (ctx != NULL)
+		clReleaseContext(ctx);
+	if (sv[1].pid > 0) {
+		kill(sv[1].pid, SIGKILL);
+		srv_wait_exit(&sv[1]);
+	}
+	srv_stop(&sv[0], "nodes_server0_stop");
+}
+
+static const struct test tests[] = {
+	{ "calls_kill",		t_calls_kill,		60 },
+	{ "calls_kill_tcp",	t_calls_kill_tcp,	60 },
+	{ "calls_stop",		t_calls_stop,		60 },
+	{ "calls_stop_tcp",	t_calls_stop_tcp,	60 },
+	{ "build_stop",		t_build_stop,		60 },
+	{ "build_kill_tcp",	t_build_kill_tcp,	60 },
+	{ "write_stop",		t_write_stop,		60 },
+	{ "write_stop_tcp",	t_write_stop_tcp,	60 },
+	{ "write_kill",		t_write_kill,		60 },
+	{ "write_kill_tcp",	t_write_kill_tcp,	60 },
+	{ "read_cut_tcp",	t_read_cut_tcp,		60 },
+	{ "nodes",		t_nodes,		90 },
+};
+
+int
+main(int argc, char **argv)
+{
+	return (rawproto_main(argc, argv, tests, sizeof tests /
+	    sizeof tests[0]));
+}
