@@ -105,7 +105,6 @@ vcl_clCreateProgramWithSource(cl_context context, cl_uint count,
 	cl_program		 p = NULL;
 	size_t			 len = 0, l;
 	cl_uint			 i;
-	int			 n;
 	cl_int			 err = CL_SUCCESS;
 
 	VCL_GOTO_IF(!vcl_is(context, VCL_KIND_CONTEXT), CL_INVALID_CONTEXT);
@@ -135,9 +134,7 @@ vcl_clCreateProgramWithSource(cl_context context, cl_uint count,
 	m.source.len = len;
 	req.call_case = VCL__REQUEST__CALL_CREATE_PROGRAM;
 	req.create_program = &m;
-	for (n = 0; n < vcl_nnodes() && err == CL_SUCCESS; n++)
-		if (context->nodes & (1ull << n))
-			err = vcl_node_send(vcl_node_get(n), &req, NULL, 0, 0);
+	err = vcl_node_send_live(context->nodes, &req);
 out:
 	if (err != CL_SUCCESS && p != NULL) {
 		vcl_program_unref(p);
