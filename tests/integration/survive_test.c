@@ -738,6 +738,52 @@ sv_fill_check(cl_command_queue q, cl_program prog, cl_mem buf, size_t words,
 }
 
 /*
+ * After the loss, on the surviving node: a user event of the context
+ * gates a read there, and a program made and built for that device runs.
+ */
+static void
+sv_nodes_more(cl_context ctx, cl_device_id dev, cl_command_queue q)
+{
+	cl_program	 prog = NULL;
+	cl_event	 ue = NULL;
+	cl_mem		 buf = NULL;
+	cl_uint		 word = 0;
+	cl_int		 err = CL_SUCCESS;
+	const char	*src = sv_src;
+	int		 ok;
+
+	if ((buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 4096 *
+	    sizeof(cl_uint), NULL, &err)) == NULL) {
+		check("nodes_more_buffer", 0, "clCreateBuffer: %d", (int)err);
+		return;
+	}
+	ue = clCreateUserEvent(ctx, &err);
+	if (check("nodes_user_event", ue != NULL, "clCreateUserEvent after "
+	    "the loss: %d", (int)err)) {
+		err = clEnqueueReadBuffer(q, buf, CL_FALSE, 0, sizeof word,
+		    &word, 1, &ue, NULL);
+		if (err == CL_SUCCESS)
+			err = clSetUserEventStatus(ue, CL_COMPLETE);
+		if (err == CL_SUCCESS)
+			err = clFinish(q);
+		check("nodes_user_event_gates", err == CL_SUCCESS, "a read "
+		    "behind a user event after the loss: %d", (int)err);
+		clReleaseEvent(ue);
+	}
+	prog = clCreateProgramWithSource(ctx, 1, &src, NULL, &err);
+	if (check("nodes_new_program", prog != NULL, "clCreateProgramWithSource "
+	    "after the loss: %d", (int)err)) {
+		err = clBuildProgram(prog, 1, &dev, NULL, NULL, NULL);
+		ok = err == CL_SUCCESS && sv_fill_check(q, prog, buf, 4096,
+		    17, &err);
+		check("nodes_new_program_runs", ok, "a program built for the "
+		    "surviving device after the loss: %d", (int)err);
+		clReleaseProgram(prog);
+	}
+	clReleaseMemObject(buf);
+}
+
+/*
  * One context over two servers; the second is killed under a clFinish
  * blocked behind a long kernel there. The call fails, and the first
  * server's device goes on working: buffers made before and after the
@@ -827,6 +873,7 @@ t_nodes(void)
 	if (err == CL_SUCCESS)
 		for (nk = 0; nk < 2; nk++)
 			clReleaseKernel(ks[nk]);
+	sv_nodes_more(ctx, dev[0], q0);
 	err = clFinish(b.q);
 	check("nodes_lost_queue", err == CL_DEVICE_NOT_AVAILABLE, "clFinish "
 	    "on the lost node's queue: %d, want CL_DEVICE_NOT_AVAILABLE",
