@@ -24,6 +24,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 
 #include "rawproto.h"
 
@@ -68,18 +69,45 @@ struct sv_call {
 	cl_int			 err;
 };
 
-/* An event callback's record: how often it ran and the last status. */
-static atomic_int	sv_cb_runs;
-static atomic_int	sv_cb_status;
+/*
+ * The events whose callbacks a calls group registers: the one waited for,
+ * a kernel's behind clFinish and a non-blocking read's nobody waits for.
+ */
+enum sv_cbs {
+	SV_CB_WAITED,
+	SV_CB_KERNEL,
+	SV_CB_NBREAD,
+	SV_NCBS
+};
 
-/* Record a completion callback. */
+static const char *const sv_cb_names[SV_NCBS] = {
+	"waited", "kernel", "non-blocking read"
+};
+
+/* Each callback's record: how often it ran and the last status. */
+static atomic_int	sv_cb_runs[SV_NCBS];
+static atomic_int	sv_cb_status[SV_NCBS];
+
+/* Record a completion callback (arg: its enum sv_cbs). */
 static void CL_CALLBACK
 sv_cb(cl_event ev, cl_int status, void *arg)
 {
+	int	i = (int)(intptr_t)arg;
+
 	(void)ev;
-	(void)arg;
-	atomic_store(&sv_cb_status, status);
-	atomic_fetch_add(&sv_cb_runs, 1);
+	atomic_store(&sv_cb_status[i], status);
+	atomic_fetch_add(&sv_cb_runs[i], 1);
+}
+
+/* Callbacks that have run at least once. */
+static int
+sv_cb_ran(void)
+{
+	int	i, k = 0;
+
+	for (i = 0; i < SV_NCBS; i++)
+		k += atomic_load(&sv_cb_runs[i]) > 0;
+	return (k);
 }
 
 /*
@@ -238,7 +266,8 @@ sv_calls(const char *name, int sig, const char *transport)
 	cl_context	 ctx = NULL;
 	cl_program	 prog = NULL;
 	cl_kernel	 k = NULL;
-	cl_event	 ue = NULL;
+	cl_event	 ue = NULL, kev = NULL, rev = NULL;
+	cl_command_queue nq = NULL;
 	cl_int		 err = CL_SUCCESS;
 	cl_uint		 seed = 1;
 	size_t		 global = 1;
@@ -249,8 +278,10 @@ sv_calls(const char *name, int sig, const char *transport)
 
 	memset(b, 0, sizeof b);
 	memset(&sv, 0, sizeof sv);
-	atomic_store(&sv_cb_runs, 0);
-	atomic_store(&sv_cb_status, 1);
+	for (i = 0; i < SV_NCBS; i++) {
+		atomic_store(&sv_cb_runs[i], 0);
+		atomic_store(&sv_cb_status[i], 1);
+	}
 	if (!srv_start(&sv, name, "127.0.0.1:0", NULL))
 		return;
 	if (!sv_env(&sv, 1, transport, sig == SIGSTOP ? SV_TIMEOUT_MS :
@@ -277,16 +308,28 @@ sv_calls(const char *name, int sig, const char *transport)
 			goto join;
 		}
 	}
-	/* What clFinish and clWaitForEvents wait for, behind the event. */
+	/*
+	 * What clFinish and clWaitForEvents wait for, behind the event, and
+	 * a non-blocking read nobody waits for; each event with a callback.
+	 */
 	if ((err = clSetKernelArg(k, 0, sizeof b[SV_FINISH].buf,
 	    &b[SV_FINISH].buf)) != CL_SUCCESS || (err = clSetKernelArg(k, 1,
 	    sizeof seed, &seed)) != CL_SUCCESS || (err =
 	    clEnqueueNDRangeKernel(b[SV_FINISH].q, k, 1, NULL, &global, NULL,
-	    1, &ue, NULL)) != CL_SUCCESS || (err = clFlush(b[SV_FINISH].q)) !=
-	    CL_SUCCESS || (err = clEnqueueMarkerWithWaitList(b[SV_WAIT].q, 1,
-	    &ue, &b[SV_WAIT].ev)) != CL_SUCCESS || (err =
-	    clSetEventCallback(b[SV_WAIT].ev, CL_COMPLETE, sv_cb, NULL)) !=
-	    CL_SUCCESS || (err = clFlush(b[SV_WAIT].q)) != CL_SUCCESS) {
+	    1, &ue, &kev)) != CL_SUCCESS || (err = clSetEventCallback(kev,
+	    CL_COMPLETE, sv_cb, (void *)(intptr_t)SV_CB_KERNEL)) !=
+	    CL_SUCCESS || (err = clFlush(b[SV_FINISH].q)) != CL_SUCCESS ||
+	    (err = clEnqueueMarkerWithWaitList(b[SV_WAIT].q, 1, &ue,
+	    &b[SV_WAIT].ev)) != CL_SUCCESS || (err =
+	    clSetEventCallback(b[SV_WAIT].ev, CL_COMPLETE, sv_cb,
+	    (void *)(intptr_t)SV_CB_WAITED)) != CL_SUCCESS ||
+	    (err = clFlush(b[SV_WAIT].q)) != CL_SUCCESS ||
+	    (nq = clCreateCommandQueue(ctx, dev, 0, &err)) == NULL ||
+	    (err = clEnqueueReadBuffer(nq, b[SV_WAIT].buf, CL_FALSE, 0,
+	    SV_BYTES, b[SV_WAIT].host, 1, &ue, &rev)) != CL_SUCCESS ||
+	    (err = clSetEventCallback(rev, CL_COMPLETE, sv_cb,
+	    (void *)(intptr_t)SV_CB_NBREAD)) != CL_SUCCESS ||
+	    (err = clFlush(nq)) != CL_SUCCESS) {
 		check(name, 0, "set-up of the waits: %d", (int)err);
 		goto join;
 	}
@@ -348,15 +391,18 @@ join:
 		snprintf(what, sizeof what, "%s_errors", name);
 		check(what, bad == 0, "%d calls succeeded on a lost server",
 		    bad);
-		/* The callback may run on the receiver, just after the wait. */
-		for (n = 0; n < SV_END_POLLS && atomic_load(&sv_cb_runs) ==
-		    0; n++)
+		/* Callbacks may run on the receiver, just after the waits. */
+		for (n = 0; n < SV_END_POLLS && sv_cb_ran() < SV_NCBS; n++)
 			poll_wait();
-		snprintf(what, sizeof what, "%s_callback", name);
-		check(what, atomic_load(&sv_cb_runs) == 1 &&
-		    atomic_load(&sv_cb_status) < 0, "the waited event's "
-		    "callback ran %d times, last status %d (want once, < 0)",
-		    atomic_load(&sv_cb_runs), atomic_load(&sv_cb_status));
+		for (i = 0; i < SV_NCBS; i++) {
+			snprintf(what, sizeof what, "%s_callback_%d", name, i);
+			check(what, atomic_load(&sv_cb_runs[i]) == 1 &&
+			    atomic_load(&sv_cb_status[i]) < 0, "the %s "
+			    "event's callback ran %d times, last status %d "
+			    "(want once, < 0)", sv_cb_names[i],
+			    atomic_load(&sv_cb_runs[i]),
+			    atomic_load(&sv_cb_status[i]));
+		}
 		/* What the application does next returns too. */
 		(void)clSetUserEventStatus(ue, CL_COMPLETE);
 		err = clFinish(b[SV_READ].q);
@@ -374,6 +420,12 @@ join:
 		free(b[i].host);
 	}
 out:
+	if (kev != NULL)
+		clReleaseEvent(kev);
+	if (rev != NULL)
+		clReleaseEvent(rev);
+	if (nq != NULL)
+		clReleaseCommandQueue(nq);
 	if (k != NULL)
 		clReleaseKernel(k);
 	if (ue != NULL)
