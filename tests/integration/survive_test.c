@@ -957,6 +957,127 @@ out:
 	srv_stop(&sv[0], "nodes_server0_stop");
 }
 
+/*
+ * One context over two servers: clFinish on the first waits for a
+ * command there behind a kernel's event on the second (a cross-node wait
+ * list: the second forwards its completion), and the second is lost by
+ * sig (SIGSTOP: found by VCL_CALL_TIMEOUT_MS). The finish returns an
+ * error within a bound; the first node works on.
+ */
+static void
+sv_cross(const char *name, int sig)
+{
+	struct srv	 sv[2];
+	struct sv_call	 b;
+	cl_device_id	 dev[2];
+	cl_context	 ctx = NULL;
+	cl_program	 prog = NULL;
+	cl_command_queue q1 = NULL;
+	cl_kernel	 spin = NULL;
+	cl_event	 kev = NULL;
+	cl_mem		 m1 = NULL, m0 = NULL;
+	cl_uint		 loops = 0xffffffffu;
+	cl_int		 err = CL_SUCCESS;
+	size_t		 one = 1;
+	char		 what[96];
+	int		 n, ok;
+
+	memset(&b, 0, sizeof b);
+	memset(sv, 0, sizeof sv);
+	if (!srv_start(&sv[0], name, "127.0.0.1:0", NULL))
+		return;
+	if (!srv_start(&sv[1], name, "127.0.0.1:0", NULL))
+		goto out;
+	if (!sv_env(sv, 2, NULL, sig == SIGSTOP ? SV_TIMEOUT_MS : NULL) ||
+	    !sv_setup(dev, 2, &ctx, &prog, 1))
+		goto out;
+	b.kind = SV_FINISH;
+	if ((b.q = clCreateCommandQueue(ctx, dev[0], 0, &err)) == NULL ||
+	    (q1 = clCreateCommandQueue(ctx, dev[1], 0, &err)) == NULL ||
+	    (m1 = clCreateBuffer(ctx, CL_MEM_READ_WRITE, sizeof(cl_uint),
+	    NULL, &err)) == NULL || (m0 = clCreateBuffer(ctx,
+	    CL_MEM_READ_WRITE, 4096 * sizeof(cl_uint), NULL, &err)) == NULL ||
+	    (spin = clCreateKernel(prog, "spin", &err)) == NULL ||
+	    (err = clSetKernelArg(spin, 0, sizeof m1, &m1)) != CL_SUCCESS ||
+	    (err = clSetKernelArg(spin, 1, sizeof loops, &loops)) !=
+	    CL_SUCCESS || (err = clEnqueueNDRangeKernel(q1, spin, 1, NULL,
+	    &one, NULL, 0, NULL, &kev)) != CL_SUCCESS ||
+	    (err = clFlush(q1)) != CL_SUCCESS ||
+	    (err = clEnqueueMarkerWithWaitList(b.q, 1, &kev, NULL)) !=
+	    CL_SUCCESS || (err = clFlush(b.q)) != CL_SUCCESS) {
+		snprintf(what, sizeof what, "%s_setup", name);
+		check(what, 0, "set-up: %d", (int)err);
+		goto out;
+	}
+	if (pthread_create(&b.t, NULL, sv_call_run, &b) != 0) {
+		check(name, 0, "pthread_create failed");
+		goto out;
+	}
+	for (n = 0; n < SV_BLOCK_POLLS && !atomic_load(&b.done); n++)
+		poll_wait();
+	snprintf(what, sizeof what, "%s_blocked", name);
+	check(what, !atomic_load(&b.done), "clFinish returned %d before the "
+	    "loss", (int)b.err);
+	kill(sv[1].pid, sig);
+	for (n = 0; n < SV_END_POLLS && !atomic_load(&b.done); n++)
+		poll_wait();
+	snprintf(what, sizeof what, "%s_returns", name);
+	if (!check(what, atomic_load(&b.done), "clFinish on the surviving "
+	    "node, behind an event of the lost one, still waits %d s after "
+	    "the loss", SV_END_POLLS * POLL_MS / 1000)) {
+		kill(sv[0].pid, SIGKILL);
+		kill(sv[1].pid, SIGKILL);
+		fflush(stdout);
+		_exit(0);
+	}
+	pthread_join(b.t, NULL);
+	snprintf(what, sizeof what, "%s_error", name);
+	check(what, b.err != CL_SUCCESS, "clFinish succeeded behind an event "
+	    "of a lost node");
+	ok = sv_fill_check(b.q, prog, m0, 4096, 23, &err);
+	snprintf(what, sizeof what, "%s_works_on", name);
+	check(what, ok, "work on the surviving node after the loss: %d",
+	    (int)err);
+out:
+	if (kev != NULL)
+		clReleaseEvent(kev);
+	if (spin != NULL)
+		clReleaseKernel(spin);
+	if (m0 != NULL)
+		clReleaseMemObject(m0);
+	if (m1 != NULL)
+		clReleaseMemObject(m1);
+	if (q1 != NULL)
+		clReleaseCommandQueue(q1);
+	if (b.q != NULL)
+		clReleaseCommandQueue(b.q);
+	if (prog != NULL)
+		clReleaseProgram(prog);
+	if (ctx != NULL)
+		clReleaseContext(ctx);
+	if (sv[1].pid > 0) {
+		kill(sv[1].pid, SIGCONT);
+		kill(sv[1].pid, SIGKILL);
+		srv_wait_exit(&sv[1]);
+	}
+	kill(sv[0].pid, SIGKILL);
+	srv_wait_exit(&sv[0]);
+}
+
+/* The second node killed under a cross-node wait. */
+static void
+t_cross_kill(void)
+{
+	sv_cross("cross_kill", SIGKILL);
+}
+
+/* The second node stopped under a cross-node wait. */
+static void
+t_cross_stop(void)
+{
+	sv_cross("cross_stop", SIGSTOP);
+}
+
 static const struct test tests[] = {
 	{ "calls_kill",		t_calls_kill,		60 },
 	{ "calls_kill_tcp",	t_calls_kill_tcp,	60 },
@@ -970,6 +1091,8 @@ static const struct test tests[] = {
 	{ "write_kill_tcp",	t_write_kill_tcp,	60 },
 	{ "read_cut_tcp",	t_read_cut_tcp,		60 },
 	{ "nodes",		t_nodes,		90 },
+	{ "cross_kill",		t_cross_kill,		90 },
+	{ "cross_stop",		t_cross_stop,		90 },
 };
 
 int
