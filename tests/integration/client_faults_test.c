@@ -314,6 +314,7 @@ enum fake_mode {
 	FAKE_GARBAGE_HEAD,	/* read reply: bytes that are no frame head */
 	FAKE_GARBAGE_MSG,	/* read reply: a head, then no protobuf */
 	FAKE_GARBAGE_GREETING,	/* bytes that are no frame, for a Greeting */
+	FAKE_STALL_BULK,	/* read reply: half its bulk, then silence */
 };
 
 /* 64 bytes of junk; with a frame head first (head), a frame of junk. */
@@ -433,6 +434,26 @@ fake_skip(int fd, uint64_t n)
 		n -= k;
 	}
 	return (0);
+}
+
+/*
+ * Keep a connection open and answer nothing (pings included) until the
+ * client closes it, or for the client's exit bound.
+ */
+static void
+fake_hold(int fd)
+{
+	struct pollfd	pfd;
+	uint8_t		buf[4096];
+	int		n;
+
+	pfd.fd = fd;
+	pfd.events = POLLIN;
+	for (n = 0; n < CLIENT_EXIT_POLLS; n++) {
+		if (poll(&pfd, 1, POLL_MS) == 1 &&
+		    recv(fd, buf, sizeof buf, 0) <= 0)
+			break;
+	}
 }
 
 /* Greet, take the Hello, send a Welcome with ndev devices. */
@@ -574,6 +595,14 @@ fake_serve(int lfd, enum fake_mode mode)
 			else if (mode == FAKE_GARBAGE_HEAD ||
 			    mode == FAKE_GARBAGE_MSG)
 				fake_garbage(fd, mode == FAKE_GARBAGE_MSG);
+			else if (mode == FAKE_STALL_BULK) {
+				fake_reply(fd, req->seq, CL_SUCCESS, size,
+				    (size_t)size / 2);
+				vcl__request__free_unpacked(req, NULL);
+				/* Open and silent (pings too) till it goes. */
+				fake_hold(fd);
+				goto out;
+			}
 			vcl__request__free_unpacked(req, NULL);
 			/* Keep the connection open: the client must act. */
 			fake_read(fd, &bulk);
@@ -600,7 +629,8 @@ fake_run(struct client *c, enum fake_mode mode, const char *mib)
 		note("fake server: cannot listen: %s", strerror(errno));
 		return (-1);
 	}
-	if (client_spawn(c, port, "xfer", mib, NULL) == 0) {
+	if (client_spawn(c, port, "xfer", mib, mode == FAKE_STALL_BULK ?
+	    "1500" : NULL) == 0) {
 		fd = fake_serve(lfd, mode);
 		ms = client_wait_exit(c, CLIENT_EXIT_POLLS);
 		if (fd != -1)
@@ -642,6 +672,7 @@ test_bad_replies(void)
 		{ FAKE_BAD_SEQ, "bad_reply_seq" },
 		{ FAKE_GARBAGE_HEAD, "bad_reply_garbage_head" },
 		{ FAKE_GARBAGE_MSG, "bad_reply_garbage_msg" },
+		{ FAKE_STALL_BULK, "bad_reply_stall_bulk" },
 	};
 	struct client	c;
 	size_t		i;
