@@ -176,7 +176,7 @@ sv_setup(cl_device_id *dev, cl_uint ndev, cl_context *ctx, cl_program *prog,
  * behind held work is either.
  */
 static long long
-sv_seen(const struct srv *sv)
+sv_seen(const struct srv *sv, uint64_t *shared)
 {
 	Vcl__Request	r = VCL__REQUEST__INIT;
 	Vcl__Stats	m = VCL__STATS__INIT;
@@ -192,6 +192,8 @@ sv_seen(const struct srv *sv)
 	if (call(&c, &r, NULL, 0, &rp) == 0) {
 		if (rp.r->status == CL_SUCCESS && rp.r->stats != NULL) {
 			n = (long long)rp.r->stats->held_now;
+			if (shared != NULL)
+				*shared = rp.r->stats->client_bytes_shared;
 			for (i = 0; i < rp.r->stats->n_ops; i++)
 				if (rp.r->stats->ops[i]->opcode ==
 				    VCL__REQUEST__CALL_FINISH)
@@ -273,6 +275,7 @@ sv_calls(const char *name, int sig, const char *transport)
 	size_t		 global = 1;
 	unsigned char	*warm = NULL;
 	long long	 seen0, seen = 0;
+	uint64_t	 shared = 0;
 	char		 what[96];
 	int		 i, n, started = 0, ended, bad = 0;
 
@@ -333,10 +336,15 @@ sv_calls(const char *name, int sig, const char *transport)
 		check(name, 0, "set-up of the waits: %d", (int)err);
 		goto join;
 	}
-	if ((seen0 = sv_seen(&sv)) < 0) {
+	if ((seen0 = sv_seen(&sv, &shared)) < 0) {
 		check(name, 0, "no Stats from the server");
 		goto join;
 	}
+	/* Else the ring's path is not the one tested. */
+	snprintf(what, sizeof what, "%s_path", name);
+	check(what, transport != NULL ? shared == 0 : shared > 0, "%llu bytes "
+	    "through the shared ring, over %s", (unsigned long long)shared,
+	    transport != NULL ? transport : "the default transport");
 	for (i = 0; i < SV_NKINDS; i++) {
 		if (pthread_create(&b[i].t, NULL, sv_call_run, &b[i]) != 0)
 			break;
@@ -351,7 +359,7 @@ sv_calls(const char *name, int sig, const char *transport)
 	for (n = 0; n < SV_END_POLLS && seen >= 0 && seen < seen0 + 4 &&
 	    sv_returned(b, started) == 0; n++) {
 		poll_wait();
-		seen = sv_seen(&sv);
+		seen = sv_seen(&sv, NULL);
 	}
 	snprintf(what, sizeof what, "%s_blocked", name);
 	for (i = 0; i < started; i++)
@@ -403,6 +411,17 @@ join:
 			    atomic_load(&sv_cb_runs[i]),
 			    atomic_load(&sv_cb_status[i]));
 		}
+		/* A callback registered on a failed event runs at once. */
+		atomic_store(&sv_cb_runs[SV_CB_KERNEL], 0);
+		err = clSetEventCallback(kev, CL_COMPLETE, sv_cb,
+		    (void *)(intptr_t)SV_CB_KERNEL);
+		snprintf(what, sizeof what, "%s_callback_late", name);
+		check(what, err == CL_SUCCESS &&
+		    atomic_load(&sv_cb_runs[SV_CB_KERNEL]) == 1 &&
+		    atomic_load(&sv_cb_status[SV_CB_KERNEL]) < 0, "a callback "
+		    "set on the failed kernel event: %d, ran %d times, status "
+		    "%d", (int)err, atomic_load(&sv_cb_runs[SV_CB_KERNEL]),
+		    atomic_load(&sv_cb_status[SV_CB_KERNEL]));
 		/* What the application does next returns too. */
 		(void)clSetUserEventStatus(ue, CL_COMPLETE);
 		err = clFinish(b[SV_READ].q);
@@ -599,6 +618,7 @@ sv_write(const char *name, int kill_it, const char *transport)
 	cl_context	 ctx = NULL;
 	cl_program	 prog = NULL;
 	cl_int		 err = CL_SUCCESS;
+	uint64_t	 shared = 0;
 	char		 what[96];
 	int		 n;
 
@@ -612,10 +632,19 @@ sv_write(const char *name, int kill_it, const char *transport)
 	    (w.q = clCreateCommandQueue(ctx, dev, 0, &err)) == NULL ||
 	    (w.buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE, SV_BIG, NULL,
 	    &err)) == NULL || (err = clEnqueueWriteBuffer(w.q, w.buf, CL_TRUE,
-	    0, SV_BYTES, w.host, 0, NULL, NULL)) != CL_SUCCESS) {
+	    0, SV_BYTES, w.host, 0, NULL, NULL)) != CL_SUCCESS ||
+	    /* The first offers the ring; the second goes through it. */
+	    (err = clEnqueueWriteBuffer(w.q, w.buf, CL_TRUE, 0, SV_BYTES,
+	    w.host, 0, NULL, NULL)) != CL_SUCCESS) {
 		check(name, 0, "set-up: %d", (int)err);
 		goto out;
 	}
+	/* Else the ring's path is not the one tested. */
+	snprintf(what, sizeof what, "%s_path", name);
+	check(what, sv_seen(&sv, &shared) >= 0 && (transport != NULL ?
+	    shared == 0 : shared > 0), "%llu bytes through the shared ring, "
+	    "over %s", (unsigned long long)shared, transport != NULL ?
+	    transport : "the default transport");
 	kill(sv.pid, SIGSTOP);
 	if (pthread_create(&w.t, NULL, sv_write_run, &w) != 0) {
 		check(name, 0, "pthread_create failed");
