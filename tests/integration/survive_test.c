@@ -18,8 +18,11 @@
  *   read_cut_tcp: a chunked read's reply cut after its head and part of
  *     its bytes (VCL_TEST_READ_FAIL_CHUNK): an error, the node lost.
  *   nodes: one context over two servers; the second dies under a blocked
- *     clFinish; work on the first goes on (new buffers, kernels, bytes
- *     checked) while calls on the lost one fail.
+ *     clFinish; work on the first goes on (new buffers, kernels, programs,
+ *     user events, bytes checked) while calls on the lost one fail; the
+ *     lost kernel's callback makes blocking calls on both nodes.
+ *   cross_*: clFinish on one node behind an event of the other, which is
+ *     killed or stops: an error, and the first works on.
  */
 
 #include <pthread.h>
@@ -864,6 +867,36 @@ sv_nodes_more(cl_context ctx, cl_device_id dev, cl_command_queue q)
 	clReleaseMemObject(buf);
 }
 
+/* What the nodes group's callback on the lost kernel did. */
+static struct {
+	cl_command_queue	 q0;		/* the surviving node's */
+	cl_mem			 m0;
+	cl_command_queue	 q1;		/* the lost node's */
+	cl_int			 status;
+	cl_int			 read_err;
+	cl_int			 finish_err;
+	cl_uint			 word;
+	atomic_int		 done;
+} sv_busy_cb;
+
+/*
+ * A callback on an event of the node lost, run by the thread that found
+ * the loss: a blocking read on the surviving node (the first word of the
+ * last fill, seed 7) and a clFinish on the lost one.
+ */
+static void CL_CALLBACK
+sv_busy_cb_run(cl_event ev, cl_int status, void *arg)
+{
+	(void)ev;
+	(void)arg;
+	sv_busy_cb.status = status;
+	sv_busy_cb.read_err = clEnqueueReadBuffer(sv_busy_cb.q0,
+	    sv_busy_cb.m0, CL_TRUE, 0, sizeof sv_busy_cb.word,
+	    &sv_busy_cb.word, 0, NULL, NULL);
+	sv_busy_cb.finish_err = clFinish(sv_busy_cb.q1);
+	atomic_store(&sv_busy_cb.done, 1);
+}
+
 /*
  * One context over two servers; the second is killed under a clFinish
  * blocked behind a long kernel there. The call fails, and the first
@@ -881,6 +914,7 @@ t_nodes(void)
 	cl_command_queue q0 = NULL;
 	cl_kernel	 spin = NULL, ks[2];
 	cl_mem		 m0 = NULL, m1 = NULL;
+	cl_event	 kev = NULL;
 	cl_uint		 nk = 0;
 	cl_uint		 loops = 0xffffffffu;
 	cl_int		 err = CL_SUCCESS;
@@ -906,7 +940,7 @@ t_nodes(void)
 	    (err = clSetKernelArg(spin, 0, sizeof b.buf, &b.buf)) !=
 	    CL_SUCCESS || (err = clSetKernelArg(spin, 1, sizeof loops,
 	    &loops)) != CL_SUCCESS || (err = clEnqueueNDRangeKernel(b.q, spin,
-	    1, NULL, &one, NULL, 0, NULL, NULL)) != CL_SUCCESS ||
+	    1, NULL, &one, NULL, 0, NULL, &kev)) != CL_SUCCESS ||
 	    (err = clFlush(b.q)) != CL_SUCCESS) {
 		check("nodes_setup", 0, "set-up: %d", (int)err);
 		goto out;
@@ -915,6 +949,17 @@ t_nodes(void)
 	if (!check("nodes_before", ok, "work on the first node before the "
 	    "loss: %d", (int)err))
 		goto out;
+	/* The lost kernel's callback makes blocking calls on both nodes. */
+	sv_busy_cb.q0 = q0;
+	sv_busy_cb.m0 = m0;
+	sv_busy_cb.q1 = b.q;
+	atomic_store(&sv_busy_cb.done, 0);
+	if ((err = clSetEventCallback(kev, CL_COMPLETE, sv_busy_cb_run,
+	    NULL)) != CL_SUCCESS) {
+		check("nodes_callback_set", 0, "clSetEventCallback: %d",
+		    (int)err);
+		goto out;
+	}
 	if (pthread_create(&b.t, NULL, sv_call_run, &b) != 0) {
 		check("nodes_thread", 0, "pthread_create failed");
 		goto out;
@@ -935,6 +980,17 @@ t_nodes(void)
 	pthread_join(b.t, NULL);
 	check("nodes_finish_error", b.err != CL_SUCCESS, "clFinish succeeded "
 	    "on the lost node");
+	for (n = 0; n < SV_END_POLLS && !atomic_load(&sv_busy_cb.done); n++)
+		poll_wait();
+	check("nodes_callback", atomic_load(&sv_busy_cb.done) &&
+	    sv_busy_cb.status < 0 && sv_busy_cb.read_err == CL_SUCCESS &&
+	    sv_busy_cb.word == 7 * 2654435761u && sv_busy_cb.finish_err ==
+	    CL_DEVICE_NOT_AVAILABLE, "the lost kernel's callback: %s, status "
+	    "%d; its blocking read on the surviving node %d (word %#x), its "
+	    "clFinish on the lost one %d", atomic_load(&sv_busy_cb.done) ?
+	    "ran" : "never ran or never returned", (int)sv_busy_cb.status,
+	    (int)sv_busy_cb.read_err, sv_busy_cb.word,
+	    (int)sv_busy_cb.finish_err);
 	ok = sv_fill_check(q0, prog, m0, words, 11, &err);
 	check("nodes_old_buffer", ok, "work on the surviving node, on a "
 	    "buffer made before the loss: %d", (int)err);
@@ -963,6 +1019,8 @@ t_nodes(void)
 	check("nodes_live_queue", err == CL_SUCCESS, "clFinish on the "
 	    "surviving node's queue: %d", (int)err);
 out:
+	if (kev != NULL)
+		clReleaseEvent(kev);
 	if (spin != NULL)
 		clReleaseKernel(spin);
 	if (m0 != NULL)
