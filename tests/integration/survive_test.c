@@ -11,6 +11,8 @@
  *     event the server holds; every call returns an error within a bound,
  *     the callback registered on a waited event runs with a negative
  *     status, and what is left can still be set, finished and released.
+ *   lonely_*: only a callback waits (on the receiver) when the server is
+ *     lost: it runs, with a negative status.
  *   build_*: clBuildProgram on a server that stops, or is killed while
  *     stopped: an error within a bound.
  *   write_*: a 256 MiB blocking write to a server that stops taking its
@@ -489,6 +491,81 @@ static void
 t_calls_stop_tcp(void)
 {
 	sv_calls("calls_stop_tcp", SIGSTOP, "tcp");
+}
+
+/*
+ * Nobody waits: an event with a callback behind a user event, its server
+ * lost by sig. The receiver alone finds the loss (SIGSTOP: its pings go
+ * unanswered) and the callback runs, with a negative status.
+ */
+static void
+sv_lonely(const char *name, int sig)
+{
+	struct srv	 sv;
+	cl_device_id	 dev;
+	cl_context	 ctx = NULL;
+	cl_program	 prog = NULL;
+	cl_command_queue q = NULL;
+	cl_event	 ue = NULL, mev = NULL;
+	cl_int		 err = CL_SUCCESS;
+	char		 what[96];
+	int		 i, n;
+
+	for (i = 0; i < SV_NCBS; i++) {
+		atomic_store(&sv_cb_runs[i], 0);
+		atomic_store(&sv_cb_status[i], 1);
+	}
+	if (!srv_start(&sv, name, "127.0.0.1:0", NULL))
+		return;
+	if (!sv_env(&sv, 1, NULL, sig == SIGSTOP ? SV_TIMEOUT_MS : NULL) ||
+	    !sv_setup(&dev, 1, &ctx, &prog, 0))
+		goto out;
+	if ((q = clCreateCommandQueue(ctx, dev, 0, &err)) == NULL ||
+	    (ue = clCreateUserEvent(ctx, &err)) == NULL ||
+	    (err = clEnqueueMarkerWithWaitList(q, 1, &ue, &mev)) !=
+	    CL_SUCCESS || (err = clSetEventCallback(mev, CL_COMPLETE, sv_cb,
+	    (void *)(intptr_t)SV_CB_WAITED)) != CL_SUCCESS ||
+	    (err = clFlush(q)) != CL_SUCCESS) {
+		check(name, 0, "set-up: %d", (int)err);
+		goto out;
+	}
+	kill(sv.pid, sig);
+	for (n = 0; n < SV_END_POLLS && atomic_load(&sv_cb_runs[0]) == 0; n++)
+		poll_wait();
+	snprintf(what, sizeof what, "%s_callback", name);
+	check(what, atomic_load(&sv_cb_runs[0]) == 1 &&
+	    atomic_load(&sv_cb_status[0]) < 0, "the callback ran %d times "
+	    "within %d s of the loss, last status %d (want once, < 0)",
+	    atomic_load(&sv_cb_runs[0]), SV_END_POLLS * POLL_MS / 1000,
+	    atomic_load(&sv_cb_status[0]));
+out:
+	if (mev != NULL)
+		clReleaseEvent(mev);
+	if (ue != NULL)
+		clReleaseEvent(ue);
+	if (q != NULL)
+		clReleaseCommandQueue(q);
+	if (prog != NULL)
+		clReleaseProgram(prog);
+	if (ctx != NULL)
+		clReleaseContext(ctx);
+	kill(sv.pid, SIGCONT);
+	kill(sv.pid, SIGKILL);
+	srv_wait_exit(&sv);
+}
+
+/* The server killed with only a callback waiting. */
+static void
+t_lonely_kill(void)
+{
+	sv_lonely("lonely_kill", SIGKILL);
+}
+
+/* The server stopped with only a callback waiting. */
+static void
+t_lonely_stop(void)
+{
+	sv_lonely("lonely_stop", SIGSTOP);
 }
 
 /* clBuildProgram on its own thread. */
@@ -1170,6 +1247,8 @@ static const struct test tests[] = {
 	{ "calls_kill_tcp",	t_calls_kill_tcp,	60 },
 	{ "calls_stop",		t_calls_stop,		60 },
 	{ "calls_stop_tcp",	t_calls_stop_tcp,	60 },
+	{ "lonely_kill",	t_lonely_kill,		60 },
+	{ "lonely_stop",	t_lonely_stop,		60 },
 	{ "build_stop",		t_build_stop,		60 },
 	{ "build_kill_tcp",	t_build_kill_tcp,	60 },
 	{ "write_stop",		t_write_stop,		60 },
