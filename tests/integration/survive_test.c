@@ -5,7 +5,7 @@
  * vcl.icd) in this test's group process, against real vclservers that the
  * test kills (SIGKILL) or stops (SIGSTOP, found by VCL_CALL_TIMEOUT_MS)
  * while the application is blocked in each kind of call, over the shared
- * memory ring (the default on one host) and over tcp:
+ * memory ring (the default on one host), over tcp and (calls) over TLS:
  *   calls_*: a blocking read, map (read and write-invalidate),
  *     clFinish and clWaitForEvents, each on its own queue behind a user
  *     event the server holds; every call returns an error within a bound,
@@ -265,7 +265,8 @@ sv_returned(struct sv_call *b, int n)
  * callback runs with a negative status, and nothing left hangs.
  */
 static void
-sv_calls(const char *name, int sig, const char *transport)
+sv_calls(const char *name, int sig, const char *transport,
+    const char *const *extra)
 {
 	struct srv	 sv;
 	struct sv_call	 b[SV_NKINDS];
@@ -279,7 +280,7 @@ sv_calls(const char *name, int sig, const char *transport)
 	cl_uint		 seed = 1;
 	size_t		 global = 1;
 	unsigned char	*warm = NULL;
-	long long	 seen0, seen = 0;
+	long long	 seen0 = 0, seen = 0;
 	uint64_t	 shared = 0;
 	char		 what[96];
 	int		 i, n, started = 0, ended, bad = 0;
@@ -290,7 +291,7 @@ sv_calls(const char *name, int sig, const char *transport)
 		atomic_store(&sv_cb_runs[i], 0);
 		atomic_store(&sv_cb_status[i], 1);
 	}
-	if (!srv_start(&sv, name, "127.0.0.1:0", NULL))
+	if (!srv_start(&sv, name, "127.0.0.1:0", extra))
 		return;
 	if (!sv_env(&sv, 1, transport, sig == SIGSTOP ? SV_TIMEOUT_MS :
 	    NULL) || !sv_setup(&dev, 1, &ctx, &prog, 1))
@@ -341,15 +342,18 @@ sv_calls(const char *name, int sig, const char *transport)
 		check(name, 0, "set-up of the waits: %d", (int)err);
 		goto join;
 	}
-	if ((seen0 = sv_seen(&sv, &shared)) < 0) {
+	/* Stats from a plain connection: not to a TLS server. */
+	if (extra == NULL && (seen0 = sv_seen(&sv, &shared)) < 0) {
 		check(name, 0, "no Stats from the server");
 		goto join;
 	}
 	/* Else the ring's path is not the one tested. */
 	snprintf(what, sizeof what, "%s_path", name);
-	check(what, transport != NULL ? shared == 0 : shared > 0, "%llu bytes "
-	    "through the shared ring, over %s", (unsigned long long)shared,
-	    transport != NULL ? transport : "the default transport");
+	if (extra == NULL)
+		check(what, transport != NULL ? shared == 0 : shared > 0,
+		    "%llu bytes through the shared ring, over %s",
+		    (unsigned long long)shared, transport != NULL ? transport :
+		    "the default transport");
 	for (i = 0; i < SV_NKINDS; i++) {
 		if (pthread_create(&b[i].t, NULL, sv_call_run, &b[i]) != 0)
 			break;
@@ -360,12 +364,19 @@ sv_calls(const char *name, int sig, const char *transport)
 	 * read of the read map, the invalidating map's marker and the
 	 * finish; the wait sends nothing. (A blocking write may return once
 	 * its bytes are taken, before its wait list is done: not here.)
+	 * Under TLS, where the test cannot ask, the calls are still blocked
+	 * a while after they began.
 	 */
-	for (n = 0; n < SV_END_POLLS && seen >= 0 && seen < seen0 + 4 &&
-	    sv_returned(b, started) == 0; n++) {
+	for (n = 0; extra == NULL && n < SV_END_POLLS && seen >= 0 &&
+	    seen < seen0 + 4 && sv_returned(b, started) == 0; n++) {
 		poll_wait();
 		seen = sv_seen(&sv, NULL);
 	}
+	for (n = 0; extra != NULL && n < SV_BLOCK_POLLS &&
+	    sv_returned(b, started) == 0; n++)
+		poll_wait();
+	if (extra != NULL)
+		seen = seen0 + 4;
 	snprintf(what, sizeof what, "%s_blocked", name);
 	for (i = 0; i < started; i++)
 		if (atomic_load(&b[i].done))
@@ -469,28 +480,72 @@ out:
 static void
 t_calls_kill(void)
 {
-	sv_calls("calls_kill", SIGKILL, NULL);
+	sv_calls("calls_kill", SIGKILL, NULL, NULL);
 }
 
 /* SIGKILL under blocked calls, over tcp. */
 static void
 t_calls_kill_tcp(void)
 {
-	sv_calls("calls_kill_tcp", SIGKILL, "tcp");
+	sv_calls("calls_kill_tcp", SIGKILL, "tcp", NULL);
 }
 
 /* SIGSTOP under blocked calls, over the shared-memory ring. */
 static void
 t_calls_stop(void)
 {
-	sv_calls("calls_stop", SIGSTOP, NULL);
+	sv_calls("calls_stop", SIGSTOP, NULL, NULL);
 }
 
 /* SIGSTOP under blocked calls, over tcp. */
 static void
 t_calls_stop_tcp(void)
 {
-	sv_calls("calls_stop_tcp", SIGSTOP, "tcp");
+	sv_calls("calls_stop_tcp", SIGSTOP, "tcp", NULL);
+}
+
+/*
+ * The calls under TLS (tcp: the bulk in the TLS stream), the server
+ * killed (tls, sig SIGKILL) or stopped: a self-signed certificate for
+ * 127.0.0.1, the client's only CA.
+ */
+static void
+sv_calls_tls(const char *name, int sig)
+{
+	char		 dir[PATH_MAX], cert[PATH_MAX + 16], key[PATH_MAX + 16];
+	char		 cmd[4 * PATH_MAX + 512];
+	const char	*extra[] = { "--tls-cert", cert, "--tls-key", key, NULL };
+	int		 rc;
+
+	snprintf(dir, sizeof dir, "%s/%s-pki", root, name);
+	snprintf(cert, sizeof cert, "%s/srv.pem", dir);
+	snprintf(key, sizeof key, "%s/srv.key", dir);
+	snprintf(cmd, sizeof cmd, "mkdir -p '%s' && openssl req -x509 -newkey "
+	    "ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout '%s' -out '%s' "
+	    "-days 2 -subj /CN=vcl-survive -addext subjectAltName=IP:127.0.0.1 "
+	    ">/dev/null 2>&1 && chmod 600 '%s'", dir, key, cert, key);
+	fflush(stdout);
+	rc = system(cmd);
+	if (!check(name, rc == 0, "openssl could not make a certificate "
+	    "(status %d)", rc))
+		return;
+	setenv("VCL_TLS", "1", 1);
+	setenv("VCL_TLS_CA", cert, 1);
+	sv_calls(name, sig, "tcp", extra);
+}
+
+/* SIGKILL under blocked calls, over TLS. */
+static void
+t_calls_kill_tls(void)
+{
+	sv_calls_tls("calls_kill_tls", SIGKILL);
+}
+
+/* SIGSTOP under blocked calls, over TLS. */
+static void
+t_calls_stop_tls(void)
+{
+	sv_calls_tls("calls_stop_tls", SIGSTOP);
 }
 
 /*
@@ -1247,6 +1302,8 @@ static const struct test tests[] = {
 	{ "calls_kill_tcp",	t_calls_kill_tcp,	60 },
 	{ "calls_stop",		t_calls_stop,		60 },
 	{ "calls_stop_tcp",	t_calls_stop_tcp,	60 },
+	{ "calls_kill_tls",	t_calls_kill_tls,	60 },
+	{ "calls_stop_tls",	t_calls_stop_tls,	60 },
 	{ "lonely_kill",	t_lonely_kill,		60 },
 	{ "lonely_stop",	t_lonely_stop,		60 },
 	{ "build_stop",		t_build_stop,		60 },
