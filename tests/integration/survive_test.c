@@ -17,8 +17,9 @@
  *     stopped: an error within a bound.
  *   write_*: a 256 MiB blocking write to a server that stops taking its
  *     bytes, then (kill) is killed mid-bulk: an error, no SIGPIPE.
- *   read_cut_tcp: a chunked read's reply cut after its head and part of
- *     its bytes (VCL_TEST_READ_FAIL_CHUNK): an error, the node lost.
+ *   read_cut_*: a chunked read's reply cut after its head and part of
+ *     its bytes (VCL_TEST_READ_FAIL_CHUNK), blocking or waited for with
+ *     clWaitForEvents: an error, the callback, the node lost.
  *   nodes: one context over two servers; the second dies under a blocked
  *     clFinish; work on the first goes on (new buffers, kernels, programs,
  *     user events, bytes checked) while calls on the lost one fail; the
@@ -857,7 +858,7 @@ t_write_kill_tcp(void)
  * the application's next calls fail at once.
  */
 static void
-sv_read_cut(const char *name, const char *transport)
+sv_read_cut(const char *name, const char *transport, int nb)
 {
 	static const char *const extra[] = { "--read-chunk", "64K", NULL };
 	struct srv	 sv;
@@ -866,11 +867,14 @@ sv_read_cut(const char *name, const char *transport)
 	cl_program	 prog = NULL;
 	cl_command_queue q = NULL;
 	cl_mem		 buf = NULL;
+	cl_event	 ev = NULL;
 	cl_int		 err = CL_SUCCESS;
 	void		*host = NULL;
 	char		 what[96];
-	int		 rc;
+	int		 rc, n;
 
+	atomic_store(&sv_cb_runs[0], 0);
+	atomic_store(&sv_cb_status[0], 1);
 	setenv("VCL_TEST_READ_FAIL_CHUNK", "5", 1);
 	rc = srv_start(&sv, name, "127.0.0.1:0", extra);
 	unsetenv("VCL_TEST_READ_FAIL_CHUNK");
@@ -886,8 +890,15 @@ sv_read_cut(const char *name, const char *transport)
 		check(name, 0, "set-up: %d", (int)err);
 		goto out;
 	}
-	err = clEnqueueReadBuffer(q, buf, CL_TRUE, 0, SV_BYTES, host, 0, NULL,
-	    NULL);
+	if (!nb)
+		err = clEnqueueReadBuffer(q, buf, CL_TRUE, 0, SV_BYTES, host, 0,
+		    NULL, NULL);
+	/* Non-blocking: the receiver lands the bytes, the event tells. */
+	else if ((err = clEnqueueReadBuffer(q, buf, CL_FALSE, 0, SV_BYTES,
+	    host, 0, NULL, &ev)) == CL_SUCCESS && (err =
+	    clSetEventCallback(ev, CL_COMPLETE, sv_cb,
+	    (void *)(intptr_t)SV_CB_WAITED)) == CL_SUCCESS)
+		err = clWaitForEvents(1, &ev);
 	snprintf(what, sizeof what, "%s_error", name);
 	check(what, err < 0, "a read whose chunk 5 failed returned %d",
 	    (int)err);
@@ -895,7 +906,19 @@ sv_read_cut(const char *name, const char *transport)
 	snprintf(what, sizeof what, "%s_after", name);
 	check(what, err == CL_DEVICE_NOT_AVAILABLE, "clFinish after the cut "
 	    "read: %d, want CL_DEVICE_NOT_AVAILABLE", (int)err);
+	for (n = 0; nb && n < SV_END_POLLS && atomic_load(&sv_cb_runs[0]) ==
+	    0; n++)
+		poll_wait();
+	snprintf(what, sizeof what, "%s_callback", name);
+	if (nb)
+		check(what, atomic_load(&sv_cb_runs[0]) == 1 &&
+		    atomic_load(&sv_cb_status[0]) < 0, "the read's callback "
+		    "ran %d times, last status %d (want once, < 0)",
+		    atomic_load(&sv_cb_runs[0]),
+		    atomic_load(&sv_cb_status[0]));
 out:
+	if (ev != NULL)
+		clReleaseEvent(ev);
 	if (buf != NULL)
 		clReleaseMemObject(buf);
 	if (q != NULL)
@@ -913,7 +936,14 @@ out:
 static void
 t_read_cut_tcp(void)
 {
-	sv_read_cut("read_cut_tcp", "tcp");
+	sv_read_cut("read_cut_tcp", "tcp", 0);
+}
+
+/* The same read non-blocking: clWaitForEvents and its callback. */
+static void
+t_read_cut_nb_tcp(void)
+{
+	sv_read_cut("read_cut_nb_tcp", "tcp", 1);
 }
 
 /* Fill buf (words) with seed on q and read it back: 1 if every word is right. */
@@ -1313,6 +1343,7 @@ static const struct test tests[] = {
 	{ "write_kill",		t_write_kill,		60 },
 	{ "write_kill_tcp",	t_write_kill_tcp,	60 },
 	{ "read_cut_tcp",	t_read_cut_tcp,		60 },
+	{ "read_cut_nb_tcp",	t_read_cut_nb_tcp,	60 },
 	{ "nodes",		t_nodes,		90 },
 	{ "cross_kill",		t_cross_kill,		90 },
 	{ "cross_stop",		t_cross_stop,		90 },
