@@ -17,6 +17,13 @@
 
 #define VCL_WAIT_MAX	65536	/* events in one wait list */
 
+/*
+ * Commands whose callback the runtime refused (vcl_cmd_watch), each looked
+ * at every tick until its event is done (vcl_cmd_sweep). Loop thread only.
+ */
+static LIST_HEAD(, vcl_cmd) vcl_cmd_unwatched =
+    LIST_HEAD_INITIALIZER(vcl_cmd_unwatched);
+
 /* A command completion record of the given type for request seq. */
 struct vcl_cmd *
 vcl_cmd_new(enum vcl_cmd_type type, uint64_t seq)
@@ -187,10 +194,16 @@ vcl_cmd_complete(struct vcl_cmd *c)
 	struct vcl_hobj		*q;
 	Vcl__ToClient		 tc = VCL__TO_CLIENT__INIT;
 	Vcl__Reply		 r = VCL__REPLY__INIT;
-	cl_int			 st = c->status < 0 ? c->status : CL_SUCCESS;
+	cl_int			 st;
 	uint64_t		 qid;
 	int			 parked;
 
+	/* Claimed: no tick need look at its event any more. */
+	if (c->unwatched) {
+		LIST_REMOVE(c, uentry);
+		c->unwatched = 0;
+	}
+	st = c->status < 0 ? c->status : CL_SUCCESS;
 	/*
 	 * A reply the client waits on (a finish's, a read's, a ring read
 	 * chunk's, a part of a read sent in chunks) goes only after what ran
@@ -357,6 +370,35 @@ vcl_cmd_reap(struct vcl_session *s)
 		vcl_cmd_complete(done[--n]);
 }
 
+/*
+ * Every tick: complete the commands whose callback the runtime refused
+ * once their event is done (complete or failed), whatever their session
+ * (one closed meanwhile is off the server's list, not off this one).
+ * Claimed first, completed after, oldest first, as in vcl_cmd_reap. Only
+ * looks at events: never waits on one.
+ */
+void
+vcl_cmd_sweep(void)
+{
+	struct vcl_cmd	*c, *next, *done[VCL_SETTLE_MAX];
+	cl_int		 st;
+	int		 expect, n = 0;
+
+	for (c = LIST_FIRST(&vcl_cmd_unwatched); c != NULL &&
+	    n < VCL_SETTLE_MAX; c = next) {
+		next = LIST_NEXT(c, uentry);
+		if (clGetEventInfo(c->ev, CL_EVENT_COMMAND_EXECUTION_STATUS,
+		    sizeof st, &st, NULL) != CL_SUCCESS || st > CL_COMPLETE)
+			continue;
+		expect = 0;
+		if (!atomic_compare_exchange_strong(&c->claimed, &expect, 1))
+			continue;	/* its waiter won: on its way */
+		c->status = st;
+		done[n++] = c;
+	}
+	while (n > 0)
+		vcl_cmd_complete(done[--n]);
+}
 
 /*
  * A finish or a read f completed: on an in-order queue so did every
@@ -999,11 +1041,63 @@ vcl_cmd_poll(struct vcl_session *s, struct vcl_cmd *c)
 }
 
 /*
+ * c's callback on its event. Testing (VCL_TEST_WATCH_FAIL=N): the N-th
+ * call and every one after are refused, as by a runtime out of memory.
+ */
+static cl_int
+vcl_cmd_callback(struct vcl_cmd *c)
+{
+	static long	fault = -2, n;
+
+	if (fault == -2)
+		fault = vcl_server_test_num("VCL_TEST_WATCH_FAIL");
+	if (fault > 0 && ++n >= fault)
+		return (CL_OUT_OF_RESOURCES);
+	return (clSetEventCallback(c->ev, CL_COMPLETE, vcl_cmd_cb, c));
+}
+
+/*
+ * Have a waiter thread wait for c's event (vcl_cmd_wait). Returns 0, or
+ * -1 when none can be had: no pool, out of memory, or, for a command
+ * with no callback, testing (VCL_TEST_WATCH_NOWAIT=1).
+ */
+static int
+vcl_cmd_wait_start(struct vcl_session *s, struct vcl_cmd *c)
+{
+	static long	nowait = -2;
+
+	if (nowait == -2)
+		nowait = vcl_server_test_num("VCL_TEST_WATCH_NOWAIT");
+	if (s->srv->waiters == NULL || (c->unwatched && nowait == 1))
+		return (-1);
+	atomic_fetch_add(&c->refs, 1);
+	clRetainEvent(c->ev);
+	c->wait_ev = c->ev;
+	if (vcl_workers_run(s->srv->waiters, vcl_cmd_wait, c) != 0) {
+		clReleaseEvent(c->wait_ev);
+		atomic_fetch_sub(&c->refs, 1);
+		return (-1);
+	}
+	return (0);
+}
+
+/*
  * Register a command's completion: its callback on c->ev, and its place
  * on the session's in-flight list (for vcl_cmd_reap). c->d.s holds a
- * session reference. When the runtime refuses the callback the command
- * completes at once with that error, which is returned. A command the
- * loop saw done (vcl_cmd_poll) completes at once too.
+ * session reference. A command the loop saw done (vcl_cmd_poll) completes
+ * at once.
+ *
+ * The runtime may refuse the callback (out of memory) of a command it
+ * took and copies to or from until it is done: c then keeps its staging,
+ * slot, wrapper and session until then, never less (freeing them now had
+ * the runtime copy into freed memory). A waiter thread waits for its
+ * event and completes it as usual, with its event's status, so a read
+ * still answers its bytes and a finish its queue's end. The tick looks at
+ * it too (vcl_cmd_sweep): with no waiter to be had, or all of them held by
+ * events that end late, it completes within a tick of its end. The loop
+ * never waits on the device for it: a command behind a user event only
+ * the session's client sets would wait for ever. Returns CL_SUCCESS, or
+ * the runtime's refusal (c is watched either way: the caller lets go).
  */
 cl_int
 vcl_cmd_watch(struct vcl_session *s, struct vcl_cmd *c)
@@ -1045,12 +1139,13 @@ vcl_cmd_watch(struct vcl_session *s, struct vcl_cmd *c)
 		return (CL_SUCCESS);
 	}
 	atomic_fetch_add(&c->refs, 1);		/* the callback's */
-	if ((err = clSetEventCallback(c->ev, CL_COMPLETE, vcl_cmd_cb, c)) !=
-	    CL_SUCCESS) {
+	if ((err = vcl_cmd_callback(c)) != CL_SUCCESS) {
 		atomic_fetch_sub(&c->refs, 1);
-		c->status = err;
-		vcl_cmd_complete(c);
-		return (err);
+		vcl_session_warn(s, "command type %d: its completion cannot be "
+		    "watched (%d): waited for off the loop", (int)c->type,
+		    (int)err);
+		LIST_INSERT_HEAD(&vcl_cmd_unwatched, c, uentry);
+		c->unwatched = 1;
 	}
 	/*
 	 * Someone waits for a read's bytes, a finish, or a migration's bytes
@@ -1058,17 +1153,10 @@ vcl_cmd_watch(struct vcl_session *s, struct vcl_cmd *c)
 	 * may come late: NVIDIA's for a read into pinned memory took
 	 * milliseconds (docs/performance.md).
 	 */
-	if ((c->type == VCL_CMD_READ || c->type == VCL_CMD_FINISH ||
-	    c->type == VCL_CMD_PUSH || c->type == VCL_CMD_CHUNK ||
-	    c->type == VCL_CMD_SLOT_OUT || c->type == VCL_CMD_SLOT_IN ||
-	    c->type == VCL_CMD_SHM) && s->srv->waiters != NULL) {
-		atomic_fetch_add(&c->refs, 1);
-		clRetainEvent(c->ev);
-		c->wait_ev = c->ev;
-		if (vcl_workers_run(s->srv->waiters, vcl_cmd_wait, c) != 0) {
-			clReleaseEvent(c->wait_ev);
-			atomic_fetch_sub(&c->refs, 1);
-		}
-	}
-	return (CL_SUCCESS);
+	if (c->unwatched || c->type == VCL_CMD_READ ||
+	    c->type == VCL_CMD_FINISH || c->type == VCL_CMD_PUSH ||
+	    c->type == VCL_CMD_CHUNK || c->type == VCL_CMD_SLOT_OUT ||
+	    c->type == VCL_CMD_SLOT_IN || c->type == VCL_CMD_SHM)
+		(void)vcl_cmd_wait_start(s, c);
+	return (err);
 }
