@@ -203,6 +203,8 @@ vcl_cmd_complete(struct vcl_cmd *c)
 		LIST_REMOVE(c, uentry);
 		c->unwatched = 0;
 	}
+	if (c->fail != CL_SUCCESS)
+		c->status = c->fail;
 	st = c->status < 0 ? c->status : CL_SUCCESS;
 	/*
 	 * A reply the client waits on (a finish's, a read's, a ring read
@@ -586,8 +588,11 @@ vcl_cmd_answer(struct vcl_cmd *c)
 	Vcl__Reply	 r = VCL__REPLY__INIT;
 	const uint8_t	*bulk = NULL;
 	uint64_t	 len = 0;
-	cl_int		 st = c->status < 0 ? c->status : CL_SUCCESS;
+	cl_int		 st;
 
+	if (c->fail != CL_SUCCESS)
+		c->status = c->fail;
+	st = c->status < 0 ? c->status : CL_SUCCESS;
 	r.seq = c->seq;
 	r.status = st;
 	tc.reply = &r;
@@ -917,7 +922,23 @@ vcl_enq_end(struct vcl_session *s, struct vcl_enq *enq, cl_int err,
 	if (err == CL_SUCCESS && c == NULL && enq->event_id != 0 &&
 	    !enq->quiet && (c = vcl_cmd_new(VCL_CMD_PLAIN, 0)) == NULL)
 		err = CL_OUT_OF_HOST_MEMORY;
-	if (err != CL_SUCCESS) {
+	if (err != CL_SUCCESS && !s->dead && enq->ev != NULL &&
+	    c != NULL && c->type == VCL_CMD_SHM && c->xid != 0) {
+		/*
+		 * A shared transfer the runtime took: its error is answered
+		 * once its copy is done, as its success would be, so the
+		 * client may take its slot again as soon as it has the reply
+		 * (an orphan's slot stayed busy after the reply went).
+		 */
+		c->fail = err;
+		vcl_session_mark_dirty(s, enq->q);
+		if (enq->nwait > 0)
+			enq->q->waited = 1;
+		if (o == NULL && enq->event_id != 0)
+			o = vcl_session_add(s, enq->event_id, VCL_KIND_EVENT);
+		if (o != NULL)
+			o->error = err;
+	} else if (err != CL_SUCCESS) {
 		/* The command may have run; only its completion is lost. */
 		vcl_enq_orphan(s, enq, c);
 		if (enq->ev != NULL)
@@ -952,6 +973,9 @@ vcl_enq_end(struct vcl_session *s, struct vcl_enq *enq, cl_int err,
 			return;		/* nobody waits for this command */
 	}
 	if (s->dead) {
+		vcl_enq_orphan(s, enq, c);	/* closed by the error */
+		if (enq->ev != NULL)
+			clReleaseEvent(enq->ev);
 		vcl_stage_free(c->stage);
 		free(c);
 		return;
@@ -964,7 +988,7 @@ vcl_enq_end(struct vcl_session *s, struct vcl_enq *enq, cl_int err,
 	c->queue_id = enq->q != NULL ? enq->q->id : 0;
 	c->profiling = enq->q != NULL && enq->q->profiling;
 	c->status = err;
-	if (err != CL_SUCCESS) {
+	if (err != CL_SUCCESS && c->ev == NULL) {
 		c->d.fn = vcl_cmd_done;
 		vcl_cmd_complete(c);
 		return;

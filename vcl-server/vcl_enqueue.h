@@ -104,6 +104,8 @@ struct vcl_cmd {
 	int			 shm_write;	/* SHM: a write */
 	struct vcl_pinwrap	*pinwrap;	/* SHM, SLOT_*: its ring's
 						   wrapper, held (vcl_pin.c) */
+	cl_int			 fail;		/* reported whatever its event
+						   says (vcl_enq_end) */
 	int			 unwatched;	/* no callback: on the tick's
 						   list (vcl_cmd_sweep) */
 	LIST_ENTRY(vcl_cmd)	 uentry;
