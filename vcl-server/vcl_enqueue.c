@@ -21,8 +21,8 @@
  * Commands whose callback the runtime refused (vcl_cmd_watch), each looked
  * at every tick until its event is done (vcl_cmd_sweep). Loop thread only.
  */
-static LIST_HEAD(, vcl_cmd) vcl_cmd_unwatched =
-    LIST_HEAD_INITIALIZER(vcl_cmd_unwatched);
+static TAILQ_HEAD(, vcl_cmd) vcl_cmd_unwatched =
+    TAILQ_HEAD_INITIALIZER(vcl_cmd_unwatched);
 
 /* A command completion record of the given type for request seq. */
 struct vcl_cmd *
@@ -200,7 +200,7 @@ vcl_cmd_complete(struct vcl_cmd *c)
 
 	/* Claimed: no tick need look at its event any more. */
 	if (c->unwatched) {
-		LIST_REMOVE(c, uentry);
+		TAILQ_REMOVE(&vcl_cmd_unwatched, c, uentry);
 		c->unwatched = 0;
 	}
 	if (c->fail != CL_SUCCESS)
@@ -376,19 +376,20 @@ vcl_cmd_reap(struct vcl_session *s)
  * Every tick: complete the commands whose callback the runtime refused
  * once their event is done (complete or failed), whatever their session
  * (one closed meanwhile is off the server's list, not off this one).
- * Claimed first, completed after, oldest first, as in vcl_cmd_reap. Only
- * looks at events: never waits on one.
+ * Claimed first, completed after, oldest first (the list is in the order
+ * they were watched); past VCL_SETTLE_MAX the next tick takes the rest.
+ * Only looks at events: never waits on one.
  */
 void
 vcl_cmd_sweep(void)
 {
 	struct vcl_cmd	*c, *next, *done[VCL_SETTLE_MAX];
 	cl_int		 st;
-	int		 expect, n = 0;
+	int		 expect, i, n = 0;
 
-	for (c = LIST_FIRST(&vcl_cmd_unwatched); c != NULL &&
+	for (c = TAILQ_FIRST(&vcl_cmd_unwatched); c != NULL &&
 	    n < VCL_SETTLE_MAX; c = next) {
-		next = LIST_NEXT(c, uentry);
+		next = TAILQ_NEXT(c, uentry);
 		if (clGetEventInfo(c->ev, CL_EVENT_COMMAND_EXECUTION_STATUS,
 		    sizeof st, &st, NULL) != CL_SUCCESS || st > CL_COMPLETE)
 			continue;
@@ -398,8 +399,8 @@ vcl_cmd_sweep(void)
 		c->status = st;
 		done[n++] = c;
 	}
-	while (n > 0)
-		vcl_cmd_complete(done[--n]);
+	for (i = 0; i < n; i++)
+		vcl_cmd_complete(done[i]);
 }
 
 /*
@@ -1168,7 +1169,7 @@ vcl_cmd_watch(struct vcl_session *s, struct vcl_cmd *c)
 		vcl_session_warn(s, "command type %d: its completion cannot be "
 		    "watched (%d): waited for off the loop", (int)c->type,
 		    (int)err);
-		LIST_INSERT_HEAD(&vcl_cmd_unwatched, c, uentry);
+		TAILQ_INSERT_TAIL(&vcl_cmd_unwatched, c, uentry);
 		c->unwatched = 1;
 	}
 	/*

@@ -108,7 +108,7 @@ struct vcl_cmd {
 						   says (vcl_enq_end) */
 	int			 unwatched;	/* no callback: on the tick's
 						   list (vcl_cmd_sweep) */
-	LIST_ENTRY(vcl_cmd)	 uentry;
+	TAILQ_ENTRY(vcl_cmd)	 uentry;
 	LIST_ENTRY(vcl_cmd)	 entry;
 	LIST_ENTRY(vcl_cmd)	 qentry;	/* on s->qcmds, by its queue */
 };
