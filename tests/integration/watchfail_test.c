@@ -14,7 +14,8 @@
  * unmapped ring kills the server), and the client still gets the true
  * answer: a finish and a ring transfer CL_SUCCESS, a read its bytes, an
  * event CL_COMPLETE. With a waiter thread (the default), chunked writes
- * (--write-chunk 64K) too, and with none (VCL_TEST_WATCH_NOWAIT=1: only
+ * (--write-chunk 64K) too, pinned staging and ring (the default
+ * --max-pinned) too, and with no waiter (VCL_TEST_WATCH_NOWAIT=1: only
  * the server's tick sees the commands end). Then the client goes with a
  * ring write still queued: the server lives on and holds nothing after.
  */
@@ -265,6 +266,8 @@ static const char *const plain_args[] = { "--max-pinned", "0",
 	"--write-chunk", "0", "--shm-ring-max", "2M", NULL };
 static const char *const chunk_args[] = { "--max-pinned", "0",
 	"--write-chunk", "64K", "--shm-ring-max", "2M", NULL };
+static const char *const pinned_args[] = { "--write-chunk", "0",
+	"--shm-ring-max", "2M", NULL };
 
 /* With a waiter thread to wait for the commands' events. */
 static void
@@ -280,6 +283,16 @@ test_chunked(void)
 	run("chunked", chunk_args, 0);
 }
 
+/*
+ * With pinned memory: staging from the context's pinned blocks, the ring
+ * wrapped for the context (its wrapper held until the copy is done).
+ */
+static void
+test_pinned(void)
+{
+	run("pinned", pinned_args, 0);
+}
+
 /* With no waiter: the server's tick sees the events end. */
 static void
 test_nowait(void)
@@ -290,6 +303,7 @@ test_nowait(void)
 static const struct test tests[] = {
 	{ "waiter",	test_waiter,	60 },
 	{ "chunked",	test_chunked,	60 },
+	{ "pinned",	test_pinned,	60 },
 	{ "nowait",	test_nowait,	60 },
 };
 
