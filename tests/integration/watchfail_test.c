@@ -14,7 +14,7 @@
  * unmapped ring kills the server), and the client still gets the true
  * answer: a finish and a ring transfer CL_SUCCESS, a read its bytes, an
  * event CL_COMPLETE. With a waiter thread (the default), chunked writes
- * (--write-chunk 64K) too, pinned staging and ring (the default
+ * and reads (--write-chunk 64K, --read-chunk 256K) too, pinned staging and ring (the default
  * --max-pinned) too, and with no waiter (VCL_TEST_WATCH_NOWAIT=1: only
  * the server's tick sees the commands end). Then the client goes with a
  * ring write still queued: the server lives on and holds nothing after.
@@ -265,7 +265,8 @@ out:
 static const char *const plain_args[] = { "--max-pinned", "0",
 	"--write-chunk", "0", "--shm-ring-max", "2M", NULL };
 static const char *const chunk_args[] = { "--max-pinned", "0",
-	"--write-chunk", "64K", "--shm-ring-max", "2M", NULL };
+	"--write-chunk", "64K", "--read-chunk", "256K", "--shm-ring-max", "2M",
+	NULL };
 static const char *const pinned_args[] = { "--write-chunk", "0",
 	"--shm-ring-max", "2M", NULL };
 
@@ -276,7 +277,10 @@ test_waiter(void)
 	run("waiter", plain_args, 0);
 }
 
-/* The same, large writes copied in chunks as their bytes come. */
+/*
+ * The same, large writes copied in chunks as their bytes come, large reads
+ * sent in chunks as each chunk's copy completes.
+ */
 static void
 test_chunked(void)
 {
