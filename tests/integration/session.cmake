@@ -167,6 +167,7 @@ set_property(TEST it_raw_strandspy APPEND PROPERTY ENVIRONMENT
 vcl_rawtest(spin)
 vcl_rawtest(wchunk)
 vcl_rawtest(orphan)
+vcl_rawtest(watchfail)
 # it_raw_survive: libvcl blocked in every kind of call when its server is
 # killed or stops, over the ring and tcp, and one node of two lost.
 vcl_rawtest(survive)
