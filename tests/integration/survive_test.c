@@ -212,6 +212,27 @@ sv_seen(const struct srv *sv, uint64_t *shared)
 	return (n);
 }
 
+/*
+ * Bytes through the shared ring so far, or -1. With some, polls (bounded)
+ * until there are any: the server counts a copy once it is done, maybe
+ * after the write's reply.
+ */
+static long long
+sv_shared(const struct srv *sv, int some)
+{
+	uint64_t	shared = 0;
+	int		n;
+
+	for (n = 0; n < STATS_POLLS; n++) {
+		if (sv_seen(sv, &shared) < 0)
+			return (-1);
+		if (!some || shared > 0)
+			break;
+		poll_wait();
+	}
+	return ((long long)shared);
+}
+
 /* Make one blocking call (on its own thread). */
 static void *
 sv_call_run(void *arg)
@@ -281,8 +302,7 @@ sv_calls(const char *name, int sig, const char *transport,
 	cl_uint		 seed = 1;
 	size_t		 global = 1;
 	unsigned char	*warm = NULL;
-	long long	 seen0 = 0, seen = 0;
-	uint64_t	 shared = 0;
+	long long	 seen0 = 0, seen = 0, shared = 0;
 	char		 what[96];
 	int		 i, n, started = 0, ended, bad = 0;
 
@@ -344,7 +364,8 @@ sv_calls(const char *name, int sig, const char *transport,
 		goto join;
 	}
 	/* Stats from a plain connection: not to a TLS server. */
-	if (extra == NULL && (seen0 = sv_seen(&sv, &shared)) < 0) {
+	if (extra == NULL && ((shared = sv_shared(&sv, transport == NULL)) <
+	    0 || (seen0 = sv_seen(&sv, NULL)) < 0)) {
 		check(name, 0, "no Stats from the server");
 		goto join;
 	}
@@ -352,9 +373,8 @@ sv_calls(const char *name, int sig, const char *transport,
 	snprintf(what, sizeof what, "%s_path", name);
 	if (extra == NULL)
 		check(what, transport != NULL ? shared == 0 : shared > 0,
-		    "%llu bytes through the shared ring, over %s",
-		    (unsigned long long)shared, transport != NULL ? transport :
-		    "the default transport");
+		    "%lld bytes through the shared ring, over %s", shared,
+		    transport != NULL ? transport : "the default transport");
 	for (i = 0; i < SV_NKINDS; i++) {
 		if (pthread_create(&b[i].t, NULL, sv_call_run, &b[i]) != 0)
 			break;
@@ -754,7 +774,7 @@ sv_write(const char *name, int kill_it, const char *transport)
 	cl_context	 ctx = NULL;
 	cl_program	 prog = NULL;
 	cl_int		 err = CL_SUCCESS;
-	uint64_t	 shared = 0;
+	long long	 shared;
 	char		 what[96];
 	int		 n;
 
@@ -776,11 +796,11 @@ sv_write(const char *name, int kill_it, const char *transport)
 		goto out;
 	}
 	/* Else the ring's path is not the one tested. */
+	shared = sv_shared(&sv, transport == NULL);
 	snprintf(what, sizeof what, "%s_path", name);
-	check(what, sv_seen(&sv, &shared) >= 0 && (transport != NULL ?
-	    shared == 0 : shared > 0), "%llu bytes through the shared ring, "
-	    "over %s", (unsigned long long)shared, transport != NULL ?
-	    transport : "the default transport");
+	check(what, transport != NULL ? shared == 0 : shared > 0, "%lld "
+	    "bytes through the shared ring, over %s", shared, transport !=
+	    NULL ? transport : "the default transport");
 	kill(sv.pid, SIGSTOP);
 	if (pthread_create(&w.t, NULL, sv_write_run, &w) != 0) {
 		check(name, 0, "pthread_create failed");
