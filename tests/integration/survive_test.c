@@ -26,6 +26,8 @@
  *     lost kernel's callback makes blocking calls on both nodes.
  *   cross_*: clFinish on one node behind an event of the other, which is
  *     killed or stops: an error, and the first works on.
+ *   migrate_*: a read on one node of bytes only the other, killed or
+ *     stopped, has: an error, and the first works on.
  */
 
 #include <pthread.h>
@@ -1347,6 +1349,97 @@ t_cross_stop(void)
 	sv_cross("cross_stop", SIGSTOP);
 }
 
+/*
+ * One context over two servers: a buffer filled on the second, which then
+ * stops (or is killed); a blocking read of it on the first needs its bytes
+ * from there (a migration between the servers): it fails within a bound,
+ * and the first node works on.
+ */
+static void
+sv_migrate(const char *name, int sig)
+{
+	struct srv	 sv[2];
+	cl_device_id	 dev[2];
+	cl_context	 ctx = NULL;
+	cl_program	 prog = NULL;
+	cl_command_queue q0 = NULL, q1 = NULL;
+	cl_mem		 m = NULL, m0 = NULL;
+	cl_uint		*a = NULL;
+	cl_int		 err = CL_SUCCESS;
+	size_t		 words = 1u << 16;
+	char		 what[96];
+	int		 ok;
+
+	memset(sv, 0, sizeof sv);
+	if (!srv_start(&sv[0], name, "127.0.0.1:0", NULL))
+		return;
+	if (!srv_start(&sv[1], name, "127.0.0.1:0", NULL))
+		goto out;
+	if (!sv_env(sv, 2, NULL, sig == SIGSTOP ? SV_TIMEOUT_MS : NULL) ||
+	    !sv_setup(dev, 2, &ctx, &prog, 1))
+		goto out;
+	if ((a = calloc(words, sizeof *a)) == NULL ||
+	    (q0 = clCreateCommandQueue(ctx, dev[0], 0, &err)) == NULL ||
+	    (q1 = clCreateCommandQueue(ctx, dev[1], 0, &err)) == NULL ||
+	    (m = clCreateBuffer(ctx, CL_MEM_READ_WRITE, words * sizeof *a,
+	    NULL, &err)) == NULL || (m0 = clCreateBuffer(ctx,
+	    CL_MEM_READ_WRITE, words * sizeof *a, NULL, &err)) == NULL) {
+		snprintf(what, sizeof what, "%s_setup", name);
+		check(what, 0, "set-up: %d", (int)err);
+		goto out;
+	}
+	/* The newest bytes of m are on the second node only. */
+	ok = sv_fill_check(q1, prog, m, words, 29, &err);
+	snprintf(what, sizeof what, "%s_before", name);
+	if (!check(what, ok, "a fill on the second node: %d", (int)err))
+		goto out;
+	kill(sv[1].pid, sig);
+	err = clEnqueueReadBuffer(q0, m, CL_TRUE, 0, words * sizeof *a, a, 0,
+	    NULL, NULL);
+	snprintf(what, sizeof what, "%s_error", name);
+	check(what, err < 0, "a read on the first node of bytes only the "
+	    "lost one had returned %d", (int)err);
+	ok = sv_fill_check(q0, prog, m0, words, 31, &err);
+	snprintf(what, sizeof what, "%s_works_on", name);
+	check(what, ok, "work on the surviving node after the loss: %d",
+	    (int)err);
+out:
+	free(a);
+	if (m0 != NULL)
+		clReleaseMemObject(m0);
+	if (m != NULL)
+		clReleaseMemObject(m);
+	if (q1 != NULL)
+		clReleaseCommandQueue(q1);
+	if (q0 != NULL)
+		clReleaseCommandQueue(q0);
+	if (prog != NULL)
+		clReleaseProgram(prog);
+	if (ctx != NULL)
+		clReleaseContext(ctx);
+	if (sv[1].pid > 0) {
+		kill(sv[1].pid, SIGCONT);
+		kill(sv[1].pid, SIGKILL);
+		srv_wait_exit(&sv[1]);
+	}
+	kill(sv[0].pid, SIGKILL);
+	srv_wait_exit(&sv[0]);
+}
+
+/* The buffer's node killed before the migration. */
+static void
+t_migrate_kill(void)
+{
+	sv_migrate("migrate_kill", SIGKILL);
+}
+
+/* The buffer's node stopped before the migration. */
+static void
+t_migrate_stop(void)
+{
+	sv_migrate("migrate_stop", SIGSTOP);
+}
+
 static const struct test tests[] = {
 	{ "calls_kill",		t_calls_kill,		60 },
 	{ "calls_kill_tcp",	t_calls_kill_tcp,	60 },
@@ -1367,6 +1460,8 @@ static const struct test tests[] = {
 	{ "nodes",		t_nodes,		90 },
 	{ "cross_kill",		t_cross_kill,		90 },
 	{ "cross_stop",		t_cross_stop,		90 },
+	{ "migrate_kill",	t_migrate_kill,		90 },
+	{ "migrate_stop",	t_migrate_stop,		90 },
 };
 
 int
