@@ -168,3 +168,8 @@ vcl_rawtest(spin)
 vcl_rawtest(wchunk)
 vcl_rawtest(orphan)
 vcl_rawtest(watchfail)
+# it_raw_survive: libvcl blocked in every kind of call when its server is
+# killed, stops or cuts a reply, over the ring, tcp and TLS, and one node
+# of two lost while the other works on.
+vcl_rawtest(survive)
+target_link_libraries(survive_test PRIVATE PkgConfig::OPENCL Threads::Threads)
