@@ -167,3 +167,4 @@ set_property(TEST it_raw_strandspy APPEND PROPERTY ENVIRONMENT
 vcl_rawtest(spin)
 vcl_rawtest(wchunk)
 vcl_rawtest(orphan)
+vcl_rawtest(attack5)
