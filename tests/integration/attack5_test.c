@@ -726,6 +726,88 @@ out:
 	srv_stop(&sv, "trickle_server_exit");
 }
 
+#define SRC_LEN		(4u << 20)	/* a program source of 4 MiB */
+#define SRC_ASKS	200		/* its GetInfo, never read: 800 MiB */
+#define PROG		6
+#define OUT_HIGH	(64ull << 20)	/* vcl_session.c: input stops above */
+#define OUT_SLACK	(32ull << 20)	/* the source, one reply, the rest */
+
+/*
+ * A session that never reads pipelines GetInfo(CL_PROGRAM_SOURCE) of a
+ * large program, all in one read of the server (one batch): its queued
+ * replies stop its input once they pass the output bound, in the middle
+ * of the batch, instead of every request of the batch queueing a copy
+ * of the source (hundreds of MiB from a few KiB of input). Seen from a
+ * second session's Stats: the server's bytes pass the bound (the batch
+ * ran) but not by more than a reply or two.
+ */
+static void
+test_noread_info(void)
+{
+	struct srv		 sv;
+	struct conn		 c, d;
+	Vcl__StatsResult	 st;
+	Vcl__Request		 r = VCL__REQUEST__INIT;
+	Vcl__GetInfo		 gi = VCL__GET_INFO__INIT;
+	struct vcl_buf		 b = { NULL, 0, 0 };
+	char			*src;
+	int			 i, rc;
+
+	c.fd = d.fd = -1;
+	memset(&st, 0, sizeof st);
+	if ((src = malloc(SRC_LEN + 1)) == NULL)
+		return;
+	memset(src, ' ', SRC_LEN);
+	memcpy(src, "__kernel void k(void) {}\n", 25);
+	src[SRC_LEN] = '\0';
+	if (!srv_start(&sv, "noinfo_server_start", "127.0.0.1:0", NULL)) {
+		free(src);
+		return;
+	}
+	if (!check("noinfo_setup", conn_session(&c, &sv) == 0 &&
+	    create_context(&c, CTX) == 0 && create_program(&c, PROG, CTX,
+	    src) == 0 && get_info_status(&c, VCL__GET_INFO__WHAT__PROGRAM,
+	    PROG, CL_PROGRAM_REFERENCE_COUNT) == 0 &&
+	    conn_session(&d, &sv) == 0, "no sessions, context or program"))
+		goto out;
+	gi.what = VCL__GET_INFO__WHAT__PROGRAM;
+	gi.id = PROG;
+	gi.param = CL_PROGRAM_SOURCE;
+	r.call_case = VCL__REQUEST__CALL_GET_INFO;
+	r.get_info = &gi;
+	for (i = 0, rc = 0; i < SRC_ASKS && rc == 0; i++) {
+		r.seq = ++c.seq;
+		rc = vcl_buf_pack(&b, &r.base, 0);
+	}
+	/* One send: the server reads the lot at once. */
+	if (!check("noinfo_sent", rc == 0 && send_raw(&c, b.data, b.len) ==
+	    0, "cannot send the requests"))
+		goto out;
+	for (i = 0; i < STATS_POLLS; i++) {
+		if ((rc = stats(&d, &st)) != 0 || st.bytes >= OUT_HIGH)
+			break;
+		poll_wait();
+	}
+	if (check("noinfo_batch_ran", rc == 0 && st.bytes >= OUT_HIGH,
+	    "Stats failed, or %llu bytes held: the requests never ran",
+	    (unsigned long long)st.bytes))
+		check("noinfo_bounded", st.bytes <= OUT_HIGH + OUT_SLACK,
+		    "%llu bytes held for a session that reads nothing, over "
+		    "the output bound %llu by more than %llu",
+		    (unsigned long long)st.bytes,
+		    (unsigned long long)OUT_HIGH,
+		    (unsigned long long)OUT_SLACK);
+	conn_close(&c);
+	conn_close(&d);
+	check_empty("noinfo_empty", &sv);
+out:
+	vcl_buf_free(&b);
+	conn_close(&c);
+	conn_close(&d);
+	free(src);
+	srv_stop(&sv, "noinfo_server_exit");
+}
+
 static const struct test tests[] = {
 	{ "rd_release",		test_rd_release,	60 },
 	{ "rd_userevent",	test_rd_userevent,	60 },
@@ -735,6 +817,7 @@ static const struct test tests[] = {
 	{ "flood",		test_flood,		90 },
 	{ "noread",		test_noread,		90 },
 	{ "trickle",		test_trickle,		90 },
+	{ "noread_info",	test_noread_info,	90 },
 };
 
 int
