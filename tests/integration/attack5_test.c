@@ -808,10 +808,99 @@ out:
 	srv_stop(&sv, "noinfo_server_exit");
 }
 
+/*
+ * Send ReadBuffer{Q, MEM, 0, size, event ev} and a Finish of Q; read until
+ * the finish's reply. *rst gets the read's status, *est the event's
+ * Notify status (1 if none came first). Returns 0, or -1 (no finish).
+ */
+static int
+read_then_finish(struct conn *c, uint64_t size, uint64_t ev, cl_int *rst,
+    cl_int *est)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__Finish	f = VCL__FINISH__INIT;
+	struct reply	rp;
+	uint64_t	seq;
+	size_t		i;
+
+	*rst = *est = 1;
+	if ((seq = send_read(c, Q, MEM, 0, size, ev, NULL, 0)) == 0)
+		return (-1);
+	f.queue = Q;
+	r.call_case = VCL__REQUEST__CALL_FINISH;
+	r.finish = &f;
+	if (send_req(c, &r, NULL, 0) != 0)
+		return (-1);
+	for (;;) {
+		if (recv_msg(c, &rp) != 0)
+			return (-1);
+		for (i = 0; i < rp.tc->n_notify; i++)
+			if (rp.tc->notify[i]->event == ev)
+				*est = rp.tc->notify[i]->status;
+		if (rp.r != NULL && rp.r->seq == seq)
+			*rst = rp.r->status;
+		if (rp.r != NULL && rp.r->seq == r.seq) {
+			reply_free(&rp);
+			return (0);
+		}
+		reply_free(&rp);
+	}
+}
+
+/*
+ * A read whose event the session may not hold (over --max-objects): the
+ * read fails and so does its event, told by a Notify as for any command
+ * (libvcl's blocking read with an event waits for that Notify after the
+ * reply), chunked or not. Context, queue and buffer are the three
+ * objects the limit allows; each read's event would be a fourth.
+ */
+static void
+test_rd_objlimit(void)
+{
+	static const char *const args[] = { "--read-chunk", "64K",
+	    "--max-objects", "3", NULL };
+	static const uint64_t	 size[] = { CHUNK, BIG };
+	struct srv		 sv;
+	struct conn		 c;
+	uint8_t			*data;
+	cl_int			 rst, est;
+	size_t			 i;
+
+	c.fd = -1;
+	if ((data = pattern(BIG, 11)) == NULL)
+		return;
+	if (!srv_start(&sv, "rdlim_server_start", "127.0.0.1:0", args)) {
+		free(data);
+		return;
+	}
+	if (!check("rdlim_setup", setup(&c, &sv, data, BIG) == 0,
+	    "no session, context, queue or buffer"))
+		goto out;
+	for (i = 0; i < sizeof size / sizeof size[0]; i++) {
+		if (!check("rdlim_finish", read_then_finish(&c, size[i],
+		    EV + i, &rst, &est) == 0, "read of %llu bytes: no reply "
+		    "to the finish behind it", (unsigned long long)size[i]))
+			goto out;
+		check("rdlim_read_fails", rst < 0, "read of %llu bytes: "
+		    "status %d with its event over the object limit",
+		    (unsigned long long)size[i], rst);
+		check("rdlim_event_told", est < 0, "read of %llu bytes: its "
+		    "event's Notify %s", (unsigned long long)size[i], est ==
+		    1 ? "never came" : "said it completed");
+	}
+	conn_close(&c);
+	check_empty("rdlim_empty", &sv);
+out:
+	conn_close(&c);
+	free(data);
+	srv_stop(&sv, "rdlim_server_exit");
+}
+
 static const struct test tests[] = {
 	{ "rd_release",		test_rd_release,	60 },
 	{ "rd_userevent",	test_rd_userevent,	60 },
 	{ "rd_edges",		test_rd_edges,		60 },
+	{ "rd_objlimit",	test_rd_objlimit,	60 },
 	{ "wr_mismatch",	test_wr_mismatch,	60 },
 	{ "wr_sub",		test_wr_sub,		60 },
 	{ "flood",		test_flood,		90 },
