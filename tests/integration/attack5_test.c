@@ -896,6 +896,54 @@ out:
 	srv_stop(&sv, "rdlim_server_exit");
 }
 
+#define LORIS		(64u << 20)	/* at 64 KiB/s: 1024 s allowed */
+#define LORIS_SENT	1000u
+
+/*
+ * A slow-loris write: a frame announcing 64 MiB of bulk, a thousand bytes
+ * of it, then nothing. Its staging (charged, pinned where there is some)
+ * is held only while the bytes keep coming at --min-rate after the first
+ * --frame-timeout seconds, not for the 17 minutes the whole size at
+ * --min-rate would allow: the session is closed within a few seconds
+ * (--frame-timeout 1), and the server then holds nothing.
+ */
+static void
+test_slowloris(void)
+{
+	static const char *const args[] = { "--frame-timeout", "1",
+	    "--write-chunk", "64K", NULL };
+	struct srv	 sv;
+	struct conn	 c;
+	uint8_t		*data;
+
+	c.fd = -1;
+	if ((data = pattern(LORIS_SENT, 12)) == NULL)
+		return;
+	if (!srv_start(&sv, "loris_server_start", "127.0.0.1:0", args)) {
+		free(data);
+		return;
+	}
+	if (!check("loris_setup", conn_session(&c, &sv) == 0 &&
+	    create_context(&c, CTX) == 0 && create_queue(&c, Q, CTX) == 0 &&
+	    create_buffer(&c, MEM, CTX, LORIS, NULL, 0) == 0 && trip(&c) == 0,
+	    "no session, context, queue or buffer"))
+		goto out;
+	if (!check("loris_sent", send_write(&c, Q, MEM, 0, LORIS, LORIS, data,
+	    LORIS_SENT) != 0, "cannot send"))
+		goto out;
+	/* wait_closed: 10 s at most per silent read. */
+	if (check("loris_closed", wait_closed(&c), "a frame stalled after "
+	    "%u of its %u bytes was still open", LORIS_SENT, LORIS))
+		check("loris_logged", srv_stderr_has(&sv, "frame not completed "
+		    "in time"), "the server logged no reason");
+	conn_close(&c);
+	check_empty("loris_empty", &sv);
+out:
+	conn_close(&c);
+	free(data);
+	srv_stop(&sv, "loris_server_exit");
+}
+
 static const struct test tests[] = {
 	{ "rd_release",		test_rd_release,	60 },
 	{ "rd_userevent",	test_rd_userevent,	60 },
@@ -907,6 +955,7 @@ static const struct test tests[] = {
 	{ "noread",		test_noread,		90 },
 	{ "trickle",		test_trickle,		90 },
 	{ "noread_info",	test_noread_info,	90 },
+	{ "slowloris",		test_slowloris,		60 },
 };
 
 int
