@@ -143,7 +143,8 @@ check_empty(const char *name, const struct srv *sv)
  * A chunked read, then at once releases of its buffer, queue, context
  * and event: the read still answers with its bytes (the runtime keeps
  * what its commands use). Then again with the connection dropped right
- * behind the releases, the chunks still in flight.
+ * behind the releases, the chunks still in flight; and with a reused id
+ * behind the read instead, which closes the session meanwhile.
  */
 static void
 test_rd_release(void)
@@ -162,15 +163,19 @@ test_rd_release(void)
 		free(data);
 		return;
 	}
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < 3; i++) {
 		if (!check("rdrel_setup", setup(&c, &sv, data, BIG) == 0,
 		    "no session, context, queue or buffer"))
 			goto out;
 		seq = send_read(&c, Q, MEM, 0, BIG, EV, NULL, 0);
-		rc = seq == 0 || release(&c, VCL__KIND__KIND_MEM, MEM) != 0 ||
-		    release(&c, VCL__KIND__KIND_QUEUE, Q) != 0 ||
-		    release(&c, VCL__KIND__KIND_EVENT, EV) != 0 ||
-		    release(&c, VCL__KIND__KIND_CONTEXT, CTX) != 0;
+		if (i == 2)	/* a reused id: the server closes it */
+			rc = seq == 0 || create_context(&c, MEM) != 0;
+		else
+			rc = seq == 0 || release(&c, VCL__KIND__KIND_MEM,
+			    MEM) != 0 || release(&c, VCL__KIND__KIND_QUEUE,
+			    Q) != 0 || release(&c, VCL__KIND__KIND_EVENT,
+			    EV) != 0 || release(&c, VCL__KIND__KIND_CONTEXT,
+			    CTX) != 0;
 		if (!check("rdrel_sent", rc == 0, "cannot send the requests"))
 			goto out;
 		if (i == 0) {
@@ -185,6 +190,9 @@ test_rd_release(void)
 				reply_free(&rp);
 			}
 		}
+		if (i == 2)
+			check("rdrel_reuse_closed", wait_closed(&c), "the "
+			    "session went on after reusing an id");
 		conn_close(&c);
 		check_empty("rdrel_empty", &sv);
 	}
