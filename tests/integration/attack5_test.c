@@ -215,6 +215,7 @@ test_rd_userevent(void)
 	struct reply	 rp;
 	uint8_t		*data;
 	uint64_t	 seq, u = UEV;
+	cl_int		 est;
 	int		 rc;
 
 	c.fd = -1;
@@ -243,6 +244,10 @@ test_rd_userevent(void)
 		    "status %d with %llu bytes behind a failed event",
 		    rp.r->status, (unsigned long long)rp.bulk_len);
 		reply_free(&rp);
+		est = CL_COMPLETE;
+		check("rduev_event_failed", wait_notify(&c, EV, &est) == 0 &&
+		    est < 0, "the read's event: %s (status %d)", est ==
+		    CL_COMPLETE ? "no Notify" : "completed", est);
 	}
 	rc = read_buffer(&c, Q, MEM, BIG, &rp);
 	if (check("rduev_next", rc == 0, "no reply to the next read")) {
