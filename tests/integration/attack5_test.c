@@ -964,6 +964,168 @@ out:
 	srv_stop(&sv, "loris_server_exit");
 }
 
+#define IMG_W		16		/* pixels of CL_RGBA, CL_UNSIGNED_INT8 */
+#define IMG_A		4		/* the 1D array's images, the 2D's rows */
+#define IMG_LEN		(IMG_W * IMG_A * 4u)
+#define IMG_1DA		7
+#define IMG_2D		8
+
+/* CreateImage{id, CTX, CL_RGBA of CL_UNSIGNED_INT8, type} with data. */
+static int
+image_new(struct conn *c, uint64_t id, uint32_t type, const uint8_t *data)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__CreateImage	m = VCL__CREATE_IMAGE__INIT;
+
+	m.id = id;
+	m.context = CTX;
+	m.flags = CL_MEM_READ_WRITE;
+	m.order = CL_RGBA;
+	m.data_type = CL_UNSIGNED_INT8;
+	m.type = type;
+	m.width = IMG_W;
+	if (type == CL_MEM_OBJECT_IMAGE2D) {
+		m.has_height = 1;
+		m.height = IMG_A;
+	} else {
+		m.has_array_size = 1;
+		m.array_size = IMG_A;
+	}
+	m.has_has_data = m.has_data = 1;
+	r.call_case = VCL__REQUEST__CALL_CREATE_IMAGE;
+	r.create_image = &m;
+	return (send_req(c, &r, data, IMG_LEN));
+}
+
+/*
+ * ReadImage (data NULL) or WriteImage (data: its IMG_LEN bytes) of the
+ * whole image id on Q, waiting for its reply: its status, the bytes read
+ * into *rp (reads). 1 when no reply came.
+ */
+static cl_int
+image_rw(struct conn *c, uint64_t id, const uint8_t *data, struct reply *rp)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__ReadImage	rd = VCL__READ_IMAGE__INIT;
+	Vcl__WriteImage	wr = VCL__WRITE_IMAGE__INIT;
+	Vcl__Enqueue	e = VCL__ENQUEUE__INIT;
+	uint64_t	org[3] = { 0, 0, 0 }, reg[3] = { IMG_W, IMG_A, 1 };
+
+	e.queue = Q;
+	if (data == NULL) {
+		rd.q = &e;
+		rd.mem = id;
+		rd.origin = org;
+		rd.n_origin = 3;
+		rd.region = reg;
+		rd.n_region = 3;
+		r.call_case = VCL__REQUEST__CALL_READ_IMAGE;
+		r.read_image = &rd;
+		if (call(c, &r, NULL, 0, rp) != 0)
+			return (1);
+		return (rp->r->status);
+	}
+	wr.q = &e;
+	wr.mem = id;
+	wr.origin = org;
+	wr.n_origin = 3;
+	wr.region = reg;
+	wr.n_region = 3;
+	r.call_case = VCL__REQUEST__CALL_WRITE_IMAGE;
+	r.write_image = &wr;
+	memset(rp, 0, sizeof *rp);
+	if (send_req(c, &r, data, IMG_LEN) != 0)
+		return (1);
+	return (raw_finish(c, Q));
+}
+
+/*
+ * Image reads and writes give the runtime host pitches that fit the
+ * packed staging, with a runtime that follows the spec (imagespy, as
+ * NVIDIA's: a slice pitch for a 2D image is refused, a 1D array's images
+ * are laid out by it). A 1D array of 4 images read back was copied over
+ * four times its staging (ASan: a heap overflow; else the bytes at the
+ * wrong places) and written from as far; a 2D image could be neither.
+ */
+static void
+test_image_pitch(void)
+{
+	const char	*lib = getenv("VCL_TEST_IMAGESPY_LIB");
+	const char	*asan = getenv("ASAN_OPTIONS");
+	char		*saved = asan != NULL ? strdup(asan) : NULL;
+	char		 opts[1024];
+	static const uint32_t types[] = { CL_MEM_OBJECT_IMAGE1D_ARRAY,
+	    CL_MEM_OBJECT_IMAGE2D };
+	static const uint64_t ids[] = { IMG_1DA, IMG_2D };
+	struct srv	 sv;
+	struct conn	 c;
+	struct reply	 rp;
+	uint8_t		*a, *b;
+	size_t		 i;
+	cl_int		 st;
+	int		 up;
+
+	c.fd = -1;
+	if (!check("imgpitch_spy", lib != NULL && *lib != '\0',
+	    "VCL_TEST_IMAGESPY_LIB is not set")) {
+		free(saved);
+		return;
+	}
+	a = pattern(IMG_LEN, 13);
+	b = pattern(IMG_LEN, 14);
+	/* The sanitizer build: a preloaded library comes before its runtime. */
+	snprintf(opts, sizeof opts, "%s%sverify_asan_link_order=0",
+	    saved != NULL ? saved : "", saved != NULL ? ":" : "");
+	setenv("ASAN_OPTIONS", opts, 1);
+	setenv("LD_PRELOAD", lib, 1);
+	up = a != NULL && b != NULL && srv_start(&sv, "imgpitch_server_start",
+	    "127.0.0.1:0", NULL);
+	unsetenv("LD_PRELOAD");
+	if (saved != NULL)
+		setenv("ASAN_OPTIONS", saved, 1);
+	else
+		unsetenv("ASAN_OPTIONS");
+	free(saved);
+	if (!up) {
+		free(a);
+		free(b);
+		return;
+	}
+	if (!check("imgpitch_setup", conn_session(&c, &sv) == 0 &&
+	    create_context(&c, CTX) == 0 && create_queue(&c, Q, CTX) == 0 &&
+	    image_new(&c, IMG_1DA, types[0], a) == 0 &&
+	    image_new(&c, IMG_2D, types[1], a) == 0 && trip(&c) == 0,
+	    "no session, context, queue or images"))
+		goto out;
+	for (i = 0; i < 2; i++) {
+		st = image_rw(&c, ids[i], NULL, &rp);
+		if (check("imgpitch_read", st == CL_SUCCESS, "image type %#x: "
+		    "read status %d", types[i], st))
+			check("imgpitch_read_bytes", rp.bulk_len == IMG_LEN &&
+			    memcmp(rp.bulk, a, IMG_LEN) == 0, "image type %#x: "
+			    "%llu bytes or other bytes read", types[i],
+			    (unsigned long long)rp.bulk_len);
+		reply_free(&rp);
+		st = image_rw(&c, ids[i], b, &rp);
+		check("imgpitch_write", st == CL_SUCCESS, "image type %#x: "
+		    "write then finish: %d", types[i], st);
+		st = image_rw(&c, ids[i], NULL, &rp);
+		if (check("imgpitch_reread", st == CL_SUCCESS, "image type "
+		    "%#x: read status %d", types[i], st))
+			check("imgpitch_written", rp.bulk_len == IMG_LEN &&
+			    memcmp(rp.bulk, b, IMG_LEN) == 0, "image type %#x: "
+			    "the write did not land as sent", types[i]);
+		reply_free(&rp);
+	}
+	conn_close(&c);
+	check_empty("imgpitch_empty", &sv);
+out:
+	conn_close(&c);
+	free(a);
+	free(b);
+	srv_stop(&sv, "imgpitch_server_exit");
+}
+
 static const struct test tests[] = {
 	{ "rd_release",		test_rd_release,	60 },
 	{ "rd_userevent",	test_rd_userevent,	60 },
@@ -976,6 +1138,7 @@ static const struct test tests[] = {
 	{ "trickle",		test_trickle,		90 },
 	{ "noread_info",	test_noread_info,	90 },
 	{ "slowloris",		test_slowloris,		60 },
+	{ "image_pitch",	test_image_pitch,	60 },
 };
 
 int
