@@ -17,6 +17,13 @@
 
 #define VCL_WAIT_MAX	65536	/* events in one wait list */
 
+/*
+ * Commands whose callback the runtime refused (vcl_cmd_watch), each looked
+ * at every tick until its event is done (vcl_cmd_sweep). Loop thread only.
+ */
+static TAILQ_HEAD(, vcl_cmd) vcl_cmd_unwatched =
+    TAILQ_HEAD_INITIALIZER(vcl_cmd_unwatched);
+
 /* A command completion record of the given type for request seq. */
 struct vcl_cmd *
 vcl_cmd_new(enum vcl_cmd_type type, uint64_t seq)
@@ -187,10 +194,18 @@ vcl_cmd_complete(struct vcl_cmd *c)
 	struct vcl_hobj		*q;
 	Vcl__ToClient		 tc = VCL__TO_CLIENT__INIT;
 	Vcl__Reply		 r = VCL__REPLY__INIT;
-	cl_int			 st = c->status < 0 ? c->status : CL_SUCCESS;
+	cl_int			 st;
 	uint64_t		 qid;
 	int			 parked;
 
+	/* Claimed: no tick need look at its event any more. */
+	if (c->unwatched) {
+		TAILQ_REMOVE(&vcl_cmd_unwatched, c, uentry);
+		c->unwatched = 0;
+	}
+	if (c->fail != CL_SUCCESS)
+		c->status = c->fail;
+	st = c->status < 0 ? c->status : CL_SUCCESS;
 	/*
 	 * A reply the client waits on (a finish's, a read's, a ring read
 	 * chunk's, a part of a read sent in chunks) goes only after what ran
@@ -357,6 +372,36 @@ vcl_cmd_reap(struct vcl_session *s)
 		vcl_cmd_complete(done[--n]);
 }
 
+/*
+ * Every tick: complete the commands whose callback the runtime refused
+ * once their event is done (complete or failed), whatever their session
+ * (one closed meanwhile is off the server's list, not off this one).
+ * Claimed first, completed after, oldest first (the list is in the order
+ * they were watched); past VCL_SETTLE_MAX the next tick takes the rest.
+ * Only looks at events: never waits on one.
+ */
+void
+vcl_cmd_sweep(void)
+{
+	struct vcl_cmd	*c, *next, *done[VCL_SETTLE_MAX];
+	cl_int		 st;
+	int		 expect, i, n = 0;
+
+	for (c = TAILQ_FIRST(&vcl_cmd_unwatched); c != NULL &&
+	    n < VCL_SETTLE_MAX; c = next) {
+		next = TAILQ_NEXT(c, uentry);
+		if (clGetEventInfo(c->ev, CL_EVENT_COMMAND_EXECUTION_STATUS,
+		    sizeof st, &st, NULL) != CL_SUCCESS || st > CL_COMPLETE)
+			continue;
+		expect = 0;
+		if (!atomic_compare_exchange_strong(&c->claimed, &expect, 1))
+			continue;	/* its waiter won: on its way */
+		c->status = st;
+		done[n++] = c;
+	}
+	for (i = 0; i < n; i++)
+		vcl_cmd_complete(done[i]);
+}
 
 /*
  * A finish or a read f completed: on an in-order queue so did every
@@ -544,8 +589,11 @@ vcl_cmd_answer(struct vcl_cmd *c)
 	Vcl__Reply	 r = VCL__REPLY__INIT;
 	const uint8_t	*bulk = NULL;
 	uint64_t	 len = 0;
-	cl_int		 st = c->status < 0 ? c->status : CL_SUCCESS;
+	cl_int		 st;
 
+	if (c->fail != CL_SUCCESS)
+		c->status = c->fail;
+	st = c->status < 0 ? c->status : CL_SUCCESS;
 	r.seq = c->seq;
 	r.status = st;
 	tc.reply = &r;
@@ -875,7 +923,23 @@ vcl_enq_end(struct vcl_session *s, struct vcl_enq *enq, cl_int err,
 	if (err == CL_SUCCESS && c == NULL && enq->event_id != 0 &&
 	    !enq->quiet && (c = vcl_cmd_new(VCL_CMD_PLAIN, 0)) == NULL)
 		err = CL_OUT_OF_HOST_MEMORY;
-	if (err != CL_SUCCESS) {
+	if (err != CL_SUCCESS && !s->dead && enq->ev != NULL &&
+	    c != NULL && c->type == VCL_CMD_SHM && c->xid != 0) {
+		/*
+		 * A shared transfer the runtime took: its error is answered
+		 * once its copy is done, as its success would be, so the
+		 * client may take its slot again as soon as it has the reply
+		 * (an orphan's slot stayed busy after the reply went).
+		 */
+		c->fail = err;
+		vcl_session_mark_dirty(s, enq->q);
+		if (enq->nwait > 0)
+			enq->q->waited = 1;
+		if (o == NULL && enq->event_id != 0)
+			o = vcl_session_add(s, enq->event_id, VCL_KIND_EVENT);
+		if (o != NULL)
+			o->error = err;
+	} else if (err != CL_SUCCESS) {
 		/* The command may have run; only its completion is lost. */
 		vcl_enq_orphan(s, enq, c);
 		if (enq->ev != NULL)
@@ -910,6 +974,9 @@ vcl_enq_end(struct vcl_session *s, struct vcl_enq *enq, cl_int err,
 			return;		/* nobody waits for this command */
 	}
 	if (s->dead) {
+		vcl_enq_orphan(s, enq, c);	/* closed by the error */
+		if (enq->ev != NULL)
+			clReleaseEvent(enq->ev);
 		vcl_stage_free(c->stage);
 		free(c);
 		return;
@@ -922,7 +989,7 @@ vcl_enq_end(struct vcl_session *s, struct vcl_enq *enq, cl_int err,
 	c->queue_id = enq->q != NULL ? enq->q->id : 0;
 	c->profiling = enq->q != NULL && enq->q->profiling;
 	c->status = err;
-	if (err != CL_SUCCESS) {
+	if (err != CL_SUCCESS && c->ev == NULL) {
 		c->d.fn = vcl_cmd_done;
 		vcl_cmd_complete(c);
 		return;
@@ -999,11 +1066,63 @@ vcl_cmd_poll(struct vcl_session *s, struct vcl_cmd *c)
 }
 
 /*
+ * c's callback on its event. Testing (VCL_TEST_WATCH_FAIL=N): the N-th
+ * call and every one after are refused, as by a runtime out of memory.
+ */
+static cl_int
+vcl_cmd_callback(struct vcl_cmd *c)
+{
+	static long	fault = -2, n;
+
+	if (fault == -2)
+		fault = vcl_server_test_num("VCL_TEST_WATCH_FAIL");
+	if (fault > 0 && ++n >= fault)
+		return (CL_OUT_OF_RESOURCES);
+	return (clSetEventCallback(c->ev, CL_COMPLETE, vcl_cmd_cb, c));
+}
+
+/*
+ * Have a waiter thread wait for c's event (vcl_cmd_wait). Returns 0, or
+ * -1 when none can be had: no pool, out of memory, or, for a command
+ * with no callback, testing (VCL_TEST_WATCH_NOWAIT=1).
+ */
+static int
+vcl_cmd_wait_start(struct vcl_session *s, struct vcl_cmd *c)
+{
+	static long	nowait = -2;
+
+	if (nowait == -2)
+		nowait = vcl_server_test_num("VCL_TEST_WATCH_NOWAIT");
+	if (s->srv->waiters == NULL || (c->unwatched && nowait == 1))
+		return (-1);
+	atomic_fetch_add(&c->refs, 1);
+	clRetainEvent(c->ev);
+	c->wait_ev = c->ev;
+	if (vcl_workers_run(s->srv->waiters, vcl_cmd_wait, c) != 0) {
+		clReleaseEvent(c->wait_ev);
+		atomic_fetch_sub(&c->refs, 1);
+		return (-1);
+	}
+	return (0);
+}
+
+/*
  * Register a command's completion: its callback on c->ev, and its place
  * on the session's in-flight list (for vcl_cmd_reap). c->d.s holds a
- * session reference. When the runtime refuses the callback the command
- * completes at once with that error, which is returned. A command the
- * loop saw done (vcl_cmd_poll) completes at once too.
+ * session reference. A command the loop saw done (vcl_cmd_poll) completes
+ * at once.
+ *
+ * The runtime may refuse the callback (out of memory) of a command it
+ * took and copies to or from until it is done: c then keeps its staging,
+ * slot, wrapper and session until then, never less (freeing them now had
+ * the runtime copy into freed memory). A waiter thread waits for its
+ * event and completes it as usual, with its event's status, so a read
+ * still answers its bytes and a finish its queue's end. The tick looks at
+ * it too (vcl_cmd_sweep): with no waiter to be had, or all of them held by
+ * events that end late, it completes within a tick of its end. The loop
+ * never waits on the device for it: a command behind a user event only
+ * the session's client sets would wait for ever. Returns CL_SUCCESS, or
+ * the runtime's refusal (c is watched either way: the caller lets go).
  */
 cl_int
 vcl_cmd_watch(struct vcl_session *s, struct vcl_cmd *c)
@@ -1045,12 +1164,13 @@ vcl_cmd_watch(struct vcl_session *s, struct vcl_cmd *c)
 		return (CL_SUCCESS);
 	}
 	atomic_fetch_add(&c->refs, 1);		/* the callback's */
-	if ((err = clSetEventCallback(c->ev, CL_COMPLETE, vcl_cmd_cb, c)) !=
-	    CL_SUCCESS) {
+	if ((err = vcl_cmd_callback(c)) != CL_SUCCESS) {
 		atomic_fetch_sub(&c->refs, 1);
-		c->status = err;
-		vcl_cmd_complete(c);
-		return (err);
+		vcl_session_warn(s, "command type %d: its completion cannot be "
+		    "watched (%d): waited for off the loop", (int)c->type,
+		    (int)err);
+		TAILQ_INSERT_TAIL(&vcl_cmd_unwatched, c, uentry);
+		c->unwatched = 1;
 	}
 	/*
 	 * Someone waits for a read's bytes, a finish, or a migration's bytes
@@ -1058,17 +1178,10 @@ vcl_cmd_watch(struct vcl_session *s, struct vcl_cmd *c)
 	 * may come late: NVIDIA's for a read into pinned memory took
 	 * milliseconds (docs/performance.md).
 	 */
-	if ((c->type == VCL_CMD_READ || c->type == VCL_CMD_FINISH ||
-	    c->type == VCL_CMD_PUSH || c->type == VCL_CMD_CHUNK ||
-	    c->type == VCL_CMD_SLOT_OUT || c->type == VCL_CMD_SLOT_IN ||
-	    c->type == VCL_CMD_SHM) && s->srv->waiters != NULL) {
-		atomic_fetch_add(&c->refs, 1);
-		clRetainEvent(c->ev);
-		c->wait_ev = c->ev;
-		if (vcl_workers_run(s->srv->waiters, vcl_cmd_wait, c) != 0) {
-			clReleaseEvent(c->wait_ev);
-			atomic_fetch_sub(&c->refs, 1);
-		}
-	}
-	return (CL_SUCCESS);
+	if (c->unwatched || c->type == VCL_CMD_READ ||
+	    c->type == VCL_CMD_FINISH || c->type == VCL_CMD_PUSH ||
+	    c->type == VCL_CMD_CHUNK || c->type == VCL_CMD_SLOT_OUT ||
+	    c->type == VCL_CMD_SLOT_IN || c->type == VCL_CMD_SHM)
+		(void)vcl_cmd_wait_start(s, c);
+	return (err);
 }

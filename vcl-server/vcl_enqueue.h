@@ -104,6 +104,11 @@ struct vcl_cmd {
 	int			 shm_write;	/* SHM: a write */
 	struct vcl_pinwrap	*pinwrap;	/* SHM, SLOT_*: its ring's
 						   wrapper, held (vcl_pin.c) */
+	cl_int			 fail;		/* reported whatever its event
+						   says (vcl_enq_end) */
+	int			 unwatched;	/* no callback: on the tick's
+						   list (vcl_cmd_sweep) */
+	TAILQ_ENTRY(vcl_cmd)	 uentry;
 	LIST_ENTRY(vcl_cmd)	 entry;
 	LIST_ENTRY(vcl_cmd)	 qentry;	/* on s->qcmds, by its queue */
 };
@@ -136,6 +141,7 @@ void	vcl_enq_end(struct vcl_session *, struct vcl_enq *, cl_int,
 	    struct vcl_cmd *);
 struct vcl_cmd *vcl_cmd_new(enum vcl_cmd_type, uint64_t);
 void	vcl_cmd_reap(struct vcl_session *);
+void	vcl_cmd_sweep(void);
 
 extern uint64_t vcl_poll_us;	/* --poll-us */
 

@@ -789,7 +789,8 @@ vcl_server_check_session(struct vcl_server *srv, struct vcl_session *s,
 /*
  * Every tick: run completions pushed without a wakeup, enforce the
  * deadlines, complete commands the runtime failed without a callback
- * (vcl_cmd_reap), and exit once draining sessions are all gone.
+ * (vcl_cmd_reap) and done ones whose callback it refused (vcl_cmd_sweep),
+ * and exit once draining sessions are all gone.
  */
 static void
 vcl_server_check_cb(evutil_socket_t fd, short what, void *arg)
@@ -814,6 +815,7 @@ vcl_server_check_cb(evutil_socket_t fd, short what, void *arg)
 		if (!LIST_EMPTY(&s->inflight))
 			vcl_cmd_reap(s);
 	}
+	vcl_cmd_sweep();
 	srv->corked = 0;
 	vcl_server_flush_all(srv);
 	if (srv->stopping && srv->nsessions == 0)

@@ -6,9 +6,11 @@
  * The runtime took a command, but its event cannot be given to the
  * client (over --max-objects): the request fails on its event and reply,
  * yet the runtime still copies to or from the command's memory. Checked
- * here for a shared transfer (ShmRing): its slot stays the server's, and
- * the ring mapped, until the copy is done, even when the client goes at
- * once; the server lives on and holds nothing after.
+ * here for a shared transfer (ShmRing): its error reply comes once the
+ * copy is done, so the client may take the slot again at once; its slot
+ * stays the server's, and the ring mapped, until then, even when the
+ * client goes without the reply; the server lives on and holds nothing
+ * after.
  */
 
 #include <sys/mman.h>
@@ -20,18 +22,19 @@
 #define MEM		3
 #define BIG		4
 #define EV		100	/* the fifth object: over the limit */
+#define EV_LEFT		101	/* the same, its reply left unread */
 #define BIG_SIZE	(64u << 20)
 #define FILLS		4	/* ahead of the transfer on its queue */
 #define XFER		RAW_RING_SLOT
 #define SLOT_NO		1
 
 /*
- * FILLS fills of BIG on Q, then a shared write (read if !write) of slot
- * SLOT_NO with event EV behind them, in one send. Returns the transfer's
- * seq, 0 on error.
+ * FILLS fills of BIG on Q (none if !fills), then a shared write (read if
+ * !write) of slot SLOT_NO with event ev (0: none) behind them, in one
+ * send. Returns the transfer's seq, 0 on error.
  */
 static uint64_t
-send_behind(struct conn *c, int write)
+send_behind(struct conn *c, int write, int fills, uint64_t ev)
 {
 	Vcl__Request		r = VCL__REQUEST__INIT;
 	Vcl__FillBuffer		f = VCL__FILL_BUFFER__INIT;
@@ -50,15 +53,15 @@ send_behind(struct conn *c, int write)
 	f.pattern.data = pat;
 	f.pattern.len = sizeof pat;
 	f.size = BIG_SIZE;
-	for (i = 0; i < FILLS; i++) {
+	for (i = 0; fills && i < FILLS; i++) {
 		r.seq = ++c->seq;
 		r.call_case = VCL__REQUEST__CALL_FILL_BUFFER;
 		r.fill_buffer = &f;
 		rc |= vcl_buf_pack(&b, &r.base, 0);
 	}
 	ex.queue = Q;
-	ex.has_event = 1;
-	ex.event = EV;
+	ex.has_event = ev != 0;
+	ex.event = ev;
 	r.seq = seq = ++c->seq;
 	if (write) {
 		w.q = &ex;
@@ -106,10 +109,12 @@ reply_of(struct conn *c, uint64_t seq)
 
 /*
  * A shared write and a shared read whose event is over the limit, queued
- * behind fills still running: refused on their reply, and the client goes
- * at once. The server keeps its mapping of the ring until the copy is
- * done (a copy into or from unmapped memory kills it otherwise), then
- * holds nothing.
+ * behind fills still running: refused on their reply, which comes once
+ * the copy is done: the same slot taken again at once serves a transfer
+ * (CL_SUCCESS, not CL_INVALID_VALUE for a slot in use). Then the same
+ * refused transfer again, and the client goes without its reply. The
+ * server keeps its mapping of the ring until the copy is done (a copy
+ * into or from unmapped memory kills it otherwise), then holds nothing.
  */
 static void
 test_shm(void)
@@ -137,10 +142,17 @@ test_shm(void)
 		    raw_ring_give(&rg, &c) == 0 && conn_session(&d, &sv) == 0,
 		    "no sessions, objects or ring"))
 			goto next;
-		seq = send_behind(&c, write);
+		seq = send_behind(&c, write, 1, EV);
 		rs = seq != 0 ? reply_of(&c, seq) : 1;
 		check("shm_refused", rs < 0, "shared %s: status %d, want an "
 		    "error", write ? "write" : "read", rs);
+		seq = send_behind(&c, write, 0, 0);
+		rs = seq != 0 ? reply_of(&c, seq) : 1;
+		check("shm_slot_reused", rs == CL_SUCCESS, "shared %s in the "
+		    "slot just answered: status %d", write ? "write" : "read",
+		    rs);
+		check("shm_left", send_behind(&c, write, 1, EV_LEFT) != 0,
+		    "shared %s not sent", write ? "write" : "read");
 		conn_close(&c);
 		raw_ring_free(&rg);
 		check("shm_freed", wait_empty(&d, &st) == 0, "the server "

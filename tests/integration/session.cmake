@@ -167,6 +167,7 @@ set_property(TEST it_raw_strandspy APPEND PROPERTY ENVIRONMENT
 vcl_rawtest(spin)
 vcl_rawtest(wchunk)
 vcl_rawtest(orphan)
+vcl_rawtest(watchfail)
 vcl_rawtest(attack5)
 # it_raw_attack5 image_pitch: a server with imagespy preloaded (image host
 # pitches as a runtime that follows the spec takes them).
