@@ -812,7 +812,14 @@ vcl_rd_start(struct vcl_session *s, const Vcl__Request *req,
 		if (rd->status == CL_SUCCESS)
 			rd->status = err;
 	}
-	if (!s->dead)
+	/*
+	 * Closed meanwhile (the event's id past the object limit's margin):
+	 * nothing will be sent, whether or not a chunk is in flight to say
+	 * so (none is when the runtime refused them all).
+	 */
+	if (s->dead)
+		vcl_rd_unsend(rd);
+	else
 		vcl_rd_progress(rd);
 	vcl_rd_put(rd);
 }

@@ -128,14 +128,17 @@ check_empty(const char *name, const struct srv *sv)
 {
 	struct conn		d;
 	Vcl__StatsResult	st;
+	int			rc;
 
 	d.fd = -1;
 	memset(&st, 0, sizeof st);
 	if (check(name, conn_session(&d, sv) == 0, "the server took no "
-	    "new session"))
-		check(name, wait_empty(&d, &st) == 0, "%llu objects, %llu "
-		    "bytes still held", (unsigned long long)st.objects,
+	    "new session")) {
+		rc = wait_empty(&d, &st);
+		check(name, rc == 0, "%llu objects, %llu bytes still held",
+		    (unsigned long long)st.objects,
 		    (unsigned long long)st.bytes);
+	}
 	conn_close(&d);
 }
 
@@ -1126,11 +1129,70 @@ out:
 	srv_stop(&sv, "imgpitch_server_exit");
 }
 
+#define CTX2		5	/* the buffer's context, not its queue's */
+#define MEM2		6
+#define LIM_OBJS	"4"	/* CTX, Q, CTX2, MEM2 */
+#define LIM_MARGIN	1024	/* ids past the limit before a close */
+
+/*
+ * A chunked read the runtime refuses at once (its queue and its buffer
+ * in different contexts: no chunk enqueued) whose event is the id that
+ * takes the session past the object limit's margin: the session is
+ * closed by the event's id after its chunks failed, and the read's
+ * staging goes with it. It stayed charged, and held the session (its
+ * staging's reference), for good: a client could leak its read size per
+ * connection.
+ */
+static void
+test_rd_refused_dead(void)
+{
+	static const char *const args[] = { "--read-chunk", "64K",
+	    "--max-objects", LIM_OBJS, NULL };
+	Vcl__Request		 r = VCL__REQUEST__INIT;
+	Vcl__CreateUserEvent	 ue = VCL__CREATE_USER_EVENT__INIT;
+	struct vcl_buf		 b = { NULL, 0, 0 };
+	struct srv		 sv;
+	struct conn		 c;
+	int			 i, rc = 0;
+
+	c.fd = -1;
+	if (!srv_start(&sv, "rdref_server_start", "127.0.0.1:0", args))
+		return;
+	if (!check("rdref_setup", conn_session(&c, &sv) == 0 &&
+	    create_context(&c, CTX) == 0 && create_queue(&c, Q, CTX) == 0 &&
+	    create_context(&c, CTX2) == 0 && create_buffer(&c, MEM2, CTX2,
+	    BIG, NULL, 0) == 0 && trip(&c) == 0, "no session, contexts, "
+	    "queue or buffer"))
+		goto out;
+	/* Refused ids up to the margin: the next new id closes. */
+	ue.context = CTX;
+	r.call_case = VCL__REQUEST__CALL_CREATE_USER_EVENT;
+	r.create_user_event = &ue;
+	for (i = 0; i < LIM_MARGIN && rc == 0; i++) {
+		ue.id = 1000 + (uint64_t)i;
+		r.seq = ++c.seq;
+		rc = vcl_buf_pack(&b, &r.base, 0);
+	}
+	if (!check("rdref_sent", rc == 0 && send_raw(&c, b.data, b.len) ==
+	    0 && trip(&c) == 0 && send_read(&c, Q, MEM2, 0, BIG, EV, NULL,
+	    0) != 0, "cannot send, or the session closed early"))
+		goto out;
+	check("rdref_closed", wait_closed(&c), "the session went on past "
+	    "the object limit's margin");
+	conn_close(&c);
+	check_empty("rdref_empty", &sv);
+out:
+	vcl_buf_free(&b);
+	conn_close(&c);
+	srv_stop(&sv, "rdref_server_exit");
+}
+
 static const struct test tests[] = {
 	{ "rd_release",		test_rd_release,	60 },
 	{ "rd_userevent",	test_rd_userevent,	60 },
 	{ "rd_edges",		test_rd_edges,		60 },
 	{ "rd_objlimit",	test_rd_objlimit,	60 },
+	{ "rd_refused_dead",	test_rd_refused_dead,	60 },
 	{ "wr_mismatch",	test_wr_mismatch,	60 },
 	{ "wr_sub",		test_wr_sub,		60 },
 	{ "flood",		test_flood,		90 },
