@@ -789,7 +789,12 @@ vcl_rd_start(struct vcl_session *s, const Vcl__Request *req,
 	enq->wait = NULL;
 	if (rd->last != NULL)
 		vcl_session_mark_dirty(s, enq->q);
-	/* The client's event is the last chunk's: it completes last. */
+	/*
+	 * The client's event is the last chunk's: it completes last. One the
+	 * read failed (never enqueued, or over the object limit) is told as
+	 * well, after the read's reply, as vcl_enq_end tells a command's: a
+	 * client's blocking read waits for that Notify behind the reply.
+	 */
 	if (enq->event_id != 0) {
 		if ((o = vcl_session_add(s, enq->event_id,
 		    VCL_KIND_EVENT)) == NULL)
@@ -802,12 +807,19 @@ vcl_rd_start(struct vcl_session *s, const Vcl__Request *req,
 			o->u.event = rd->last;
 			clRetainEvent(rd->last);
 		}
-		if (err == CL_SUCCESS && !enq->quiet)
+		if (o != NULL && !enq->quiet)
 			rd->event_id = enq->event_id;
 		if (rd->status == CL_SUCCESS)
 			rd->status = err;
 	}
-	if (!s->dead)
+	/*
+	 * Closed meanwhile (the event's id past the object limit's margin):
+	 * nothing will be sent, whether or not a chunk is in flight to say
+	 * so (none is when the runtime refused them all).
+	 */
+	if (s->dead)
+		vcl_rd_unsend(rd);
+	else
 		vcl_rd_progress(rd);
 	vcl_rd_put(rd);
 }

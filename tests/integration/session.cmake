@@ -173,3 +173,12 @@ vcl_rawtest(watchfail)
 # of two lost while the other works on.
 vcl_rawtest(survive)
 target_link_libraries(survive_test PRIVATE PkgConfig::OPENCL Threads::Threads)
+vcl_rawtest(attack5)
+# it_raw_attack5 image_pitch: a server with imagespy preloaded (image host
+# pitches as a runtime that follows the spec takes them).
+add_library(imagespy SHARED imagespy.c)
+target_link_libraries(imagespy PRIVATE PkgConfig::OPENCL ${CMAKE_DL_LIBS})
+target_compile_options(imagespy PRIVATE ${VCL_WARNINGS})
+add_dependencies(attack5_test imagespy)
+set_property(TEST it_raw_attack5 APPEND PROPERTY ENVIRONMENT
+	"VCL_TEST_IMAGESPY_LIB=$<TARGET_FILE:imagespy>")
