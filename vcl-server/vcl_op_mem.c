@@ -764,6 +764,9 @@ vcl_rd_start(struct vcl_session *s, const Vcl__Request *req,
 				rd->status = err;
 			continue;
 		}
+		/* Its later commands run after those events too (vcl_enq_end). */
+		if (i == 0 && enq->nwait > 0)
+			enq->q->waited = 1;
 		if ((c = vcl_cmd_new(VCL_CMD_CHUNK, req->seq)) == NULL) {
 			clWaitForEvents(1, &ev);	/* its memory is ours */
 			clReleaseEvent(ev);
@@ -782,6 +785,7 @@ vcl_rd_start(struct vcl_session *s, const Vcl__Request *req,
 		vcl_session_ref(s);
 		c->ev = ev;
 		c->queue_id = enq->q->id;
+		c->fr.waited = enq->q->waited;	/* its parts wait as a read's */
 		rd->refs++;
 		(void)vcl_cmd_watch(s, c);
 	}
