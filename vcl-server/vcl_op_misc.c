@@ -7,6 +7,7 @@
 #include "vcl_op_exec.h"
 #include "vcl_op_mem.h"
 #include "vcl_op_misc.h"
+#include "vcl_op_program.h"
 #include "vcl_peer.h"
 #include "vcl_pin.h"
 #include "vcl_server.h"
@@ -349,7 +350,7 @@ vcl_op_get_info(struct vcl_session *s, const Vcl__Request *req,
 			    pass ? NULL : &size);
 			break;
 		case VCL__GET_INFO__WHAT__PROGRAM:
-			err = clGetProgramInfo(o->u.prog, g->param, size, buf,
+			err = vcl_program_info(o->u.prog, g->param, size, buf,
 			    pass ? NULL : &size);
 			break;
 		case VCL__GET_INFO__WHAT__PROGRAM_BUILD:

@@ -246,6 +246,35 @@ vcl_build_free(struct vcl_build *b)
 	free(b);
 }
 
+/*
+ * clGetProgramInfo, except that CL_PROGRAM_KERNEL_NAMES of a program with
+ * no kernel is "" without asking the runtime: NVIDIA's (H100, driver 580)
+ * crashed (SIGSEGV) when asked the size of an empty program's names, and
+ * an empty source is a program the specification lets build.
+ */
+cl_int
+vcl_program_info(cl_program p, cl_uint param, size_t size, void *value,
+    size_t *ret)
+{
+	size_t	nk = 0;
+	cl_int	err;
+
+	if (param != CL_PROGRAM_KERNEL_NAMES)
+		return (clGetProgramInfo(p, param, size, value, ret));
+	if ((err = clGetProgramInfo(p, CL_PROGRAM_NUM_KERNELS, sizeof nk, &nk,
+	    NULL)) != CL_SUCCESS)
+		return (err);
+	if (nk > 0)
+		return (clGetProgramInfo(p, param, size, value, ret));
+	if (value != NULL && size < 1)
+		return (CL_INVALID_VALUE);
+	if (value != NULL)
+		*(char *)value = '\0';
+	if (ret != NULL)
+		*ret = 1;
+	return (CL_SUCCESS);
+}
+
 /* clGetProgramBuildInfo/ProgramInfo of a string, malloc'd; NULL if none. */
 static char *
 vcl_build_string(cl_program p, cl_device_id d, cl_uint param)
@@ -255,11 +284,11 @@ vcl_build_string(cl_program p, cl_device_id d, cl_uint param)
 	cl_int	 err;
 
 	err = d != NULL ? clGetProgramBuildInfo(p, d, param, 0, NULL, &n) :
-	    clGetProgramInfo(p, param, 0, NULL, &n);
+	    vcl_program_info(p, param, 0, NULL, &n);
 	if (err != CL_SUCCESS || n == 0 || (v = calloc(1, n + 1)) == NULL)
 		return (NULL);
 	err = d != NULL ? clGetProgramBuildInfo(p, d, param, n, v, NULL) :
-	    clGetProgramInfo(p, param, n, v, NULL);
+	    vcl_program_info(p, param, n, v, NULL);
 	if (err != CL_SUCCESS) {
 		free(v);
 		return (NULL);

@@ -2,6 +2,8 @@
 #ifndef VCL_OP_PROGRAM_H
 #define VCL_OP_PROGRAM_H
 
+#include <CL/cl.h>
+
 #include "vcl.pb-c.h"
 
 struct vcl_bulk;
@@ -21,6 +23,7 @@ void	vcl_op_set_spec_constant(struct vcl_session *, const Vcl__Request *,
 	    struct vcl_bulk *);
 void	vcl_op_create_kernel(struct vcl_session *, const Vcl__Request *,
 	    struct vcl_bulk *);
+cl_int	vcl_program_info(cl_program, cl_uint, size_t, void *, size_t *);
 void	vcl_op_create_kernels(struct vcl_session *, const Vcl__Request *,
 	    struct vcl_bulk *);
 

@@ -273,46 +273,57 @@ out:
 }
 
 /*
- * LinkProgram of an executable (a program built, not compiled) with a
- * compiled object: the specification names CL_INVALID_OPERATION, and
- * NVIDIA's linker aborted the server (linkspy, preloaded, does as it
- * does). The server answers the error without calling the runtime, and a
- * link of good inputs still works.
+ * Start a server with nvspy preloaded (VCL_TEST_NVSPY_LIB): calls that
+ * took NVIDIA's runtime down abort PoCL's too. Returns 1 when it is up.
  */
-static void
-test_link_exe_input(void)
+static int
+nvspy_start(struct srv *sv, const char *name)
 {
-	const char		*lib = getenv("VCL_TEST_LINKSPY_LIB");
-	const char		*asan = getenv("ASAN_OPTIONS");
-	char			*saved = asan != NULL ? strdup(asan) : NULL;
-	char			 opts[1024];
-	struct srv		 sv;
-	struct conn		 c;
-	struct reply		 rp;
-	Vcl__Request		 r = VCL__REQUEST__INIT;
-	Vcl__LinkProgram	 m = VCL__LINK_PROGRAM__INIT;
-	uint64_t		 mixed[2] = { 10, 14 }, good[1] = { 10 };
-	int			 st = 1, up;
+	const char	*lib = getenv("VCL_TEST_NVSPY_LIB");
+	const char	*asan = getenv("ASAN_OPTIONS");
+	char		*saved;
+	char		 opts[1024];
+	int		 up;
 
-	c.fd = -1;
-	if (!check("link_exe_spy", lib != NULL && *lib != '\0',
-	    "VCL_TEST_LINKSPY_LIB is not set")) {
-		free(saved);
-		return;
-	}
+	if (!check(name, lib != NULL && *lib != '\0',
+	    "VCL_TEST_NVSPY_LIB is not set"))
+		return (0);
+	saved = asan != NULL ? strdup(asan) : NULL;
 	/* The sanitizer build: a preloaded library comes before its runtime. */
 	snprintf(opts, sizeof opts, "%s%sverify_asan_link_order=0",
 	    saved != NULL ? saved : "", saved != NULL ? ":" : "");
 	setenv("ASAN_OPTIONS", opts, 1);
 	setenv("LD_PRELOAD", lib, 1);
-	up = srv_start(&sv, "link_exe_server_start", "127.0.0.1:0", NULL);
+	up = srv_start(sv, name, "127.0.0.1:0", NULL);
 	unsetenv("LD_PRELOAD");
 	if (saved != NULL)
 		setenv("ASAN_OPTIONS", saved, 1);
 	else
 		unsetenv("ASAN_OPTIONS");
 	free(saved);
-	if (!up)
+	return (up);
+}
+
+/*
+ * LinkProgram of an executable (a program built, not compiled) with a
+ * compiled object: the specification names CL_INVALID_OPERATION, and
+ * NVIDIA's linker aborted the server (as nvspy's does). The server
+ * answers the error without calling the runtime, and a link of good
+ * inputs still works.
+ */
+static void
+test_link_exe_input(void)
+{
+	struct srv		 sv;
+	struct conn		 c;
+	struct reply		 rp;
+	Vcl__Request		 r = VCL__REQUEST__INIT;
+	Vcl__LinkProgram	 m = VCL__LINK_PROGRAM__INIT;
+	uint64_t		 mixed[2] = { 10, 14 }, good[1] = { 10 };
+	int			 st = 1;
+
+	c.fd = -1;
+	if (!nvspy_start(&sv, "link_exe_server_start"))
 		return;
 	if (!check("link_exe_session", conn_session(&c, &sv) == 0 &&
 	    create_context(&c, 1) == 0, "no session"))
@@ -353,11 +364,46 @@ out:
 	srv_stop(&sv, "link_exe_server_stop");
 }
 
+/*
+ * An empty source builds to a program with no kernel; NVIDIA's runtime
+ * crashed when asked that program's kernel names (as nvspy's does),
+ * which the server asks after every build and a client may ask by
+ * GetInfo: both are answered "" without asking.
+ */
+static void
+test_empty_names(void)
+{
+	struct srv	sv;
+	struct conn	c;
+	int		st;
+
+	c.fd = -1;
+	if (!nvspy_start(&sv, "empty_names_server_start"))
+		return;
+	if (!check("empty_names_session", conn_session(&c, &sv) == 0 &&
+	    create_context(&c, 1) == 0 && create_program(&c, 20, 1, "") == 0,
+	    "no session, context or empty program"))
+		goto out;
+	st = raw_build(&c, 20, NULL);
+	check("empty_names_build", st == CL_SUCCESS, "build status %d (1: no "
+	    "reply: server died? %s)", st, srv_how(&sv));
+	st = get_info_status(&c, VCL__GET_INFO__WHAT__PROGRAM, 20,
+	    CL_PROGRAM_KERNEL_NAMES);
+	check("empty_names_info", st == CL_SUCCESS, "GetInfo status %d (1: "
+	    "no reply: server died? %s)", st, srv_how(&sv));
+	check("empty_names_server_alive", srv_alive(&sv), "server gone "
+	    "(%s); see %s/stderr", srv_how(&sv), sv.dir);
+	conn_close(&c);
+out:
+	srv_stop(&sv, "empty_names_server_stop");
+}
+
 static const struct test tests[] = {
 	{ "queue_props",	test_queue_props,	60 },
 	{ "copy_rect_sub",	test_copy_rect_sub,	60 },
 	{ "link_failed_input",	test_link_failed_input,	60 },
 	{ "link_exe_input",	test_link_exe_input,	60 },
+	{ "empty_names",	test_empty_names,	60 },
 };
 
 int

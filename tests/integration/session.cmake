@@ -48,14 +48,14 @@ set_tests_properties(it_raw_client_faults PROPERTIES TIMEOUT 300
 	LABELS integration ENVIRONMENT
 	"VCL_TEST_ICD_DIR=${PROJECT_BINARY_DIR}/vcl-client")
 vcl_rawtest(fuzzfix)
-# it_raw_fuzzfix link_exe_input: a server with linkspy preloaded (a linker
-# that aborts on an executable input, as NVIDIA's).
-add_library(linkspy SHARED linkspy.c)
-target_link_libraries(linkspy PRIVATE PkgConfig::OPENCL ${CMAKE_DL_LIBS})
-target_compile_options(linkspy PRIVATE ${VCL_WARNINGS})
-add_dependencies(fuzzfix_test linkspy)
+# it_raw_fuzzfix link_exe_input, empty_names: a server with nvspy preloaded
+# (calls that took NVIDIA's runtime down abort PoCL's too).
+add_library(nvspy SHARED nvspy.c)
+target_link_libraries(nvspy PRIVATE PkgConfig::OPENCL ${CMAKE_DL_LIBS})
+target_compile_options(nvspy PRIVATE ${VCL_WARNINGS})
+add_dependencies(fuzzfix_test nvspy)
 set_property(TEST it_raw_fuzzfix APPEND PROPERTY ENVIRONMENT
-	"VCL_TEST_LINKSPY_LIB=$<TARGET_FILE:linkspy>")
+	"VCL_TEST_NVSPY_LIB=$<TARGET_FILE:nvspy>")
 vcl_rawtest(conn)
 vcl_rawtest(rect)
 vcl_rawtest(peer)

@@ -1,13 +1,16 @@
-/* linkspy.c - tests: a linker that aborts on an executable input, as NVIDIA's. */
+/* nvspy.c - tests: calls that kill NVIDIA's runtime kill PoCL's too. */
 
 /*
- * Preloaded into a vclserver (LD_PRELOAD) by the test of its link inputs.
- * NVIDIA's OpenCL runtime (H100, driver 580) aborted its process in
- * clLinkProgram given a program built with clBuildProgram among its inputs
- * (its LLVM: "Expected<T> must be checked ... Invalid bitcode signature"),
- * where the specification names CL_INVALID_OPERATION. PoCL answers that
- * code itself, so a server that passed such a link on was never seen to
- * fail; here clLinkProgram aborts on it as NVIDIA's does.
+ * Preloaded into a vclserver (LD_PRELOAD) by tests of what it hands the
+ * runtime. NVIDIA's OpenCL runtime (H100, driver 580) took its process
+ * down where PoCL answers, so a server that passed these on was never
+ * seen to fail here; with this library the same calls abort as NVIDIA's
+ * did:
+ * - clLinkProgram given a program built with clBuildProgram among its
+ *   inputs (its LLVM: "Expected<T> must be checked ... Invalid bitcode
+ *   signature"), where the specification names CL_INVALID_OPERATION;
+ * - clGetProgramInfo(CL_PROGRAM_KERNEL_NAMES) of a built program with no
+ *   kernel (an empty source): SIGSEGV.
  */
 
 #ifndef _GNU_SOURCE
@@ -20,6 +23,8 @@
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
 
+typedef cl_int	(*spy_info_fn)(cl_program, cl_program_info, size_t, void *,
+		    size_t *);
 typedef cl_program (*spy_link_fn)(cl_context, cl_uint, const cl_device_id *,
 		    const char *, cl_uint, const cl_program *,
 		    void (CL_CALLBACK *)(cl_program, void *), void *, cl_int *);
@@ -54,7 +59,7 @@ clLinkProgram(cl_context ctx, cl_uint ndev, const cl_device_id *devs,
 
 	for (i = 0; in != NULL && i < nin; i++)
 		if (spy_executable(in[i])) {
-			fprintf(stderr, "linkspy: an executable among a "
+			fprintf(stderr, "nvspy: an executable among a "
 			    "link's inputs: abort, as NVIDIA's linker\n");
 			abort();
 		}
@@ -65,4 +70,23 @@ clLinkProgram(cl_context ctx, cl_uint ndev, const cl_device_id *devs,
 		return (NULL);
 	}
 	return (real(ctx, ndev, devs, options, nin, in, notify, arg, err));
+}
+
+CL_API_ENTRY cl_int CL_API_CALL
+clGetProgramInfo(cl_program p, cl_program_info param, size_t size,
+    void *value, size_t *ret)
+{
+	static spy_info_fn	real;
+	size_t			nk = 0;
+
+	if (real == NULL &&
+	    (real = (spy_info_fn)dlsym(RTLD_NEXT, "clGetProgramInfo")) == NULL)
+		return (CL_INVALID_OPERATION);
+	if (param == CL_PROGRAM_KERNEL_NAMES && real(p, CL_PROGRAM_NUM_KERNELS,
+	    sizeof nk, &nk, NULL) == CL_SUCCESS && nk == 0) {
+		fprintf(stderr, "nvspy: the kernel names of a program with no "
+		    "kernel: abort, as NVIDIA's runtime\n");
+		abort();
+	}
+	return (real(p, param, size, value, ret));
 }
