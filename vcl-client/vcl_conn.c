@@ -1095,6 +1095,32 @@ vcl_node_status(struct vcl_node *n)
 	return (dead ? CL_DEVICE_NOT_AVAILABLE : CL_SUCCESS);
 }
 
+/*
+ * Send req (no bulk, asynchronously) to every node of set (bit i: node i)
+ * that lives: one lost before or during the send is left out. Its queues
+ * fail every command, so what a context makes (a program, a user event,
+ * a sampler) goes on being made on its other nodes. Returns the failure of
+ * a live node, CL_DEVICE_NOT_AVAILABLE when none lives, else CL_SUCCESS.
+ */
+cl_int
+vcl_node_send_live(uint64_t set, Vcl__Request *req)
+{
+	struct vcl_node	*n;
+	cl_int		 e;
+	int		 i, live = 0;
+
+	for (i = 0; i < vcl_nnodes(); i++) {
+		if (!(set & (1ull << i)))
+			continue;
+		n = vcl_node_get(i);
+		if ((e = vcl_node_send(n, req, NULL, 0, 0)) == CL_SUCCESS)
+			live++;
+		else if (vcl_node_status(n) == CL_SUCCESS)
+			return (e);
+	}
+	return (live > 0 ? CL_SUCCESS : CL_DEVICE_NOT_AVAILABLE);
+}
+
 /* Has a synchronous call's reply landed (or its node failed)? Under lock. */
 static int
 vcl_node_call_done(struct vcl_node *n, void *arg)

@@ -113,6 +113,7 @@ cl_int		 vcl_node_peer_links(struct vcl_node *, size_t, void *,
 cl_int		 vcl_node_flush(struct vcl_node *);
 void		 vcl_node_flush_all(void);
 cl_int		 vcl_node_status(struct vcl_node *);
+cl_int		 vcl_node_send_live(uint64_t, Vcl__Request *);
 void		 vcl_node_wait(struct vcl_node *,
 		     int (*)(struct vcl_node *, void *), void *);
 void		 vcl_node_wake(struct vcl_node *);

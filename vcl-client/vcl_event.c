@@ -524,7 +524,6 @@ vcl_clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 	Vcl__CreateUserEvent	 m = VCL__CREATE_USER_EVENT__INIT;
 	cl_event		 ev = NULL;
 	cl_int			 err = CL_SUCCESS;
-	int			 i;
 
 	VCL_GOTO_IF(!vcl_is(context, VCL_KIND_CONTEXT), CL_INVALID_CONTEXT);
 	VCL_GOTO_IF((ev = vcl_event_new(context, NULL, CL_COMMAND_USER)) ==
@@ -534,9 +533,7 @@ vcl_clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 	req.call_case = VCL__REQUEST__CALL_CREATE_USER_EVENT;
 	req.create_user_event = &m;
 	ev->remote = 1;
-	for (i = 0; i < vcl_nnodes() && err == CL_SUCCESS; i++)
-		if (context->nodes & (1ull << i))
-			err = vcl_node_send(vcl_node_get(i), &req, NULL, 0, 0);
+	err = vcl_node_send_live(context->nodes, &req);
 out:
 	if (err != CL_SUCCESS && ev != NULL) {
 		vcl_event_unref(ev);

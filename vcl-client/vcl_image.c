@@ -1227,12 +1227,10 @@ vcl_clEnqueueMapImage(cl_command_queue command_queue, cl_mem image,
 		err = vcl_image_read(command_queue, image, blocking_map, origin,
 		    region, s1, s2, ptr, num_events_in_wait_list,
 		    event_wait_list, event, CL_COMMAND_MAP_IMAGE);
-	else {
-		err = vcl_marker_typed(command_queue, num_events_in_wait_list,
-		    event_wait_list, event, CL_COMMAND_MAP_IMAGE);
-		if (err == CL_SUCCESS && blocking_map && event != NULL)
-			vcl_event_wait(1, event);
-	}
+	else
+		err = vcl_mem_map_marker(command_queue, blocking_map,
+		    num_events_in_wait_list, event_wait_list, event,
+		    CL_COMMAND_MAP_IMAGE);
 	VCL_GOTO_IF(err != CL_SUCCESS, err);
 	*image_row_pitch = row;
 	if (image_slice_pitch != NULL)

@@ -901,6 +901,34 @@ vcl_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer,
 }
 
 /*
+ * A map that moves no bytes (CL_MAP_WRITE_INVALIDATE_REGION): a marker of
+ * type. Blocking, the region is the application's only once the wait list
+ * is done, so the marker is waited for (through an event of its own when
+ * the caller asks none) and its failure is the map's: the node lost, or an
+ * event of the list failed.
+ */
+cl_int
+vcl_mem_map_marker(cl_command_queue q, cl_bool blocking, cl_uint n,
+    const cl_event *list, cl_event *event, cl_command_type type)
+{
+	cl_event	ev = NULL;
+	cl_int		err;
+
+	err = vcl_marker_typed(q, n, list, blocking || event != NULL ? &ev :
+	    NULL, type);
+	if (err == CL_SUCCESS && blocking && vcl_event_wait(1, &ev) !=
+	    CL_SUCCESS)
+		err = vcl_node_status(q->dev->node) != CL_SUCCESS ?
+		    CL_DEVICE_NOT_AVAILABLE :
+		    CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+	if (ev != NULL && err == CL_SUCCESS && event != NULL)
+		*event = ev;
+	else if (ev != NULL)
+		vcl_event_unref(ev);
+	return (err);
+}
+
+/*
  * Map: the region's bytes are read into host memory (the USE_HOST_PTR
  * memory, else memory of ours) unless the map only writes; unmap writes
  * them back when the map could have changed them.
@@ -941,12 +969,10 @@ vcl_clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem buffer,
 		err = vcl_read(command_queue, buffer, blocking_map, offset,
 		    size, ptr, num_events_in_wait_list, event_wait_list, event,
 		    CL_COMMAND_MAP_BUFFER);
-	else {
-		err = vcl_marker_typed(command_queue, num_events_in_wait_list,
-		    event_wait_list, event, CL_COMMAND_MAP_BUFFER);
-		if (err == CL_SUCCESS && blocking_map && event != NULL)
-			vcl_event_wait(1, event);
-	}
+	else
+		err = vcl_mem_map_marker(command_queue, blocking_map,
+		    num_events_in_wait_list, event_wait_list, event,
+		    CL_COMMAND_MAP_BUFFER);
 	VCL_GOTO_IF(err != CL_SUCCESS, err);
 	m->ptr = ptr;
 	m->offset = offset;

@@ -66,6 +66,8 @@ struct _cl_mem {
 void		 vcl_mem_unref(cl_mem);
 cl_int		 vcl_mem_on(cl_mem, struct vcl_node *);
 cl_mem		 vcl_mem_root(cl_mem);
+cl_int		 vcl_mem_map_marker(cl_command_queue, cl_bool, cl_uint,
+		     const cl_event *, cl_event *, cl_command_type);
 
 /* Coherence of buffers across nodes: the wire side. */
 int		 vcl_ctx_multi(cl_context);

@@ -105,7 +105,6 @@ vcl_clCreateProgramWithSource(cl_context context, cl_uint count,
 	cl_program		 p = NULL;
 	size_t			 len = 0, l;
 	cl_uint			 i;
-	int			 n;
 	cl_int			 err = CL_SUCCESS;
 
 	VCL_GOTO_IF(!vcl_is(context, VCL_KIND_CONTEXT), CL_INVALID_CONTEXT);
@@ -135,9 +134,7 @@ vcl_clCreateProgramWithSource(cl_context context, cl_uint count,
 	m.source.len = len;
 	req.call_case = VCL__REQUEST__CALL_CREATE_PROGRAM;
 	req.create_program = &m;
-	for (n = 0; n < vcl_nnodes() && err == CL_SUCCESS; n++)
-		if (context->nodes & (1ull << n))
-			err = vcl_node_send(vcl_node_get(n), &req, NULL, 0, 0);
+	err = vcl_node_send_live(context->nodes, &req);
 out:
 	if (err != CL_SUCCESS && p != NULL) {
 		vcl_program_unref(p);
@@ -1262,6 +1259,19 @@ vcl_program_built(cl_program p)
 	return (0);
 }
 
+/*
+ * A kernel's creation on node n failed because n is lost (before or
+ * during the call). Its queues fail every command, so the kernel is made
+ * on the program's live nodes only: a context whose other nodes live goes
+ * on working.
+ */
+static int
+vcl_kernel_lost(struct vcl_node *n, cl_int err)
+{
+	return (err == CL_DEVICE_NOT_AVAILABLE && vcl_node_status(n) !=
+	    CL_SUCCESS);
+}
+
 cl_kernel CL_API_CALL
 vcl_clCreateKernel(cl_program program, const char *kernel_name,
     cl_int *errcode_ret)
@@ -1290,7 +1300,9 @@ vcl_clCreateKernel(cl_program program, const char *kernel_name,
 			continue;
 		err = vcl_node_call(vcl_node_get(n), &req, NULL, 0, NULL, 0,
 		    &tc);
-		if (err == CL_SUCCESS && (tc->reply->kernels == NULL ||
+		if (vcl_kernel_lost(vcl_node_get(n), err))
+			err = CL_SUCCESS;
+		else if (err == CL_SUCCESS && (tc->reply->kernels == NULL ||
 		    tc->reply->kernels->n_kernels != 1))
 			err = CL_OUT_OF_RESOURCES;
 		else if (err == CL_SUCCESS && k == NULL) {
@@ -1304,6 +1316,7 @@ vcl_clCreateKernel(cl_program program, const char *kernel_name,
 			vcl__to_client__free_unpacked(tc, NULL);
 		tc = NULL;
 	}
+	VCL_GOTO_IF(err == CL_SUCCESS && k == NULL, CL_DEVICE_NOT_AVAILABLE);
 out:
 	if (err != CL_SUCCESS && k != NULL) {
 		vcl_kernel_unref(k);
@@ -1347,6 +1360,13 @@ vcl_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels,
 				continue;
 			err = vcl_node_call(vcl_node_get(n), &req, NULL, 0,
 			    NULL, 0, &tc);
+			if (vcl_kernel_lost(vcl_node_get(n), err)) {
+				if (tc != NULL)
+					vcl__to_client__free_unpacked(tc, NULL);
+				tc = NULL;
+				err = CL_SUCCESS;
+				continue;
+			}
 			if (err != CL_SUCCESS) {
 				if (tc != NULL)
 					vcl__to_client__free_unpacked(tc, NULL);
@@ -1370,6 +1390,8 @@ vcl_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels,
 			first = 0;
 			vcl__to_client__free_unpacked(tc, NULL);
 		}
+		VCL_GOTO_IF(err == CL_SUCCESS && first,
+		    CL_DEVICE_NOT_AVAILABLE);
 	}
 	if (err == CL_SUCCESS && num_kernels_ret != NULL)
 		*num_kernels_ret = nk;

@@ -124,7 +124,6 @@ vcl_sampler_make(cl_context ctx, cl_bool norm, cl_addressing_mode am,
 	uint64_t		 p[6];
 	cl_sampler		 smp = NULL;
 	cl_int			 err = CL_SUCCESS;
-	int			 i;
 
 	VCL_GOTO_IF(norm != CL_TRUE && norm != CL_FALSE, CL_INVALID_VALUE);
 	VCL_GOTO_IF(am != CL_ADDRESS_NONE && am != CL_ADDRESS_CLAMP_TO_EDGE &&
@@ -163,9 +162,7 @@ vcl_sampler_make(cl_context ctx, cl_bool norm, cl_addressing_mode am,
 	m.n_properties = 6;
 	req.call_case = VCL__REQUEST__CALL_CREATE_SAMPLER;
 	req.create_sampler = &m;
-	for (i = 0; i < vcl_nnodes() && err == CL_SUCCESS; i++)
-		if (ctx->nodes & (1ull << i))
-			err = vcl_node_send(vcl_node_get(i), &req, NULL, 0, 0);
+	err = vcl_node_send_live(ctx->nodes, &req);
 out:
 	if (err != CL_SUCCESS && smp != NULL) {
 		vcl_sampler_unref(smp);

@@ -140,6 +140,35 @@ vcl_image_region(const struct vcl_img *img, const uint64_t *org, size_t norg,
 	return (CL_SUCCESS);
 }
 
+/*
+ * The host pitches of a packed region r of img for the runtime's image
+ * reads and writes: rows of r[0] pixels; a slice pitch only where the
+ * image has slices, for a 1D array the size of one of its images (its
+ * row). A runtime that follows the spec (NVIDIA's) refuses a slice pitch
+ * for a 1D or 2D image (CL_INVALID_VALUE), and steps a 1D array's images
+ * by it: the row pitch times the array size read or wrote that many
+ * times the staging's size. PoCL 3.1 steps by the row pitch whatever
+ * it is given.
+ */
+static void
+vcl_image_pitches(const struct vcl_img *img, const size_t *r, size_t *row,
+    size_t *slice)
+{
+	*row = r[0] * img->elem;
+	switch (img->type) {
+	case CL_MEM_OBJECT_IMAGE1D_ARRAY:
+		*slice = *row;
+		break;
+	case CL_MEM_OBJECT_IMAGE2D_ARRAY:
+	case CL_MEM_OBJECT_IMAGE3D:
+		*slice = *row * r[1];
+		break;
+	default:
+		*slice = 0;
+		break;
+	}
+}
+
 /* Bytes per pixel of a format, 0 for one the spec does not name. */
 static size_t
 vcl_image_elem(uint32_t order, uint32_t type)
@@ -397,7 +426,7 @@ vcl_op_read_image(struct vcl_session *s, const Vcl__Request *req,
 	struct vcl_img		 img;
 	struct vcl_enq		 enq;
 	struct vcl_cmd		*c;
-	size_t			 o[3], r[3];
+	size_t			 o[3], r[3], row, slice;
 	uint64_t		 n = 0;
 	cl_int			 err;
 
@@ -410,10 +439,12 @@ vcl_op_read_image(struct vcl_session *s, const Vcl__Request *req,
 	    (err = vcl_image_region(&img, m->origin, m->n_origin, m->region,
 	    m->n_region, o, r, &n)) == CL_SUCCESS &&
 	    (c->stage = vcl_stage_get(s, vcl_queue_context(s, enq.q), n,
-	    CL_OUT_OF_RESOURCES, &err)) != NULL)
+	    CL_OUT_OF_RESOURCES, &err)) != NULL) {
+		vcl_image_pitches(&img, r, &row, &slice);
 		err = clEnqueueReadImage(enq.q->u.queue, mem->u.mem, CL_FALSE,
-		    o, r, r[0] * img.elem, r[0] * img.elem * r[1],
-		    c->stage->data, enq.nwait, enq.wait, &enq.ev);
+		    o, r, row, slice, c->stage->data, enq.nwait, enq.wait,
+		    &enq.ev);
+	}
 	vcl_enq_end(s, &enq, err, c);
 }
 
@@ -427,7 +458,7 @@ vcl_op_write_image(struct vcl_session *s, const Vcl__Request *req,
 	struct vcl_img		 img;
 	struct vcl_enq		 enq;
 	struct vcl_cmd		*c;
-	size_t			 o[3], r[3];
+	size_t			 o[3], r[3], row, slice;
 	uint64_t		 n = 0;
 	cl_int			 err;
 
@@ -447,11 +478,12 @@ vcl_op_write_image(struct vcl_session *s, const Vcl__Request *req,
 		/* The bytes must be exactly the packed region's. */
 		if (c->stage == NULL || bulk->len != n)
 			err = CL_INVALID_VALUE;
-		else
+		else {
+			vcl_image_pitches(&img, r, &row, &slice);
 			err = clEnqueueWriteImage(enq.q->u.queue, mem->u.mem,
-			    CL_FALSE, o, r, r[0] * img.elem,
-			    r[0] * img.elem * r[1], c->stage->data, enq.nwait,
-			    enq.wait, &enq.ev);
+			    CL_FALSE, o, r, row, slice, c->stage->data,
+			    enq.nwait, enq.wait, &enq.ev);
+		}
 	}
 	vcl_enq_end(s, &enq, err, c);
 }
@@ -562,7 +594,7 @@ vcl_image_xfer(cl_command_queue q, const struct vcl_hobj *mem, int write,
 {
 	static const uint64_t zero[3] = { 0, 0, 0 };
 	struct vcl_img	img;
-	size_t		o[3], r[3];
+	size_t		o[3], r[3], row, slice;
 	uint64_t	n;
 
 	if (vcl_image_of(mem->u.mem, &img) != 0) {
@@ -575,12 +607,12 @@ vcl_image_xfer(cl_command_queue q, const struct vcl_hobj *mem, int write,
 	if (vcl_image_region(&img, zero, 3, img.dim, 3, o, r, &n) !=
 	    CL_SUCCESS || off != 0 || size != n)
 		return (CL_INVALID_VALUE);
+	vcl_image_pitches(&img, r, &row, &slice);
 	if (write)
-		return (clEnqueueWriteImage(q, mem->u.mem, CL_FALSE, o, r,
-		    r[0] * img.elem, r[0] * img.elem * r[1], data, nwait, wait,
-		    ev));
-	return (clEnqueueReadImage(q, mem->u.mem, CL_FALSE, o, r,
-	    r[0] * img.elem, r[0] * img.elem * r[1], data, nwait, wait, ev));
+		return (clEnqueueWriteImage(q, mem->u.mem, CL_FALSE, o, r, row,
+		    slice, data, nwait, wait, ev));
+	return (clEnqueueReadImage(q, mem->u.mem, CL_FALSE, o, r, row, slice,
+	    data, nwait, wait, ev));
 }
 
 /* The CL_MEM_OBJECT_* type of a memory object's runtime handle, 0: none. */

@@ -764,6 +764,9 @@ vcl_rd_start(struct vcl_session *s, const Vcl__Request *req,
 				rd->status = err;
 			continue;
 		}
+		/* Its later commands run after those events too (vcl_enq_end). */
+		if (i == 0 && enq->nwait > 0)
+			enq->q->waited = 1;
 		if ((c = vcl_cmd_new(VCL_CMD_CHUNK, req->seq)) == NULL) {
 			clWaitForEvents(1, &ev);	/* its memory is ours */
 			clReleaseEvent(ev);
@@ -782,6 +785,7 @@ vcl_rd_start(struct vcl_session *s, const Vcl__Request *req,
 		vcl_session_ref(s);
 		c->ev = ev;
 		c->queue_id = enq->q->id;
+		c->fr.waited = enq->q->waited;	/* its parts wait as a read's */
 		rd->refs++;
 		(void)vcl_cmd_watch(s, c);
 	}
@@ -789,7 +793,12 @@ vcl_rd_start(struct vcl_session *s, const Vcl__Request *req,
 	enq->wait = NULL;
 	if (rd->last != NULL)
 		vcl_session_mark_dirty(s, enq->q);
-	/* The client's event is the last chunk's: it completes last. */
+	/*
+	 * The client's event is the last chunk's: it completes last. One the
+	 * read failed (never enqueued, or over the object limit) is told as
+	 * well, after the read's reply, as vcl_enq_end tells a command's: a
+	 * client's blocking read waits for that Notify behind the reply.
+	 */
 	if (enq->event_id != 0) {
 		if ((o = vcl_session_add(s, enq->event_id,
 		    VCL_KIND_EVENT)) == NULL)
@@ -802,12 +811,19 @@ vcl_rd_start(struct vcl_session *s, const Vcl__Request *req,
 			o->u.event = rd->last;
 			clRetainEvent(rd->last);
 		}
-		if (err == CL_SUCCESS && !enq->quiet)
+		if (o != NULL && !enq->quiet)
 			rd->event_id = enq->event_id;
 		if (rd->status == CL_SUCCESS)
 			rd->status = err;
 	}
-	if (!s->dead)
+	/*
+	 * Closed meanwhile (the event's id past the object limit's margin):
+	 * nothing will be sent, whether or not a chunk is in flight to say
+	 * so (none is when the runtime refused them all).
+	 */
+	if (s->dead)
+		vcl_rd_unsend(rd);
+	else
 		vcl_rd_progress(rd);
 	vcl_rd_put(rd);
 }

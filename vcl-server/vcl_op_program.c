@@ -1672,9 +1672,11 @@ vcl_link_options_ok(const char *opts)
 }
 
 /*
- * True when a link input has a binary for each of its devices and no
- * failed build: PoCL asserts (aborting the server) on an input whose
- * compile failed.
+ * True when a link input is what the specification allows, a compiled
+ * object or a library for each of its devices, with no failed build: PoCL
+ * asserts (aborting the server) on an input whose compile failed, and
+ * NVIDIA's linker aborted the server (LLVM: "Invalid bitcode signature")
+ * on an executable input, where the caller is owed CL_INVALID_OPERATION.
  */
 static int
 vcl_link_input_ok(cl_program p)
@@ -1691,7 +1693,8 @@ vcl_link_input_ok(cl_program p)
 	for (i = 0; i < n; i++)
 		if (clGetProgramBuildInfo(p, devs[i], CL_PROGRAM_BINARY_TYPE,
 		    sizeof t, &t, NULL) != CL_SUCCESS ||
-		    t == CL_PROGRAM_BINARY_TYPE_NONE ||
+		    (t != CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT &&
+		    t != CL_PROGRAM_BINARY_TYPE_LIBRARY) ||
 		    clGetProgramBuildInfo(p, devs[i], CL_PROGRAM_BUILD_STATUS,
 		    sizeof st, &st, NULL) != CL_SUCCESS || st == CL_BUILD_ERROR)
 			return (0);

@@ -698,9 +698,31 @@ vcl_server_hung_up(struct vcl_session *s)
 }
 
 /*
- * The deadlines of a session: the handshake; a frame must complete within
- * frame_s plus its length at frame_rate once its first byte came (a slow
- * link moving a large bulk is fine, one byte a second is not); a session
+ * The bytes of the frame under way that count for its deadline: those in
+ * hand, so a frame must keep coming at frame_rate after its first
+ * frame_s seconds; one announcing a large bulk and then trickling held
+ * its staging for the whole size at that rate (hours for a GiB). An
+ * out-of-band bulk's progress is the transport's: its whole size.
+ */
+static uint64_t
+vcl_server_frame_got(const struct vcl_session *s)
+{
+	switch (s->in_state) {
+	case VCL_IN_BULK:
+		return (VCL_FRAME_HDR_LEN + s->in_frame.msg_len +
+		    s->in_bulk_got);
+	case VCL_IN_OOB:
+		return (s->in_frame.msg_len + s->in_frame.bulk_len);
+	default:
+		return (s->in.end - s->in.start);
+	}
+}
+
+/*
+ * The deadlines of a session: the handshake; a frame must keep coming at
+ * frame_rate once its first frame_s seconds are over (a slow link moving a
+ * large bulk is fine, one byte a second is not, whatever the size it
+ * announced: vcl_server_frame_got); a session
  * that holds nothing may stay silent idle_s; output must move within
  * send_s. Time spent not reading (flow control, a job) does not count.
  */
@@ -737,9 +759,8 @@ vcl_server_check_session(struct vcl_server *srv, struct vcl_session *s,
 		 * holds input too, yet its bytes must keep coming. */
 		if ((!s->reading || s->paused) && s->in_state != VCL_IN_OOB)
 			s->in_since = now;
-		allowed = lim->frame_s + (s->in_frame.msg_len +
-		    s->in_frame.bulk_len) / (lim->frame_rate ? lim->frame_rate :
-		    1);
+		allowed = lim->frame_s + vcl_server_frame_got(s) /
+		    (lim->frame_rate ? lim->frame_rate : 1);
 		if (lim->frame_s != 0 && (uint64_t)(now - s->in_since) >
 		    allowed) {
 			vcl_session_close(s, "frame not completed in time");

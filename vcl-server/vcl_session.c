@@ -1752,8 +1752,15 @@ vcl_session_read_cb(evutil_socket_t fd, short what, void *arg)
 		vcl_session_oob_end(s);
 		done++;
 	}
+	/*
+	 * The batch stops once the session's replies pass the output bound,
+	 * as its input does between batches (vcl_session_flush_out): one
+	 * that reads none could otherwise queue a large reply (a program's
+	 * source, binaries, a build log) per request of the batch, thousands
+	 * of copies from a few KiB of input, charged past its limit.
+	 */
 	while (!s->dead && s->reading && done < VCL_BATCH_MAX &&
-	    s->nheld < VCL_HOLD_MAX &&
+	    s->nheld < VCL_HOLD_MAX && s->out_bytes < VCL_OUT_HIGH &&
 	    (rc = vcl_session_read(s, &done, &budget)) == 0)
 		;
 	s->srv->corked = 0;

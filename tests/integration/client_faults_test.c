@@ -311,7 +311,30 @@ enum fake_mode {
 	FAKE_BAD_SEQ,		/* read reply: a seq nobody sent */
 	FAKE_MANY_DEVICES,	/* Welcome with 100000 devices */
 	FAKE_BAD_STRING,	/* Welcome: a device name without its NUL */
+	FAKE_GARBAGE_HEAD,	/* read reply: bytes that are no frame head */
+	FAKE_GARBAGE_MSG,	/* read reply: a head, then no protobuf */
+	FAKE_GARBAGE_GREETING,	/* bytes that are no frame, for a Greeting */
+	FAKE_STALL_BULK,	/* read reply: half its bulk, then silence */
 };
+
+/* 64 bytes of junk; with a frame head first (head), a frame of junk. */
+static int
+fake_garbage(int fd, int head)
+{
+	uint8_t		buf[VCL_FRAME_HDR_LEN + 64];
+	struct iovec	iov;
+	size_t		off = 0;
+
+	memset(buf, 0xff, sizeof buf);
+	if (head) {
+		vcl_frame_encode(buf, 64, 0);
+		off = VCL_FRAME_HDR_LEN;
+	}
+	memset(buf + off, 0xff, 64);
+	iov.iov_base = buf;
+	iov.iov_len = off + 64;
+	return (vcl_io_writev_full(fd, &iov, 1));
+}
 
 /* Listen on 127.0.0.1, port 0. Returns the fd (port in port) or -1. */
 static int
@@ -413,6 +436,26 @@ fake_skip(int fd, uint64_t n)
 	return (0);
 }
 
+/*
+ * Keep a connection open and answer nothing (pings included) until the
+ * client closes it, or for the client's exit bound.
+ */
+static void
+fake_hold(int fd)
+{
+	struct pollfd	pfd;
+	uint8_t		buf[4096];
+	int		n;
+
+	pfd.fd = fd;
+	pfd.events = POLLIN;
+	for (n = 0; n < CLIENT_EXIT_POLLS; n++) {
+		if (poll(&pfd, 1, POLL_MS) == 1 &&
+		    recv(fd, buf, sizeof buf, 0) <= 0)
+			break;
+	}
+}
+
 /* Greet, take the Hello, send a Welcome with ndev devices. */
 static int
 fake_handshake(int fd, size_t ndev, int bad_string)
@@ -509,6 +552,12 @@ fake_serve(int lfd, enum fake_mode mode)
 		return (-1);
 	}
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	if (mode == FAKE_GARBAGE_GREETING) {
+		/* The connection stays open: the client must act. */
+		fake_garbage(fd, 0);
+		fake_read(fd, &bulk);
+		goto out;
+	}
 	if (fake_handshake(fd, mode == FAKE_MANY_DEVICES ? 100000 : 1,
 	    mode == FAKE_BAD_STRING) != 0 || mode == FAKE_MANY_DEVICES ||
 	    mode == FAKE_BAD_STRING)
@@ -543,6 +592,17 @@ fake_serve(int lfd, enum fake_mode mode)
 			else if (mode == FAKE_BAD_SEQ)
 				fake_reply(fd, req->seq + 1000, CL_SUCCESS,
 				    size, (size_t)size);
+			else if (mode == FAKE_GARBAGE_HEAD ||
+			    mode == FAKE_GARBAGE_MSG)
+				fake_garbage(fd, mode == FAKE_GARBAGE_MSG);
+			else if (mode == FAKE_STALL_BULK) {
+				fake_reply(fd, req->seq, CL_SUCCESS, size,
+				    (size_t)size / 2);
+				vcl__request__free_unpacked(req, NULL);
+				/* Open and silent (pings too) till it goes. */
+				fake_hold(fd);
+				goto out;
+			}
 			vcl__request__free_unpacked(req, NULL);
 			/* Keep the connection open: the client must act. */
 			fake_read(fd, &bulk);
@@ -569,7 +629,8 @@ fake_run(struct client *c, enum fake_mode mode, const char *mib)
 		note("fake server: cannot listen: %s", strerror(errno));
 		return (-1);
 	}
-	if (client_spawn(c, port, "xfer", mib, NULL) == 0) {
+	if (client_spawn(c, port, "xfer", mib, mode == FAKE_STALL_BULK ?
+	    "1500" : NULL) == 0) {
 		fd = fake_serve(lfd, mode);
 		ms = client_wait_exit(c, CLIENT_EXIT_POLLS);
 		if (fd != -1)
@@ -609,6 +670,9 @@ test_bad_replies(void)
 		{ FAKE_ZERO_BULK, "bad_reply_zero_bulk" },
 		{ FAKE_LONG_BULK, "bad_reply_long_bulk" },
 		{ FAKE_BAD_SEQ, "bad_reply_seq" },
+		{ FAKE_GARBAGE_HEAD, "bad_reply_garbage_head" },
+		{ FAKE_GARBAGE_MSG, "bad_reply_garbage_msg" },
+		{ FAKE_STALL_BULK, "bad_reply_stall_bulk" },
 	};
 	struct client	c;
 	size_t		i;
@@ -634,6 +698,20 @@ test_many_devices(void)
 	ms = fake_run(&c, FAKE_MANY_DEVICES, "1");
 	check("welcome_many_devices", ms >= 0 && client_exited(&c, 2) &&
 	    strstr(c.buf, "error clGetDeviceIDs") != NULL,
+	    "client %s; want the node left out (no device); it printed: %s",
+	    ms < 0 ? "hung" : client_how(&c), c.buf);
+}
+
+/* Junk for a Greeting: the node is left out, nothing hangs. */
+static void
+test_garbage_greeting(void)
+{
+	struct client	c;
+	long		ms;
+
+	ms = fake_run(&c, FAKE_GARBAGE_GREETING, "1");
+	check("garbage_greeting", ms >= 0 && client_exited(&c, 2) &&
+	    strstr(c.buf, "error clGet") != NULL,
 	    "client %s; want the node left out (no device); it printed: %s",
 	    ms < 0 ? "hung" : client_how(&c), c.buf);
 }
@@ -696,6 +774,7 @@ static const struct test tests[] = {
 	{ "bad_replies", test_bad_replies, 120 },
 	{ "many_devices", test_many_devices, 60 },
 	{ "bad_string", test_bad_string, 60 },
+	{ "garbage_greeting", test_garbage_greeting, 60 },
 	{ "preauth_retry", test_preauth_retry, 60 },
 	{ "stopped_server", test_stopped_server, 120 },
 	{ "long_kernel", test_long_kernel, 180 },

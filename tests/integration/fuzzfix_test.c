@@ -272,10 +272,92 @@ out:
 	srv_stop(&sv, "link_failed_server_stop");
 }
 
+/*
+ * LinkProgram of an executable (a program built, not compiled) with a
+ * compiled object: the specification names CL_INVALID_OPERATION, and
+ * NVIDIA's linker aborted the server (linkspy, preloaded, does as it
+ * does). The server answers the error without calling the runtime, and a
+ * link of good inputs still works.
+ */
+static void
+test_link_exe_input(void)
+{
+	const char		*lib = getenv("VCL_TEST_LINKSPY_LIB");
+	const char		*asan = getenv("ASAN_OPTIONS");
+	char			*saved = asan != NULL ? strdup(asan) : NULL;
+	char			 opts[1024];
+	struct srv		 sv;
+	struct conn		 c;
+	struct reply		 rp;
+	Vcl__Request		 r = VCL__REQUEST__INIT;
+	Vcl__LinkProgram	 m = VCL__LINK_PROGRAM__INIT;
+	uint64_t		 mixed[2] = { 10, 14 }, good[1] = { 10 };
+	int			 st = 1, up;
+
+	c.fd = -1;
+	if (!check("link_exe_spy", lib != NULL && *lib != '\0',
+	    "VCL_TEST_LINKSPY_LIB is not set")) {
+		free(saved);
+		return;
+	}
+	/* The sanitizer build: a preloaded library comes before its runtime. */
+	snprintf(opts, sizeof opts, "%s%sverify_asan_link_order=0",
+	    saved != NULL ? saved : "", saved != NULL ? ":" : "");
+	setenv("ASAN_OPTIONS", opts, 1);
+	setenv("LD_PRELOAD", lib, 1);
+	up = srv_start(&sv, "link_exe_server_start", "127.0.0.1:0", NULL);
+	unsetenv("LD_PRELOAD");
+	if (saved != NULL)
+		setenv("ASAN_OPTIONS", saved, 1);
+	else
+		unsetenv("ASAN_OPTIONS");
+	free(saved);
+	if (!up)
+		return;
+	if (!check("link_exe_session", conn_session(&c, &sv) == 0 &&
+	    create_context(&c, 1) == 0, "no session"))
+		goto out;
+	check("link_exe_compile", compile_prog(&c, 10,
+	    "int h(int x) { return x + 1; }\n") == CL_SUCCESS,
+	    "a good compile failed");
+	check("link_exe_build", create_program(&c, 14, 1,
+	    "__kernel void k(__global int *p) { p[0] = 1; }\n") == 0 &&
+	    raw_build(&c, 14, NULL) == CL_SUCCESS, "a good build failed");
+	m.id = 12;
+	m.context = 1;
+	m.n_programs = 2;
+	m.programs = mixed;
+	r.call_case = VCL__REQUEST__CALL_LINK_PROGRAM;
+	r.link_program = &m;
+	if (call(&c, &r, NULL, 0, &rp) == 0) {
+		st = rp.r->status;
+		reply_free(&rp);
+	}
+	check("link_exe_refused", st == CL_INVALID_OPERATION, "link "
+	    "status %d, want %d (1: no reply: server died? %s)", st,
+	    CL_INVALID_OPERATION, srv_how(&sv));
+	m.id = 13;
+	m.n_programs = 1;
+	m.programs = good;
+	m.options = (char *)"-create-library";
+	st = 1;
+	if (call(&c, &r, NULL, 0, &rp) == 0) {
+		st = rp.r->status;
+		reply_free(&rp);
+	}
+	check("link_exe_good_links", st == CL_SUCCESS, "status %d", st);
+	check("link_exe_server_alive", srv_alive(&sv), "server gone "
+	    "(%s); see %s/stderr", srv_how(&sv), sv.dir);
+	conn_close(&c);
+out:
+	srv_stop(&sv, "link_exe_server_stop");
+}
+
 static const struct test tests[] = {
 	{ "queue_props",	test_queue_props,	60 },
 	{ "copy_rect_sub",	test_copy_rect_sub,	60 },
 	{ "link_failed_input",	test_link_failed_input,	60 },
+	{ "link_exe_input",	test_link_exe_input,	60 },
 };
 
 int

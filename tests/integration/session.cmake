@@ -48,6 +48,14 @@ set_tests_properties(it_raw_client_faults PROPERTIES TIMEOUT 300
 	LABELS integration ENVIRONMENT
 	"VCL_TEST_ICD_DIR=${PROJECT_BINARY_DIR}/vcl-client")
 vcl_rawtest(fuzzfix)
+# it_raw_fuzzfix link_exe_input: a server with linkspy preloaded (a linker
+# that aborts on an executable input, as NVIDIA's).
+add_library(linkspy SHARED linkspy.c)
+target_link_libraries(linkspy PRIVATE PkgConfig::OPENCL ${CMAKE_DL_LIBS})
+target_compile_options(linkspy PRIVATE ${VCL_WARNINGS})
+add_dependencies(fuzzfix_test linkspy)
+set_property(TEST it_raw_fuzzfix APPEND PROPERTY ENVIRONMENT
+	"VCL_TEST_LINKSPY_LIB=$<TARGET_FILE:linkspy>")
 vcl_rawtest(conn)
 vcl_rawtest(rect)
 vcl_rawtest(peer)
@@ -168,5 +176,19 @@ vcl_rawtest(spin)
 vcl_rawtest(wchunk)
 vcl_rawtest(orphan)
 vcl_rawtest(watchfail)
+# it_raw_survive: libvcl blocked in every kind of call when its server is
+# killed, stops or cuts a reply, over the ring, tcp and TLS, and one node
+# of two lost while the other works on.
+vcl_rawtest(survive)
+target_link_libraries(survive_test PRIVATE PkgConfig::OPENCL Threads::Threads)
+vcl_rawtest(attack5)
+# it_raw_attack5 image_pitch: a server with imagespy preloaded (image host
+# pitches as a runtime that follows the spec takes them).
+add_library(imagespy SHARED imagespy.c)
+target_link_libraries(imagespy PRIVATE PkgConfig::OPENCL ${CMAKE_DL_LIBS})
+target_compile_options(imagespy PRIVATE ${VCL_WARNINGS})
+add_dependencies(attack5_test imagespy)
+set_property(TEST it_raw_attack5 APPEND PROPERTY ENVIRONMENT
+	"VCL_TEST_IMAGESPY_LIB=$<TARGET_FILE:imagespy>")
 vcl_rawtest(watchexit)
 vcl_rawtest(deadcmd)
