@@ -892,6 +892,38 @@ vcl_enq_orphan(struct vcl_session *s, struct vcl_enq *enq,
 }
 
 /*
+ * Free c, a command never watched, of a session closed before it was: what
+ * its completion would let go of with its session dead (its staging, a
+ * push's placement and peer address). vcl_enq_orphan took what the
+ * runtime may still use.
+ */
+static void
+vcl_cmd_drop(struct vcl_cmd *c)
+{
+	if (c->type == VCL_CMD_PUSH && c->job != NULL)
+		vcl_peer_place_drop(c);
+	vcl_stage_free(c->stage);
+	free(c->dest);
+	free(c);
+}
+
+/*
+ * The client's event of an enqueue, added to its session's objects. An add
+ * far over the object limit closes the session, which frees its objects,
+ * the enqueue's queue among them: enq->q is then NULL.
+ */
+static struct vcl_hobj *
+vcl_enq_event(struct vcl_session *s, struct vcl_enq *enq)
+{
+	struct vcl_hobj	*o;
+
+	o = vcl_session_add(s, enq->event_id, VCL_KIND_EVENT);
+	if (s->dead)
+		enq->q = NULL;
+	return (o);
+}
+
+/*
  * The enqueue was tried with result err (enq->ev set when it succeeded and
  * an event was asked for). Record the client's event, register the
  * completion c (may be NULL for a plain command), or report the failure:
@@ -906,17 +938,16 @@ vcl_enq_end(struct vcl_session *s, struct vcl_enq *enq, cl_int err,
 	free(enq->wait);
 	enq->wait = NULL;
 	if (s->dead) {
+		enq->q = NULL;		/* freed with the session's objects */
 		vcl_enq_orphan(s, enq, c);
 		if (enq->ev != NULL)
 			clReleaseEvent(enq->ev);
-		if (c != NULL) {
-			vcl_stage_free(c->stage);
-			free(c);
-		}
+		if (c != NULL)
+			vcl_cmd_drop(c);
 		return;
 	}
 	if (err == CL_SUCCESS && enq->event_id != 0 &&
-	    (o = vcl_session_add(s, enq->event_id, VCL_KIND_EVENT)) == NULL)
+	    (o = vcl_enq_event(s, enq)) == NULL)
 		err = CL_OUT_OF_RESOURCES;
 	else if (o != NULL && o->error != CL_SUCCESS)
 		err = o->error;			/* over the object limit */
@@ -936,7 +967,7 @@ vcl_enq_end(struct vcl_session *s, struct vcl_enq *enq, cl_int err,
 		if (enq->nwait > 0)
 			enq->q->waited = 1;
 		if (o == NULL && enq->event_id != 0)
-			o = vcl_session_add(s, enq->event_id, VCL_KIND_EVENT);
+			o = vcl_enq_event(s, enq);
 		if (o != NULL)
 			o->error = err;
 	} else if (err != CL_SUCCESS) {
@@ -946,7 +977,7 @@ vcl_enq_end(struct vcl_session *s, struct vcl_enq *enq, cl_int err,
 			clReleaseEvent(enq->ev);
 		enq->ev = NULL;
 		if (o == NULL && enq->event_id != 0 && !s->dead)
-			o = vcl_session_add(s, enq->event_id, VCL_KIND_EVENT);
+			o = vcl_enq_event(s, enq);
 		if (o != NULL)
 			o->error = err;
 		/* A quiet event tells nobody: the next finish reports it. */
@@ -977,8 +1008,7 @@ vcl_enq_end(struct vcl_session *s, struct vcl_enq *enq, cl_int err,
 		vcl_enq_orphan(s, enq, c);	/* closed by the error */
 		if (enq->ev != NULL)
 			clReleaseEvent(enq->ev);
-		vcl_stage_free(c->stage);
-		free(c);
+		vcl_cmd_drop(c);
 		return;
 	}
 	c->d.s = s;

@@ -947,13 +947,20 @@ vcl_server_run(struct vcl_server *srv, const struct vcl_options *opt)
 	 * until no session can be touched by one before freeing the rest.
 	 * The transports go after them: a migration's chunk still read into
 	 * or written from shared staging gives its slot back to its
-	 * transport when it completes.
+	 * transport when it completes. Those whose callback the runtime
+	 * refused hold theirs too: the sweep still looks at them, the tick
+	 * that did having stopped with the loop.
 	 */
 	for (i = 0; srv->session_structs > 0 && i < 5000; i++) {
 		vcl_server_done_cb(-1, 0, srv);
+		vcl_cmd_sweep();
 		if (srv->session_structs > 0)
 			usleep(1000);
 	}
+	if (srv->session_structs > 0)
+		vcl_log_warn("exiting with %llu sessions still held by "
+		    "commands the runtime did not end",
+		    (unsigned long long)srv->session_structs);
 	vcl_transports_free(srv);
 	vcl_pool_drain();
 	event_free(ev_term);

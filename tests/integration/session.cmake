@@ -190,3 +190,5 @@ target_compile_options(imagespy PRIVATE ${VCL_WARNINGS})
 add_dependencies(attack5_test imagespy)
 set_property(TEST it_raw_attack5 APPEND PROPERTY ENVIRONMENT
 	"VCL_TEST_IMAGESPY_LIB=$<TARGET_FILE:imagespy>")
+vcl_rawtest(watchexit)
+vcl_rawtest(deadcmd)
