@@ -11,6 +11,7 @@
 #   export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:/usr/local/nvidia/lib64
 #   BIN=$PWD NATIVE_ICD=$PWD/icd-nvidia VCL_ICD=$PWD/icd-vcl/vcl.icd \
 #       ./scaling.sh -g 2 -n 4096
+#   ./gpu_check.sh; ./oracle.sh	(the API oracle natively and through VCL)
 set -eu
 cd "$(dirname "$0")/.."
 out=${1:-.dev/gpu}
@@ -25,6 +26,11 @@ cp "$build/vcl-server/vclserver" "$build/examples/advection" \
     "$build/bench/vclbench" "$build/bench/clprobe" bench/scaling.sh bench/hops.sh \
     bench/servers.sh bench/gpu_check.sh "$out/"
 cp "$build/examples/cg" bench/cg.sh "$out/"
+# The API oracle for oracle.sh: a test program, outside the Release build.
+${CC:-cc} -O2 -DCL_TARGET_OPENCL_VERSION=300 -Wno-deprecated-declarations \
+    -o "$out/cl_api_test" \
+    tests/integration/cl_api_test.c -lOpenCL -lpthread
+cp bench/oracle.sh "$out/"
 cp -L "$build/vcl-client/libvcl.so.1" "$out/lib/"
 for lib in $(ldd "$build/vcl-server/vclserver" "$build/bench/vclbench" |
     awk '/=> \// { print $3 }' | sort -u); do

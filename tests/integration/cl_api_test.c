@@ -5,8 +5,10 @@
  * the OpenCL 3.0 specification names, one named test function at a time,
  * each with its own context and queue so that one failure does not cascade.
  *
- * Usage: cl_api_test [filter]
+ * Usage: cl_api_test [filter | =name | --list]
  *	filter			run only tests whose name contains it
+ *	=name			run only the test of that name
+ *	--list			print the tests' names and exit
  *	VCL_TEST_PLATFORM	platform index (default 0)
  *	VCL_TEST_SKIP		comma-separated test names to skip
  *	VCL_TEST_TIMEOUT	seconds a single test may run (default 120)
@@ -5532,8 +5534,15 @@ main(int argc, char **argv)
 		timeout = (unsigned int)strtoul(s, NULL, 10);
 	signal(SIGALRM, on_alarm);
 
+	if (filter != NULL && strcmp(filter, "--list") == 0) {
+		for (i = 0; i < NITEMS(tests); i++)
+			printf("%s\n", tests[i].name);
+		return (0);
+	}
 	for (i = 0; i < NITEMS(tests); i++) {
-		if (filter != NULL && strstr(tests[i].name, filter) == NULL)
+		if (filter != NULL && (filter[0] == '=' ?
+		    strcmp(tests[i].name, filter + 1) != 0 :
+		    strstr(tests[i].name, filter) == NULL))
 			continue;
 		current = tests[i].name;
 		if (skip != NULL && in_list(skip, tests[i].name)) {
