@@ -884,6 +884,21 @@ vcl_op_copy_buffer(struct vcl_session *s, const Vcl__Request *req,
 	vcl_enq_end(s, &enq, err, NULL);
 }
 
+/*
+ * A fill's pattern and range as the specification wants them: a pattern
+ * of 1 to 128 bytes, a power of two, that divides the offset and the size.
+ * Checked before the runtime sees them: NVIDIA's runtime (H100, driver
+ * 580) crashed on a fill with no pattern, as one from the wire can be.
+ */
+static cl_int
+vcl_mem_fill_ok(const void *pattern, size_t len, uint64_t off, uint64_t size)
+{
+	if (pattern == NULL || len == 0 || len > 128 || (len & (len - 1)) !=
+	    0 || off % len != 0 || size % len != 0)
+		return (CL_INVALID_VALUE);
+	return (CL_SUCCESS);
+}
+
 /* FillBuffer: a pattern repeated over a range. */
 void
 vcl_op_fill_buffer(struct vcl_session *s, const Vcl__Request *req,
@@ -895,7 +910,9 @@ vcl_op_fill_buffer(struct vcl_session *s, const Vcl__Request *req,
 	cl_int			 err;
 
 	if ((err = vcl_enq_begin(s, m->q, &enq)) == CL_SUCCESS &&
-	    (mem = vcl_mem_get(s, m->mem, &err)) != NULL)
+	    (mem = vcl_mem_range_get(s, m->mem, m->offset, m->size, &err)) !=
+	    NULL && (err = vcl_mem_fill_ok(m->pattern.data, m->pattern.len,
+	    m->offset, m->size)) == CL_SUCCESS)
 		err = clEnqueueFillBuffer(enq.q->u.queue, mem->u.mem,
 		    m->pattern.data, m->pattern.len, m->offset, m->size,
 		    enq.nwait, enq.wait, enq.event_id ? &enq.ev : NULL);

@@ -12,6 +12,7 @@
  *	VCL_TEST_PLATFORM	platform index (default 0)
  *	VCL_TEST_SKIP		comma-separated test names to skip
  *	VCL_TEST_TIMEOUT	seconds a single test may run (default 120)
+ *	VCL_TEST_TRACE		set: each check's place on stderr as made
  *	VCL_TEST_STRICT		set: no PoCL allowances even on a platform
  *				named like PoCL (checks that crash PoCL run)
  *
@@ -143,10 +144,26 @@ cl_strerror(cl_int err)
 	return (unknown);
 }
 
+/*
+ * VCL_TEST_TRACE set: every check's place on stderr as it is made, so a
+ * runtime that kills the process shows where (after the last one named).
+ */
+static void
+trace(const char *file, int line)
+{
+	static int	on = -1;
+
+	if (on == -1)
+		on = getenv("VCL_TEST_TRACE") != NULL;
+	if (on)
+		fprintf(stderr, "  at %s:%d\n", file, line);
+}
+
 /* Records a failed condition with its place and text. */
 static int
 check(int ok, const char *text, const char *file, int line)
 {
+	trace(file, line);
 	if (!ok) {
 		failures++;
 		printf("  %s:%d: [%s] CHECK(%s) failed\n", file, line, current,
@@ -160,6 +177,7 @@ static int
 check_err(cl_int got, cl_int want, cl_int alt, const char *text,
     const char *file, int line)
 {
+	trace(file, line);
 	if (got == want || got == alt)
 		return (1);
 	failures++;

@@ -398,12 +398,87 @@ out:
 	srv_stop(&sv, "empty_names_server_stop");
 }
 
+/* FillBuffer of a 256-byte buffer on queue 2, no event; then a finish. */
+static int
+fill_status(struct conn *c, const void *pat, size_t len, uint64_t off,
+    uint64_t size)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__FillBuffer	m = VCL__FILL_BUFFER__INIT;
+	Vcl__Enqueue	e = VCL__ENQUEUE__INIT;
+
+	e.queue = 2;
+	m.q = &e;
+	m.mem = 3;
+	m.pattern.data = (uint8_t *)pat;
+	m.pattern.len = len;
+	m.offset = off;
+	m.size = size;
+	r.seq = ++c->seq;
+	r.call_case = VCL__REQUEST__CALL_FILL_BUFFER;
+	r.fill_buffer = &m;
+	if (send_req(c, &r, NULL, 0) != 0)
+		return (1);
+	return (raw_finish(c, 2));
+}
+
+/*
+ * FillBuffer's pattern and range are checked on the server as the
+ * specification says (the client library checks them too, a raw client
+ * need not): no pattern, one of 3 or 256 bytes, an offset or size it does
+ * not divide, a range past the buffer are CL_INVALID_VALUE at the next
+ * finish. NVIDIA's runtime crashed on a fill with no pattern (as nvspy's
+ * does); a good fill still runs.
+ */
+static void
+test_fill_checks(void)
+{
+	static const struct {
+		size_t		len;
+		uint64_t	off, size;
+	} bad[] = {
+		{ 0, 0, 16 }, { 3, 0, 12 }, { 256, 0, 256 }, { 4, 2, 16 },
+		{ 4, 0, 6 }, { 4, 252, 8 }, { 4, 256, 4 },
+	};
+	uint8_t		pat[256];
+	struct srv	sv;
+	struct conn	c;
+	size_t		i;
+	int		st;
+
+	c.fd = -1;
+	memset(pat, 7, sizeof pat);
+	if (!nvspy_start(&sv, "fill_checks_server_start"))
+		return;
+	if (!check("fill_checks_setup", conn_session(&c, &sv) == 0 &&
+	    create_context(&c, 1) == 0 && create_queue(&c, 2, 1) == 0 &&
+	    create_buffer(&c, 3, 1, 256, NULL, 0) == 0, "no session, queue "
+	    "or buffer"))
+		goto out;
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		st = fill_status(&c, bad[i].len > 0 ? pat : NULL, bad[i].len,
+		    bad[i].off, bad[i].size);
+		check("fill_checks_refused", st == CL_INVALID_VALUE, "pattern "
+		    "%zu, offset %llu, size %llu: %d (1: no reply: server "
+		    "died? %s)", bad[i].len, (unsigned long long)bad[i].off,
+		    (unsigned long long)bad[i].size, st, srv_how(&sv));
+	}
+	st = fill_status(&c, pat, 4, 0, 256);
+	check("fill_checks_good", st == CL_SUCCESS, "a good fill: %d", st);
+	check("fill_checks_server_alive", srv_alive(&sv), "server gone "
+	    "(%s); see %s/stderr", srv_how(&sv), sv.dir);
+	conn_close(&c);
+out:
+	srv_stop(&sv, "fill_checks_server_stop");
+}
+
 static const struct test tests[] = {
 	{ "queue_props",	test_queue_props,	60 },
 	{ "copy_rect_sub",	test_copy_rect_sub,	60 },
 	{ "link_failed_input",	test_link_failed_input,	60 },
 	{ "link_exe_input",	test_link_exe_input,	60 },
 	{ "empty_names",	test_empty_names,	60 },
+	{ "fill_checks",	test_fill_checks,	60 },
 };
 
 int

@@ -10,7 +10,8 @@
  *   inputs (its LLVM: "Expected<T> must be checked ... Invalid bitcode
  *   signature"), where the specification names CL_INVALID_OPERATION;
  * - clGetProgramInfo(CL_PROGRAM_KERNEL_NAMES) of a built program with no
- *   kernel (an empty source): SIGSEGV.
+ *   kernel (an empty source): SIGSEGV;
+ * - clEnqueueFillBuffer with no pattern: SIGSEGV.
  */
 
 #ifndef _GNU_SOURCE
@@ -25,6 +26,8 @@
 
 typedef cl_int	(*spy_info_fn)(cl_program, cl_program_info, size_t, void *,
 		    size_t *);
+typedef cl_int	(*spy_fill_fn)(cl_command_queue, cl_mem, const void *, size_t,
+		    size_t, size_t, cl_uint, const cl_event *, cl_event *);
 typedef cl_program (*spy_link_fn)(cl_context, cl_uint, const cl_device_id *,
 		    const char *, cl_uint, const cl_program *,
 		    void (CL_CALLBACK *)(cl_program, void *), void *, cl_int *);
@@ -89,4 +92,22 @@ clGetProgramInfo(cl_program p, cl_program_info param, size_t size,
 		abort();
 	}
 	return (real(p, param, size, value, ret));
+}
+
+CL_API_ENTRY cl_int CL_API_CALL
+clEnqueueFillBuffer(cl_command_queue q, cl_mem mem, const void *pattern,
+    size_t len, size_t off, size_t size, cl_uint nwait, const cl_event *wait,
+    cl_event *ev)
+{
+	static spy_fill_fn	real;
+
+	if (pattern == NULL) {
+		fprintf(stderr, "nvspy: a fill with no pattern: abort, as "
+		    "NVIDIA's runtime\n");
+		abort();
+	}
+	if (real == NULL && (real = (spy_fill_fn)dlsym(RTLD_NEXT,
+	    "clEnqueueFillBuffer")) == NULL)
+		return (CL_INVALID_OPERATION);
+	return (real(q, mem, pattern, len, off, size, nwait, wait, ev));
 }
