@@ -24,6 +24,19 @@
 static TAILQ_HEAD(, vcl_cmd) vcl_cmd_unwatched =
     TAILQ_HEAD_INITIALIZER(vcl_cmd_unwatched);
 
+/*
+ * c's status as it is told: a failure its enqueue had (c->fail: a shared
+ * transfer the runtime took whose event could not be given) over its
+ * event's, and CL_SUCCESS for a completed one.
+ */
+static cl_int
+vcl_cmd_status(struct vcl_cmd *c)
+{
+	if (c->fail != CL_SUCCESS)
+		c->status = c->fail;
+	return (c->status < 0 ? c->status : CL_SUCCESS);
+}
+
 /* A command completion record of the given type for request seq. */
 struct vcl_cmd *
 vcl_cmd_new(enum vcl_cmd_type type, uint64_t seq)
@@ -203,9 +216,7 @@ vcl_cmd_complete(struct vcl_cmd *c)
 		TAILQ_REMOVE(&vcl_cmd_unwatched, c, uentry);
 		c->unwatched = 0;
 	}
-	if (c->fail != CL_SUCCESS)
-		c->status = c->fail;
-	st = c->status < 0 ? c->status : CL_SUCCESS;
+	st = vcl_cmd_status(c);
 	/*
 	 * A reply the client waits on (a finish's, a read's, a ring read
 	 * chunk's, a part of a read sent in chunks) goes only after what ran
@@ -591,9 +602,7 @@ vcl_cmd_answer(struct vcl_cmd *c)
 	uint64_t	 len = 0;
 	cl_int		 st;
 
-	if (c->fail != CL_SUCCESS)
-		c->status = c->fail;
-	st = c->status < 0 ? c->status : CL_SUCCESS;
+	st = vcl_cmd_status(c);
 	r.seq = c->seq;
 	r.status = st;
 	tc.reply = &r;

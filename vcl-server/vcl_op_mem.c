@@ -362,7 +362,6 @@ vcl_mem_write_begin(struct vcl_session *s, const Vcl__Request *req)
 		vcl_wc_fault = vcl_server_test_num("VCL_TEST_WRITE_FAIL_CHUNK");
 	wc->req = req;
 	wc->qid = m->q->queue;
-	wc->chunk = vcl_write_chunk;
 }
 
 /*
@@ -382,8 +381,8 @@ vcl_mem_write_feed(struct vcl_session *s)
 	if (wc->req == NULL)
 		return;
 	m = wc->req->write_buffer;
-	while (!wc->stopped && wc->done + wc->chunk <= s->in_bulk_got &&
-	    wc->done + wc->chunk < m->size) {
+	while (!wc->stopped && wc->done + vcl_write_chunk <= s->in_bulk_got &&
+	    wc->done + vcl_write_chunk < m->size) {
 		if ((q = vcl_handle_get(&s->handles, m->q->queue,
 		    VCL_KIND_QUEUE)) == NULL || q->error != CL_SUCCESS ||
 		    (mem = vcl_mem_range_get(s, m->mem, m->offset, m->size,
@@ -398,7 +397,7 @@ vcl_mem_write_feed(struct vcl_session *s)
 			err = CL_OUT_OF_RESOURCES;	/* a test's fault */
 		else
 			err = clEnqueueWriteBuffer(q->u.queue, mem->u.mem,
-			    CL_FALSE, m->offset + wc->done, wc->chunk,
+			    CL_FALSE, m->offset + wc->done, vcl_write_chunk,
 			    s->in_bulk + wc->done, 0, NULL, &ev);
 		wc->n++;
 		if (err != CL_SUCCESS) {
@@ -414,7 +413,7 @@ vcl_mem_write_feed(struct vcl_session *s)
 		else
 			vcl_wc_count++;
 		wc->last = ev;
-		wc->done += wc->chunk;
+		wc->done += vcl_write_chunk;
 		vcl_session_mark_dirty(s, q);
 		(void)vcl_session_flush_now(s, q);	/* the copy starts */
 	}

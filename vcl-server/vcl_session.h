@@ -62,7 +62,6 @@ struct vcl_arena {
 struct vcl_wchunk {
 	const Vcl__Request	*req;		/* NULL: none */
 	uint64_t		 qid;		/* its queue */
-	uint64_t		 chunk;
 	uint64_t		 done;		/* bytes enqueued */
 	uint64_t		 n;		/* chunks tried */
 	cl_int			 err;		/* the first one refused */
