@@ -1053,10 +1053,6 @@ image_rw(struct conn *c, uint64_t id, const uint8_t *data, struct reply *rp)
 static void
 test_image_pitch(void)
 {
-	const char	*lib = getenv("VCL_TEST_IMAGESPY_LIB");
-	const char	*asan = getenv("ASAN_OPTIONS");
-	char		*saved = asan != NULL ? strdup(asan) : NULL;
-	char		 opts[1024];
 	static const uint32_t types[] = { CL_MEM_OBJECT_IMAGE1D_ARRAY,
 	    CL_MEM_OBJECT_IMAGE2D };
 	static const uint64_t ids[] = { IMG_1DA, IMG_2D };
@@ -1069,26 +1065,11 @@ test_image_pitch(void)
 	int		 up;
 
 	c.fd = -1;
-	if (!check("imgpitch_spy", lib != NULL && *lib != '\0',
-	    "VCL_TEST_IMAGESPY_LIB is not set")) {
-		free(saved);
-		return;
-	}
 	a = pattern(IMG_LEN, 13);
 	b = pattern(IMG_LEN, 14);
-	/* The sanitizer build: a preloaded library comes before its runtime. */
-	snprintf(opts, sizeof opts, "%s%sverify_asan_link_order=0",
-	    saved != NULL ? saved : "", saved != NULL ? ":" : "");
-	setenv("ASAN_OPTIONS", opts, 1);
-	setenv("LD_PRELOAD", lib, 1);
-	up = a != NULL && b != NULL && srv_start(&sv, "imgpitch_server_start",
-	    "127.0.0.1:0", NULL);
-	unsetenv("LD_PRELOAD");
-	if (saved != NULL)
-		setenv("ASAN_OPTIONS", saved, 1);
-	else
-		unsetenv("ASAN_OPTIONS");
-	free(saved);
+	up = a != NULL && b != NULL && srv_start_preload(&sv,
+	    "imgpitch_server_start", getenv("VCL_TEST_IMAGESPY_LIB"),
+	    "VCL_TEST_IMAGESPY_LIB", NULL);
 	if (!up) {
 		free(a);
 		free(b);

@@ -273,35 +273,14 @@ out:
 }
 
 /*
- * Start a server with nvspy preloaded (VCL_TEST_NVSPY_LIB): calls that
- * took NVIDIA's runtime down abort PoCL's too. Returns 1 when it is up.
+ * A server with nvspy preloaded (VCL_TEST_NVSPY_LIB): calls that took
+ * NVIDIA's runtime down abort PoCL's too. Returns 1 when it is up.
  */
 static int
 nvspy_start(struct srv *sv, const char *name)
 {
-	const char	*lib = getenv("VCL_TEST_NVSPY_LIB");
-	const char	*asan = getenv("ASAN_OPTIONS");
-	char		*saved;
-	char		 opts[1024];
-	int		 up;
-
-	if (!check(name, lib != NULL && *lib != '\0',
-	    "VCL_TEST_NVSPY_LIB is not set"))
-		return (0);
-	saved = asan != NULL ? strdup(asan) : NULL;
-	/* The sanitizer build: a preloaded library comes before its runtime. */
-	snprintf(opts, sizeof opts, "%s%sverify_asan_link_order=0",
-	    saved != NULL ? saved : "", saved != NULL ? ":" : "");
-	setenv("ASAN_OPTIONS", opts, 1);
-	setenv("LD_PRELOAD", lib, 1);
-	up = srv_start(sv, name, "127.0.0.1:0", NULL);
-	unsetenv("LD_PRELOAD");
-	if (saved != NULL)
-		setenv("ASAN_OPTIONS", saved, 1);
-	else
-		unsetenv("ASAN_OPTIONS");
-	free(saved);
-	return (up);
+	return (srv_start_preload(sv, name, getenv("VCL_TEST_NVSPY_LIB"),
+	    "VCL_TEST_NVSPY_LIB", NULL));
 }
 
 /*

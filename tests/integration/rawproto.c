@@ -1155,3 +1155,82 @@ raw_client_env(const struct srv *sv)
 	setenv("VCL_STRICT", "1", 1);
 	return (1);
 }
+
+/*
+ * A kernel that runs for a while, to hold what comes behind it on its
+ * queue: program prog (from source, built) in ctx, its kernel k, and the
+ * 64-byte buffer mem it writes. Returns 0, or -1.
+ */
+int
+raw_spin_setup(struct conn *c, uint64_t ctx, uint64_t prog, uint64_t k,
+    uint64_t mem)
+{
+	static const char	src[] =
+	    "__kernel void spin(__global uint *o, uint n)\n"
+	    "{ uint x = 1; for (uint i = 0; i < n; i++) x = x * 1103515245u +"
+	    " 12345u; o[0] = x; }\n";
+
+	if (create_program(c, prog, ctx, src) != 0 ||
+	    create_buffer(c, mem, ctx, 64, NULL, 0) != 0 ||
+	    raw_build(c, prog, NULL) != CL_SUCCESS ||
+	    raw_kernel(c, k, prog, "spin") != CL_SUCCESS)
+		return (-1);
+	return (0);
+}
+
+/*
+ * Send kernel k of raw_spin_setup (buffer mem) on queue q for steps
+ * iterations, no event. Returns 0 or -1; no reply comes.
+ */
+int
+raw_spin_send(struct conn *c, uint64_t q, uint64_t k, uint64_t mem,
+    uint32_t steps)
+{
+	Vcl__KernelArg	 a[2], *ap[2] = { &a[0], &a[1] };
+
+	vcl__kernel_arg__init(&a[0]);
+	a[0].index = 0;
+	a[0].type = VCL__KERNEL_ARG__TYPE__MEM;
+	a[0].has_mem = 1;
+	a[0].mem = mem;
+	vcl__kernel_arg__init(&a[1]);
+	a[1].index = 1;
+	a[1].type = VCL__KERNEL_ARG__TYPE__VALUE;
+	a[1].has_value = 1;
+	a[1].value.data = (uint8_t *)&steps;
+	a[1].value.len = sizeof steps;
+	return (raw_ndrange(c, q, k, 1, 0, ap, 2, 0));
+}
+
+/*
+ * srv_start with library lib preloaded into the server (LD_PRELOAD), the
+ * way tests make the runtime under it behave as another's; var names
+ * where lib came from, for the failure when it is not set. Returns 1 when
+ * the server is up.
+ */
+int
+srv_start_preload(struct srv *sv, const char *name, const char *lib,
+    const char *var, const char *const *extra)
+{
+	const char	*asan = getenv("ASAN_OPTIONS");
+	char		*saved;
+	char		 opts[1024];
+	int		 up;
+
+	if (!check(name, lib != NULL && *lib != '\0', "%s is not set", var))
+		return (0);
+	saved = asan != NULL ? strdup(asan) : NULL;
+	/* The sanitizer build: a preloaded library comes before its runtime. */
+	snprintf(opts, sizeof opts, "%s%sverify_asan_link_order=0",
+	    saved != NULL ? saved : "", saved != NULL ? ":" : "");
+	setenv("ASAN_OPTIONS", opts, 1);
+	setenv("LD_PRELOAD", lib, 1);
+	up = srv_start(sv, name, "127.0.0.1:0", extra);
+	unsetenv("LD_PRELOAD");
+	if (saved != NULL)
+		setenv("ASAN_OPTIONS", saved, 1);
+	else
+		unsetenv("ASAN_OPTIONS");
+	free(saved);
+	return (up);
+}

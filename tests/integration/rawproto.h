@@ -94,6 +94,8 @@ const char *srv_how(const struct srv *sv);
 int srv_start(struct srv *sv, const char *name, const char *listen,
     const char *const *extra);
 void srv_stop(struct srv *sv, const char *name);
+int srv_start_preload(struct srv *sv, const char *name, const char *lib,
+    const char *var, const char *const *extra);
 int srv_stderr_has(const struct srv *sv, const char *s);
 int read_n(int fd, void *buf, size_t n);
 int recv_msg(struct conn *c, struct reply *out);
@@ -130,6 +132,8 @@ int	raw_finish(struct conn *, uint64_t);
 int	raw_ndrange(struct conn *, uint64_t, uint64_t, uint64_t, uint64_t,
 	    Vcl__KernelArg **, size_t, uint64_t);
 int	raw_client_env(const struct srv *);
+int	raw_spin_setup(struct conn *, uint64_t, uint64_t, uint64_t, uint64_t);
+int	raw_spin_send(struct conn *, uint64_t, uint64_t, uint64_t, uint32_t);
 int	raw_sync_seen(struct conn *, uint64_t, int *, cl_int *);
 int msg_has(const struct reply *rp, const char *word);
 int client_open(struct conn *c, const struct srv *sv, uint64_t *sid,

@@ -23,52 +23,10 @@
 #define SPIN_MEM	6
 #define SIZE		(768u << 10)	/* under the pool's 1 MiB: malloc'd */
 #define SPIN_STEPS	(1u << 30)	/* a kernel of about a second */
+/* The kernel that holds its queue (rawproto.c). */
+#define SPIN_SETUP(c)	raw_spin_setup((c), CTX, SPIN_PROG, SPIN_K, SPIN_MEM)
+#define SPIN_SEND(c)	raw_spin_send((c), Q, SPIN_K, SPIN_MEM, SPIN_STEPS)
 #define HELD_MSG	"sessions still held"
-
-static const char spin_src[] =
-	"__kernel void spin(__global uint *o, uint n)\n"
-	"{ uint x = 1; for (uint i = 0; i < n; i++) x = x * 1103515245u +"
-	" 12345u; o[0] = x; }\n";
-
-/* Program SPIN_PROG built, kernel SPIN_K, its buffer SPIN_MEM: 0 or -1. */
-static int
-spin_setup(struct conn *c)
-{
-	Vcl__Request		r = VCL__REQUEST__INIT;
-	Vcl__BuildProgram	b = VCL__BUILD_PROGRAM__INIT;
-
-	if (create_program(c, SPIN_PROG, CTX, spin_src) != 0 ||
-	    create_buffer(c, SPIN_MEM, CTX, 64, NULL, 0) != 0)
-		return (-1);
-	b.program = SPIN_PROG;
-	r.call_case = VCL__REQUEST__CALL_BUILD_PROGRAM;
-	r.build_program = &b;
-	if (raw_status(c, &r) != CL_SUCCESS ||
-	    raw_kernel(c, SPIN_K, SPIN_PROG, "spin") != CL_SUCCESS)
-		return (-1);
-	return (0);
-}
-
-/* The spin kernel on queue Q, no event: what comes behind it waits. */
-static int
-send_spin(struct conn *c)
-{
-	Vcl__KernelArg	 a[2], *ap[2] = { &a[0], &a[1] };
-	uint32_t	 n = SPIN_STEPS;
-
-	vcl__kernel_arg__init(&a[0]);
-	a[0].index = 0;
-	a[0].type = VCL__KERNEL_ARG__TYPE__MEM;
-	a[0].has_mem = 1;
-	a[0].mem = SPIN_MEM;
-	vcl__kernel_arg__init(&a[1]);
-	a[1].index = 1;
-	a[1].type = VCL__KERNEL_ARG__TYPE__VALUE;
-	a[1].has_value = 1;
-	a[1].value.data = (uint8_t *)&n;
-	a[1].value.len = sizeof n;
-	return (raw_ndrange(c, Q, SPIN_K, 1, 0, ap, 2, 0));
-}
 
 /* WriteBuffer{Q, MEM, 0, size}, no event, of data, in band. */
 static int
@@ -130,12 +88,12 @@ test_exit(void)
 	    conn_session(&c, &sv) == 0 && create_context(&c, CTX) == 0 &&
 	    create_queue(&c, Q, CTX) == 0 &&
 	    create_buffer(&c, MEM, CTX, SIZE, NULL, 0) == 0 &&
-	    spin_setup(&c) == 0 && conn_session(&d, &sv) == 0,
+	    SPIN_SETUP(&c) == 0 && conn_session(&d, &sv) == 0,
 	    "no sessions or objects"))
 		goto out;
 
 	/* A write behind the kernel, taken (a stats reply follows it). */
-	rc = send_spin(&c) == 0 && send_write(&c, a, SIZE) == 0 &&
+	rc = SPIN_SEND(&c) == 0 && send_write(&c, a, SIZE) == 0 &&
 	    stats(&c, &st) == 0;
 	if (!check("write_sent", rc, "kernel, write or stats failed"))
 		goto out;

@@ -33,11 +33,9 @@
 #define EV		100
 #define SIZE		(768u << 10)	/* under the pool's 1 MiB: malloc'd */
 #define SPIN_STEPS	(40u << 20)	/* a kernel of tens of ms */
-
-static const char spin_src[] =
-	"__kernel void spin(__global uint *o, uint n)\n"
-	"{ uint x = 1; for (uint i = 0; i < n; i++) x = x * 1103515245u +"
-	" 12345u; o[0] = x; }\n";
+/* The kernel that holds its queue (rawproto.c). */
+#define SPIN_SETUP(c)	raw_spin_setup((c), CTX, SPIN_PROG, SPIN_K, SPIN_MEM)
+#define SPIN_SEND(c)	raw_spin_send((c), Q, SPIN_K, SPIN_MEM, SPIN_STEPS)
 
 /* A byte pattern of seed. */
 static void
@@ -47,46 +45,6 @@ fill(uint8_t *p, size_t n, unsigned seed)
 
 	for (i = 0; i < n; i++)
 		p[i] = (uint8_t)(i ^ (i >> 8) ^ (i >> 17) ^ seed);
-}
-
-/* Program SPIN_PROG built, kernel SPIN_K, its buffer SPIN_MEM: 0 or -1. */
-static int
-spin_setup(struct conn *c)
-{
-	Vcl__Request		r = VCL__REQUEST__INIT;
-	Vcl__BuildProgram	b = VCL__BUILD_PROGRAM__INIT;
-
-	if (create_program(c, SPIN_PROG, CTX, spin_src) != 0 ||
-	    create_buffer(c, SPIN_MEM, CTX, 64, NULL, 0) != 0)
-		return (-1);
-	b.program = SPIN_PROG;
-	r.call_case = VCL__REQUEST__CALL_BUILD_PROGRAM;
-	r.build_program = &b;
-	if (raw_status(c, &r) != CL_SUCCESS ||
-	    raw_kernel(c, SPIN_K, SPIN_PROG, "spin") != CL_SUCCESS)
-		return (-1);
-	return (0);
-}
-
-/* The spin kernel on queue Q, no event: what comes behind it waits. */
-static int
-send_spin(struct conn *c)
-{
-	Vcl__KernelArg	 a[2], *ap[2] = { &a[0], &a[1] };
-	uint32_t	 n = SPIN_STEPS;
-
-	vcl__kernel_arg__init(&a[0]);
-	a[0].index = 0;
-	a[0].type = VCL__KERNEL_ARG__TYPE__MEM;
-	a[0].has_mem = 1;
-	a[0].mem = SPIN_MEM;
-	vcl__kernel_arg__init(&a[1]);
-	a[1].index = 1;
-	a[1].type = VCL__KERNEL_ARG__TYPE__VALUE;
-	a[1].has_value = 1;
-	a[1].value.data = (uint8_t *)&n;
-	a[1].value.len = sizeof n;
-	return (raw_ndrange(c, Q, SPIN_K, 1, 0, ap, 2, 0));
 }
 
 /* WriteBuffer{Q, MEM, 0, size, event ev (0: none)} of data, in band. */
@@ -192,19 +150,19 @@ run(const char *mode, const char *const *args, int nowait)
 	    &sv) == 0 && create_context(&c, CTX) == 0 &&
 	    create_queue(&c, Q, CTX) == 0 &&
 	    create_buffer(&c, MEM, CTX, SIZE, NULL, 0) == 0 &&
-	    spin_setup(&c) == 0 && raw_ring_give(&rg, &c) == 0 &&
+	    SPIN_SETUP(&c) == 0 && raw_ring_give(&rg, &c) == 0 &&
 	    conn_session(&d, &sv) == 0, "no sessions, objects or ring"))
 		goto out;
 
 	/* A write behind the kernel, then a finish: all of it done. */
 	fill(a, SIZE, 1);
-	rc = send_spin(&c) == 0 && send_write(&c, a, SIZE, 0) == 0 &&
-	    send_spin(&c) == 0 ? raw_finish(&c, Q) : 1;
+	rc = SPIN_SEND(&c) == 0 && send_write(&c, a, SIZE, 0) == 0 &&
+	    SPIN_SEND(&c) == 0 ? raw_finish(&c, Q) : 1;
 	snprintf(what, sizeof what, "%s_write_finish", mode);
 	check(what, rc == CL_SUCCESS, "finish behind a write: %d", rc);
 
 	/* A read behind the kernel: the bytes written. */
-	ok = send_spin(&c) == 0 && read_buffer(&c, Q, MEM, SIZE, &rp) == 0;
+	ok = SPIN_SEND(&c) == 0 && read_buffer(&c, Q, MEM, SIZE, &rp) == 0;
 	at = ok && rp.r->status == CL_SUCCESS && rp.bulk_len == SIZE ?
 	    differs(rp.bulk, a, SIZE) : 0;
 	snprintf(what, sizeof what, "%s_read_bytes", mode);
@@ -217,7 +175,7 @@ run(const char *mode, const char *const *args, int nowait)
 
 	/* A write with an event behind the kernel: the event completes. */
 	fill(a, SIZE, 2);
-	rc = send_spin(&c) == 0 && send_write(&c, a, SIZE, EV) == 0 ?
+	rc = SPIN_SEND(&c) == 0 && send_write(&c, a, SIZE, EV) == 0 ?
 	    wait_notify(&c, EV, &est) : -1;
 	snprintf(what, sizeof what, "%s_event", mode);
 	check(what, rc == 0 && est == CL_COMPLETE, "write's event: %d",
@@ -226,10 +184,10 @@ run(const char *mode, const char *const *args, int nowait)
 	/* A ring write behind the kernel, a ring read back into slot 1. */
 	fill(raw_ring_slot(&rg, 0), RAW_RING_SLOT, 3);
 	memset(raw_ring_slot(&rg, 1), 0, RAW_RING_SLOT);
-	rc = send_spin(&c) == 0 ? ring_xfer(&c, 1, 0, 1) : 1;
+	rc = SPIN_SEND(&c) == 0 ? ring_xfer(&c, 1, 0, 1) : 1;
 	snprintf(what, sizeof what, "%s_ring_write", mode);
 	check(what, rc == CL_SUCCESS, "ring write: %d", rc);
-	rc = send_spin(&c) == 0 ? ring_xfer(&c, 0, 1, 1) : 1;
+	rc = SPIN_SEND(&c) == 0 ? ring_xfer(&c, 0, 1, 1) : 1;
 	at = rc == CL_SUCCESS ? differs(raw_ring_slot(&rg, 0),
 	    raw_ring_slot(&rg, 1), RAW_RING_SLOT) : 0;
 	snprintf(what, sizeof what, "%s_ring_read", mode);
@@ -238,7 +196,7 @@ run(const char *mode, const char *const *args, int nowait)
 
 	/* A ring write left queued: the client and its ring go at once. */
 	fill(raw_ring_slot(&rg, 2), RAW_RING_SLOT, 4);
-	rc = send_spin(&c) == 0 ? ring_xfer(&c, 1, 2, 0) : 1;
+	rc = SPIN_SEND(&c) == 0 ? ring_xfer(&c, 1, 2, 0) : 1;
 	snprintf(what, sizeof what, "%s_ring_left", mode);
 	check(what, rc == 0, "ring write not sent");
 	conn_close(&c);

@@ -439,54 +439,12 @@ out:
 #define SPIN_K		6
 #define SPIN_MEM	7
 #define SPIN_STEPS	(40u << 20)		/* a kernel of tens of ms */
+/* The kernel that holds its queue (rawproto.c). */
+#define SPIN_SETUP(c)	raw_spin_setup((c), CTX, SPIN_PROG, SPIN_K, SPIN_MEM)
+#define SPIN_SEND(c)	raw_spin_send((c), Q, SPIN_K, SPIN_MEM, SPIN_STEPS)
 
 static const char *const van_args[] = { "--write-chunk", "64K",
 	"--max-pinned", "0", NULL };
-
-static const char spin_src[] =
-	"__kernel void spin(__global uint *o, uint n)\n"
-	"{ uint x = 1; for (uint i = 0; i < n; i++) x = x * 1103515245u +"
-	" 12345u; o[0] = x; }\n";
-
-/* Program SPIN_PROG built, kernel SPIN_K, its buffer SPIN_MEM: 0 or -1. */
-static int
-spin_setup(struct conn *c)
-{
-	Vcl__Request		r = VCL__REQUEST__INIT;
-	Vcl__BuildProgram	b = VCL__BUILD_PROGRAM__INIT;
-
-	if (create_program(c, SPIN_PROG, CTX, spin_src) != 0 ||
-	    create_buffer(c, SPIN_MEM, CTX, 64, NULL, 0) != 0)
-		return (-1);
-	b.program = SPIN_PROG;
-	r.call_case = VCL__REQUEST__CALL_BUILD_PROGRAM;
-	r.build_program = &b;
-	if (raw_status(c, &r) != CL_SUCCESS ||
-	    raw_kernel(c, SPIN_K, SPIN_PROG, "spin") != CL_SUCCESS)
-		return (-1);
-	return (0);
-}
-
-/* The spin kernel on queue Q, no event: what comes behind it waits. */
-static int
-send_spin(struct conn *c)
-{
-	Vcl__KernelArg	 a[2], *ap[2] = { &a[0], &a[1] };
-	uint32_t	 n = SPIN_STEPS;
-
-	vcl__kernel_arg__init(&a[0]);
-	a[0].index = 0;
-	a[0].type = VCL__KERNEL_ARG__TYPE__MEM;
-	a[0].has_mem = 1;
-	a[0].mem = SPIN_MEM;
-	vcl__kernel_arg__init(&a[1]);
-	a[1].index = 1;
-	a[1].type = VCL__KERNEL_ARG__TYPE__VALUE;
-	a[1].has_value = 1;
-	a[1].value.data = (uint8_t *)&n;
-	a[1].value.len = sizeof n;
-	return (raw_ndrange(c, Q, SPIN_K, 1, 0, ap, 2, 0));
-}
 
 /*
  * The client goes in the middle of a chunked write's bulk, its chunks
@@ -517,10 +475,10 @@ test_vanish(void)
 		goto out;
 	for (i = 0; i < 2; i++) {
 		if (!check("vanish_setup", setup(&c, &sv, VAN) == 0 &&
-		    spin_setup(&c) == 0, "no session, context, queue, buffer "
+		    SPIN_SETUP(&c) == 0, "no session, context, queue, buffer "
 		    "or kernel"))
 			goto out;
-		rc = send_spin(&c);
+		rc = SPIN_SEND(&c);
 		if (rc == 0)
 			rc = send_write(&c, Q, 0, VAN, 10, NULL, 0, data,
 			    VAN - CHUNK / 2);
@@ -571,14 +529,14 @@ test_dupevent(void)
 		return;
 	}
 	if (!check("dup_setup", setup(&c, &sv, VAN) == 0 &&
-	    spin_setup(&c) == 0 && conn_session(&d, &sv) == 0, "no "
+	    SPIN_SETUP(&c) == 0 && conn_session(&d, &sv) == 0, "no "
 	    "sessions, context, queue, buffer or kernel"))
 		goto out;
 	rc = send_write(&c, Q, 0, 16, 10, NULL, 0, data, 16);
 	if (rc == 0 && wait_notify(&c, 10, &est) != 0)
 		rc = -1;
 	if (rc == 0)
-		rc = send_spin(&c);
+		rc = SPIN_SEND(&c);
 	if (rc == 0)
 		rc = send_write(&c, Q, 0, VAN, 10, NULL, 0, data, VAN);
 	check("dup_closed", rc == 0 && wait_closed(&c) == 1, "the session "
@@ -623,10 +581,10 @@ test_refused(void)
 		return;
 	}
 	if (!check("refused_setup", setup(&c, &sv, SPACE) == 0 &&
-	    spin_setup(&c) == 0 && conn_session(&d, &sv) == 0, "no "
+	    SPIN_SETUP(&c) == 0 && conn_session(&d, &sv) == 0, "no "
 	    "sessions, context, queue, buffer or kernel"))
 		goto out;
-	rc = send_spin(&c);
+	rc = SPIN_SEND(&c);
 	if (rc == 0)
 		rc = send_write(&c, Q, OFF, VAN, 10, NULL, 0, data, VAN / 2);
 	if (rc == 0)
@@ -638,7 +596,7 @@ test_refused(void)
 	check("refused_event_finish", raw_finish(&c, Q) == CL_SUCCESS,
 	    "a failure told on the event was told again at the finish");
 	/* No event: the queue's next finish tells, once. */
-	rc = send_spin(&c);
+	rc = SPIN_SEND(&c);
 	if (rc == 0)
 		rc = send_write(&c, Q, OFF, VAN, 0, NULL, 0, data, VAN / 2);
 	if (rc == 0)
@@ -756,11 +714,11 @@ test_objlimit(void)
 		/* Six objects: context, queue, buffer; program, kernel, its
 		 * buffer. The write's event would be the seventh. */
 		if (!check("objlimit_setup", setup(&c, &sv, VAN) == 0 &&
-		    spin_setup(&c) == 0 && conn_session(&d, &sv) == 0, "no "
+		    SPIN_SETUP(&c) == 0 && conn_session(&d, &sv) == 0, "no "
 		    "sessions, context, queue, buffer or kernel"))
 			goto next;
 		est = CL_SUCCESS;
-		rc = send_spin(&c);
+		rc = SPIN_SEND(&c);
 		if (rc == 0)
 			rc = send_write(&c, Q, 0, VAN, 10, NULL, 0, data, VAN);
 		check("objlimit_event_fails", rc == 0 &&
