@@ -1604,6 +1604,76 @@ gen_wchunk(struct gen *g)
 	g->b.len -= WC_CHUNK / 2 + 1 - g->b.len % 2;
 }
 
+/* A PeerPush on a peer link: key 0 is the victim's (fuzz_session.c). */
+static void
+gen_peer_push(struct gen *g, uint64_t sid, uint64_t key, uint64_t xfer,
+    int32_t status, const void *data, size_t n)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__PeerPush	m = VCL__PEER_PUSH__INIT;
+
+	m.session = sid;
+	m.key = key;
+	m.transfer = xfer;
+	m.status = status;
+	r.call_case = VCL__REQUEST__CALL_PEER_PUSH;
+	r.peer_push = &m;
+	gen_put(g, &r, data, n);
+}
+
+/* A PeerEvent on a peer link: key 0 is the victim's. */
+static void
+gen_peer_event(struct gen *g, uint64_t sid, uint64_t key, uint64_t proxy,
+    int32_t status)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__PeerEvent	m = VCL__PEER_EVENT__INIT;
+
+	m.session = sid;
+	m.key = key;
+	m.proxy = proxy;
+	m.status = status;
+	r.call_case = VCL__REQUEST__CALL_PEER_EVENT;
+	r.peer_event = &m;
+	gen_put(g, &r, NULL, 0);
+}
+
+/*
+ * A peer link (Hello.peer) against the victim session fuzz_session opens
+ * for it (buffer 3, transfers 77 of 4096 bytes and 78 of 64, proxy 20):
+ * pushes of the right and a wrong size, early ones and a second one, a
+ * failure, a push and an event naming what is no transfer or proxy, an
+ * event for the proxy, and a push of a wrong key.
+ */
+static void
+gen_peer(struct gen *g)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__Hello	m = VCL__HELLO__INIT;
+	static uint8_t	d[4096];
+	size_t		i;
+
+	for (i = 0; i < sizeof d; i++)
+		d[i] = (uint8_t)(i * 7);
+	m.version = VCL_PROTOCOL_VERSION;
+	m.client_name = (char *)"gen-peer";
+	m.has_peer = m.peer = 1;
+	r.call_case = VCL__REQUEST__CALL_HELLO;
+	r.hello = &m;
+	gen_put(g, &r, NULL, 0);
+	gen_peer_push(g, 0, 0, 77, CL_SUCCESS, d, sizeof d);
+	gen_peer_push(g, 0, 0, 78, CL_SUCCESS, d, 32);
+	gen_peer_push(g, 0, 0, 99, CL_SUCCESS, d, 16);
+	gen_peer_push(g, 0, 0, 99, CL_SUCCESS, d, 16);
+	gen_peer_push(g, 0, 0, 98, CL_OUT_OF_RESOURCES, NULL, 0);
+	gen_peer_push(g, 0, 0, 3, CL_SUCCESS, d, 64);
+	gen_peer_event(g, 0, 0, 3, CL_COMPLETE);
+	gen_peer_event(g, 0, 0, 20, CL_COMPLETE);
+	gen_peer_event(g, 0, 0, 20, -5);
+	gen_peer_event(g, 0, 0, 21, CL_COMPLETE);
+	gen_peer_push(g, 1, 1, 77, CL_SUCCESS, d, 16);
+}
+
 /* Write every seed into the directory named on the command line. */
 int
 main(int argc, char **argv)
@@ -1649,6 +1719,8 @@ main(int argc, char **argv)
 	gen_write(&g, argv[1], "gen_transport_ctl");
 	gen_transport(&g, 1);
 	gen_write(&g, argv[1], "gen_oob");
+	gen_peer(&g);
+	gen_write(&g, argv[1], "gen_peer");
 	vcl_buf_free(&g.b);
 	return (0);
 }
