@@ -207,8 +207,86 @@ out:
 	srv_stop(&sv, "links_server_exit");
 }
 
+/* PeerFail{source, status}: the client lost the node source. */
+static int
+peer_fail_source(struct conn *c, const char *source)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__PeerFail	m = VCL__PEER_FAIL__INIT;
+
+	m.source = (char *)source;
+	m.status = CL_DEVICE_NOT_AVAILABLE;
+	r.call_case = VCL__REQUEST__CALL_PEER_FAIL;
+	r.peer_fail = &m;
+	return (send_req(c, &r, NULL, 0));
+}
+
+/*
+ * The source a client names (MigrateIn, CreateProxyEvent, PeerFail) is a
+ * node's address, kept for the transfer's, the proxy's or the session's
+ * life and compared with every lost one on each MigrateIn: unbounded, a
+ * session held frames' worth of them outside its --max-session-bytes (64
+ * lost sources of 64 MiB each) and each MigrateIn walked them all on the
+ * loop. One over 255 bytes is refused (CL_INVALID_VALUE for a MigrateIn,
+ * ignored in a PeerFail); one of 255 works as before.
+ */
+static void
+test_source_bound(void)
+{
+	enum { LONG = 64 << 10 };
+	struct srv		 sv;
+	struct conn		 c, w;
+	Vcl__StatsResult	 st;
+	uint64_t		 sid, key;
+	char			*big, ok[256];
+	cl_int			 evst = 0;
+	int			 rc;
+
+	c.fd = w.fd = -1;
+	if ((big = malloc(LONG + 1)) == NULL)
+		return;
+	memset(big, 'n', LONG);
+	big[LONG] = '\0';
+	memset(ok, 'm', sizeof ok - 1);
+	ok[sizeof ok - 1] = '\0';
+	if (!srv_start(&sv, "source_server_start", "127.0.0.1:0", NULL)) {
+		free(big);
+		return;
+	}
+	if (!check("source_session", client_open(&c, &sv, &sid, &key) == 0 &&
+	    create_buffer(&c, 3, 1, 4096, NULL, 0) == 0, "no session"))
+		goto out;
+	/* Told lost, then named by a MigrateIn: refused, not remembered. */
+	rc = peer_fail_source(&c, big);
+	rc |= migrate_in(&c, 10, 3, 4096, 77, big);
+	rc |= wait_notify(&c, 10, &evst);
+	check("source_long_refused", rc == 0 && evst == CL_INVALID_VALUE,
+	    "MigrateIn of a %d-byte source: event %d, want CL_INVALID_VALUE "
+	    "(rc %d)", LONG, evst, rc);
+	/* 255 bytes: remembered lost, the MigrateIn fails at once. */
+	rc = peer_fail_source(&c, ok);
+	rc |= migrate_in(&c, 11, 3, 4096, 78, ok);
+	rc |= wait_notify(&c, 11, &evst);
+	check("source_255_lost", rc == 0 && evst == CL_DEVICE_NOT_AVAILABLE,
+	    "MigrateIn of a lost 255-byte source: event %d, want "
+	    "CL_DEVICE_NOT_AVAILABLE (rc %d)", evst, rc);
+	check("source_warned", srv_stderr_has(&sv, "a source of over 255"),
+	    "no warning for the long PeerFail source; see %s/stderr", sv.dir);
+	conn_close(&c);
+	rc = conn_session(&w, &sv);
+	check("source_all_freed", rc == 0 && wait_empty(&w, &st) == 0,
+	    "server holds %llu objects, %llu bytes (rc %d)",
+	    (unsigned long long)st.objects, (unsigned long long)st.bytes, rc);
+out:
+	conn_close(&c);
+	conn_close(&w);
+	free(big);
+	srv_stop(&sv, "source_server_exit");
+}
+
 static const struct test tests[] = {
 	{ "links_bound",	test_links_bound,	60 },
+	{ "source_bound",	test_source_bound,	60 },
 };
 
 int
