@@ -284,9 +284,111 @@ out:
 	srv_stop(&sv, "source_server_exit");
 }
 
+/* Read (bounded) until events e1 and e2 were both notified. */
+static int
+wait_two(struct conn *c, uint64_t e1, cl_int *s1, uint64_t e2, cl_int *s2)
+{
+	struct reply	rp;
+	size_t		i;
+	int		n, got = 0;
+
+	for (n = 0; got != 3 && n < 2000; n++) {
+		if (recv_msg(c, &rp) != 0)
+			return (-1);
+		for (i = 0; rp.tc->notify != NULL && i < rp.tc->n_notify;
+		    i++) {
+			if (rp.tc->notify[i]->event == e1) {
+				*s1 = rp.tc->notify[i]->status;
+				got |= 1;
+			}
+			if (rp.tc->notify[i]->event == e2) {
+				*s2 = rp.tc->notify[i]->status;
+				got |= 2;
+			}
+		}
+		reply_free(&rp);
+	}
+	return (got == 3 ? 0 : -1);
+}
+
+/*
+ * A client makes its server migrate a buffer to itself: the server dials
+ * its own port and pushes into its own session over the link, on one
+ * loop. The bytes land and nothing waits on itself; the link then counts
+ * as a session of the server, and everything is given back.
+ */
+static void
+test_self_link(void)
+{
+	enum { SIZE = 256 << 10 };
+	struct srv		 sv;
+	struct conn		 c, w;
+	struct reply		 rp;
+	Vcl__Request		 r = VCL__REQUEST__INIT;
+	Vcl__MigrateOut		 mo = VCL__MIGRATE_OUT__INIT;
+	Vcl__PeerDest		 d = VCL__PEER_DEST__INIT;
+	Vcl__StatsResult	 st;
+	uint64_t		 sid = 0, key = 0;
+	uint8_t			*data;
+	char			 self[64];
+	cl_int			 st_out = 1, st_in = 1;
+	size_t			 i;
+	int			 rc;
+
+	c.fd = w.fd = -1;
+	if ((data = malloc(SIZE)) == NULL)
+		return;
+	for (i = 0; i < SIZE; i++)
+		data[i] = (uint8_t)(i * 13 + 5);
+	if (!srv_start(&sv, "self_server_start", "127.0.0.1:0", NULL)) {
+		free(data);
+		return;
+	}
+	snprintf(self, sizeof self, "127.0.0.1:%s", sv.port);
+	if (!check("self_session", client_open(&c, &sv, &sid, &key) == 0 &&
+	    create_buffer(&c, 3, 1, SIZE, data, SIZE) == 0 &&
+	    create_buffer(&c, 4, 1, SIZE, NULL, 0) == 0, "no session"))
+		goto out;
+	rc = migrate_in(&c, 10, 4, SIZE, 77, self);
+	d.addr = self;
+	d.session = sid;
+	d.key = key;
+	mo.context = 1;
+	mo.mem = 3;
+	mo.size = SIZE;
+	mo.dest = &d;
+	mo.transfer = 77;
+	mo.has_event = 1;
+	mo.event = 11;
+	r.call_case = VCL__REQUEST__CALL_MIGRATE_OUT;
+	r.migrate_out = &mo;
+	rc |= send_req(&c, &r, NULL, 0);
+	rc |= wait_two(&c, 10, &st_in, 11, &st_out);
+	check("self_migrated", rc == 0 && st_in == CL_COMPLETE &&
+	    st_out == CL_COMPLETE, "migration to itself: in %d, out %d "
+	    "(rc %d)", st_in, st_out, rc);
+	rc = read_buffer(&c, 2, 4, SIZE, &rp);
+	check("self_bytes", rc == 0 && rp.r->status == CL_SUCCESS &&
+	    rp.bulk_len == SIZE && memcmp(rp.bulk, data, SIZE) == 0,
+	    "buffer 4 after the migration (rc %d)", rc);
+	if (rc == 0)
+		reply_free(&rp);
+	conn_close(&c);
+	rc = conn_session(&w, &sv);
+	check("self_all_freed", rc == 0 && wait_empty(&w, &st) == 0,
+	    "server holds %llu objects, %llu bytes (rc %d)",
+	    (unsigned long long)st.objects, (unsigned long long)st.bytes, rc);
+out:
+	conn_close(&c);
+	conn_close(&w);
+	free(data);
+	srv_stop(&sv, "self_server_exit");
+}
+
 static const struct test tests[] = {
 	{ "links_bound",	test_links_bound,	60 },
 	{ "source_bound",	test_source_bound,	60 },
+	{ "self_link",		test_self_link,		60 },
 };
 
 int
