@@ -1674,6 +1674,88 @@ gen_peer(struct gen *g)
 	gen_peer_push(g, 1, 1, 77, CL_SUCCESS, d, 16);
 }
 
+/* MigrateIn of buffer 3's first n bytes on queue 2, from source. */
+static void
+gen_migrate_in(struct gen *g, uint64_t event, uint64_t xfer, size_t n,
+    const char *source)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__MigrateIn	m = VCL__MIGRATE_IN__INIT;
+	Vcl__Enqueue	e;
+
+	gen_enq(&e, 2, event, NULL, 0);
+	m.q = &e;
+	m.mem = 3;
+	m.size = n;
+	m.transfer = xfer;
+	m.source = (char *)source;
+	r.call_case = VCL__REQUEST__CALL_MIGRATE_IN;
+	r.migrate_in = &m;
+	gen_put(g, &r, NULL, 0);
+}
+
+/* A proxy event of context 1 that source completes. */
+static void
+gen_proxy(struct gen *g, uint64_t id, const char *source)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__CreateProxyEvent	m = VCL__CREATE_PROXY_EVENT__INIT;
+
+	m.id = id;
+	m.context = 1;
+	m.source = (char *)source;
+	r.call_case = VCL__REQUEST__CALL_CREATE_PROXY_EVENT;
+	r.create_proxy_event = &m;
+	gen_put(g, &r, NULL, 0);
+}
+
+/* PeerFail of ids and a source (either may be absent). */
+static void
+gen_peer_fail(struct gen *g, uint64_t *ids, size_t n, const char *source)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__PeerFail	m = VCL__PEER_FAIL__INIT;
+
+	m.ids = ids;
+	m.n_ids = n;
+	m.source = (char *)source;
+	m.status = CL_DEVICE_NOT_AVAILABLE;
+	r.call_case = VCL__REQUEST__CALL_PEER_FAIL;
+	r.peer_fail = &m;
+	gen_put(g, &r, NULL, 0);
+}
+
+/*
+ * A client's side of migrations with nobody pushing: transfers and a
+ * proxy waiting on a source, failed by id and by a lost source (before
+ * and after they came), a source too long to keep, and a marker behind
+ * the proxy.
+ */
+static void
+gen_lost(struct gen *g)
+{
+	static char	longsrc[300];
+	uint64_t	ids[3] = { 77, 99, 120 }, w120[1] = { 120 };
+
+	memset(longsrc, 'h', sizeof longsrc - 1);
+	gen_hello(g);
+	gen_context(g);
+	gen_queue(g, 2, 0);
+	gen_buffer(g, 3, CL_MEM_READ_WRITE, 4096, NULL);
+	gen_migrate_in(g, 100, 77, 4096, "10.0.0.1:7725");
+	gen_migrate_in(g, 101, 78, 64, "10.0.0.2:7725");
+	gen_proxy(g, 120, "10.0.0.1:7725");
+	gen_proxy(g, 121, "10.0.0.2:7725");
+	gen_marker(g, 0, w120, 1, 102);
+	gen_peer_fail(g, ids, 3, NULL);
+	gen_peer_fail(g, NULL, 0, "10.0.0.2:7725");
+	gen_migrate_in(g, 103, 79, 64, "10.0.0.2:7725");
+	gen_migrate_in(g, 104, 99, 64, NULL);
+	gen_peer_fail(g, NULL, 0, longsrc);
+	gen_migrate_in(g, 105, 80, 64, longsrc);
+	gen_finish(g, 0);
+}
+
 /* Write every seed into the directory named on the command line. */
 int
 main(int argc, char **argv)
@@ -1721,6 +1803,8 @@ main(int argc, char **argv)
 	gen_write(&g, argv[1], "gen_oob");
 	gen_peer(&g);
 	gen_write(&g, argv[1], "gen_peer");
+	gen_lost(&g);
+	gen_write(&g, argv[1], "gen_lost");
 	vcl_buf_free(&g.b);
 	return (0);
 }
