@@ -172,8 +172,82 @@ out:
 	srv_stop(&sv, "link_busy_server_stop");
 }
 
+static const char ifdef_src[] = "#ifdef K\n"
+    "__kernel void k(__global int *p) { p[0] = 1; }\n"
+    "#endif\n"
+    "int h(int x) { return x + 1; }\n";
+
+/*
+ * A program's kernel count and names asked (GetInfo, as only a raw client
+ * does) while a rebuild of it runs on a worker, one that leaves it no
+ * kernel: the server's answer could take the count from before the
+ * rebuild and the names from after it (NVIDIA's runtime crashed asked the
+ * names of a program with no kernel). Both are CL_INVALID_PROGRAM_EXECUTABLE
+ * while the build runs, and are answered once it is done.
+ */
+static void
+test_names_rebuild(void)
+{
+	static const uint32_t	 params[] = { CL_PROGRAM_KERNEL_NAMES,
+				    CL_PROGRAM_NUM_KERNELS };
+	struct srv		 sv;
+	struct conn		 c;
+	Vcl__Request		 br = VCL__REQUEST__INIT;
+	Vcl__Request		 gr = VCL__REQUEST__INIT;
+	Vcl__Request		*batch[2];
+	Vcl__BuildProgram	 bm = VCL__BUILD_PROGRAM__INIT;
+	Vcl__GetInfo		 gm = VCL__GET_INFO__INIT;
+	size_t			 i;
+	int			 sb, sg;
+
+	c.fd = -1;
+	if (!srv_start(&sv, "names_rebuild_server_start", "127.0.0.1:0",
+	    NULL))
+		return;
+	if (!check("names_rebuild_session", conn_session(&c, &sv) == 0 &&
+	    create_context(&c, 1) == 0 && create_program(&c, 10, 1,
+	    ifdef_src) == 0, "no session"))
+		goto out;
+	bm.program = 10;
+	br.call_case = VCL__REQUEST__CALL_BUILD_PROGRAM;
+	br.build_program = &bm;
+	gm.what = VCL__GET_INFO__WHAT__PROGRAM;
+	gm.id = 10;
+	gr.call_case = VCL__REQUEST__CALL_GET_INFO;
+	gr.get_info = &gm;
+	for (i = 0; i < sizeof params / sizeof params[0]; i++) {
+		bm.options = (char *)"-DK";
+		if (!check("names_rebuild_build", raw_status(&c, &br) ==
+		    CL_SUCCESS, "a build with its kernel failed"))
+			goto out;
+		gm.param = params[i];
+		bm.options = NULL;
+		batch[0] = &br;
+		batch[1] = &gr;
+		if (send_batch(&c, batch, 2) != 0)
+			break;
+		recv_two(&c, br.seq, &sb, gr.seq, &sg);
+		check("names_rebuild_rebuilt", sb == CL_SUCCESS, "rebuild "
+		    "status %d (1: no reply: server died? %s)", sb,
+		    srv_how(&sv));
+		check("names_rebuild_refused", sg ==
+		    CL_INVALID_PROGRAM_EXECUTABLE, "param %#x asked during "
+		    "the rebuild: status %d, want %d", params[i], sg,
+		    CL_INVALID_PROGRAM_EXECUTABLE);
+		check("names_rebuild_after", get_info_status(&c,
+		    VCL__GET_INFO__WHAT__PROGRAM, 10, params[i]) == CL_SUCCESS,
+		    "param %#x once the rebuild is done", params[i]);
+	}
+	check("names_rebuild_server_alive", srv_alive(&sv), "server gone "
+	    "(%s); see %s/stderr", srv_how(&sv), sv.dir);
+	conn_close(&c);
+out:
+	srv_stop(&sv, "names_rebuild_server_stop");
+}
+
 static const struct test tests[] = {
 	{ "link_input_busy",	test_link_input_busy,	60 },
+	{ "names_rebuild",	test_names_rebuild,	60 },
 };
 
 int
