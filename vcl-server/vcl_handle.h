@@ -142,6 +142,7 @@ struct vcl_hobj {
 	unsigned		 released:1;	/* event: the client let go */
 	unsigned		 sub:1;		/* mem: a sub-buffer, bytes not
 						   charged (its parent's are) */
+	unsigned		 image:1;	/* mem: an image, no buffer */
 	struct vcl_hobj		*next;		/* hash chain */
 };
 

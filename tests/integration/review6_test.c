@@ -245,9 +245,115 @@ out:
 	srv_stop(&sv, "names_rebuild_server_stop");
 }
 
+/* CreateImage{id, context 1} of RGBA8 of type, width w, height h, over buf. */
+static int
+image_new(struct conn *c, uint64_t id, uint32_t type, uint64_t w,
+    uint64_t h, uint64_t buf)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__CreateImage	m = VCL__CREATE_IMAGE__INIT;
+
+	m.id = id;
+	m.context = 1;
+	m.flags = CL_MEM_READ_WRITE;
+	m.order = CL_RGBA;
+	m.data_type = CL_UNSIGNED_INT8;
+	m.type = type;
+	m.width = w;
+	m.has_height = 1;
+	m.height = h;
+	m.has_has_data = 1;
+	m.has_buffer = buf != 0;
+	m.buffer = buf;
+	r.call_case = VCL__REQUEST__CALL_CREATE_IMAGE;
+	r.create_image = &m;
+	return (send_req(c, &r, NULL, 0));
+}
+
+/*
+ * An image named where a buffer must be: ReadBuffer, FillBuffer,
+ * CopyBuffer (either side) are the specification's CL_INVALID_MEM_OBJECT
+ * and a 1D image buffer over an image CL_INVALID_IMAGE_DESCRIPTOR, checked
+ * by the server as CopyImageBuffer's buffer is: PoCL read an image's
+ * storage as a buffer's; a buffer still works.
+ */
+static void
+test_image_as_buffer(void)
+{
+	struct srv		 sv;
+	struct conn		 c;
+	struct reply		 rp;
+	Vcl__Request		 r = VCL__REQUEST__INIT;
+	Vcl__FillBuffer		 fm = VCL__FILL_BUFFER__INIT;
+	Vcl__CopyBuffer		 cm = VCL__COPY_BUFFER__INIT;
+	Vcl__Enqueue		 e = VCL__ENQUEUE__INIT;
+	uint32_t		 pat = 5;
+	int			 st, i;
+
+	c.fd = -1;
+	if (!srv_start(&sv, "image_buf_server_start", "127.0.0.1:0", NULL))
+		return;
+	/* Image 3: 8 x 8 RGBA8, 256 bytes; buffer 4: 256 bytes. */
+	if (!check("image_buf_setup", conn_session(&c, &sv) == 0 &&
+	    create_context(&c, 1) == 0 && create_queue(&c, 2, 1) == 0 &&
+	    image_new(&c, 3, CL_MEM_OBJECT_IMAGE2D, 8, 8, 0) == 0 &&
+	    create_buffer(&c, 4, 1, 256, NULL, 0) == 0, "no session"))
+		goto out;
+	st = 1;
+	if (read_buffer(&c, 2, 3, 256, &rp) == 0) {
+		st = rp.r->status;
+		reply_free(&rp);
+	}
+	check("image_buf_read", st == CL_INVALID_MEM_OBJECT, "ReadBuffer of "
+	    "an image: %d, want %d (1: no reply: server died? %s)", st,
+	    CL_INVALID_MEM_OBJECT, srv_how(&sv));
+	e.queue = 2;
+	fm.q = &e;
+	fm.mem = 3;
+	fm.pattern.data = (uint8_t *)&pat;
+	fm.pattern.len = sizeof pat;
+	fm.size = 256;
+	r.call_case = VCL__REQUEST__CALL_FILL_BUFFER;
+	r.fill_buffer = &fm;
+	st = send_req(&c, &r, NULL, 0) == 0 ? raw_finish(&c, 2) : 1;
+	check("image_buf_fill", st == CL_INVALID_MEM_OBJECT, "FillBuffer of "
+	    "an image: %d, want %d", st, CL_INVALID_MEM_OBJECT);
+	cm.q = &e;
+	cm.size = 256;
+	r.call_case = VCL__REQUEST__CALL_COPY_BUFFER;
+	r.copy_buffer = &cm;
+	for (i = 0; i < 2; i++) {
+		cm.src = i == 0 ? 3 : 4;
+		cm.dst = i == 0 ? 4 : 3;
+		st = send_req(&c, &r, NULL, 0) == 0 ? raw_finish(&c, 2) : 1;
+		check("image_buf_copy", st == CL_INVALID_MEM_OBJECT,
+		    "CopyBuffer %s an image: %d, want %d", i == 0 ? "from" :
+		    "to", st, CL_INVALID_MEM_OBJECT);
+	}
+	/* A 1D image buffer of 64 pixels over the image. */
+	st = image_new(&c, 5, CL_MEM_OBJECT_IMAGE1D_BUFFER, 64, 0, 3) == 0 ?
+	    get_info_status(&c, VCL__GET_INFO__WHAT__MEM, 5, CL_MEM_SIZE) : 1;
+	check("image_buf_1d_over_image", st == CL_INVALID_IMAGE_DESCRIPTOR,
+	    "a 1D image buffer over an image: %d, want %d", st,
+	    CL_INVALID_IMAGE_DESCRIPTOR);
+	st = 1;
+	if (read_buffer(&c, 2, 4, 256, &rp) == 0) {
+		st = rp.r->status;
+		reply_free(&rp);
+	}
+	check("image_buf_buffer_reads", st == CL_SUCCESS, "ReadBuffer of a "
+	    "buffer: %d", st);
+	check("image_buf_server_alive", srv_alive(&sv), "server gone (%s); "
+	    "see %s/stderr", srv_how(&sv), sv.dir);
+	conn_close(&c);
+out:
+	srv_stop(&sv, "image_buf_server_stop");
+}
+
 static const struct test tests[] = {
 	{ "link_input_busy",	test_link_input_busy,	60 },
 	{ "names_rebuild",	test_names_rebuild,	60 },
+	{ "image_as_buffer",	test_image_as_buffer,	60 },
 };
 
 int
