@@ -123,6 +123,8 @@ struct vcl_hobj {
 	uint64_t		 xsize;		/* xfer: the bytes it waits for */
 	uint32_t		 device;	/* queue, sub-device: root index */
 	uint32_t		 held_refs;	/* event: held requests waiting */
+	uint32_t		 linking;	/* program: links running with it
+						   among their inputs */
 	cl_int			 deferred;	/* queue: first async failure */
 	uint8_t			 poll_skip;	/* queue: waits not to poll */
 	unsigned		 profiling:1;	/* queue */
@@ -140,6 +142,7 @@ struct vcl_hobj {
 	unsigned		 released:1;	/* event: the client let go */
 	unsigned		 sub:1;		/* mem: a sub-buffer, bytes not
 						   charged (its parent's are) */
+	unsigned		 image:1;	/* mem: an image, no buffer */
 	struct vcl_hobj		*next;		/* hash chain */
 };
 

@@ -333,7 +333,7 @@ vcl_op_create_image(struct vcl_session *s, const Vcl__Request *req,
 	else if (m->type == CL_MEM_OBJECT_IMAGE1D_BUFFER) {
 		if (!m->has_buffer || (buf = vcl_handle_get(&s->handles,
 		    m->buffer, VCL_KIND_MEM)) == NULL || buf->error !=
-		    CL_SUCCESS || buf->u.mem == NULL)
+		    CL_SUCCESS || buf->u.mem == NULL || buf->image)
 			err = CL_INVALID_IMAGE_DESCRIPTOR;
 		else if (bulk->len > 0)
 			err = CL_INVALID_VALUE;
@@ -355,6 +355,7 @@ vcl_op_create_image(struct vcl_session *s, const Vcl__Request *req,
 		}
 		o->u.mem = clCreateImage(ctx->u.ctx, flags, &fmt, &desc,
 		    (void *)init, &err);
+		o->image = 1;
 		/* Its buffer's memory, and charge, stay while it lives. */
 		if (err == CL_SUCCESS && buf != NULL) {
 			o->parent = buf->id;

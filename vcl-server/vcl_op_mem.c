@@ -19,9 +19,12 @@
 	CL_MEM_READ_ONLY | CL_MEM_ALLOC_HOST_PTR | CL_MEM_HOST_WRITE_ONLY | \
 	CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS)
 
-/* The buffer of an id, or NULL with *err (its creation error, if it failed). */
+/*
+ * The memory object of an id, or NULL with *err (its creation error, if it
+ * failed).
+ */
 static struct vcl_hobj *
-vcl_mem_get(struct vcl_session *s, uint64_t id, cl_int *err)
+vcl_mem_obj(struct vcl_session *s, uint64_t id, cl_int *err)
 {
 	struct vcl_hobj	*o;
 
@@ -32,6 +35,25 @@ vcl_mem_get(struct vcl_session *s, uint64_t id, cl_int *err)
 	if (o->error != CL_SUCCESS) {
 		*err = o->error;
 		return (NULL);
+	}
+	return (o);
+}
+
+/*
+ * The buffer of an id, or NULL with *err: an image is none (the
+ * specification's CL_INVALID_MEM_OBJECT), checked here as CopyImageBuffer
+ * does, not left to the runtime: PoCL reads and writes an image's storage
+ * as a buffer's, and a runtime whose images are not linear memory need not
+ * expect one in a buffer call at all.
+ */
+static struct vcl_hobj *
+vcl_mem_get(struct vcl_session *s, uint64_t id, cl_int *err)
+{
+	struct vcl_hobj	*o;
+
+	if ((o = vcl_mem_obj(s, id, err)) != NULL && o->image) {
+		*err = CL_INVALID_MEM_OBJECT;
+		o = NULL;
 	}
 	return (o);
 }
@@ -268,11 +290,25 @@ vcl_mem_range(const struct vcl_hobj *o, uint64_t off, uint64_t size)
 }
 
 /*
- * The buffer of an id with offset + size inside it, or NULL with *err:
- * what every command on a buffer range checks first.
+ * The memory object of an id with offset + size inside it, or NULL with
+ * *err: what every command on a range checks first. An image too (a
+ * migration moves one whole); vcl_mem_buf_range for a buffer's.
  */
 struct vcl_hobj *
 vcl_mem_range_get(struct vcl_session *s, uint64_t id, uint64_t off,
+    uint64_t size, cl_int *err)
+{
+	struct vcl_hobj	*o;
+
+	if ((o = vcl_mem_obj(s, id, err)) != NULL &&
+	    (*err = vcl_mem_range(o, off, size)) != CL_SUCCESS)
+		o = NULL;
+	return (o);
+}
+
+/* The buffer (no image) of an id with offset + size inside it, or NULL. */
+struct vcl_hobj *
+vcl_mem_buf_range(struct vcl_session *s, uint64_t id, uint64_t off,
     uint64_t size, cl_int *err)
 {
 	struct vcl_hobj	*o;
@@ -356,7 +392,7 @@ vcl_mem_write_begin(struct vcl_session *s, const Vcl__Request *req)
 	if ((q = vcl_handle_get(&s->handles, m->q->queue,
 	    VCL_KIND_QUEUE)) == NULL || q->error != CL_SUCCESS ||
 	    !vcl_mem_chunkable(q) || !vcl_hold_runs_now(s, req) ||
-	    vcl_mem_range_get(s, m->mem, m->offset, m->size, &err) == NULL)
+	    vcl_mem_buf_range(s, m->mem, m->offset, m->size, &err) == NULL)
 		return;
 	if (vcl_wc_fault == -2)
 		vcl_wc_fault = vcl_server_test_num("VCL_TEST_WRITE_FAIL_CHUNK");
@@ -385,7 +421,7 @@ vcl_mem_write_feed(struct vcl_session *s)
 	    wc->done + vcl_write_chunk < m->size) {
 		if ((q = vcl_handle_get(&s->handles, m->q->queue,
 		    VCL_KIND_QUEUE)) == NULL || q->error != CL_SUCCESS ||
-		    (mem = vcl_mem_range_get(s, m->mem, m->offset, m->size,
+		    (mem = vcl_mem_buf_range(s, m->mem, m->offset, m->size,
 		    &err)) == NULL) {
 			wc->stopped = 1;
 			break;
@@ -495,7 +531,7 @@ vcl_op_write_buffer(struct vcl_session *s, const Vcl__Request *req,
 	}
 	bulk->data = NULL;	/* the stage owns it now */
 	if ((err = vcl_enq_begin(s, m->q, &enq)) == CL_SUCCESS &&
-	    (mem = vcl_mem_range_get(s, m->mem, m->offset, m->size, &err)) !=
+	    (mem = vcl_mem_buf_range(s, m->mem, m->offset, m->size, &err)) !=
 	    NULL && (err = bulk->err) == CL_SUCCESS &&
 	    (err = wc.err) == CL_SUCCESS)
 		err = clEnqueueWriteBuffer(enq.q->u.queue, mem->u.mem, CL_FALSE,
@@ -847,7 +883,7 @@ vcl_op_read_buffer(struct vcl_session *s, const Vcl__Request *req,
 		return;
 	}
 	if ((err = vcl_enq_begin(s, m->q, &enq)) == CL_SUCCESS &&
-	    (mem = vcl_mem_range_get(s, m->mem, m->offset, m->size, &err)) !=
+	    (mem = vcl_mem_buf_range(s, m->mem, m->offset, m->size, &err)) !=
 	    NULL) {
 		if ((c->stage = vcl_stage_get(s, vcl_queue_context(s, enq.q),
 		    m->size, CL_OUT_OF_RESOURCES, &err)) != NULL &&
@@ -909,7 +945,7 @@ vcl_op_fill_buffer(struct vcl_session *s, const Vcl__Request *req,
 	cl_int			 err;
 
 	if ((err = vcl_enq_begin(s, m->q, &enq)) == CL_SUCCESS &&
-	    (mem = vcl_mem_range_get(s, m->mem, m->offset, m->size, &err)) !=
+	    (mem = vcl_mem_buf_range(s, m->mem, m->offset, m->size, &err)) !=
 	    NULL && (err = vcl_mem_fill_ok(m->pattern.data, m->pattern.len,
 	    m->offset, m->size)) == CL_SUCCESS)
 		err = clEnqueueFillBuffer(enq.q->u.queue, mem->u.mem,

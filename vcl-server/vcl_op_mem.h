@@ -33,6 +33,8 @@ void	vcl_op_copy_buffer_rect(struct vcl_session *, const Vcl__Request *,
 	    struct vcl_bulk *);
 struct vcl_hobj *vcl_mem_range_get(struct vcl_session *, uint64_t, uint64_t,
 	    uint64_t, cl_int *);
+struct vcl_hobj *vcl_mem_buf_range(struct vcl_session *, uint64_t, uint64_t,
+	    uint64_t, cl_int *);
 void	vcl_mem_release(struct vcl_session *, cl_mem, uint64_t);
 uint64_t vcl_mem_moving(void);
 void	vcl_mem_chunk_done(struct vcl_cmd *);

@@ -293,6 +293,19 @@ vcl_op_get_info(struct vcl_session *s, const Vcl__Request *req,
 	case VCL__GET_INFO__WHAT__PROGRAM_BUILD:
 		o = vcl_info_obj(s, g->id, VCL_KIND_PROGRAM,
 		    CL_INVALID_PROGRAM, &err);
+		/*
+		 * Its kernels while a build of it runs on a worker: the
+		 * executable is being replaced, and vcl_program_info's
+		 * count and names could come from either side of it (a
+		 * count of one, then the names of a rebuild with none:
+		 * what NVIDIA's runtime crashed on). libvcl answers these
+		 * itself; only a raw client asks.
+		 */
+		if (o != NULL && o->building && g->what ==
+		    VCL__GET_INFO__WHAT__PROGRAM && (g->param ==
+		    CL_PROGRAM_NUM_KERNELS || g->param ==
+		    CL_PROGRAM_KERNEL_NAMES))
+			err = CL_INVALID_PROGRAM_EXECUTABLE;
 		break;
 	case VCL__GET_INFO__WHAT__KERNEL:
 	case VCL__GET_INFO__WHAT__KERNEL_WORK_GROUP:

@@ -169,6 +169,7 @@ struct vcl_build {
 	struct vcl_psrc		*psrc;		/* compile: what a link probes */
 	cl_context		 ctx;		/* link: retained */
 	cl_program		*inputs;	/* link: retained */
+	uint64_t		*inids;		/* link: the inputs' ids */
 	struct vcl_psrc		**ipsrc;	/* link: copies, NULL: none */
 	size_t			 ninputs;
 };
@@ -239,6 +240,7 @@ vcl_build_free(struct vcl_build *b)
 			free(b->ipsrc[i]);
 	}
 	free(b->inputs);
+	free(b->inids);
 	free(b->ipsrc);
 	vcl_session_program_drop(srv, b->prog);
 	if (b->ctx != NULL)
@@ -415,6 +417,31 @@ done:
 	vcl_server_done_push(b->d.s->srv, &b->d);
 }
 
+/*
+ * Mark (on) or unmark a link's inputs that are still the session's
+ * programs (the same runtime program under the same id: one released
+ * meanwhile, its id reused, is another). A marked program is not built or
+ * compiled while the link reads it: a build of an input made it an
+ * executable under the linker's feet (NVIDIA's aborts on one), a compile
+ * replaced its binary.
+ */
+static void
+vcl_link_inputs_mark(struct vcl_session *s, struct vcl_build *b, int on)
+{
+	struct vcl_hobj	*in;
+	size_t		 i;
+
+	for (i = 0; b->inids != NULL && i < b->ninputs; i++) {
+		if ((in = vcl_handle_get(&s->handles, b->inids[i],
+		    VCL_KIND_PROGRAM)) == NULL || in->u.prog != b->inputs[i])
+			continue;
+		if (on)
+			in->linking++;
+		else if (in->linking > 0)
+			in->linking--;
+	}
+}
+
 /* Loop: answer the build with per-device status, logs and kernel names. */
 static void
 vcl_build_done(struct vcl_done *d)
@@ -431,6 +458,8 @@ vcl_build_done(struct vcl_done *d)
 	s->jobs--;
 	if (s->dead)
 		goto out;
+	if (b->mode == VCL_BUILD_LINK)
+		vcl_link_inputs_mark(s, b, 0);
 	if ((o = vcl_handle_get(&s->handles, b->prog_id, VCL_KIND_PROGRAM)) !=
 	    NULL && o->building) {
 		o->building = 0;
@@ -608,8 +637,8 @@ vcl_op_build_program(struct vcl_session *s, const Vcl__Request *req,
 		err = CL_INVALID_PROGRAM;
 	else if (o->error != CL_SUCCESS)
 		err = o->error;
-	else if (o->building)
-		err = CL_INVALID_OPERATION;
+	else if (o->building || o->linking > 0)
+		err = CL_INVALID_OPERATION;	/* a job of it runs */
 	else if (m->n_devices > be->ndevices + VCL_SUBDEVICES_MAX)
 		err = CL_INVALID_DEVICE;
 	else if (vcl_session_release_full(s->srv))
@@ -1781,6 +1810,7 @@ vcl_op_link_program(struct vcl_session *s, const Vcl__Request *req,
 			err = CL_INVALID_DEVICE;
 	if (err == CL_SUCCESS && ((b = calloc(1, sizeof *b)) == NULL ||
 	    (b->inputs = calloc(m->n_programs, sizeof *b->inputs)) == NULL ||
+	    (b->inids = calloc(m->n_programs, sizeof *b->inids)) == NULL ||
 	    (b->ipsrc = calloc(m->n_programs, sizeof *b->ipsrc)) == NULL))
 		err = CL_OUT_OF_HOST_MEMORY;
 	if (err != CL_SUCCESS)
@@ -1793,6 +1823,7 @@ vcl_op_link_program(struct vcl_session *s, const Vcl__Request *req,
 		in = vcl_handle_get(&s->handles, m->programs[i],
 		    VCL_KIND_PROGRAM);
 		b->inputs[i] = in->u.prog;
+		b->inids[i] = m->programs[i];
 		clRetainProgram(b->inputs[i]);
 		if (in->psrc != NULL && (b->ipsrc[i] =
 		    malloc(in->psrc->size)) != NULL)
@@ -1832,8 +1863,10 @@ vcl_op_link_program(struct vcl_session *s, const Vcl__Request *req,
 	vcl_session_ref(s);
 	s->jobs++;
 	o->building = 1;
-	if (vcl_workers_run(s->srv->workers, vcl_build_run, b) == 0)
+	if (vcl_workers_run(s->srv->workers, vcl_build_run, b) == 0) {
+		vcl_link_inputs_mark(s, b, 1);
 		return;
+	}
 	o->building = 0;
 	s->jobs--;
 	vcl_session_unref(s);

@@ -265,7 +265,7 @@ vcl_shm_xfer(struct vcl_session *s, const Vcl__Request *req, int write,
 		return;
 	}
 	if ((err = vcl_enq_begin(s, e, &enq)) == CL_SUCCESS &&
-	    (mem = vcl_mem_range_get(s, id, off, size, &err)) != NULL &&
+	    (mem = vcl_mem_buf_range(s, id, off, size, &err)) != NULL &&
 	    (p = vcl_shm_take(s, slot, size, &err)) != NULL) {
 		c->xid = (uint64_t)slot + 1;
 		c->shm_len = size;
