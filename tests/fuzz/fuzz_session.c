@@ -144,6 +144,11 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	setenv("VCL_LAUNCH_STRAND", "1", 0);
 	/* Writes of 8 KiB and more are copied in chunks as they come. */
 	vcl_write_chunk = 4096;
+	/*
+	 * Reads of 8 KiB and more go in chunks: at vclserver's 4 MiB no
+	 * read under FUZZ_SESSION_BYTES could, so none ever did.
+	 */
+	vcl_read_chunk = 4096;
 	any_source = getenv("VCL_FUZZ_ANY_SOURCE") != NULL;
 	trace = getenv("VCL_FUZZ_TRACE") != NULL;
 	if (evthread_use_pthreads() != 0 ||
