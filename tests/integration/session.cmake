@@ -192,3 +192,4 @@ set_property(TEST it_raw_attack5 APPEND PROPERTY ENVIRONMENT
 	"VCL_TEST_IMAGESPY_LIB=$<TARGET_FILE:imagespy>")
 vcl_rawtest(watchexit)
 vcl_rawtest(deadcmd)
+vcl_rawtest(loopwait)

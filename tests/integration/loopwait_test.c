@@ -1,0 +1,317 @@
+/* loopwait_test.c - the server's loop never waits on a device, out of memory too. */
+
+/*
+ * usage: loopwait_test VCLSERVER
+ *
+ * vclserver runs every session on one loop thread: were it to wait for a
+ * device, every session would wait with it, for ever behind a kernel that
+ * never ends. Its failure paths once did, where memory to hand the wait
+ * off was lacking: a client gone in the middle of a chunked write's bulk,
+ * a chunked write whose record could not be had when it ran, a chunked
+ * read whose chunk's record could not be had once the runtime took the
+ * chunk. Here each path runs behind a kernel of seconds on its queue,
+ * with VCL_TEST_CMD_NOMEM=1 (the server refuses those records as when out
+ * of memory), and a second session sees the loop answer while the kernel
+ * still runs: the dead session's staging still charged (Stats bytes), or
+ * the kernel's event not complete yet when the failed read is answered.
+ * Once the kernel is done nothing stays charged.
+ */
+
+#include "rawproto.h"
+
+#define CHUNK		(64u << 10)
+#define WSIZE		(8u * CHUNK + 77u)	/* malloc'd staging (< 1 MiB) */
+#define RSIZE		(4u * CHUNK + 5u)	/* a read of 5 chunks */
+#define CTX		1
+#define Q		2
+#define MEM		3
+#define SPIN_PROG	5
+#define SPIN_K		6
+#define SPIN_MEM	7
+#define SPIN_EV		8
+#define SPIN_STEPS	(1u << 28)	/* a kernel of 0.2 to 2 s */
+#define NSPIN		2		/* kernels ahead of the command */
+
+static const char *const lw_args[] = { "--write-chunk", "64K",
+	"--read-chunk", "64K", "--max-pinned", "0", NULL };
+
+/* Start a server refusing failure paths' records (VCL_TEST_CMD_NOMEM). */
+static int
+lw_start(struct srv *sv, const char *name)
+{
+	int	ok;
+
+	setenv("VCL_TEST_CMD_NOMEM", "1", 1);
+	ok = srv_start(sv, name, "127.0.0.1:0", lw_args);
+	unsetenv("VCL_TEST_CMD_NOMEM");
+	return (ok);
+}
+
+/* Session with context CTX, queue Q, buffer MEM of size, the spin kernel. */
+static int
+setup(struct conn *c, const struct srv *sv, uint64_t size)
+{
+	if (conn_session(c, sv) != 0)
+		return (-1);
+	if (create_context(c, CTX) != 0 || create_queue(c, Q, CTX) != 0 ||
+	    create_buffer(c, MEM, CTX, size, NULL, 0) != 0 ||
+	    raw_spin_setup(c, CTX, SPIN_PROG, SPIN_K, SPIN_MEM) != 0)
+		return (-1);
+	return (0);
+}
+
+/* NSPIN spin kernels on Q, the last with event ev (0: none). 0 or -1. */
+static int
+spin(struct conn *c, uint64_t ev)
+{
+	Vcl__KernelArg	 a[2], *ap[2] = { &a[0], &a[1] };
+	uint32_t	 steps = SPIN_STEPS;
+	int		 i;
+
+	for (i = 0; i < NSPIN - 1; i++)
+		if (raw_spin_send(c, Q, SPIN_K, SPIN_MEM, steps) != 0)
+			return (-1);
+	vcl__kernel_arg__init(&a[0]);
+	a[0].index = 0;
+	a[0].type = VCL__KERNEL_ARG__TYPE__MEM;
+	a[0].has_mem = 1;
+	a[0].mem = SPIN_MEM;
+	vcl__kernel_arg__init(&a[1]);
+	a[1].index = 1;
+	a[1].type = VCL__KERNEL_ARG__TYPE__VALUE;
+	a[1].has_value = 1;
+	a[1].value.data = (uint8_t *)&steps;
+	a[1].value.len = sizeof steps;
+	return (raw_ndrange(c, Q, SPIN_K, 1, 0, ap, 2, ev));
+}
+
+/*
+ * Send WriteBuffer{Q, MEM, 0, size} announcing size bulk bytes, and the
+ * first sent of them. 0 or -1.
+ */
+static int
+send_write(struct conn *c, uint64_t size, const uint8_t *data, uint64_t sent)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__WriteBuffer	m = VCL__WRITE_BUFFER__INIT;
+	Vcl__Enqueue		e = VCL__ENQUEUE__INIT;
+	struct vcl_buf		b = { NULL, 0, 0 };
+	int			rc;
+
+	e.queue = Q;
+	m.q = &e;
+	m.mem = MEM;
+	m.offset = 0;
+	m.size = size;
+	r.call_case = VCL__REQUEST__CALL_WRITE_BUFFER;
+	r.write_buffer = &m;
+	r.seq = ++c->seq;
+	if (vcl_buf_pack(&b, &r.base, size) != 0)
+		return (-1);
+	rc = send_raw(c, b.data, b.len);
+	vcl_buf_free(&b);
+	if (rc == 0 && sent > 0)
+		rc = send_raw(c, data, sent);
+	return (rc);
+}
+
+/* Poll Stats on d (bounded) until writes_chunked reaches want. 0 or -1. */
+static int
+wait_chunked(struct conn *d, uint64_t want)
+{
+	Vcl__StatsResult	st;
+	int			i;
+
+	for (i = 0; i < STATS_POLLS; i++) {
+		if (stats(d, &st) != 0)
+			return (-1);
+		if (st.has_writes_chunked && st.writes_chunked >= want)
+			return (0);
+		poll_wait();
+	}
+	return (-1);
+}
+
+/*
+ * Poll Stats on d (bounded) until no object is left (the other session
+ * closed, its objects freed). 0 with the counters in *st, or -1.
+ */
+static int
+wait_gone(struct conn *d, Vcl__StatsResult *st)
+{
+	int	i;
+
+	for (i = 0; i < STATS_POLLS; i++) {
+		if (stats(d, st) != 0)
+			return (-1);
+		if (st->objects == 0)
+			return (0);
+		poll_wait();
+	}
+	return (-1);
+}
+
+/* The execution status of event ev of c (GetInfo). 0 or -1. */
+static int
+event_status(struct conn *c, uint64_t ev, cl_int *st)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__GetInfo	m = VCL__GET_INFO__INIT;
+	struct reply	rp;
+	int		rc = -1;
+
+	m.what = VCL__GET_INFO__WHAT__EVENT;
+	m.id = ev;
+	m.param = CL_EVENT_COMMAND_EXECUTION_STATUS;
+	r.call_case = VCL__REQUEST__CALL_GET_INFO;
+	r.get_info = &m;
+	if (call(c, &r, NULL, 0, &rp) != 0)
+		return (-1);
+	if (rp.r->status == CL_SUCCESS && rp.r->info != NULL &&
+	    rp.r->info->value.len == sizeof *st) {
+		memcpy(st, rp.r->info->value.data, sizeof *st);
+		rc = 0;
+	}
+	reply_free(&rp);
+	return (rc);
+}
+
+/*
+ * A chunked write's session ends (the client gone mid-bulk: vanish, or
+ * the server out of memory when the write runs: whole) with its chunks
+ * queued behind the kernels: a second session's round trips are answered
+ * while they still run, the staging held until the copies are done, and
+ * then nothing stays charged.
+ */
+static void
+write_case(const char *name, int whole)
+{
+	struct srv		 sv;
+	struct conn		 c, d;
+	Vcl__StatsResult	 st;
+	uint8_t			*data;
+	char			 what[64];
+	size_t			 i;
+	int			 rc;
+
+	c.fd = d.fd = -1;
+	if ((data = malloc(WSIZE)) == NULL)
+		return;
+	for (i = 0; i < WSIZE; i++)
+		data[i] = (uint8_t)(i ^ (i >> 9));
+	snprintf(what, sizeof what, "%s_server_start", name);
+	if (!lw_start(&sv, what)) {
+		free(data);
+		return;
+	}
+	snprintf(what, sizeof what, "%s_setup", name);
+	if (!check(what, setup(&c, &sv, WSIZE) == 0 &&
+	    conn_session(&d, &sv) == 0, "no sessions, context, queue, buffer "
+	    "or kernel"))
+		goto out;
+	rc = spin(&c, 0);
+	if (rc == 0)
+		rc = send_write(&c, WSIZE, data, whole ? WSIZE :
+		    WSIZE - CHUNK / 2);
+	snprintf(what, sizeof what, "%s_chunked", name);
+	if (!check(what, rc == 0 && wait_chunked(&d, 1) == 0, "no chunk "
+	    "enqueued as the bulk came"))
+		goto out;
+	if (!whole)
+		conn_close(&c);
+	snprintf(what, sizeof what, "%s_loop_free", name);
+	if (!check(what, wait_gone(&d, &st) == 0, "no Stats reply, or the "
+	    "session's objects stayed (%llu)",
+	    (unsigned long long)st.objects))
+		goto out;
+	/* Answered while the copies wait behind the kernels: still held. */
+	check(what, st.bytes > 0, "the loop waited for the kernels: nothing "
+	    "was charged any more when it answered");
+	snprintf(what, sizeof what, "%s_round_trip", name);
+	check(what, get_info_status(&d, VCL__GET_INFO__WHAT__DEVICE, 0,
+	    CL_DEVICE_MAX_COMPUTE_UNITS) == 0, "no reply to GetInfo");
+	snprintf(what, sizeof what, "%s_freed", name);
+	check(what, wait_empty(&d, &st) == 0, "the server still holds %llu "
+	    "objects, %llu bytes", (unsigned long long)st.objects,
+	    (unsigned long long)st.bytes);
+out:
+	conn_close(&c);
+	conn_close(&d);
+	free(data);
+	snprintf(what, sizeof what, "%s_server_exit", name);
+	srv_stop(&sv, what);
+}
+
+/* The client goes in the middle of a chunked write's bulk. */
+static void
+test_vanish(void)
+{
+	write_case("vanish", 0);
+}
+
+/* A chunked write's record cannot be had when it runs: session closed. */
+static void
+test_whole(void)
+{
+	write_case("whole", 1);
+}
+
+/*
+ * A chunked read behind the kernels whose chunk's record cannot be had:
+ * it fails, answered while the kernels still run (their event not
+ * complete), a second session's round trips too; once they are done
+ * nothing stays charged.
+ */
+static void
+test_read(void)
+{
+	struct srv		 sv;
+	struct conn		 c, d;
+	Vcl__StatsResult	 st;
+	struct reply		 rp;
+	cl_int			 est = CL_COMPLETE;
+	int			 rc;
+
+	c.fd = d.fd = -1;
+	if (!lw_start(&sv, "read_server_start"))
+		return;
+	if (!check("read_setup", setup(&c, &sv, RSIZE) == 0 &&
+	    conn_session(&d, &sv) == 0, "no sessions, context, queue, buffer "
+	    "or kernel"))
+		goto out;
+	rc = spin(&c, SPIN_EV);
+	if (!check("read_sent", rc == 0 && read_buffer(&c, Q, MEM, RSIZE,
+	    &rp) == 0, "no reply to the read"))
+		goto out;
+	check("read_failed", rp.r->status == CL_OUT_OF_HOST_MEMORY &&
+	    rp.bulk_len == 0, "read: status %d, %llu bytes, want %d and none",
+	    (int)rp.r->status, (unsigned long long)rp.bulk_len,
+	    (int)CL_OUT_OF_HOST_MEMORY);
+	reply_free(&rp);
+	check("read_loop_free", event_status(&c, SPIN_EV, &est) == 0 &&
+	    est > CL_COMPLETE, "the loop waited for the kernels: their "
+	    "event's status %d when the read was answered", (int)est);
+	check("read_round_trip", stats(&d, &st) == 0, "no Stats reply");
+	check("read_kernels_done", wait_notify(&c, SPIN_EV, &est) == 0 &&
+	    est == CL_COMPLETE, "the kernels' event: %d", (int)est);
+	conn_close(&c);
+	check("read_freed", wait_empty(&d, &st) == 0, "the server still holds "
+	    "%llu objects, %llu bytes", (unsigned long long)st.objects,
+	    (unsigned long long)st.bytes);
+out:
+	conn_close(&c);
+	conn_close(&d);
+	srv_stop(&sv, "read_server_exit");
+}
+
+static const struct test tests[] = {
+	{ "vanish",	test_vanish,	90 },
+	{ "whole",	test_whole,	90 },
+	{ "read",	test_read,	90 },
+};
+
+int
+main(int argc, char **argv)
+{
+	return (rawproto_main(argc, argv, tests, sizeof tests / sizeof tests[0]));
+}
