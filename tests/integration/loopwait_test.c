@@ -304,10 +304,172 @@ out:
 	srv_stop(&sv, "read_server_exit");
 }
 
+#define OSIZE		4096		/* a read of one piece */
+#define OEV		9		/* its event: over the object limit */
+#define MAX_OBJECTS	7		/* the session's objects, SPIN_EV too */
+#define MARGIN		1024		/* handles past it (vcl_session.c) */
+#define FILL0		100		/* buffers up to the margin */
+
+/* Send ReadBuffer{Q, MEM, 0, OSIZE, event OEV}; its seq in *seq. 0 or -1. */
+static int
+send_read_ev(struct conn *c, uint64_t *seq)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__ReadBuffer	m = VCL__READ_BUFFER__INIT;
+	Vcl__Enqueue	e = VCL__ENQUEUE__INIT;
+
+	e.queue = Q;
+	e.has_event = 1;
+	e.event = OEV;
+	m.q = &e;
+	m.mem = MEM;
+	m.size = OSIZE;
+	r.call_case = VCL__REQUEST__CALL_READ_BUFFER;
+	r.read_buffer = &m;
+	if (send_req(c, &r, NULL, 0) != 0)
+		return (-1);
+	*seq = c->seq;
+	return (0);
+}
+
+/*
+ * Read from c until the reply to seq came and event ev was notified
+ * (bounded). 0 with the reply's status and bytes, the event's status, or
+ * -1.
+ */
+static int
+wait_reply_notify(struct conn *c, uint64_t seq, uint64_t ev, cl_int *rst,
+    uint64_t *rlen, cl_int *est)
+{
+	struct reply	rp;
+	size_t		i;
+	int		n, got = 0, seen = 0;
+
+	for (n = 0; (!got || !seen) && n < 2000; n++) {
+		if (recv_msg(c, &rp) != 0)
+			return (-1);
+		if (rp.r != NULL && rp.r->seq == seq) {
+			*rst = rp.r->status;
+			*rlen = rp.bulk_len;
+			got = 1;
+		}
+		for (i = 0; rp.tc->notify != NULL && i < rp.tc->n_notify; i++)
+			if (rp.tc->notify[i]->event == ev) {
+				*est = rp.tc->notify[i]->status;
+				seen = 1;
+			}
+		reply_free(&rp);
+	}
+	return (got && seen ? 0 : -1);
+}
+
+/*
+ * A read the runtime took behind the kernels, its event over the object
+ * limit (the session lives): it fails, and no record can take its
+ * staging. The loop answers the kernels' status (not complete) and a
+ * second session meanwhile; the read's error comes once its copy is
+ * done, and nothing stays charged.
+ */
+static void
+test_orphan(void)
+{
+	static const char *const args[] = { "--max-objects", "7",
+		"--read-chunk", "0", NULL };
+	struct srv		 sv;
+	struct conn		 c, d;
+	Vcl__StatsResult	 st;
+	cl_int			 est = CL_COMPLETE, rst = CL_SUCCESS;
+	uint64_t		 seq = 0, len = 1;
+
+	c.fd = d.fd = -1;
+	setenv("VCL_TEST_CMD_NOMEM", "1", 1);
+	if (!srv_start(&sv, "orphan_server_start", "127.0.0.1:0", args)) {
+		unsetenv("VCL_TEST_CMD_NOMEM");
+		return;
+	}
+	unsetenv("VCL_TEST_CMD_NOMEM");
+	if (!check("orphan_setup", setup(&c, &sv, OSIZE) == 0 &&
+	    conn_session(&d, &sv) == 0, "no sessions, context, queue, buffer "
+	    "or kernel"))
+		goto out;
+	if (!check("orphan_sent", spin(&c, SPIN_EV) == 0 &&
+	    send_read_ev(&c, &seq) == 0, "cannot send the kernels or the "
+	    "read"))
+		goto out;
+	check("orphan_loop_free", event_status(&c, SPIN_EV, &est) == 0 &&
+	    est > CL_COMPLETE, "the loop waited for the kernels (or answered "
+	    "the read first): their event's status %d", (int)est);
+	check("orphan_round_trip", stats(&d, &st) == 0, "no Stats reply");
+	if (check("orphan_answered", wait_reply_notify(&c, seq, SPIN_EV, &rst,
+	    &len, &est) == 0, "no reply to the read, or no Notify of the "
+	    "kernels"))
+		check("orphan_failed", rst != CL_SUCCESS && len == 0 &&
+		    est == CL_COMPLETE, "read: status %d, %llu bytes; kernels "
+		    "%d", (int)rst, (unsigned long long)len, (int)est);
+	conn_close(&c);
+	check("orphan_freed", wait_empty(&d, &st) == 0, "the server still "
+	    "holds %llu objects, %llu bytes", (unsigned long long)st.objects,
+	    (unsigned long long)st.bytes);
+out:
+	conn_close(&c);
+	conn_close(&d);
+	srv_stop(&sv, "orphan_server_exit");
+}
+
+/*
+ * The same read, its event far over the object limit: the session closes
+ * in the middle of the enqueue. Its staging stays held (Stats bytes) while
+ * the loop answers a second session, and goes once the copy is done.
+ */
+static void
+test_orphan_dead(void)
+{
+	static const char *const args[] = { "--max-objects", "7",
+		"--read-chunk", "0", NULL };
+	struct srv		 sv;
+	struct conn		 c, d;
+	Vcl__StatsResult	 st;
+	uint64_t		 i, seq;
+	int			 ok;
+
+	c.fd = d.fd = -1;
+	setenv("VCL_TEST_CMD_NOMEM", "1", 1);
+	if (!srv_start(&sv, "dead_server_start", "127.0.0.1:0", args)) {
+		unsetenv("VCL_TEST_CMD_NOMEM");
+		return;
+	}
+	unsetenv("VCL_TEST_CMD_NOMEM");
+	ok = setup(&c, &sv, OSIZE) == 0 && conn_session(&d, &sv) == 0 &&
+	    spin(&c, SPIN_EV) == 0;
+	/* Handles up to the margin, all of them refused. */
+	for (i = 0; ok && i < MAX_OBJECTS + MARGIN - MAX_OBJECTS; i++)
+		ok = create_buffer(&c, FILL0 + i, CTX, 64, NULL, 0) == 0;
+	if (!check("dead_setup", ok, "no sessions, context, queue, buffer, "
+	    "kernel or handles"))
+		goto out;
+	check("dead_closed", send_read_ev(&c, &seq) == 0 &&
+	    wait_closed(&c) == 1, "the session was not closed by an event "
+	    "id past the margin");
+	if (check("dead_loop_free", wait_gone(&d, &st) == 0, "no Stats "
+	    "reply, or the session's objects stayed (%llu)",
+	    (unsigned long long)st.objects))
+		check("dead_loop_free", st.bytes > 0, "the loop waited for the "
+		    "kernels: nothing was charged any more when it answered");
+	check("dead_freed", wait_empty(&d, &st) == 0, "the server still holds "
+	    "%llu objects, %llu bytes", (unsigned long long)st.objects,
+	    (unsigned long long)st.bytes);
+out:
+	conn_close(&c);
+	conn_close(&d);
+	srv_stop(&sv, "dead_server_exit");
+}
+
 static const struct test tests[] = {
 	{ "vanish",	test_vanish,	90 },
 	{ "whole",	test_whole,	90 },
 	{ "read",	test_read,	90 },
+	{ "orphan",	test_orphan,	90 },
+	{ "dead",	test_orphan_dead, 90 },
 };
 
 int
