@@ -29,7 +29,9 @@
 #define SPIN_K		6
 #define SPIN_MEM	7
 #define SPIN_EV		8
-#define SPIN_STEPS	(1u << 28)	/* a kernel of 0.2 to 2 s */
+#define SPIN_STEPS	(1u << 27)	/* a kernel of 0.1 to 1 s, more
+					   on a loaded host */
+#define SPIN_POLLS	12000		/* waits for the kernels: 120 s */
 #define NSPIN		2		/* kernels ahead of the command */
 
 static const char *const lw_args[] = { "--write-chunk", "64K",
@@ -165,6 +167,25 @@ wait_gone(struct conn *d, Vcl__StatsResult *st)
 	return (-1);
 }
 
+/*
+ * wait_empty, SPIN_POLLS polls at most: until the kernels are done on a
+ * loaded host.
+ */
+static int
+wait_freed(struct conn *d, Vcl__StatsResult *st)
+{
+	int	i;
+
+	for (i = 0; i < SPIN_POLLS; i++) {
+		if (stats(d, st) != 0)
+			return (-1);
+		if (st->objects == 0 && st->bytes == 0)
+			return (0);
+		poll_wait();
+	}
+	return (-1);
+}
+
 /* The execution status of event ev of c (GetInfo). 0 or -1. */
 static int
 event_status(struct conn *c, uint64_t ev, cl_int *st)
@@ -188,6 +209,43 @@ event_status(struct conn *c, uint64_t ev, cl_int *st)
 	}
 	reply_free(&rp);
 	return (rc);
+}
+
+/*
+ * Read from c until the reply to seq came (seq 0: none awaited) and event
+ * ev was notified, each message awaited SPIN_POLLS polls at most (the
+ * kernels' end, on a loaded host). 0 with the reply's status and bytes,
+ * the event's status, or -1.
+ */
+static int
+wait_reply_notify(struct conn *c, uint64_t seq, uint64_t ev, cl_int *rst,
+    uint64_t *rlen, cl_int *est)
+{
+	struct pollfd	pfd;
+	struct reply	rp;
+	size_t		i;
+	int		n, k, got = seq == 0, seen = 0;
+
+	for (n = 0; (!got || !seen) && n < 2000; n++) {
+		pfd.fd = c->fd;
+		pfd.events = POLLIN;
+		for (k = 0; k < SPIN_POLLS && poll(&pfd, 1, POLL_MS) == 0; k++)
+			;
+		if (k == SPIN_POLLS || recv_msg(c, &rp) != 0)
+			return (-1);
+		if (seq != 0 && rp.r != NULL && rp.r->seq == seq) {
+			*rst = rp.r->status;
+			*rlen = rp.bulk_len;
+			got = 1;
+		}
+		for (i = 0; rp.tc->notify != NULL && i < rp.tc->n_notify; i++)
+			if (rp.tc->notify[i]->event == ev) {
+				*est = rp.tc->notify[i]->status;
+				seen = 1;
+			}
+		reply_free(&rp);
+	}
+	return (got && seen ? 0 : -1);
 }
 
 /*
@@ -248,7 +306,7 @@ write_case(const char *name, int whole, int stop)
 	check(what, get_info_status(&d, VCL__GET_INFO__WHAT__DEVICE, 0,
 	    CL_DEVICE_MAX_COMPUTE_UNITS) == 0, "no reply to GetInfo");
 	snprintf(what, sizeof what, "%s_freed", name);
-	check(what, wait_empty(&d, &st) == 0, "the server still holds %llu "
+	check(what, wait_freed(&d, &st) == 0, "the server still holds %llu "
 	    "objects, %llu bytes", (unsigned long long)st.objects,
 	    (unsigned long long)st.bytes);
 out:
@@ -319,10 +377,11 @@ test_read(void)
 	    est > CL_COMPLETE, "the loop waited for the kernels: their "
 	    "event's status %d when the read was answered", (int)est);
 	check("read_round_trip", stats(&d, &st) == 0, "no Stats reply");
-	check("read_kernels_done", wait_notify(&c, SPIN_EV, &est) == 0 &&
-	    est == CL_COMPLETE, "the kernels' event: %d", (int)est);
+	check("read_kernels_done", wait_reply_notify(&c, 0, SPIN_EV, NULL,
+	    NULL, &est) == 0 && est == CL_COMPLETE, "the kernels' event: %d",
+	    (int)est);
 	conn_close(&c);
-	check("read_freed", wait_empty(&d, &st) == 0, "the server still holds "
+	check("read_freed", wait_freed(&d, &st) == 0, "the server still holds "
 	    "%llu objects, %llu bytes", (unsigned long long)st.objects,
 	    (unsigned long long)st.bytes);
 out:
@@ -357,37 +416,6 @@ send_read_ev(struct conn *c, uint64_t *seq)
 		return (-1);
 	*seq = c->seq;
 	return (0);
-}
-
-/*
- * Read from c until the reply to seq came and event ev was notified
- * (bounded). 0 with the reply's status and bytes, the event's status, or
- * -1.
- */
-static int
-wait_reply_notify(struct conn *c, uint64_t seq, uint64_t ev, cl_int *rst,
-    uint64_t *rlen, cl_int *est)
-{
-	struct reply	rp;
-	size_t		i;
-	int		n, got = 0, seen = 0;
-
-	for (n = 0; (!got || !seen) && n < 2000; n++) {
-		if (recv_msg(c, &rp) != 0)
-			return (-1);
-		if (rp.r != NULL && rp.r->seq == seq) {
-			*rst = rp.r->status;
-			*rlen = rp.bulk_len;
-			got = 1;
-		}
-		for (i = 0; rp.tc->notify != NULL && i < rp.tc->n_notify; i++)
-			if (rp.tc->notify[i]->event == ev) {
-				*est = rp.tc->notify[i]->status;
-				seen = 1;
-			}
-		reply_free(&rp);
-	}
-	return (got && seen ? 0 : -1);
 }
 
 /*
@@ -434,7 +462,7 @@ test_orphan(void)
 		    est == CL_COMPLETE, "read: status %d, %llu bytes; kernels "
 		    "%d", (int)rst, (unsigned long long)len, (int)est);
 	conn_close(&c);
-	check("orphan_freed", wait_empty(&d, &st) == 0, "the server still "
+	check("orphan_freed", wait_freed(&d, &st) == 0, "the server still "
 	    "holds %llu objects, %llu bytes", (unsigned long long)st.objects,
 	    (unsigned long long)st.bytes);
 out:
@@ -482,7 +510,7 @@ test_orphan_dead(void)
 	    (unsigned long long)st.objects))
 		check("dead_loop_free", st.bytes > 0, "the loop waited for the "
 		    "kernels: nothing was charged any more when it answered");
-	check("dead_freed", wait_empty(&d, &st) == 0, "the server still holds "
+	check("dead_freed", wait_freed(&d, &st) == 0, "the server still holds "
 	    "%llu objects, %llu bytes", (unsigned long long)st.objects,
 	    (unsigned long long)st.bytes);
 out:
