@@ -313,7 +313,9 @@ vcl_mem_chunkable(const struct vcl_hobj *q)
  * command's, freed when the last part completes. Where the block would go
  * otherwise (the session closes mid-bulk, the write fails), it goes to a
  * completion on the last chunk enqueued, which on an in-order queue
- * completes after every chunk copying from it (vcl_cmd_free_after).
+ * completes after every chunk copying from it (vcl_cmd_free_after); its
+ * record is reserved when the write begins, so that needs no memory and
+ * the loop never waits for the chunks.
  *
  * By default only with VCL_SERVER_MIN_CPUS online CPUs or more: on a
  * 2-core host the chunks' copies (a CPU device's memcpy) take the cores

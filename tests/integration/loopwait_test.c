@@ -9,12 +9,15 @@
  * off was lacking: a client gone in the middle of a chunked write's bulk,
  * a chunked write whose record could not be had when it ran, a chunked
  * read whose chunk's record could not be had once the runtime took the
- * chunk. Here each path runs behind a kernel of seconds on its queue,
- * with VCL_TEST_CMD_NOMEM=1 (the server refuses those records as when out
- * of memory), and a second session sees the loop answer while the kernel
- * still runs: the dead session's staging still charged (Stats bytes), or
- * the kernel's event not complete yet when the failed read is answered.
- * Once the kernel is done nothing stays charged.
+ * chunk, a failed command the runtime took whose staging no hold record
+ * could take (its session alive, or closed in the middle of the enqueue).
+ * Here each path runs behind long kernels on its queue, with
+ * VCL_TEST_CMD_NOMEM=1 (the server refuses those records as when out of
+ * memory), and the loop is seen answering while the kernels still run:
+ * a dead session's staging still charged (Stats bytes, from a second
+ * session), or the kernels' event not complete yet (GetInfo). Once the
+ * kernels are done nothing stays charged; a server stopped before that
+ * exits cleanly, leaking nothing.
  */
 
 #include "rawproto.h"
