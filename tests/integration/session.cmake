@@ -193,3 +193,4 @@ set_property(TEST it_raw_attack5 APPEND PROPERTY ENVIRONMENT
 vcl_rawtest(watchexit)
 vcl_rawtest(deadcmd)
 vcl_rawtest(review6)
+vcl_rawtest(loopwait)
