@@ -14,6 +14,7 @@
  * status, CL_BUILD_ERROR); nothing waits past the test's timeout.
  */
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "rawproto.h"
@@ -408,6 +409,198 @@ nl_objects(struct nl *w)
 		nl_is("kernel_release", clReleaseKernel(k), CL_SUCCESS);
 }
 
+/* The lost node's event, made before the loss, behind a user event. */
+static struct {
+	atomic_int	runs;
+	atomic_int	status;
+} nl_cb;
+
+/* Record the lost event's callback. */
+static void CL_CALLBACK
+nl_cb_run(cl_event ev, cl_int status, void *arg)
+{
+	(void)ev;
+	(void)arg;
+	atomic_store(&nl_cb.status, status);
+	atomic_fetch_add(&nl_cb.runs, 1);
+}
+
+/*
+ * Contexts and queues made after the loss, rectangles, images copied and
+ * mapped, profiling, argument info, and the lost node's old event.
+ */
+static void
+nl_more(struct nl *w, cl_event lostev)
+{
+	cl_queue_properties qp[] = { CL_QUEUE_PROPERTIES,
+	    CL_QUEUE_PROFILING_ENABLE, 0 };
+	cl_image_format	 fmt = { CL_RGBA, CL_UNSIGNED_INT8 };
+	cl_image_desc	 desc;
+	cl_context	 c = NULL;
+	cl_command_queue q = NULL;
+	cl_program	 p = NULL;
+	cl_kernel	 k = NULL;
+	cl_event	 ev = NULL;
+	cl_mem		 img = NULL, img2 = NULL, b = NULL;
+	cl_device_id	 devs[2];
+	cl_ulong	 t0 = 0, t1 = 0;
+	cl_uint		 pix[16], back[16], u = 0, seed = 4;
+	cl_int		 err, st = 0;
+	size_t		 o3[3] = { 0, 0, 0 }, r3[3] = { 4, 4, 1 };
+	size_t		 rr[3] = { 16, 4, 1 }, rp, sp, words = NL_WORDS;
+	const char	*src = nl_src;
+	char		 name[64];
+	void		*map;
+	int		 i, n;
+
+	/* Contexts: the lost device is refused, the others go on. */
+	c = clCreateContext(NULL, 1, &w->lost, NULL, NULL, &err);
+	nl_is("context_lost_device", err, CL_DEVICE_NOT_AVAILABLE);
+	if (c != NULL)
+		clReleaseContext(c);
+	c = clCreateContext(NULL, 1, &w->live, NULL, NULL, &err);
+	nl_is("context_live_device", err, CL_SUCCESS);
+	if (c != NULL)
+		clReleaseContext(c);
+	c = clCreateContextFromType(NULL, CL_DEVICE_TYPE_ALL, NULL, NULL,
+	    &err);
+	if (nl_is("context_from_type", err, CL_SUCCESS)) {
+		err = clGetContextInfo(c, CL_CONTEXT_DEVICES, sizeof devs,
+		    devs, &rp);
+		check("context_from_type_live", err == CL_SUCCESS && rp ==
+		    sizeof devs[0] && devs[0] == w->live, "a context from "
+		    "type after the loss: %d, %zu devices", (int)err,
+		    rp / sizeof devs[0]);
+		clReleaseContext(c);
+	}
+
+	/* Queues: on the lost device refused; profiling on the live one. */
+	q = clCreateCommandQueue(w->ctx, w->lost, 0, &err);
+	nl_is("queue_lost", err, CL_DEVICE_NOT_AVAILABLE);
+	if (q != NULL)
+		clReleaseCommandQueue(q);
+	q = clCreateCommandQueueWithProperties(w->ctx, w->live, qp, &err);
+	if (!nl_is("queue_profiling", err, CL_SUCCESS))
+		return;
+
+	/* A program with argument info, built for every device. */
+	p = clCreateProgramWithSource(w->ctx, 1, &src, NULL, &err);
+	if (err == CL_SUCCESS)
+		err = clBuildProgram(p, 0, NULL, "-cl-kernel-arg-info", NULL,
+		    NULL);
+	if (nl_is("build_arg_info", err, CL_SUCCESS) &&
+	    (k = clCreateKernel(p, "fill", &err)) != NULL) {
+		nl_is("kernel_arg_info", clGetKernelArgInfo(k, 0,
+		    CL_KERNEL_ARG_NAME, sizeof name, name, NULL), CL_SUCCESS);
+		(void)clSetKernelArg(k, 0, sizeof w->buf, &w->buf);
+		(void)clSetKernelArg(k, 1, sizeof seed, &seed);
+		nl_is("kernel_profiled", clEnqueueNDRangeKernel(q, k, 1, NULL,
+		    &words, NULL, 0, NULL, &ev), CL_SUCCESS);
+		nl_is("task", clEnqueueTask(q, k, 0, NULL, NULL), CL_SUCCESS);
+		nl_is("finish_profiled", clFinish(q), CL_SUCCESS);
+		if (ev != NULL) {
+			err = clGetEventProfilingInfo(ev,
+			    CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL);
+			if (err == CL_SUCCESS)
+				err = clGetEventProfilingInfo(ev,
+				    CL_PROFILING_COMMAND_END, sizeof t1, &t1,
+				    NULL);
+			check("profiling", err == CL_SUCCESS && t1 >= t0,
+			    "profiling info: %d", (int)err);
+			clReleaseEvent(ev);
+		}
+	}
+
+	/* Rectangles of a buffer made after the loss. */
+	for (i = 0; i < 16; i++)
+		pix[i] = 0x01020304u * (cl_uint)(i + 1);
+	b = clCreateBuffer(w->ctx, CL_MEM_READ_WRITE, 4 * sizeof pix, NULL,
+	    &err);
+	if (nl_is("rect_buffer", err, CL_SUCCESS)) {
+		nl_is("rect_write", clEnqueueWriteBufferRect(q, b, CL_TRUE, o3,
+		    o3, rr, 32, 0, 16, 0, pix, 0, NULL, NULL), CL_SUCCESS);
+		nl_is("rect_copy", clEnqueueCopyBufferRect(q, b, b, o3, (size_t
+		    [3]){ 16, 0, 0 }, rr, 32, 0, 32, 0, 0, NULL, NULL),
+		    CL_SUCCESS);
+		memset(back, 0, sizeof back);
+		err = clEnqueueReadBufferRect(q, b, CL_TRUE, (size_t [3]){ 16,
+		    0, 0 }, o3, rr, 32, 0, 16, 0, back, 0, NULL, NULL);
+		check("rect_read", err == CL_SUCCESS && memcmp(back, pix,
+		    sizeof pix) == 0, "a rectangle copied and read: %d",
+		    (int)err);
+	}
+
+	/* Images: filled, copied, through a buffer, mapped. */
+	memset(&desc, 0, sizeof desc);
+	desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+	desc.image_width = 4;
+	desc.image_height = 4;
+	img = clCreateImage(w->ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+	    &fmt, &desc, pix, &err);
+	if (nl_is("image_host_bytes", err, CL_SUCCESS))
+		img2 = clCreateImage(w->ctx, CL_MEM_READ_WRITE, &fmt, &desc,
+		    NULL, &err);
+	if (img2 != NULL && b != NULL) {
+		nl_is("image_copy", clEnqueueCopyImage(q, img, img2, o3, o3,
+		    r3, 0, NULL, NULL), CL_SUCCESS);
+		nl_is("image_to_buffer", clEnqueueCopyImageToBuffer(q, img2, b,
+		    o3, r3, 0, 0, NULL, NULL), CL_SUCCESS);
+		nl_is("image_fill", clEnqueueFillImage(q, img, (cl_uint [4]){
+		    1, 2, 3, 4 }, o3, r3, 0, NULL, NULL), CL_SUCCESS);
+		nl_is("buffer_to_image", clEnqueueCopyBufferToImage(q, b, img,
+		    0, o3, r3, 0, NULL, NULL), CL_SUCCESS);
+		map = clEnqueueMapImage(q, img, CL_TRUE, CL_MAP_READ, o3, r3,
+		    &rp, &sp, 0, NULL, NULL, &err);
+		if (nl_is("image_map", err, CL_SUCCESS)) {
+			for (i = 0, n = 1; i < 4; i++)
+				n &= memcmp((char *)map + i * rp, pix + 4 * i,
+				    16) == 0;
+			check("image_map_bytes", n, "an image copied, through "
+			    "a buffer and back, mapped: wrong bytes");
+			nl_is("image_unmap", clEnqueueUnmapMemObject(q, img,
+			    map, 0, NULL, NULL), CL_SUCCESS);
+		}
+	}
+	nl_is("finish_images", clFinish(q), CL_SUCCESS);
+
+	/* The lost node's event: failed, its callback runs, waits end. */
+	if (lostev != NULL) {
+		err = clWaitForEvents(1, &lostev);
+		check("lost_event_wait", err != CL_SUCCESS, "clWaitForEvents on "
+		    "the lost node's event succeeded");
+		err = clGetEventInfo(lostev, CL_EVENT_COMMAND_EXECUTION_STATUS,
+		    sizeof st, &st, NULL);
+		check("lost_event_status", err == CL_SUCCESS && st < 0,
+		    "the lost node's event: %d, status %d", (int)err, (int)st);
+		nl_is("lost_event_callback_set", clSetEventCallback(lostev,
+		    CL_COMPLETE, nl_cb_run, NULL), CL_SUCCESS);
+		for (n = 0; n < STATS_POLLS && atomic_load(&nl_cb.runs) == 0;
+		    n++)
+			poll_wait();
+		check("lost_event_callback", atomic_load(&nl_cb.runs) == 1 &&
+		    atomic_load(&nl_cb.status) < 0, "its callback: ran %d "
+		    "times, status %d", atomic_load(&nl_cb.runs),
+		    atomic_load(&nl_cb.status));
+		err = clEnqueueReadBuffer(q, w->buf, CL_TRUE, 0, sizeof u, &u,
+		    1, &lostev, NULL);
+		nl_is("lost_event_waited_read", err,
+		    CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+		nl_is("finish_after_lost_wait", clFinish(q), CL_SUCCESS);
+	}
+	if (b != NULL)
+		clReleaseMemObject(b);
+	if (img2 != NULL)
+		clReleaseMemObject(img2);
+	if (img != NULL)
+		clReleaseMemObject(img);
+	if (k != NULL)
+		clReleaseKernel(k);
+	if (p != NULL)
+		clReleaseProgram(p);
+	nl_is("queue_profiling_release", clReleaseCommandQueue(q),
+	    CL_SUCCESS);
+}
+
 /*
  * One context over two servers; server lose (0 or 1) is lost by sig,
  * then the API is walked on the context.
@@ -418,6 +611,7 @@ nl_walk(const char *name, int lose, int sig)
 	struct srv	 sv[2];
 	struct nl	 w;
 	cl_platform_id	 pf;
+	cl_event	 ue = NULL, lostev = NULL;
 	cl_uint		 n = 0;
 	cl_int		 err = CL_SUCCESS;
 	const char	*src = nl_src;
@@ -454,6 +648,13 @@ nl_walk(const char *name, int lose, int sig)
 	}
 	if (!nl_fill("before", w.q, w.prog, w.buf, 1))
 		goto out;
+	/* A marker on the lost node, held behind a user event. */
+	if ((ue = clCreateUserEvent(w.ctx, &err)) == NULL ||
+	    (err = clEnqueueMarkerWithWaitList(w.qlost, 1, &ue, &lostev)) !=
+	    CL_SUCCESS || (err = clFlush(w.qlost)) != CL_SUCCESS) {
+		check("setup_lost_event", 0, "a held marker: %d", (int)err);
+		goto out;
+	}
 	kill(sv[lose].pid, sig);
 	/* The loss is found (a stop: once a call there times out). */
 	err = clFinish(w.qlost);
@@ -461,8 +662,15 @@ nl_walk(const char *name, int lose, int sig)
 	    "lost node's queue: %d", (int)err);
 	nl_programs(&w);
 	nl_objects(&w);
+	nl_more(&w, lostev);
 	nl_fill("after", w.q, w.prog, w.buf, 2);
 out:
+	if (lostev != NULL)
+		clReleaseEvent(lostev);
+	if (ue != NULL) {
+		(void)clSetUserEventStatus(ue, CL_COMPLETE);
+		clReleaseEvent(ue);
+	}
 	if (w.buf != NULL)
 		clReleaseMemObject(w.buf);
 	if (w.qlost != NULL)
