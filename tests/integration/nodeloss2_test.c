@@ -689,6 +689,118 @@ out:
 	srv_stop(&sv[1 - lose], what);
 }
 
+/*
+ * The second node stopped and not yet found lost: the call that finds it
+ * (its part there times out) still succeeds for the live device. what:
+ * 0 a build for every device, 1 the image formats, 2 the binary sizes.
+ */
+static void
+nl_during(const char *name, int what)
+{
+	struct srv	 sv[2];
+	cl_platform_id	 pf;
+	cl_device_id	 dev[2];
+	cl_context	 ctx = NULL;
+	cl_program	 p = NULL;
+	cl_command_queue q = NULL;
+	cl_image_format	 fmts[64];
+	cl_build_status	 st = CL_BUILD_NONE;
+	cl_mem		 buf = NULL;
+	cl_uint		 n = 0;
+	cl_int		 err = CL_SUCCESS;
+	size_t		 sizes[2] = { 0, 0 };
+	const char	*src = nl_src;
+	char		 tag[64];
+
+	memset(sv, 0, sizeof sv);
+	snprintf(tag, sizeof tag, "%s_server0", name);
+	if (!srv_start(&sv[0], tag, "127.0.0.1:0", NULL))
+		return;
+	snprintf(tag, sizeof tag, "%s_server1", name);
+	if (!srv_start(&sv[1], tag, "127.0.0.1:0", NULL))
+		goto out;
+	if (!nl_env(sv))
+		goto out;
+	if (clGetPlatformIDs(1, &pf, NULL) != CL_SUCCESS ||
+	    clGetDeviceIDs(pf, CL_DEVICE_TYPE_ALL, 2, dev, &n) != CL_SUCCESS ||
+	    n < 2 || (ctx = clCreateContext(NULL, 2, dev, NULL, NULL, &err)) ==
+	    NULL || (p = clCreateProgramWithSource(ctx, 1, &src, NULL, &err)) ==
+	    NULL || (q = clCreateCommandQueue(ctx, dev[0], 0, &err)) == NULL ||
+	    (buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE, NL_WORDS *
+	    sizeof(cl_uint), NULL, &err)) == NULL || (what == 2 &&
+	    (err = clBuildProgram(p, 0, NULL, NULL, NULL, NULL)) !=
+	    CL_SUCCESS)) {
+		check("setup", 0, "OpenCL set-up failed: %d, %u devices",
+		    (int)err, n);
+		goto out;
+	}
+	kill(sv[1].pid, SIGSTOP);
+	switch (what) {
+	case 0:
+		nl_is("build_all", clBuildProgram(p, 0, NULL, NULL, NULL,
+		    NULL), CL_SUCCESS);
+		err = clGetProgramBuildInfo(p, dev[1], CL_PROGRAM_BUILD_STATUS,
+		    sizeof st, &st, NULL);
+		check("build_all_lost_status", err == CL_SUCCESS && st ==
+		    CL_BUILD_ERROR, "the lost device's build status: %d, %d",
+		    (int)err, (int)st);
+		nl_fill("build_all_runs", q, p, buf, 6);
+		break;
+	case 1:
+		nl_is("image_formats", clGetSupportedImageFormats(ctx,
+		    CL_MEM_READ_WRITE, CL_MEM_OBJECT_IMAGE2D, 64, fmts, &n),
+		    CL_SUCCESS);
+		break;
+	default:
+		err = clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES,
+		    sizeof sizes, sizes, NULL);
+		check("binary_sizes", err == CL_SUCCESS && sizes[0] > 0 &&
+		    sizes[1] == 0, "binary sizes: %d, live %zu, lost %zu "
+		    "(want 0)", (int)err, sizes[0], sizes[1]);
+		break;
+	}
+	check("lost_found", clFinish(q) == CL_SUCCESS && clGetDeviceInfo(dev[1],
+	    CL_DEVICE_AVAILABLE, sizeof n, &n, NULL) == CL_SUCCESS && n ==
+	    CL_FALSE, "the live queue finishes, the lost device is "
+	    "unavailable");
+out:
+	if (buf != NULL)
+		clReleaseMemObject(buf);
+	if (q != NULL)
+		clReleaseCommandQueue(q);
+	if (p != NULL)
+		clReleaseProgram(p);
+	if (ctx != NULL)
+		clReleaseContext(ctx);
+	if (sv[1].pid > 0) {
+		kill(sv[1].pid, SIGKILL);
+		srv_wait_exit(&sv[1]);
+	}
+	snprintf(tag, sizeof tag, "%s_server0_stop", name);
+	srv_stop(&sv[0], tag);
+}
+
+/* A build for every device finds the stop. */
+static void
+t_during_build(void)
+{
+	nl_during("during_build", 0);
+}
+
+/* The image formats find the stop. */
+static void
+t_during_formats(void)
+{
+	nl_during("during_formats", 1);
+}
+
+/* The binary sizes find the stop. */
+static void
+t_during_binaries(void)
+{
+	nl_during("during_binaries", 2);
+}
+
 /* The first node killed. */
 static void
 t_walk_kill(void)
@@ -706,6 +818,9 @@ t_walk_stop(void)
 static const struct test tests[] = {
 	{ "walk_kill",		t_walk_kill,		90 },
 	{ "walk_stop",		t_walk_stop,		90 },
+	{ "during_build",	t_during_build,		60 },
+	{ "during_formats",	t_during_formats,	60 },
+	{ "during_binaries",	t_during_binaries,	60 },
 };
 
 int
