@@ -438,7 +438,7 @@ nl_more(struct nl *w, cl_event lostev)
 	cl_image_desc	 desc;
 	cl_context	 c = NULL;
 	cl_command_queue q = NULL;
-	cl_program	 p = NULL;
+	cl_program	 p = NULL, p2;
 	cl_kernel	 k = NULL;
 	cl_event	 ev = NULL;
 	cl_mem		 img = NULL, img2 = NULL, b = NULL;
@@ -510,6 +510,43 @@ nl_more(struct nl *w, cl_event lostev)
 			clReleaseEvent(ev);
 		}
 	}
+
+	/*
+	 * Built-in kernels of the live device; none of the lost one's
+	 * (PoCL 3.1 makes no kernel of its own built-in program: not tried).
+	 */
+	p2 = clCreateProgramWithBuiltInKernels(w->ctx, 1, &w->live,
+	    "pocl.add.i8", &err);
+	if (nl_is("builtin_program", err, CL_SUCCESS))
+		clReleaseProgram(p2);
+	p2 = clCreateProgramWithBuiltInKernels(w->ctx, 1, &w->lost,
+	    "pocl.add.i8", &err);
+	nl_is("builtin_program_lost", err, CL_DEVICE_NOT_AVAILABLE);
+	if (p2 != NULL)
+		clReleaseProgram(p2);
+
+	/* Deprecated commands, a non-blocking write, a callback. */
+	nl_is("marker_old", clEnqueueMarker(q, &ev), CL_SUCCESS);
+	if (ev != NULL) {
+		nl_is("wait_for_events_old", clEnqueueWaitForEvents(q, 1, &ev),
+		    CL_SUCCESS);
+		atomic_store(&nl_cb.runs, 0);
+		nl_is("callback_live", clSetEventCallback(ev, CL_COMPLETE,
+		    nl_cb_run, NULL), CL_SUCCESS);
+		clReleaseEvent(ev);
+		ev = NULL;
+	}
+	nl_is("barrier_old", clEnqueueBarrier(q), CL_SUCCESS);
+	nl_is("write_nonblocking", clEnqueueWriteBuffer(q, w->buf, CL_FALSE,
+	    0, sizeof pix, pix, 0, NULL, NULL), CL_SUCCESS);
+	nl_is("finish_old", clFinish(q), CL_SUCCESS);
+	for (n = 0; n < STATS_POLLS && atomic_load(&nl_cb.runs) == 0; n++)
+		poll_wait();
+	check("callback_live_ran", atomic_load(&nl_cb.runs) == 1 &&
+	    atomic_load(&nl_cb.status) == CL_COMPLETE, "a live event's "
+	    "callback: ran %d times, status %d", atomic_load(&nl_cb.runs),
+	    atomic_load(&nl_cb.status));
+	atomic_store(&nl_cb.runs, 0);
 
 	/* Rectangles of a buffer made after the loss. */
 	for (i = 0; i < 16; i++)
