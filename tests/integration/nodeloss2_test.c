@@ -453,6 +453,22 @@ nl_more(struct nl *w, cl_event lostev)
 	void		*map;
 	int		 i, n;
 
+	/* Sub-devices: of the live device, none of the lost one. */
+	{
+		cl_device_partition_property pp[] = {
+		    CL_DEVICE_PARTITION_EQUALLY, 1, 0 };
+		cl_device_id	 sd[64];
+		cl_uint		 nsd = 0, j;
+
+		err = clCreateSubDevices(w->live, pp, 64, sd, &nsd);
+		check("sub_devices_live", err == CL_SUCCESS && nsd > 0,
+		    "clCreateSubDevices of the live device: %d", (int)err);
+		for (j = 0; err == CL_SUCCESS && j < nsd; j++)
+			clReleaseDevice(sd[j]);
+		nl_is("sub_devices_lost", clCreateSubDevices(w->lost, pp, 64,
+		    sd, &nsd), CL_DEVICE_NOT_AVAILABLE);
+	}
+
 	/* Contexts: the lost device is refused, the others go on. */
 	c = clCreateContext(NULL, 1, &w->lost, NULL, NULL, &err);
 	nl_is("context_lost_device", err, CL_DEVICE_NOT_AVAILABLE);
@@ -649,7 +665,9 @@ nl_walk(const char *name, int lose, int sig)
 	struct nl	 w;
 	cl_platform_id	 pf;
 	cl_event	 ue = NULL, lostev = NULL;
-	cl_uint		 n = 0;
+	cl_kernel	 kb = NULL;
+	cl_uint		 n = 0, seed, word = 0;
+	size_t		 words = NL_WORDS;
 	cl_int		 err = CL_SUCCESS;
 	const char	*src = nl_src;
 	char		 what[64];
@@ -683,7 +701,8 @@ nl_walk(const char *name, int lose, int sig)
 		check("setup", 0, "OpenCL set-up failed: %d", (int)err);
 		goto out;
 	}
-	if (!nl_fill("before", w.q, w.prog, w.buf, 1))
+	if (!nl_fill("before", w.q, w.prog, w.buf, 1) ||
+	    (kb = clCreateKernel(w.prog, "fill", &err)) == NULL)
 		goto out;
 	/* A marker on the lost node, held behind a user event. */
 	if ((ue = clCreateUserEvent(w.ctx, &err)) == NULL ||
@@ -701,7 +720,22 @@ nl_walk(const char *name, int lose, int sig)
 	nl_objects(&w);
 	nl_more(&w, lostev);
 	nl_fill("after", w.q, w.prog, w.buf, 2);
+	/* A kernel made on both nodes before the loss runs on the live one. */
+	seed = 8;
+	err = clSetKernelArg(kb, 0, sizeof w.buf, &w.buf);
+	if (err == CL_SUCCESS)
+		err = clSetKernelArg(kb, 1, sizeof seed, &seed);
+	if (err == CL_SUCCESS)
+		err = clEnqueueNDRangeKernel(w.q, kb, 1, NULL, &words, NULL, 0,
+		    NULL, NULL);
+	if (err == CL_SUCCESS)
+		err = clEnqueueReadBuffer(w.q, w.buf, CL_TRUE, 0, sizeof word,
+		    &word, 0, NULL, NULL);
+	check("old_kernel", err == CL_SUCCESS && word == seed * 2654435761u,
+	    "a kernel made before the loss, on the live device: %d", (int)err);
 out:
+	if (kb != NULL)
+		clReleaseKernel(kb);
 	if (lostev != NULL)
 		clReleaseEvent(lostev);
 	if (ue != NULL) {
