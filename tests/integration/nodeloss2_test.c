@@ -763,7 +763,8 @@ out:
 /*
  * The second node stopped and not yet found lost: the call that finds it
  * (its part there times out) still succeeds for the live device. what:
- * 0 a build for every device, 1 the image formats, 2 the binary sizes.
+ * 0 a build for every device, 1 the image formats, 2 the binary sizes,
+ * 3 a link for every device.
  */
 static void
 nl_during(const char *name, int what)
@@ -772,7 +773,7 @@ nl_during(const char *name, int what)
 	cl_platform_id	 pf;
 	cl_device_id	 dev[2];
 	cl_context	 ctx = NULL;
-	cl_program	 p = NULL;
+	cl_program	 p = NULL, ex;
 	cl_command_queue q = NULL;
 	cl_image_format	 fmts[64];
 	cl_build_status	 st = CL_BUILD_NONE;
@@ -800,7 +801,8 @@ nl_during(const char *name, int what)
 	    (buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE, NL_WORDS *
 	    sizeof(cl_uint), NULL, &err)) == NULL || (what == 2 &&
 	    (err = clBuildProgram(p, 0, NULL, NULL, NULL, NULL)) !=
-	    CL_SUCCESS)) {
+	    CL_SUCCESS) || (what == 3 && (err = clCompileProgram(p, 0, NULL,
+	    NULL, 0, NULL, NULL, NULL, NULL)) != CL_SUCCESS)) {
 		check("setup", 0, "OpenCL set-up failed: %d, %u devices",
 		    (int)err, n);
 		goto out;
@@ -821,6 +823,13 @@ nl_during(const char *name, int what)
 		nl_is("image_formats", clGetSupportedImageFormats(ctx,
 		    CL_MEM_READ_WRITE, CL_MEM_OBJECT_IMAGE2D, 64, fmts, &n),
 		    CL_SUCCESS);
+		break;
+	case 3:
+		ex = clLinkProgram(ctx, 0, NULL, NULL, 1, &p, NULL, NULL, &err);
+		if (nl_is("link_all", err, CL_SUCCESS))
+			nl_fill("link_all_runs", q, ex, buf, 10);
+		if (ex != NULL)
+			clReleaseProgram(ex);
 		break;
 	default:
 		err = clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES,
@@ -872,6 +881,13 @@ t_during_binaries(void)
 	nl_during("during_binaries", 2);
 }
 
+/* A link for every device finds the stop. */
+static void
+t_during_link(void)
+{
+	nl_during("during_link", 3);
+}
+
 /* The first node killed. */
 static void
 t_walk_kill(void)
@@ -892,6 +908,7 @@ static const struct test tests[] = {
 	{ "during_build",	t_during_build,		60 },
 	{ "during_formats",	t_during_formats,	60 },
 	{ "during_binaries",	t_during_binaries,	60 },
+	{ "during_link",	t_during_link,		60 },
 };
 
 int
