@@ -664,7 +664,7 @@ nl_walk(const char *name, int lose, int sig)
 	struct srv	 sv[2];
 	struct nl	 w;
 	cl_platform_id	 pf;
-	cl_event	 ue = NULL, lostev = NULL;
+	cl_event	 ue = NULL, lostev = NULL, liveev = NULL;
 	cl_kernel	 kb = NULL;
 	cl_uint		 n = 0, seed, word = 0;
 	size_t		 words = NL_WORDS;
@@ -707,7 +707,9 @@ nl_walk(const char *name, int lose, int sig)
 	/* A marker on the lost node, held behind a user event. */
 	if ((ue = clCreateUserEvent(w.ctx, &err)) == NULL ||
 	    (err = clEnqueueMarkerWithWaitList(w.qlost, 1, &ue, &lostev)) !=
-	    CL_SUCCESS || (err = clFlush(w.qlost)) != CL_SUCCESS) {
+	    CL_SUCCESS || (err = clFlush(w.qlost)) != CL_SUCCESS ||
+	    (err = clEnqueueMarkerWithWaitList(w.q, 1, &ue, &liveev)) !=
+	    CL_SUCCESS || (err = clFlush(w.q)) != CL_SUCCESS) {
 		check("setup_lost_event", 0, "a held marker: %d", (int)err);
 		goto out;
 	}
@@ -716,6 +718,10 @@ nl_walk(const char *name, int lose, int sig)
 	err = clFinish(w.qlost);
 	check("loss_found", err == CL_DEVICE_NOT_AVAILABLE, "clFinish on the "
 	    "lost node's queue: %d", (int)err);
+	/* The user event made before the loss still gates the live node. */
+	nl_is("old_user_event_set", clSetUserEventStatus(ue, CL_COMPLETE),
+	    CL_SUCCESS);
+	nl_is("old_user_event_gates", clWaitForEvents(1, &liveev), CL_SUCCESS);
 	nl_programs(&w);
 	nl_objects(&w);
 	nl_more(&w, lostev);
@@ -738,10 +744,10 @@ out:
 		clReleaseKernel(kb);
 	if (lostev != NULL)
 		clReleaseEvent(lostev);
-	if (ue != NULL) {
-		(void)clSetUserEventStatus(ue, CL_COMPLETE);
+	if (liveev != NULL)
+		clReleaseEvent(liveev);
+	if (ue != NULL)
 		clReleaseEvent(ue);
-	}
 	if (w.buf != NULL)
 		clReleaseMemObject(w.buf);
 	if (w.qlost != NULL)
