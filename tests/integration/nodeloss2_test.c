@@ -639,6 +639,21 @@ nl_more(struct nl *w, cl_event lostev)
 		nl_is("lost_event_waited_read", err,
 		    CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
 		nl_is("finish_after_lost_wait", clFinish(q), CL_SUCCESS);
+		/* Non-blocking behind it: enqueued, then fails, never hangs. */
+		nl_is("lost_event_marker", clEnqueueMarkerWithWaitList(q, 1,
+		    &lostev, &ev), CL_SUCCESS);
+		if (ev != NULL) {
+			err = clWaitForEvents(1, &ev);
+			st = 0;
+			clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS,
+			    sizeof st, &st, NULL);
+			check("lost_event_waited_marker", err ==
+			    CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST &&
+			    st < 0, "a marker behind the lost node's event: "
+			    "wait %d, status %d", (int)err, (int)st);
+			clReleaseEvent(ev);
+			ev = NULL;
+		}
 	}
 	if (b != NULL)
 		clReleaseMemObject(b);
