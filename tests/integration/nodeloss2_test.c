@@ -387,7 +387,23 @@ nl_objects(struct nl *w)
 		nl_is("kernel_lost", clEnqueueNDRangeKernel(w->qlost, k, 1, NULL,
 		    &sz, NULL, 0, NULL, NULL), CL_DEVICE_NOT_AVAILABLE);
 	}
+	nl_is("read_lost", clEnqueueReadBuffer(w->qlost, w->buf, CL_TRUE, 0,
+	    sizeof back, back, 0, NULL, NULL), CL_DEVICE_NOT_AVAILABLE);
+	nl_is("write_lost", clEnqueueWriteBuffer(w->qlost, w->buf, CL_FALSE,
+	    0, sizeof back, back, 0, NULL, NULL), CL_DEVICE_NOT_AVAILABLE);
+	map = clEnqueueMapBuffer(w->qlost, w->buf, CL_TRUE, CL_MAP_READ, 0,
+	    sizeof back, 0, NULL, NULL, &err);
+	check("map_lost", map == NULL && err == CL_DEVICE_NOT_AVAILABLE,
+	    "a map on the lost device: %d", (int)err);
+	if (b != NULL)
+		nl_is("migrate_lost", clEnqueueMigrateMemObjects(w->qlost, 1,
+		    &b, 0, 0, NULL, NULL), CL_DEVICE_NOT_AVAILABLE);
+	nl_is("marker_lost", clEnqueueMarkerWithWaitList(w->qlost, 0, NULL,
+	    NULL), CL_DEVICE_NOT_AVAILABLE);
+	nl_is("flush_lost", clFlush(w->qlost), CL_DEVICE_NOT_AVAILABLE);
 	nl_is("finish_lost", clFinish(w->qlost), CL_DEVICE_NOT_AVAILABLE);
+	nl_is("queue_info_lost", clGetCommandQueueInfo(w->qlost,
+	    CL_QUEUE_DEVICE, sizeof devs[0], devs, NULL), CL_SUCCESS);
 
 	if (ev != NULL)
 		clReleaseEvent(ev);
