@@ -19,7 +19,12 @@
 
 #include "rawproto.h"
 
-#define NL_TIMEOUT_MS	"1000"		/* VCL_CALL_TIMEOUT_MS */
+/*
+ * VCL_CALL_TIMEOUT_MS of the groups that stop a server: each pays it once
+ * to find the stop; shorter, and a live server compiling on a loaded host
+ * was found lost too.
+ */
+#define NL_TIMEOUT_MS	"2000"
 #define NL_WORDS	1024		/* each checked buffer */
 
 static const char nl_src[] =
@@ -34,9 +39,12 @@ static const char nl_use[] =
 	"__kernel void fill(__global uint *a, uint seed)\n"
 	"{ uint i = get_global_id(0); a[i] = nl_mix(seed, i); }\n";
 
-/* Point libvcl at the two servers (before its first call). */
+/*
+ * Point libvcl at the two servers (before its first call); stop: a server
+ * will be stopped, so a call timeout finds it (a kill is found at once).
+ */
 static int
-nl_env(struct srv *sv)
+nl_env(struct srv *sv, int stop)
 {
 	const char	*icd = getenv("VCL_TEST_ICD_DIR");
 	char		 nodes[160];
@@ -49,7 +57,10 @@ nl_env(struct srv *sv)
 	setenv("VCL_NODES", nodes, 1);
 	setenv("OCL_ICD_VENDORS", icd, 1);
 	setenv("VCL_STRICT", "1", 1);
-	setenv("VCL_CALL_TIMEOUT_MS", NL_TIMEOUT_MS, 1);
+	if (stop)
+		setenv("VCL_CALL_TIMEOUT_MS", NL_TIMEOUT_MS, 1);
+	else
+		unsetenv("VCL_CALL_TIMEOUT_MS");
 	unsetenv("VCL_TRANSPORT");
 	return (1);
 }
@@ -235,7 +246,7 @@ nl_objects(struct nl *w)
 	cl_kernel	 k = NULL, k2 = NULL;
 	cl_sampler	 smp = NULL;
 	cl_event	 ue = NULL, ev = NULL;
-	cl_mem		 b = NULL, sub = NULL, img = NULL;
+	cl_mem		 b = NULL, sub = NULL, img = NULL, hb;
 	cl_buffer_region reg = { 0, 32 };
 	cl_device_id	 devs[4];
 	cl_uint		 u = 0, pix[16], back[16], pat = 0x5a5a5a5a, i;
@@ -321,6 +332,17 @@ nl_objects(struct nl *w)
 		nl_is("buffer_migrate_host", clEnqueueMigrateMemObjects(w->q, 1,
 		    &b, CL_MIGRATE_MEM_OBJECT_HOST, 0, NULL, NULL),
 		    CL_SUCCESS);
+		hb = clCreateBuffer(w->ctx, CL_MEM_READ_WRITE |
+		    CL_MEM_USE_HOST_PTR, sizeof pix, pix, &err);
+		if (nl_is("buffer_host", err, CL_SUCCESS)) {
+			memset(back, 0, sizeof back);
+			err = clEnqueueReadBuffer(w->q, hb, CL_TRUE, 0,
+			    sizeof back, back, 0, NULL, NULL);
+			check("buffer_host_bytes", err == CL_SUCCESS &&
+			    memcmp(back, pix, sizeof pix) == 0, "a "
+			    "USE_HOST_PTR buffer read: %d", (int)err);
+			clReleaseMemObject(hb);
+		}
 		sub = clCreateSubBuffer(b, CL_MEM_READ_WRITE,
 		    CL_BUFFER_CREATE_TYPE_REGION, &reg, &err);
 		nl_is("sub_buffer", err, CL_SUCCESS);
@@ -711,7 +733,7 @@ nl_walk(const char *name, int lose, int sig)
 	snprintf(what, sizeof what, "%s_server1", name);
 	if (!srv_start(&sv[1], what, "127.0.0.1:0", NULL))
 		goto out;
-	if (!nl_env(sv))
+	if (!nl_env(sv, sig == SIGSTOP))
 		goto out;
 	if (clGetPlatformIDs(1, &pf, NULL) != CL_SUCCESS ||
 	    clGetDeviceIDs(pf, CL_DEVICE_TYPE_ALL, 2, w.dev, &n) !=
@@ -828,7 +850,7 @@ nl_during(const char *name, int what)
 	snprintf(tag, sizeof tag, "%s_server1", name);
 	if (!srv_start(&sv[1], tag, "127.0.0.1:0", NULL))
 		goto out;
-	if (!nl_env(sv))
+	if (!nl_env(sv, 1))
 		goto out;
 	if (clGetPlatformIDs(1, &pf, NULL) != CL_SUCCESS ||
 	    clGetDeviceIDs(pf, CL_DEVICE_TYPE_ALL, 2, dev, &n) != CL_SUCCESS ||
