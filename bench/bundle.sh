@@ -23,7 +23,8 @@ rm -rf "$out"
 mkdir -p "$out/lib" "$out/icd-nvidia" "$out/icd-vcl"
 cp "$build/vcl-server/vclserver" "$build/examples/advection" \
     "$build/examples/hello" "$build/examples/pingpong" \
-    "$build/bench/vclbench" "$build/bench/clprobe" bench/scaling.sh bench/hops.sh \
+    "$build/bench/vclbench" "$build/bench/clprobe" "$build/bench/launchbench" \
+    bench/scaling.sh bench/hops.sh \
     bench/servers.sh bench/gpu_check.sh "$out/"
 cp "$build/examples/cg" bench/cg.sh "$out/"
 # The API oracle for oracle.sh: a test program, outside the Release build.

@@ -67,7 +67,9 @@ struct vcl_submit {
 	unsigned		 head;		/* the oldest launch */
 	atomic_uint		 njobs;		/* launches not yet made */
 	atomic_uint		 kicks;		/* launches and flushes handed */
-	enum vcl_submit_owner	 owner;
+	_Atomic int		 owner;		/* a vcl_submit_owner; read
+						   unlocked by a spinning
+						   thread */
 	cl_int			 err;		/* first failed launch since the
 						   last drain */
 	int			 waiting;	/* the loop waits for ... */
@@ -85,6 +87,8 @@ struct vcl_submit {
 #define VCL_SUBMIT_LAUNCH_ON_NS	3000	/* launches this slow leave the loop */
 #define VCL_SUBMIT_LAUNCH_OFF_NS 1500	/* ... and this quick come back */
 #define VCL_SUBMIT_SPIN_NS	20000	/* a strand waits this long for more */
+#define VCL_SUBMIT_SPIN_LOOP_NS	2000000	/* ... or this long for a loop that
+					   makes its launches */
 
 static atomic_uint_fast64_t vcl_submit_nmoved;	/* queues moved, in all */
 static atomic_uint_fast64_t vcl_submit_nlaunched; /* launches handed to
@@ -345,21 +349,34 @@ vcl_submit_take(struct vcl_submit *s, unsigned want)
 /*
  * Submission thread, with nothing to do: wait VCL_SUBMIT_SPIN_NS for the
  * loop to hand more (the loop feeds a launch every few microseconds, and a
- * thread put back to sleep costs a wakeup per launch). Only where spare
- * CPUs let a thread spin.
+ * thread put back to sleep costs a wakeup per launch). While the loop
+ * makes the strand's launches itself (it found the ring full before this
+ * thread began), wait up to VCL_SUBMIT_SPIN_LOOP_NS: it leaves half of
+ * them, and hands no more meanwhile. A thread that left then was woken
+ * again a wakeup later (50-140 us on an H100 host), by which time the
+ * ring was full again and the loop made them again: a cycle in which the
+ * loop made a tenth of the launches with its decoding of the next ones
+ * not overlapped. Only where spare CPUs let a thread spin.
  */
 static void
 vcl_submit_spin(struct vcl_submit *s, unsigned seen)
 {
-	uint64_t	t0;
+	uint64_t	t0, dt;
 
 	if (vcl_submit_cpus < VCL_SERVER_MIN_CPUS ||
 	    vcl_workers_waiting(s->pool))
 		return;
 	t0 = vcl_server_ns();
-	while (atomic_load(&s->kicks) == seen &&
-	    vcl_server_ns() - t0 < VCL_SUBMIT_SPIN_NS)
-		;
+	while (atomic_load(&s->kicks) == seen) {
+		/* The loop made its share and left the rest. */
+		if (atomic_load(&s->njobs) > 0 &&
+		    atomic_load(&s->owner) == VCL_SUBMIT_NOBODY)
+			break;
+		dt = vcl_server_ns() - t0;
+		if (dt >= VCL_SUBMIT_SPIN_LOOP_NS || (dt >= VCL_SUBMIT_SPIN_NS &&
+		    atomic_load(&s->owner) != VCL_SUBMIT_LOOP))
+			break;
+	}
 }
 
 static void	vcl_submit_run(void *);
@@ -437,7 +454,9 @@ vcl_submit_run(void *arg)
 		pthread_mutex_unlock(&s->lock);
 		vcl_submit_spin(s, seen);
 		pthread_mutex_lock(&s->lock);
-		if (atomic_load(&s->kicks) == seen)
+		/* The loop may have left launches to make, handing none. */
+		if (atomic_load(&s->kicks) == seen && (atomic_load(&s->njobs) ==
+		    0 || s->owner != VCL_SUBMIT_NOBODY))
 			break;
 	}
 	s->running = 0;

@@ -1,0 +1,231 @@
+/*
+ * launchbench.c - asynchronous kernel launches per second on several
+ * OpenCL devices in one process, rounds taking turns: a runtime's launch
+ * rate moves by tens of percent between rounds (NVIDIA's on an H100: 61k
+ * to 113k/s), so figures from separate runs compare badly. Each round is
+ * N launches of a tiny kernel (global size 1, no event), optionally a
+ * clFlush every F of them, then one clFinish.
+ *
+ *   launchbench [-r ROUNDS] [-n N] [-f F] SPEC...
+ *
+ * A SPEC is NAME:DEV, the DEVth device of the first platform whose name
+ * contains NAME; -f F applies to the SPECs after it, NAME:DEV/F to that
+ * one alone. Two VCL servers
+ * listed in VCL_NODES are two devices of the VCL platform, so one run can
+ * set native against two server builds. Printed per SPEC: every round's
+ * rate, the best and the median with their ratios to the first SPEC's,
+ * and the mean time the application spent in one launch call.
+ */
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 120
+#endif
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <CL/cl.h>
+
+#define SPECS_MAX	8
+#define ROUNDS_MAX	100
+
+/* One device under test. */
+struct lb_spec {
+	const char		*text;
+	int			 flush;		/* clFlush every this many */
+	cl_command_queue	 queue;
+	cl_kernel		 kernel;
+	double			 rate[ROUNDS_MAX];
+	double			 call_s;	/* in launch calls, in all */
+};
+
+static const char lb_src[] =
+    "__kernel void lb_tiny(__global int *p)\n"
+    "{ if (get_global_id(0) == 1000000) p[0] = 1; }\n";
+
+/* Seconds, monotonic. */
+static double
+lb_now(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (ts.tv_sec + ts.tv_nsec / 1e9);
+}
+
+/* Exits with a message when err is not CL_SUCCESS. */
+static void
+lb_check(cl_int err, const char *what, const char *spec)
+{
+	if (err == CL_SUCCESS)
+		return;
+	fprintf(stderr, "launchbench: %s: %s failed (%d)\n", spec, what,
+	    (int)err);
+	exit(1);
+}
+
+/* For qsort: ascending doubles. */
+static int
+lb_cmp(const void *a, const void *b)
+{
+	double	x = *(const double *)a, y = *(const double *)b;
+
+	return ((x > y) - (x < y));
+}
+
+/* Parses NAME:DEV[/F] and makes its context, queue and kernel. */
+static void
+lb_open(struct lb_spec *sp, const char *text, int flush)
+{
+	cl_platform_id	 ids[16];
+	cl_device_id	 devs[64];
+	cl_context	 ctx;
+	cl_program	 prog;
+	cl_mem		 buf;
+	cl_uint		 np, nd, i;
+	const char	*src = lb_src, *colon;
+	char		 name[256], pname[256];
+	int		 dev, f, found = -1;
+	cl_int		 err;
+
+	sp->text = text;
+	sp->flush = flush;
+	colon = strrchr(text, ':');
+	if (colon == NULL || (size_t)(colon - text) >= sizeof name ||
+	    sscanf(colon + 1, "%d", &dev) != 1 || dev < 0) {
+		fprintf(stderr, "launchbench: %s: want NAME:DEV[/F]\n", text);
+		exit(1);
+	}
+	if (strchr(colon, '/') != NULL) {
+		if (sscanf(strchr(colon, '/') + 1, "%d", &f) != 1 || f < 0) {
+			fprintf(stderr, "launchbench: %s: bad /F\n", text);
+			exit(1);
+		}
+		sp->flush = f;
+	}
+	memcpy(name, text, colon - text);
+	name[colon - text] = '\0';
+	lb_check(clGetPlatformIDs(16, ids, &np), "clGetPlatformIDs", text);
+	for (i = 0; i < np && i < 16 && found < 0; i++) {
+		lb_check(clGetPlatformInfo(ids[i], CL_PLATFORM_NAME,
+		    sizeof pname, pname, NULL), "clGetPlatformInfo", text);
+		if (strstr(pname, name) != NULL)
+			found = (int)i;
+	}
+	if (found < 0) {
+		fprintf(stderr, "launchbench: %s: no platform named so\n", text);
+		exit(1);
+	}
+	lb_check(clGetDeviceIDs(ids[found], CL_DEVICE_TYPE_ALL, 64, devs,
+	    &nd), "clGetDeviceIDs", text);
+	if ((cl_uint)dev >= nd || dev >= 64) {
+		fprintf(stderr, "launchbench: %s: the platform has %u devices\n",
+		    text, nd);
+		exit(1);
+	}
+	ctx = clCreateContext(NULL, 1, &devs[dev], NULL, NULL, &err);
+	lb_check(err, "clCreateContext", text);
+	sp->queue = clCreateCommandQueue(ctx, devs[dev], 0, &err);
+	lb_check(err, "clCreateCommandQueue", text);
+	prog = clCreateProgramWithSource(ctx, 1, &src, NULL, &err);
+	lb_check(err, "clCreateProgramWithSource", text);
+	lb_check(clBuildProgram(prog, 1, &devs[dev], NULL, NULL, NULL),
+	    "clBuildProgram", text);
+	sp->kernel = clCreateKernel(prog, "lb_tiny", &err);
+	lb_check(err, "clCreateKernel", text);
+	buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 64, NULL, &err);
+	lb_check(err, "clCreateBuffer", text);
+	lb_check(clSetKernelArg(sp->kernel, 0, sizeof buf, &buf),
+	    "clSetKernelArg", text);
+}
+
+/* One round on sp: n launches, a flush every sp->flush, one clFinish. */
+static double
+lb_round(struct lb_spec *sp, int n)
+{
+	size_t	one = 1;
+	double	t0, a;
+	int	i;
+
+	t0 = lb_now();
+	for (i = 0; i < n; i++) {
+		a = lb_now();
+		lb_check(clEnqueueNDRangeKernel(sp->queue, sp->kernel, 1, NULL,
+		    &one, NULL, 0, NULL, NULL), "clEnqueueNDRangeKernel",
+		    sp->text);
+		sp->call_s += lb_now() - a;
+		if (sp->flush > 0 && i % sp->flush == sp->flush - 1)
+			lb_check(clFlush(sp->queue), "clFlush", sp->text);
+	}
+	lb_check(clFinish(sp->queue), "clFinish", sp->text);
+	return (n / (lb_now() - t0));
+}
+
+static void
+lb_usage(void)
+{
+	fprintf(stderr, "usage: launchbench [-r ROUNDS] [-n N] [-f F] "
+	    "NAME:DEV[/F]...\n");
+	exit(2);
+}
+
+/* Parses arguments, runs the rounds in turn, prints each SPEC's figures. */
+int
+main(int argc, char **argv)
+{
+	struct lb_spec	 specs[SPECS_MAX];
+	double		 best, med, best0 = 0, med0 = 0, sorted[ROUNDS_MAX];
+	int		 rounds = 9, n = 20000, flush = 0, ns = 0, c, r, k;
+
+	memset(specs, 0, sizeof specs);
+	for (c = 1; c < argc; c++) {
+		if (strcmp(argv[c], "-r") == 0 && c + 1 < argc)
+			rounds = atoi(argv[++c]);
+		else if (strcmp(argv[c], "-n") == 0 && c + 1 < argc)
+			n = atoi(argv[++c]);
+		else if (strcmp(argv[c], "-f") == 0 && c + 1 < argc)
+			flush = atoi(argv[++c]);
+		else if (argv[c][0] == '-' || ns == SPECS_MAX)
+			lb_usage();
+		else
+			lb_open(&specs[ns++], argv[c], flush);
+	}
+	if (ns == 0 || rounds < 1 || rounds > ROUNDS_MAX || n < 1 ||
+	    flush < 0)
+		lb_usage();
+
+	/* An untimed round each, then rounds whose first SPEC rotates. */
+	for (k = 0; k < ns; k++)
+		lb_round(&specs[k], n);
+	for (k = 0; k < ns; k++)
+		specs[k].call_s = 0;
+	for (r = 0; r < rounds; r++)
+		for (k = 0; k < ns; k++)
+			specs[(k + r) % ns].rate[r] =
+			    lb_round(&specs[(k + r) % ns], n);
+
+	printf("%d rounds of %d launches + clFinish, taking turns\n", rounds,
+	    n);
+	for (k = 0; k < ns; k++) {
+		printf("%s", specs[k].text);
+		if (specs[k].flush > 0)
+			printf(" (clFlush every %d)", specs[k].flush);
+		printf(":");
+		for (r = 0; r < rounds; r++)
+			printf(" %.0f", specs[k].rate[r]);
+		memcpy(sorted, specs[k].rate, rounds * sizeof sorted[0]);
+		qsort(sorted, rounds, sizeof sorted[0], lb_cmp);
+		best = sorted[rounds - 1];
+		med = rounds % 2 ? sorted[rounds / 2] :
+		    (sorted[rounds / 2 - 1] + sorted[rounds / 2]) / 2;
+		if (k == 0) {
+			best0 = best;
+			med0 = med;
+		}
+		printf("\n  best %.0f /s (%.3fx), median %.0f /s (%.3fx), "
+		    "%.2f us per launch call\n", best, best / best0, med,
+		    med / med0, specs[k].call_s / ((double)rounds * n) * 1e6);
+	}
+	return (0);
+}
