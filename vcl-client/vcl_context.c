@@ -173,7 +173,7 @@ vcl_clCreateContextFromType(const cl_context_properties *properties,
 {
 	cl_device_id	*devs = NULL;
 	cl_context	 ctx = NULL;
-	cl_uint		 n = 0;
+	cl_uint		 n = 0, i, live;
 	cl_int		 err = CL_SUCCESS;
 
 	VCL_GOTO_IF(pfn_notify == NULL && user_data != NULL, CL_INVALID_VALUE);
@@ -185,8 +185,13 @@ vcl_clCreateContextFromType(const cl_context_properties *properties,
 	    CL_OUT_OF_HOST_MEMORY);
 	err = vcl_clGetDeviceIDs(NULL, device_type, n, devs, NULL);
 	VCL_GOTO_IF(err != CL_SUCCESS, err);
-	ctx = vcl_context_create(properties, n, devs, pfn_notify, user_data,
-	    &err);
+	/* Over the devices available now: a lost node's are left out. */
+	for (i = live = 0; i < n; i++)
+		if (vcl_node_status(devs[i]->node) == CL_SUCCESS)
+			devs[live++] = devs[i];
+	VCL_GOTO_IF(live == 0, CL_DEVICE_NOT_AVAILABLE);
+	ctx = vcl_context_create(properties, live, devs, pfn_notify,
+	    user_data, &err);
 out:
 	free(devs);
 	if (errcode_ret != NULL)

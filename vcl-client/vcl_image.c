@@ -323,9 +323,10 @@ vcl_image_formats_node(struct vcl_node *n, cl_context ctx,
 }
 
 /*
- * The formats every node of the context supports (each node answers for
- * all its devices of the context): the first node's list, less what
- * another node lacks.
+ * The formats every live node of the context supports (each node answers
+ * for all its devices of the context): the first node's list, less what
+ * another node lacks. A node lost before or during its call is left out:
+ * its devices run nothing more, so the others' images go on.
  */
 static cl_int
 vcl_image_formats(cl_context ctx, cl_mem_flags flags, cl_mem_object_type type,
@@ -337,11 +338,16 @@ vcl_image_formats(cl_context ctx, cl_mem_flags flags, cl_mem_object_type type,
 	cl_int		 err = CL_SUCCESS;
 
 	for (node = 0; node < vcl_nnodes() && err == CL_SUCCESS; node++) {
-		if (!(ctx->nodes & (1ull << node)))
+		if (!(ctx->nodes & (1ull << node)) ||
+		    vcl_node_status(vcl_node_get(node)) != CL_SUCCESS)
 			continue;
 		if ((err = vcl_image_formats_node(vcl_node_get(node), ctx,
-		    flags, type, &f, &nf)) != CL_SUCCESS)
-			break;
+		    flags, type, &f, &nf)) != CL_SUCCESS) {
+			if (vcl_node_status(vcl_node_get(node)) == CL_SUCCESS)
+				break;
+			err = CL_SUCCESS;	/* lost during the call */
+			continue;
+		}
 		if (first) {
 			all = f;
 			nall = nf;
@@ -358,6 +364,8 @@ vcl_image_formats(cl_context ctx, cl_mem_flags flags, cl_mem_object_type type,
 		nall = k;
 		free(f);
 	}
+	if (err == CL_SUCCESS && first)
+		err = CL_DEVICE_NOT_AVAILABLE;	/* no node lives */
 	if (err != CL_SUCCESS) {
 		free(all);
 		all = NULL;

@@ -512,6 +512,14 @@ vcl_clGetDeviceInfo(cl_device_id device, cl_device_info param_name,
 		err = vcl_info_ret(&ul, sizeof ul, param_value_size,
 		    param_value, param_value_size_ret);
 		goto out;
+	case CL_DEVICE_AVAILABLE:
+		/* A device whose node was lost is no longer available. */
+		if (vcl_node_status(device->node) == CL_SUCCESS)
+			break;
+		u = CL_FALSE;
+		err = vcl_info_ret(&u, sizeof u, param_value_size,
+		    param_value, param_value_size_ret);
+		goto out;
 	default:
 		break;
 	}

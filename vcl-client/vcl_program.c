@@ -67,11 +67,44 @@ vcl_program_forget_binaries(cl_program p)
 	p->binlens = NULL;
 }
 
-/* The node answering a program's queries: that of its first device. */
+/*
+ * The node answering a program's queries: that of its first device whose
+ * node lives (a context's lost node fails them all), else the first's.
+ */
 static struct vcl_node *
 vcl_program_node(cl_program p)
 {
-	return (p->devs != NULL ? p->devs[0]->node : p->ctx->devices[0]->node);
+	cl_device_id	*devs = p->devs != NULL ? p->devs : p->ctx->devices;
+	cl_uint		 nd = p->devs != NULL ? p->ndevs : p->ctx->ndevices;
+	cl_uint		 i;
+
+	for (i = 0; i < nd; i++)
+		if (vcl_node_status(devs[i]->node) == CL_SUCCESS)
+			return (devs[i]->node);
+	return (devs[0]->node);
+}
+
+/*
+ * A call for every device of a program (no device list) on node n, lost
+ * before or during it (e: the call's failure, CL_SUCCESS before it): the
+ * node is left out, its devices' build status CL_BUILD_ERROR, so the
+ * build goes on for the live devices of the context.
+ */
+static int
+vcl_program_lost(cl_program p, struct vcl_node *n, cl_int e)
+{
+	cl_uint	i;
+
+	if (vcl_node_status(n) == CL_SUCCESS || e == CL_BUILD_PROGRAM_FAILURE)
+		return (0);
+	for (i = 0; i < p->ctx->ndevices; i++) {
+		if (p->ctx->devices[i]->node != n)
+			continue;
+		p->build[i].status = CL_BUILD_ERROR;
+		free(p->build[i].log);
+		p->build[i].log = strdup("the device's node was lost");
+	}
+	return (1);
 }
 
 /* A new program of a context, with no build yet; NULL: no memory. */
@@ -481,7 +514,7 @@ vcl_program_build(cl_program p, cl_uint num_devices,
 	uint32_t		 idx[64];
 	cl_uint			 i;
 	char			 why[256];
-	int			 n, busy;
+	int			 n, busy, live = 0;
 	cl_int			 err = CL_SUCCESS, e;
 
 	memset(&hdrs, 0, sizeof hdrs);
@@ -530,6 +563,9 @@ vcl_program_build(cl_program p, cl_uint num_devices,
 				idx[m.n_devices++] = device_list[i]->index;
 		if (num_devices > 0 && m.n_devices == 0)
 			continue;	/* no listed device on this node */
+		if (num_devices == 0 && vcl_program_lost(p, vcl_node_get(n),
+		    CL_SUCCESS))
+			continue;
 		e = vcl_node_call(vcl_node_get(n), &req, NULL, 0, NULL, 0, &tc);
 		/* A failed build still reports its status and log. */
 		if (tc != NULL && tc->reply->build != NULL)
@@ -540,12 +576,17 @@ vcl_program_build(cl_program p, cl_uint num_devices,
 					p->build[i].status = CL_BUILD_ERROR;
 		if (tc != NULL)
 			vcl__to_client__free_unpacked(tc, NULL);
+		if (e != CL_SUCCESS && num_devices == 0 &&
+		    vcl_program_lost(p, vcl_node_get(n), e))
+			continue;
 		if (e != CL_SUCCESS && err == CL_SUCCESS)
 			err = e;
+		live += e == CL_SUCCESS;
 	}
 	pthread_mutex_lock(&p->lock);
 	p->building = 0;
 	pthread_mutex_unlock(&p->lock);
+	VCL_GOTO_IF(err == CL_SUCCESS && live == 0, CL_DEVICE_NOT_AVAILABLE);
 out:
 	vcl_hdrs_free(&hdrs);
 	vcl_include_opts_free(&io);
@@ -649,7 +690,7 @@ vcl_clLinkProgram(cl_context context, cl_uint num_devices,
 	uint64_t		*ids = NULL;
 	uint32_t		 idx[64];
 	cl_uint			 i;
-	int			 n;
+	int			 n, live = 0;
 	cl_int			 err = CL_SUCCESS, e;
 
 	VCL_GOTO_IF(!vcl_is(context, VCL_KIND_CONTEXT), CL_INVALID_CONTEXT);
@@ -699,14 +740,22 @@ vcl_clLinkProgram(cl_context context, cl_uint num_devices,
 		for (i = 0; i < num_devices && m.n_devices < 64; i++)
 			if (device_list[i]->node->index == n)
 				idx[m.n_devices++] = device_list[i]->index;
+		if (num_devices == 0 && vcl_program_lost(p, vcl_node_get(n),
+		    CL_SUCCESS))
+			continue;
 		e = vcl_node_call(vcl_node_get(n), &req, NULL, 0, NULL, 0, &tc);
 		if (tc != NULL && tc->reply->build != NULL)
 			vcl_build_record(p, vcl_node_get(n), tc->reply->build);
 		if (tc != NULL)
 			vcl__to_client__free_unpacked(tc, NULL);
+		if (e != CL_SUCCESS && num_devices == 0 &&
+		    vcl_program_lost(p, vcl_node_get(n), e))
+			continue;
 		if (e != CL_SUCCESS && err == CL_SUCCESS)
 			err = e;
+		live += e == CL_SUCCESS;
 	}
+	VCL_GOTO_IF(err == CL_SUCCESS && live == 0, CL_DEVICE_NOT_AVAILABLE);
 	/* As the node runtime does: a failed link gives no program. */
 	if (err == CL_SUCCESS && pfn_notify != NULL)
 		pfn_notify(p, user_data);
@@ -741,7 +790,7 @@ vcl_program_from(cl_context context, cl_uint num_devices,
 	uint32_t		 idx[64];
 	cl_uint			 i, where[64];
 	size_t			 k;
-	int			 n;
+	int			 n, live = 0;
 	cl_int			 err = CL_SUCCESS, e;
 
 	VCL_GOTO_IF((p = vcl_program_new(context)) == NULL,
@@ -784,6 +833,9 @@ vcl_program_from(cl_context context, cl_uint num_devices,
 		}
 		m.binaries = binaries != NULL ? bins : NULL;
 		m.n_binaries = binaries != NULL ? m.n_devices : 0;
+		if (num_devices == 0 && vcl_program_lost(p, vcl_node_get(n),
+		    CL_SUCCESS))
+			continue;
 		e = vcl_node_call(vcl_node_get(n), &req, NULL, 0, NULL, 0, &tc);
 		for (k = 0; binary_status != NULL && binaries != NULL &&
 		    k < m.n_devices; k++)
@@ -793,9 +845,14 @@ vcl_program_from(cl_context context, cl_uint num_devices,
 			    tc->reply->program->binary_status[k] : e;
 		if (tc != NULL)
 			vcl__to_client__free_unpacked(tc, NULL);
+		if (e != CL_SUCCESS && num_devices == 0 &&
+		    vcl_program_lost(p, vcl_node_get(n), e))
+			continue;
 		if (e != CL_SUCCESS && err == CL_SUCCESS)
 			err = e;
+		live += e == CL_SUCCESS;
 	}
+	VCL_GOTO_IF(err == CL_SUCCESS && live == 0, CL_DEVICE_NOT_AVAILABLE);
 out:
 	if (err != CL_SUCCESS && p != NULL) {
 		vcl_program_unref(p);
@@ -1005,8 +1062,15 @@ vcl_program_binaries_info(cl_program p, cl_program_info param,
 		    ((unsigned char **)param_value)[i] == NULL)
 			continue;	/* the application skips this one */
 		ci = vcl_ctx_index(p->ctx, devs[i]);
-		if ((err = vcl_program_binary(p, (cl_uint)ci)) != CL_SUCCESS)
-			break;
+		/* A lost device's binary cannot be had: none (size 0). */
+		if (vcl_node_status(devs[i]->node) != CL_SUCCESS)
+			continue;
+		if ((err = vcl_program_binary(p, (cl_uint)ci)) != CL_SUCCESS) {
+			if (vcl_node_status(devs[i]->node) == CL_SUCCESS)
+				break;
+			err = CL_SUCCESS;	/* lost during the call */
+			continue;
+		}
 		sizes[i] = p->binlens[ci];
 		if (param == CL_PROGRAM_BINARIES && param_value != NULL) {
 			memcpy(&dst, (unsigned char **)param_value + i,

@@ -37,6 +37,21 @@ vcl_cmd_status(struct vcl_cmd *c)
 	return (c->status < 0 ? c->status : CL_SUCCESS);
 }
 
+/*
+ * Testing (VCL_TEST_CMD_NOMEM=1): the records a command's failure paths
+ * would allocate once the runtime may have taken it (a write's record, a
+ * chunk's, a hold's) are refused, as when out of memory. Returns 1 then.
+ */
+int
+vcl_cmd_nomem(void)
+{
+	static long	fault = -2;
+
+	if (fault == -2)
+		fault = vcl_server_test_num("VCL_TEST_CMD_NOMEM");
+	return (fault == 1);
+}
+
 /* A command completion record of the given type for request seq. */
 struct vcl_cmd *
 vcl_cmd_new(enum vcl_cmd_type type, uint64_t seq)
@@ -848,23 +863,67 @@ vcl_cmd_hold(struct vcl_session *s, struct vcl_cmd *h, cl_event ev,
 }
 
 /*
- * Free stage st once the command behind ev (its reference taken) is done:
- * the runtime may copy to or from it until then. ev is the last command
- * using st on in-order queue qid (a chunked write's last chunk), or the
- * one command that does. The loop waits only if that cannot be set up.
+ * A hold record (VCL_CMD_HOLD) reserved before the runtime is given bytes
+ * it may copy from until a command is done (a chunked write's staging),
+ * with a stage record of its own, unfilled: handing them to it then needs
+ * no memory (vcl_cmd_free_after), so no failure has the loop wait on the
+ * device for want of some. NULL when out of memory.
  */
-void
-vcl_cmd_free_after(struct vcl_session *s, struct vcl_stage *st, cl_event ev,
-    uint64_t qid)
+struct vcl_cmd *
+vcl_cmd_hold_new(void)
 {
 	struct vcl_cmd	*h;
 
-	if ((h = vcl_cmd_new(VCL_CMD_HOLD, 0)) == NULL) {
-		clWaitForEvents(1, &ev);
-		clReleaseEvent(ev);
-		vcl_stage_free(st);
-		return;
+	if ((h = vcl_cmd_new(VCL_CMD_HOLD, 0)) == NULL)
+		return (NULL);
+	if ((h->stage = calloc(1, sizeof *h->stage)) == NULL) {
+		free(h);
+		return (NULL);
 	}
+	return (h);
+}
+
+/* Free a hold record of vcl_cmd_hold_new never used. */
+void
+vcl_cmd_hold_free(struct vcl_cmd *h)
+{
+	if (h == NULL)
+		return;
+	free(h->stage);
+	free(h);
+}
+
+/*
+ * Bytes data (size, charged to s) in the stage record of hold h: what
+ * vcl_stage_new makes, allocating nothing.
+ */
+struct vcl_stage *
+vcl_cmd_hold_stage(struct vcl_cmd *h, struct vcl_session *s, uint8_t *data,
+    uint64_t size)
+{
+	struct vcl_stage	*st = h->stage;
+
+	st->s = s;
+	st->data = data;
+	st->size = size;
+	st->uncharged = 0;
+	vcl_session_ref(s);
+	return (st);
+}
+
+/*
+ * Free stage st once the command behind ev (its reference taken) is done:
+ * the runtime may copy to or from it until then. ev is the last command
+ * using st on in-order queue qid (a chunked write's last chunk), or the
+ * one command that does. h (vcl_cmd_hold_new) holds it: nothing is
+ * allocated, the loop never waits.
+ */
+void
+vcl_cmd_free_after(struct vcl_session *s, struct vcl_cmd *h,
+    struct vcl_stage *st, cl_event ev, uint64_t qid)
+{
+	if (h->stage != st)
+		free(h->stage);
 	h->stage = st;
 	vcl_cmd_hold(s, h, ev, qid);
 }
@@ -874,8 +933,11 @@ vcl_cmd_free_after(struct vcl_session *s, struct vcl_stage *st, cl_event ev,
  * it: what the runtime copies to or from until it is done (c's staging, a
  * shared transfer's slot and its ring's wrapper: the ring stays mapped
  * while its session is referenced) goes once it is done, not with c.
+ * Returns 0, or -1 when no record to hold them can be had (out of memory;
+ * testing: VCL_TEST_CMD_NOMEM=1): c keeps them and must be watched on
+ * enq->ev (vcl_enq_end), never dropped, nor waited for on the loop.
  */
-static void
+static int
 vcl_enq_orphan(struct vcl_session *s, struct vcl_enq *enq,
     struct vcl_cmd *c)
 {
@@ -883,11 +945,9 @@ vcl_enq_orphan(struct vcl_session *s, struct vcl_enq *enq,
 
 	if (enq->ev == NULL || c == NULL || (c->stage == NULL &&
 	    (c->type != VCL_CMD_SHM || c->xid == 0)))
-		return;
-	if ((h = vcl_cmd_new(VCL_CMD_HOLD, 0)) == NULL) {
-		clWaitForEvents(1, &enq->ev);	/* c may let go now */
-		return;
-	}
+		return (0);
+	if (vcl_cmd_nomem() || (h = vcl_cmd_new(VCL_CMD_HOLD, 0)) == NULL)
+		return (-1);
 	h->stage = c->stage;
 	c->stage = NULL;
 	if (c->type == VCL_CMD_SHM) {
@@ -898,6 +958,30 @@ vcl_enq_orphan(struct vcl_session *s, struct vcl_enq *enq,
 	}
 	vcl_cmd_hold(s, h, enq->ev, enq->q != NULL ? enq->q->id : 0);
 	enq->ev = NULL;
+	return (0);
+}
+
+static void	vcl_cmd_drop(struct vcl_cmd *);
+
+/*
+ * Let go of an enqueue of a closed session and its completion c: what the
+ * runtime may still use goes once it is done (vcl_enq_orphan, or c itself
+ * watched on the command when no record can be had), the rest now.
+ */
+static void
+vcl_enq_drop(struct vcl_session *s, struct vcl_enq *enq, struct vcl_cmd *c)
+{
+	if (vcl_enq_orphan(s, enq, c) != 0) {
+		c->event_id = 0;
+		vcl_cmd_hold(s, c, enq->ev, enq->q != NULL ? enq->q->id : 0);
+		enq->ev = NULL;
+		return;
+	}
+	if (enq->ev != NULL)
+		clReleaseEvent(enq->ev);
+	enq->ev = NULL;
+	if (c != NULL)
+		vcl_cmd_drop(c);
 }
 
 /*
@@ -943,16 +1027,13 @@ vcl_enq_end(struct vcl_session *s, struct vcl_enq *enq, cl_int err,
     struct vcl_cmd *c)
 {
 	struct vcl_hobj	*o = NULL;
+	int		 kept = 0;
 
 	free(enq->wait);
 	enq->wait = NULL;
 	if (s->dead) {
 		enq->q = NULL;		/* freed with the session's objects */
-		vcl_enq_orphan(s, enq, c);
-		if (enq->ev != NULL)
-			clReleaseEvent(enq->ev);
-		if (c != NULL)
-			vcl_cmd_drop(c);
+		vcl_enq_drop(s, enq, c);
 		return;
 	}
 	if (err == CL_SUCCESS && enq->event_id != 0 &&
@@ -963,13 +1044,17 @@ vcl_enq_end(struct vcl_session *s, struct vcl_enq *enq, cl_int err,
 	if (err == CL_SUCCESS && c == NULL && enq->event_id != 0 &&
 	    !enq->quiet && (c = vcl_cmd_new(VCL_CMD_PLAIN, 0)) == NULL)
 		err = CL_OUT_OF_HOST_MEMORY;
-	if (err != CL_SUCCESS && !s->dead && enq->ev != NULL &&
-	    c != NULL && c->type == VCL_CMD_SHM && c->xid != 0) {
+	if (err != CL_SUCCESS && !s->dead && enq->ev != NULL && c != NULL)
+		kept = (c->type == VCL_CMD_SHM && c->xid != 0) ||
+		    vcl_enq_orphan(s, enq, c) != 0;
+	if (kept) {
 		/*
 		 * A shared transfer the runtime took: its error is answered
 		 * once its copy is done, as its success would be, so the
 		 * client may take its slot again as soon as it has the reply
-		 * (an orphan's slot stayed busy after the reply went).
+		 * (an orphan's slot stayed busy after the reply went). So is
+		 * any command's whose staging no record could take
+		 * (vcl_enq_orphan): c keeps it until the copy is done.
 		 */
 		c->fail = err;
 		vcl_session_mark_dirty(s, enq->q);
@@ -981,7 +1066,10 @@ vcl_enq_end(struct vcl_session *s, struct vcl_enq *enq, cl_int err,
 			o->error = err;
 	} else if (err != CL_SUCCESS) {
 		/* The command may have run; only its completion is lost. */
-		vcl_enq_orphan(s, enq, c);
+		if (vcl_enq_orphan(s, enq, c) != 0) {
+			vcl_enq_drop(s, enq, c);	/* s closed */
+			return;
+		}
 		if (enq->ev != NULL)
 			clReleaseEvent(enq->ev);
 		enq->ev = NULL;
@@ -1014,10 +1102,7 @@ vcl_enq_end(struct vcl_session *s, struct vcl_enq *enq, cl_int err,
 			return;		/* nobody waits for this command */
 	}
 	if (s->dead) {
-		vcl_enq_orphan(s, enq, c);	/* closed by the error */
-		if (enq->ev != NULL)
-			clReleaseEvent(enq->ev);
-		vcl_cmd_drop(c);
+		vcl_enq_drop(s, enq, c);	/* closed by the error */
 		return;
 	}
 	c->d.s = s;

@@ -134,12 +134,17 @@ cl_int	vcl_enq_begin(struct vcl_session *, const Vcl__Enqueue *,
 cl_int	vcl_enq_begin_queue(struct vcl_session *, const Vcl__Enqueue *,
 	    struct vcl_enq *, struct vcl_hobj *);
 cl_int	vcl_cmd_watch(struct vcl_session *, struct vcl_cmd *);
-void	vcl_cmd_free_after(struct vcl_session *, struct vcl_stage *,
-	    cl_event, uint64_t);
+struct vcl_cmd *vcl_cmd_hold_new(void);
+void	vcl_cmd_hold_free(struct vcl_cmd *);
+struct vcl_stage *vcl_cmd_hold_stage(struct vcl_cmd *, struct vcl_session *,
+	    uint8_t *, uint64_t);
+void	vcl_cmd_free_after(struct vcl_session *, struct vcl_cmd *,
+	    struct vcl_stage *, cl_event, uint64_t);
 void	vcl_cmd_finish(struct vcl_cmd *);
 void	vcl_enq_end(struct vcl_session *, struct vcl_enq *, cl_int,
 	    struct vcl_cmd *);
 struct vcl_cmd *vcl_cmd_new(enum vcl_cmd_type, uint64_t);
+int	vcl_cmd_nomem(void);
 void	vcl_cmd_reap(struct vcl_session *);
 void	vcl_cmd_sweep(void);
 

@@ -349,7 +349,9 @@ vcl_mem_chunkable(const struct vcl_hobj *q)
  * command's, freed when the last part completes. Where the block would go
  * otherwise (the session closes mid-bulk, the write fails), it goes to a
  * completion on the last chunk enqueued, which on an in-order queue
- * completes after every chunk copying from it (vcl_cmd_free_after).
+ * completes after every chunk copying from it (vcl_cmd_free_after); its
+ * record is reserved when the write begins, so that needs no memory and
+ * the loop never waits for the chunks.
  *
  * By default only with VCL_SERVER_MIN_CPUS online CPUs or more: on a
  * 2-core host the chunks' copies (a CPU device's memcpy) take the cores
@@ -396,6 +398,10 @@ vcl_mem_write_begin(struct vcl_session *s, const Vcl__Request *req)
 		return;
 	if (vcl_wc_fault == -2)
 		vcl_wc_fault = vcl_server_test_num("VCL_TEST_WRITE_FAIL_CHUNK");
+	/* What keeps the staging if the write ends early (out of memory:
+	   not chunked). */
+	if ((wc->hold = vcl_cmd_hold_new()) == NULL)
+		return;
 	wc->req = req;
 	wc->qid = m->q->queue;
 }
@@ -456,42 +462,30 @@ vcl_mem_write_feed(struct vcl_session *s)
 }
 
 /*
- * Forget a write's chunks, waiting for the copies still reading from its
- * staging (nothing is in flight when it took them, or they were handed
- * on: see vcl_mem_write_drop).
+ * Forget a write's chunks. Where some are still copying from the bulk
+ * they came in (the session's, not handed to its request: the session
+ * closes mid-bulk), it goes to the record reserved for it, freed once
+ * the last is done: the loop never waits for them.
  */
 void
 vcl_mem_write_stop(struct vcl_session *s)
 {
 	struct vcl_wchunk	*wc = &s->in_wc;
-
-	if (wc->last != NULL) {
-		clWaitForEvents(1, &wc->last);
-		clReleaseEvent(wc->last);
-	}
-	memset(wc, 0, sizeof *wc);
-}
-
-/*
- * The session closes in the middle of a chunked write's bulk: its staging
- * (data, len bytes, charged) is freed once the chunks copying from it are
- * done. Returns 0 when it took data, else -1 (no chunk in flight): the
- * caller frees it.
- */
-int
-vcl_mem_write_drop(struct vcl_session *s, uint8_t *data, uint64_t len)
-{
-	struct vcl_wchunk	*wc = &s->in_wc;
 	struct vcl_stage	*st;
 
-	if (wc->last == NULL || data == NULL ||
-	    (st = vcl_stage_new(s, data, len)) == NULL) {
-		vcl_mem_write_stop(s);
-		return (-1);
+	if (wc->last != NULL && wc->hold != NULL && s->in_bulk != NULL &&
+	    !s->in_bulk_borrowed) {
+		st = vcl_cmd_hold_stage(wc->hold, s, s->in_bulk,
+		    s->in_frame.bulk_len);
+		s->in_bulk = NULL;
+		vcl_cmd_free_after(s, wc->hold, st, wc->last, wc->qid);
+		wc->hold = NULL;
+		wc->last = NULL;
 	}
-	vcl_cmd_free_after(s, st, wc->last, wc->qid);
+	if (wc->last != NULL)
+		clReleaseEvent(wc->last);
+	vcl_cmd_hold_free(wc->hold);
 	memset(wc, 0, sizeof *wc);
-	return (0);
 }
 
 /* WriteBuffer: bytes arrived in staging; the runtime copies them in. */
@@ -503,7 +497,7 @@ vcl_op_write_buffer(struct vcl_session *s, const Vcl__Request *req,
 	struct vcl_wchunk	 wc;
 	struct vcl_hobj		*mem;
 	struct vcl_enq		 enq;
-	struct vcl_cmd		*c;
+	struct vcl_cmd		*c = NULL;
 	cl_int			 err;
 
 	/* Its chunks enqueued as its bytes came, if any (vcl_session.c). */
@@ -514,18 +508,26 @@ vcl_op_write_buffer(struct vcl_session *s, const Vcl__Request *req,
 	}
 	if (m->has_shm_slot) {
 		vcl_shm_write(s, req, bulk);
-		return;
+		goto out;
 	}
 	if (bulk->len != m->size) {
 		vcl_session_close(s, "write size does not match its bytes");
-		return;
+		goto out;
 	}
-	if ((c = vcl_cmd_new(VCL_CMD_WRITE, req->seq)) == NULL ||
+	if ((wc.last != NULL && vcl_cmd_nomem()) ||
+	    (c = vcl_cmd_new(VCL_CMD_WRITE, req->seq)) == NULL ||
 	    (bulk->data != NULL &&
 	    (c->stage = vcl_stage_new(s, bulk->data, bulk->len)) == NULL)) {
 		free(c);
-		if (wc.last != NULL)
-			clWaitForEvents(1, &wc.last);	/* bulk freed next */
+		/* Its chunks copy from the bulk: kept until they are done. */
+		if (wc.last != NULL && bulk->data != NULL) {
+			vcl_cmd_free_after(s, wc.hold, vcl_cmd_hold_stage(
+			    wc.hold, s, bulk->data, bulk->len), wc.last,
+			    wc.qid);
+			bulk->data = NULL;
+			wc.hold = NULL;
+			wc.last = NULL;
+		}
 		vcl_session_close(s, "out of memory");
 		goto out;
 	}
@@ -543,14 +545,16 @@ vcl_op_write_buffer(struct vcl_session *s, const Vcl__Request *req,
 	 * the last part when it cannot be watched.)
 	 */
 	if (wc.last != NULL && err != CL_SUCCESS) {
-		vcl_cmd_free_after(s, c->stage, wc.last, wc.qid);
+		vcl_cmd_free_after(s, wc.hold, c->stage, wc.last, wc.qid);
 		c->stage = NULL;
+		wc.hold = NULL;
 		wc.last = NULL;
 	}
 	vcl_enq_end(s, &enq, err, c);
 out:
 	if (wc.last != NULL)
 		clReleaseEvent(wc.last);
+	vcl_cmd_hold_free(wc.hold);
 }
 
 /*
@@ -786,6 +790,14 @@ vcl_rd_start(struct vcl_session *s, const Vcl__Request *req,
 		off = i * rd->chunk;
 		len = m->size - off < rd->chunk ? m->size - off : rd->chunk;
 		ev = NULL;
+		c = NULL;
+		/*
+		 * Its record first: once the runtime took the chunk nothing
+		 * may fail for want of memory (the loop would wait for it).
+		 */
+		if (err == CL_SUCCESS && (vcl_cmd_nomem() ||
+		    (c = vcl_cmd_new(VCL_CMD_CHUNK, req->seq)) == NULL))
+			err = CL_OUT_OF_HOST_MEMORY;
 		if (err == CL_SUCCESS)
 			err = clEnqueueReadBuffer(enq->q->u.queue, mem->u.mem,
 			    CL_FALSE, m->offset + off, len, st->data + off,
@@ -793,6 +805,7 @@ vcl_rd_start(struct vcl_session *s, const Vcl__Request *req,
 			    &ev);
 		if (err != CL_SUCCESS) {
 			/* Never enqueued: failed now, the read with it. */
+			free(c);
 			rd->state[i] = -1;
 			rd->ndone++;
 			if (rd->status == CL_SUCCESS)
@@ -802,14 +815,6 @@ vcl_rd_start(struct vcl_session *s, const Vcl__Request *req,
 		/* Its later commands run after those events too (vcl_enq_end). */
 		if (i == 0 && enq->nwait > 0)
 			enq->q->waited = 1;
-		if ((c = vcl_cmd_new(VCL_CMD_CHUNK, req->seq)) == NULL) {
-			clWaitForEvents(1, &ev);	/* its memory is ours */
-			clReleaseEvent(ev);
-			rd->state[i] = -1;
-			rd->ndone++;
-			rd->status = err = CL_OUT_OF_HOST_MEMORY;
-			continue;
-		}
 		if (rd->last != NULL)
 			clReleaseEvent(rd->last);
 		rd->last = ev;

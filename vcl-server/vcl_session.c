@@ -548,9 +548,6 @@ vcl_session_close(struct vcl_session *s, const char *why)
 		vcl_pool_put(s->in_oob_orphan, s->in_oob_orphan_len);
 	s->in_oob_orphan = NULL;
 	/* A chunked write's staging goes once its chunks are copied. */
-	if (s->in_bulk != NULL && !s->in_bulk_borrowed &&
-	    vcl_mem_write_drop(s, s->in_bulk, s->in_frame.bulk_len) == 0)
-		s->in_bulk = NULL;
 	vcl_mem_write_stop(s);
 	if (s->in_bulk != NULL && !s->in_bulk_borrowed) {
 		vcl_pool_put(s->in_bulk, s->in_frame.bulk_len);

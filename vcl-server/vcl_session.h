@@ -67,6 +67,8 @@ struct vcl_wchunk {
 	cl_int			 err;		/* the first one refused */
 	int			 stopped;	/* no more until it runs */
 	cl_event		 last;		/* the last one enqueued */
+	struct vcl_cmd		*hold;		/* reserved: keeps its staging
+						   if it ends early */
 };
 
 /*

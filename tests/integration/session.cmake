@@ -194,3 +194,9 @@ vcl_rawtest(watchexit)
 vcl_rawtest(deadcmd)
 vcl_rawtest(review6)
 vcl_rawtest(attack6)
+vcl_rawtest(loopwait)
+# it_raw_nodeloss2: one node of a two-node context lost (killed, stopped),
+# then the whole API walked on the context: live-device work succeeds,
+# lost-device work fails at once with CL_DEVICE_NOT_AVAILABLE.
+vcl_rawtest(nodeloss2)
+target_link_libraries(nodeloss2_test PRIVATE PkgConfig::OPENCL)
