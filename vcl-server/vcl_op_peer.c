@@ -70,6 +70,14 @@ static void	vcl_pull_stop(void *, cl_int);
 static void	vcl_pull_detach(void *);
 static void	vcl_pull_gate(void *);
 
+/*
+ * A source names a node ("host:port"). Kept for the life of a transfer,
+ * a proxy or the session (lost sources) and compared with every one kept
+ * on each MigrateIn and PeerFail: unbounded, a client held frames' worth
+ * of them (uncharged) and made each compare walk them all.
+ */
+#define VCL_SOURCE_MAX	255
+
 #define VCL_PULL_PIECE	(8ull << 20)	/* one process_vm_readv at most */
 #define VCL_PULL_PART	(2ull << 20)	/* a thread's share at least */
 
@@ -133,6 +141,14 @@ vcl_peer_refuse(struct vcl_session *ps, const Vcl__Request *req,
 	vcl_log_warn("peer link %llu (%s): %s", (unsigned long long)ps->id,
 	    ps->peer, why);
 	vcl_session_reply(ps, req->seq, CL_INVALID_VALUE, why);
+}
+
+/* Is a source the client names short enough to keep (or absent)? */
+static int
+vcl_peer_source_ok(const char *source)
+{
+	return (source == NULL ||
+	    strnlen(source, VCL_SOURCE_MAX + 1) <= VCL_SOURCE_MAX);
 }
 
 /* Did the session's client report source lost? */
@@ -441,6 +457,8 @@ vcl_op_migrate_in(struct vcl_session *s, const Vcl__Request *req,
 	}
 	if (err == CL_SUCCESS && ev->error != CL_SUCCESS)
 		err = ev->error;
+	if (err == CL_SUCCESS && !vcl_peer_source_ok(m->source))
+		err = CL_INVALID_VALUE;
 	/* Its source is known lost: nobody will push (see PeerFail). */
 	if (err == CL_SUCCESS && x == NULL && vcl_peer_lost(s, m->source))
 		err = CL_DEVICE_NOT_AVAILABLE;
@@ -1728,16 +1746,20 @@ vcl_op_create_proxy_event(struct vcl_session *s, const Vcl__Request *req,
 		vcl_early_drop(s, early);
 	} else if (vcl_peer_lost(s, m->source))
 		status = CL_DEVICE_NOT_AVAILABLE;	/* nobody will */
+	if (!vcl_peer_source_ok(m->source))
+		err = CL_INVALID_VALUE;
 	if ((o = vcl_session_add(s, m->id, VCL_KIND_EVENT)) == NULL)
 		return;
 	if (o->error != CL_SUCCESS)
 		return;
 	o->user = 1;
-	if (m->source != NULL)
+	if (err == CL_SUCCESS && m->source != NULL)
 		o->source = strdup(m->source);
 	/* A user event of ours only, like a migration's (vcl_op_migrate_in). */
 	ctx = vcl_handle_get(&s->handles, m->context, VCL_KIND_CONTEXT);
-	if (ctx == NULL)
+	if (err != CL_SUCCESS)
+		;
+	else if (ctx == NULL)
 		err = CL_INVALID_CONTEXT;
 	else
 		err = ctx->error;
@@ -1809,6 +1831,11 @@ vcl_op_peer_fail(struct vcl_session *s, const Vcl__Request *req,
 	}
 	if (m->source == NULL)
 		return;
+	if (!vcl_peer_source_ok(m->source)) {
+		vcl_session_warn(s, "PeerFail: a source of over %d bytes: "
+		    "ignored", VCL_SOURCE_MAX);
+		return;
+	}
 	vcl_peer_lose(s, m->source);
 	for (i = 0; i < s->handles.nslots; i++)
 		for (o = s->handles.slots[i]; o != NULL; o = o->next)

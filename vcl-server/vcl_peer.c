@@ -422,6 +422,41 @@ vcl_peer_write_cb(evutil_socket_t fd, short what, void *arg)
 	(void)vcl_peer_flush(p);
 }
 
+/*
+ * Room for a link to addr. Clients name the addresses their server dials
+ * (MigrateOut, ForwardEvent), so a client naming many that accept and
+ * never speak held a socket each until the handshake deadline, without
+ * bound: every descriptor of the server. Links are bounded by
+ * --max-sessions (what a server accepts, links included); at the bound
+ * the least recently used idle ready link closes (a later use reopens
+ * it). Returns 0, or -1 when every link is busy: the new one is refused.
+ */
+static int
+vcl_peer_room(struct vcl_server *srv, const char *addr)
+{
+	struct vcl_peer	*p, *idle = NULL;
+	uint64_t	 n = 0;
+
+	LIST_FOREACH(p, &srv->peers, entry) {
+		n++;
+		if (p->state == VCL_PEER_READY && TAILQ_EMPTY(&p->outq) &&
+		    TAILQ_EMPTY(&p->waits) && TAILQ_EMPTY(&p->placing) &&
+		    p->oob_pending == 0 && (idle == NULL ||
+		    p->last_out <= idle->last_out))
+			idle = p;
+	}
+	if (n < srv->limits.sessions)
+		return (0);
+	if (idle != NULL) {
+		vcl_peer_close(idle, "idle, its place taken by a new link");
+		if (--n < srv->limits.sessions)	/* lowered by a reload? */
+			return (0);
+	}
+	vcl_log_warn("peer %s: refused: %llu links open, all busy "
+	    "(--max-sessions)", addr, (unsigned long long)n);
+	return (-1);
+}
+
 /* Open a link to addr ("host:port"), non-blocking. NULL on failure. */
 static struct vcl_peer *
 vcl_peer_open(struct vcl_server *srv, const char *addr)
@@ -662,7 +697,8 @@ vcl_peer_send(struct vcl_server *srv, const char *addr, Vcl__Request *req,
 	LIST_FOREACH(p, &srv->peers, entry)
 		if (strcmp(p->addr, addr) == 0)
 			break;
-	if (p == NULL && (p = vcl_peer_open(srv, addr)) == NULL) {
+	if (p == NULL && (vcl_peer_room(srv, addr) != 0 ||
+	    (p = vcl_peer_open(srv, addr)) == NULL)) {
 		fail(arg);
 		return;
 	}

@@ -1604,6 +1604,158 @@ gen_wchunk(struct gen *g)
 	g->b.len -= WC_CHUNK / 2 + 1 - g->b.len % 2;
 }
 
+/* A PeerPush on a peer link: key 0 is the victim's (fuzz_session.c). */
+static void
+gen_peer_push(struct gen *g, uint64_t sid, uint64_t key, uint64_t xfer,
+    int32_t status, const void *data, size_t n)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__PeerPush	m = VCL__PEER_PUSH__INIT;
+
+	m.session = sid;
+	m.key = key;
+	m.transfer = xfer;
+	m.status = status;
+	r.call_case = VCL__REQUEST__CALL_PEER_PUSH;
+	r.peer_push = &m;
+	gen_put(g, &r, data, n);
+}
+
+/* A PeerEvent on a peer link: key 0 is the victim's. */
+static void
+gen_peer_event(struct gen *g, uint64_t sid, uint64_t key, uint64_t proxy,
+    int32_t status)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__PeerEvent	m = VCL__PEER_EVENT__INIT;
+
+	m.session = sid;
+	m.key = key;
+	m.proxy = proxy;
+	m.status = status;
+	r.call_case = VCL__REQUEST__CALL_PEER_EVENT;
+	r.peer_event = &m;
+	gen_put(g, &r, NULL, 0);
+}
+
+/*
+ * A peer link (Hello.peer) against the victim session fuzz_session opens
+ * for it (buffer 3, transfers 77 of 4096 bytes and 78 of 64, proxy 20):
+ * pushes of the right and a wrong size, early ones and a second one, a
+ * failure, a push and an event naming what is no transfer or proxy, an
+ * event for the proxy, and a push of a wrong key.
+ */
+static void
+gen_peer(struct gen *g)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__Hello	m = VCL__HELLO__INIT;
+	static uint8_t	d[4096];
+	size_t		i;
+
+	for (i = 0; i < sizeof d; i++)
+		d[i] = (uint8_t)(i * 7);
+	m.version = VCL_PROTOCOL_VERSION;
+	m.client_name = (char *)"gen-peer";
+	m.has_peer = m.peer = 1;
+	r.call_case = VCL__REQUEST__CALL_HELLO;
+	r.hello = &m;
+	gen_put(g, &r, NULL, 0);
+	gen_peer_push(g, 0, 0, 77, CL_SUCCESS, d, sizeof d);
+	gen_peer_push(g, 0, 0, 78, CL_SUCCESS, d, 32);
+	gen_peer_push(g, 0, 0, 99, CL_SUCCESS, d, 16);
+	gen_peer_push(g, 0, 0, 99, CL_SUCCESS, d, 16);
+	gen_peer_push(g, 0, 0, 98, CL_OUT_OF_RESOURCES, NULL, 0);
+	gen_peer_push(g, 0, 0, 3, CL_SUCCESS, d, 64);
+	gen_peer_event(g, 0, 0, 3, CL_COMPLETE);
+	gen_peer_event(g, 0, 0, 20, CL_COMPLETE);
+	gen_peer_event(g, 0, 0, 20, -5);
+	gen_peer_event(g, 0, 0, 21, CL_COMPLETE);
+	gen_peer_push(g, 1, 1, 77, CL_SUCCESS, d, 16);
+}
+
+/* MigrateIn of buffer 3's first n bytes on queue 2, from source. */
+static void
+gen_migrate_in(struct gen *g, uint64_t event, uint64_t xfer, size_t n,
+    const char *source)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__MigrateIn	m = VCL__MIGRATE_IN__INIT;
+	Vcl__Enqueue	e;
+
+	gen_enq(&e, 2, event, NULL, 0);
+	m.q = &e;
+	m.mem = 3;
+	m.size = n;
+	m.transfer = xfer;
+	m.source = (char *)source;
+	r.call_case = VCL__REQUEST__CALL_MIGRATE_IN;
+	r.migrate_in = &m;
+	gen_put(g, &r, NULL, 0);
+}
+
+/* A proxy event of context 1 that source completes. */
+static void
+gen_proxy(struct gen *g, uint64_t id, const char *source)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__CreateProxyEvent	m = VCL__CREATE_PROXY_EVENT__INIT;
+
+	m.id = id;
+	m.context = 1;
+	m.source = (char *)source;
+	r.call_case = VCL__REQUEST__CALL_CREATE_PROXY_EVENT;
+	r.create_proxy_event = &m;
+	gen_put(g, &r, NULL, 0);
+}
+
+/* PeerFail of ids and a source (either may be absent). */
+static void
+gen_peer_fail(struct gen *g, uint64_t *ids, size_t n, const char *source)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__PeerFail	m = VCL__PEER_FAIL__INIT;
+
+	m.ids = ids;
+	m.n_ids = n;
+	m.source = (char *)source;
+	m.status = CL_DEVICE_NOT_AVAILABLE;
+	r.call_case = VCL__REQUEST__CALL_PEER_FAIL;
+	r.peer_fail = &m;
+	gen_put(g, &r, NULL, 0);
+}
+
+/*
+ * A client's side of migrations with nobody pushing: transfers and a
+ * proxy waiting on a source, failed by id and by a lost source (before
+ * and after they came), a source too long to keep, and a marker behind
+ * the proxy.
+ */
+static void
+gen_lost(struct gen *g)
+{
+	static char	longsrc[300];
+	uint64_t	ids[3] = { 77, 99, 120 }, w120[1] = { 120 };
+
+	memset(longsrc, 'h', sizeof longsrc - 1);
+	gen_hello(g);
+	gen_context(g);
+	gen_queue(g, 2, 0);
+	gen_buffer(g, 3, CL_MEM_READ_WRITE, 4096, NULL);
+	gen_migrate_in(g, 100, 77, 4096, "10.0.0.1:7725");
+	gen_migrate_in(g, 101, 78, 64, "10.0.0.2:7725");
+	gen_proxy(g, 120, "10.0.0.1:7725");
+	gen_proxy(g, 121, "10.0.0.2:7725");
+	gen_marker(g, 0, w120, 1, 102);
+	gen_peer_fail(g, ids, 3, NULL);
+	gen_peer_fail(g, NULL, 0, "10.0.0.2:7725");
+	gen_migrate_in(g, 103, 79, 64, "10.0.0.2:7725");
+	gen_migrate_in(g, 104, 99, 64, NULL);
+	gen_peer_fail(g, NULL, 0, longsrc);
+	gen_migrate_in(g, 105, 80, 64, longsrc);
+	gen_finish(g, 0);
+}
+
 /* Write every seed into the directory named on the command line. */
 int
 main(int argc, char **argv)
@@ -1649,6 +1801,10 @@ main(int argc, char **argv)
 	gen_write(&g, argv[1], "gen_transport_ctl");
 	gen_transport(&g, 1);
 	gen_write(&g, argv[1], "gen_oob");
+	gen_peer(&g);
+	gen_write(&g, argv[1], "gen_peer");
+	gen_lost(&g);
+	gen_write(&g, argv[1], "gen_lost");
 	vcl_buf_free(&g.b);
 	return (0);
 }

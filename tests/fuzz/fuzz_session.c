@@ -84,6 +84,10 @@ static struct vcl_buf		frame_out;
 /* The last binary GetBinary answered in this input's session. */
 static struct vcl_buf		last_binary;
 
+/* A peer link's input: the client session it pushes into (see below). */
+static int			victim_fd = -1;
+static uint64_t			victim_id, victim_key;
+
 /* Report a broken invariant as a crash libFuzzer keeps the input of. */
 static void
 fuzz_fail(const char *what)
@@ -140,6 +144,11 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	setenv("VCL_LAUNCH_STRAND", "1", 0);
 	/* Writes of 8 KiB and more are copied in chunks as they come. */
 	vcl_write_chunk = 4096;
+	/*
+	 * Reads of 8 KiB and more go in chunks: at vclserver's 4 MiB no
+	 * read under FUZZ_SESSION_BYTES could, so none ever did.
+	 */
+	vcl_read_chunk = 4096;
 	any_source = getenv("VCL_FUZZ_ANY_SOURCE") != NULL;
 	trace = getenv("VCL_FUZZ_TRACE") != NULL;
 	if (evthread_use_pthreads() != 0 ||
@@ -360,7 +369,15 @@ fuzz_rewrite(const uint8_t *p, size_t n)
 	    p + VCL_FRAME_HDR_LEN)) == NULL)
 		return (NULL);
 	pf = req->create_program_from;
-	if (req->call_case == VCL__REQUEST__CALL_CREATE_PROGRAM_FROM) {
+	if (req->call_case == VCL__REQUEST__CALL_PEER_PUSH && victim_fd != -1 &&
+	    req->peer_push->key == 0) {
+		req->peer_push->session = victim_id;
+		req->peer_push->key = victim_key;
+	} else if (req->call_case == VCL__REQUEST__CALL_PEER_EVENT &&
+	    victim_fd != -1 && req->peer_event->key == 0) {
+		req->peer_event->session = victim_id;
+		req->peer_event->key = victim_key;
+	} else if (req->call_case == VCL__REQUEST__CALL_CREATE_PROGRAM_FROM) {
 		for (i = j = 0; i < pf->n_binaries && i < 64; i++) {
 			bins[i] = pf->binaries[i].data;
 			if (pf->binaries[i].len != strlen(FUZZ_BINARY) ||
@@ -474,6 +491,186 @@ fuzz_send(int fd, const uint8_t *p, size_t n, size_t chunk, int *rounds)
 	return (closed || off < n);
 }
 
+/*
+ * A peer link's input (its Hello has peer set) pushes into and completes
+ * events of a client session, which one input alone cannot open: the
+ * harness opens it first (the victim) with a buffer, two transfers waiting
+ * for bytes (MigrateIn) and a proxy event, and a PeerPush or PeerEvent of
+ * the input whose key is 0 is sent with the victim's id and key instead.
+ * Victim ids: context 1, queue 2, buffer 3 (4096 bytes), transfers 77
+ * (all of it, event 10) and 78 (64 bytes at 1024, event 11, source
+ * "fuzz-peer"), proxy event 20 (source "fuzz-peer").
+ */
+#define FUZZ_VICTIM_SIZE	4096
+#define FUZZ_VICTIM_LAST	8		/* the script's Stats' seq */
+
+/* Append one request of the victim's script. */
+static void
+fuzz_victim_put(struct vcl_buf *b, Vcl__Request *r, uint64_t *seq)
+{
+	r->seq = ++*seq;
+	if (vcl_buf_pack(b, &r->base, 0) != 0)
+		fuzz_fail("out of memory");
+}
+
+/*
+ * The victim's script: Hello, its objects, two MigrateIn, a proxy, and a
+ * Stats last (FUZZ_VICTIM_LAST) whose reply says the rest was handled.
+ */
+static void
+fuzz_victim_script(struct vcl_buf *b)
+{
+	Vcl__Request		 r;
+	Vcl__Hello		 h = VCL__HELLO__INIT;
+	Vcl__CreateContext	 cc = VCL__CREATE_CONTEXT__INIT;
+	Vcl__CreateQueue	 cq = VCL__CREATE_QUEUE__INIT;
+	Vcl__CreateBuffer	 cb = VCL__CREATE_BUFFER__INIT;
+	Vcl__MigrateIn		 mi = VCL__MIGRATE_IN__INIT;
+	Vcl__Enqueue		 e = VCL__ENQUEUE__INIT;
+	Vcl__CreateProxyEvent	 pe = VCL__CREATE_PROXY_EVENT__INIT;
+	Vcl__Stats		 st = VCL__STATS__INIT;
+	uint32_t		 dev = 0;
+	uint64_t		 seq = 0;
+
+	vcl__request__init(&r);
+	h.version = VCL_PROTOCOL_VERSION;
+	h.client_name = (char *)"victim";
+	r.call_case = VCL__REQUEST__CALL_HELLO;
+	r.hello = &h;
+	fuzz_victim_put(b, &r, &seq);
+	cc.id = 1;
+	cc.n_devices = 1;
+	cc.devices = &dev;
+	r.call_case = VCL__REQUEST__CALL_CREATE_CONTEXT;
+	r.create_context = &cc;
+	fuzz_victim_put(b, &r, &seq);
+	cq.id = 2;
+	cq.context = 1;
+	r.call_case = VCL__REQUEST__CALL_CREATE_QUEUE;
+	r.create_queue = &cq;
+	fuzz_victim_put(b, &r, &seq);
+	cb.id = 3;
+	cb.context = 1;
+	cb.size = FUZZ_VICTIM_SIZE;
+	r.call_case = VCL__REQUEST__CALL_CREATE_BUFFER;
+	r.create_buffer = &cb;
+	fuzz_victim_put(b, &r, &seq);
+	e.queue = 2;
+	e.has_event = 1;
+	e.event = 10;
+	mi.q = &e;
+	mi.mem = 3;
+	mi.size = FUZZ_VICTIM_SIZE;
+	mi.transfer = 77;
+	r.call_case = VCL__REQUEST__CALL_MIGRATE_IN;
+	r.migrate_in = &mi;
+	fuzz_victim_put(b, &r, &seq);
+	e.event = 11;
+	mi.offset = 1024;
+	mi.size = 64;
+	mi.transfer = 78;
+	mi.source = (char *)"fuzz-peer";
+	fuzz_victim_put(b, &r, &seq);
+	pe.id = 20;
+	pe.context = 1;
+	pe.source = (char *)"fuzz-peer";
+	r.call_case = VCL__REQUEST__CALL_CREATE_PROXY_EVENT;
+	r.create_proxy_event = &pe;
+	fuzz_victim_put(b, &r, &seq);
+	r.call_case = VCL__REQUEST__CALL_STATS;
+	r.stats = &st;
+	fuzz_victim_put(b, &r, &seq);
+}
+
+/* Does the input start with a peer link's Hello? */
+static int
+fuzz_is_peer(const uint8_t *p, size_t n)
+{
+	static const struct vcl_frame_limits	 lim = {
+		FUZZ_MAX_MSG, FUZZ_MAX_BULK
+	};
+	struct vcl_frame_hdr			 h;
+	Vcl__Request				*req;
+	const char				*why;
+	int					 peer;
+
+	if (n < VCL_FRAME_HDR_LEN || vcl_frame_decode(p, &lim, &h, &why) != 0 ||
+	    n - VCL_FRAME_HDR_LEN < h.msg_len ||
+	    (req = vcl__request__unpack(NULL, h.msg_len,
+	    p + VCL_FRAME_HDR_LEN)) == NULL)
+		return (0);
+	peer = req->call_case == VCL__REQUEST__CALL_HELLO &&
+	    req->hello->has_peer && req->hello->peer;
+	protobuf_c_message_free_unpacked(&req->base, NULL);
+	return (peer);
+}
+
+/* Open the victim session and run its script; its id and key from Welcome. */
+static void
+fuzz_victim_open(void)
+{
+	static const struct vcl_frame_limits	 lim = {
+		UINT32_MAX, UINT64_MAX
+	};
+	struct vcl_buf				 b = { NULL, 0, 0 }, in = {
+		NULL, 0, 0 };
+	struct vcl_frame_hdr			 h;
+	Vcl__ToClient				*tc;
+	const char				*why;
+	ssize_t					 n;
+	int					 sv[2], i, got = 0;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0,
+	    sv) != 0)
+		fuzz_fail("socketpair");
+	if (vcl_session_new(&srv, sv[0], "victim") == NULL)
+		fuzz_fail("vcl_session_new");
+	victim_fd = sv[1];
+	fuzz_victim_script(&b);
+	if (send(victim_fd, b.data, b.len, MSG_NOSIGNAL) != (ssize_t)b.len)
+		fuzz_fail("victim script not sent");
+	vcl_buf_free(&b);
+	/* Its Welcome, then the reply to its last request. */
+	for (i = 0; !got; i++) {
+		if (i == FUZZ_WAIT_POLLS)
+			fuzz_fail("the victim session never answered");
+		fuzz_step(-1);
+		if (vcl_buf_reserve(&in, 65536) != 0)
+			fuzz_fail("out of memory");
+		n = read(victim_fd, in.data + in.len, in.cap - in.len);
+		if (n == 0)
+			fuzz_fail("the victim session closed");
+		if (n < 0) {
+			usleep(FUZZ_POLL_US);
+			continue;
+		}
+		in.len += (size_t)n;
+		while (in.len >= VCL_FRAME_HDR_LEN) {
+			if (vcl_frame_decode(in.data, &lim, &h, &why) != 0)
+				fuzz_fail("victim: bad frame");
+			if (in.len - VCL_FRAME_HDR_LEN < h.msg_len + h.bulk_len)
+				break;
+			if ((tc = vcl__to_client__unpack(NULL, h.msg_len,
+			    in.data + VCL_FRAME_HDR_LEN)) == NULL)
+				fuzz_fail("victim: bad message");
+			if (tc->reply != NULL) {
+				if (tc->reply->result_case ==
+				    VCL__REPLY__RESULT_WELCOME) {
+					victim_id = tc->reply->welcome->session_id;
+					victim_key =
+					    tc->reply->welcome->session_key;
+				}
+				got = tc->reply->seq == FUZZ_VICTIM_LAST;
+			}
+			protobuf_c_message_free_unpacked(&tc->base, NULL);
+			in.len -= VCL_FRAME_HDR_LEN + h.msg_len + h.bulk_len;
+			memmove(in.data, in.data + VCL_FRAME_HDR_LEN +
+			    h.msg_len + h.bulk_len, in.len);
+		}
+	}
+	vcl_buf_free(&in);
+}
+
 /* Feed one connection's bytes to a fresh session and tear it down. */
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -486,10 +683,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0,
 	    sv) != 0)
 		fuzz_fail("socketpair");
-	if ((s = vcl_session_new(&srv, sv[0], "fuzz")) == NULL)
-		fuzz_fail("vcl_session_new");
 	peer_in.len = 0;
 	last_binary.len = 0;
+	/* Opened first: the input's session is then first in the list. */
+	if (fuzz_is_peer(data, size))
+		fuzz_victim_open();
+	if ((s = vcl_session_new(&srv, sv[0], "fuzz")) == NULL)
+		fuzz_fail("vcl_session_new");
 	chunk = (size % 2) ? 1 + size % 61 : SIZE_MAX;
 	while (off < size && !closed) {
 		n = fuzz_frame_len(data + off, size - off);
@@ -514,6 +714,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (i = 0; i < 8 && !closed; i++)
 		closed = fuzz_step(sv[1]);
 	close(sv[1]);
+	if (victim_fd != -1) {
+		close(victim_fd);
+		victim_fd = -1;
+	}
 	for (i = 0; i < 4; i++)
 		fuzz_step(-1);
 

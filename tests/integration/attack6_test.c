@@ -1,0 +1,399 @@
+/* attack6_test.c - hostile clients and peers against server-to-server links. */
+
+/*
+ * usage: attack6_test VCLSERVER
+ *
+ * Raw-protocol clients that make a server dial what they like (its peer
+ * links), and peer links that push and complete events as no server would.
+ * Each time the server bounds what it holds, answers what it must, and
+ * serves the next session.
+ */
+
+#include "rawproto.h"
+
+#define NLISTEN		6	/* addresses that accept and never speak */
+
+static const char *const cap_args[] = { "--max-sessions", "2",
+	"--handshake-timeout", "60", NULL };
+
+/* A listener on 127.0.0.1 that never accepts; its "127.0.0.1:port". */
+static int
+mute_listener(char *addr, size_t len)
+{
+	struct sockaddr_in	sin;
+	socklen_t		sl = sizeof sin;
+	int			fd;
+
+	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return (-1);
+	memset(&sin, 0, sizeof sin);
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(fd, (struct sockaddr *)&sin, sizeof sin) != 0 ||
+	    listen(fd, 16) != 0 ||
+	    getsockname(fd, (struct sockaddr *)&sin, &sl) != 0) {
+		close(fd);
+		return (-1);
+	}
+	snprintf(addr, len, "127.0.0.1:%u", ntohs(sin.sin_port));
+	return (fd);
+}
+
+/*
+ * ForwardEvent of an event the session does not have to addr: the server
+ * tells the proxy there that it failed, over a link it dials for it.
+ */
+static int
+forward_bogus(struct conn *c, const char *addr, uint64_t proxy)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__ForwardEvent	m = VCL__FORWARD_EVENT__INIT;
+	Vcl__PeerDest		d = VCL__PEER_DEST__INIT;
+
+	d.addr = (char *)addr;
+	d.session = 1;
+	d.key = 1;
+	m.event = 1000 + proxy;
+	m.dest = &d;
+	m.proxy = proxy;
+	r.call_case = VCL__REQUEST__CALL_FORWARD_EVENT;
+	r.forward_event = &m;
+	return (send_req(c, &r, NULL, 0));
+}
+
+/*
+ * Stats, skipping the replies and notifications before its own: the
+ * number of peer links, and whether the one to addr (if any) is ready.
+ */
+static int
+links_now(struct conn *c, const char *addr, size_t *n, int *ready)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__Stats	m = VCL__STATS__INIT;
+	struct reply	rp;
+	size_t		i;
+	int		k;
+
+	r.call_case = VCL__REQUEST__CALL_STATS;
+	r.stats = &m;
+	if (send_req(c, &r, NULL, 0) != 0)
+		return (-1);
+	for (k = 0; k < 10000; k++) {
+		if (recv_msg(c, &rp) != 0)
+			return (-1);
+		if (rp.r != NULL && rp.r->seq == r.seq)
+			break;
+		reply_free(&rp);
+	}
+	if (k == 10000 || rp.r->stats == NULL) {
+		if (k < 10000)
+			reply_free(&rp);
+		return (-1);
+	}
+	*n = rp.r->stats->n_peer_links;
+	*ready = 0;
+	for (i = 0; addr != NULL && i < *n; i++)
+		if (strcmp(rp.r->stats->peer_links[i]->address, addr) == 0)
+			*ready = rp.r->stats->peer_links[i]->ready;
+	reply_free(&rp);
+	return (0);
+}
+
+/* Poll (bounded) until the link to addr is ready; 0 or -1. */
+static int
+wait_link_ready(struct conn *c, const char *addr, size_t *n)
+{
+	int	i, ready = 0;
+
+	for (i = 0; i < STATS_POLLS; i++) {
+		if (links_now(c, addr, n, &ready) != 0)
+			return (-1);
+		if (ready)
+			return (0);
+		poll_wait();
+	}
+	return (-1);
+}
+
+/* Poll (bounded) until the server holds at most want links; 0 or -1. */
+static int
+wait_links_at_most(struct conn *c, size_t want, size_t *n)
+{
+	int	i, ready;
+
+	for (i = 0; i < STATS_POLLS; i++) {
+		if (links_now(c, NULL, n, &ready) != 0)
+			return (-1);
+		if (*n <= want)
+			return (0);
+		poll_wait();
+	}
+	return (-1);
+}
+
+/*
+ * A client makes its server dial any address it names (MigrateOut,
+ * ForwardEvent): naming many that accept and never speak held a socket
+ * and a link each until the handshake deadline, without bound, so one
+ * client could take every descriptor of the server (no client could
+ * connect any more). The links are bounded by --max-sessions; past it an
+ * idle ready link gives way to a new one, and when none is idle the new
+ * link is refused (its command fails). Links to real servers still open
+ * after the flood, one in place of an idle one.
+ */
+static void
+test_links_bound(void)
+{
+	struct srv	 sv, d[3];
+	struct conn	 c;
+	char		 addr[NLISTEN][64], daddr[3][64];
+	int		 lfd[NLISTEN], i, rc;
+	size_t		 n = 0;
+
+	c.fd = -1;
+	for (i = 0; i < NLISTEN; i++)
+		lfd[i] = -1;
+	for (i = 0; i < 3; i++)
+		d[i].pid = 0;
+	if (!srv_start(&sv, "links_server_start", "127.0.0.1:0", cap_args))
+		return;
+	if (!check("links_session", conn_session(&c, &sv) == 0, "no session"))
+		goto out;
+	for (i = 0, rc = 0; i < NLISTEN; i++)
+		if ((lfd[i] = mute_listener(addr[i], sizeof addr[i])) == -1 ||
+		    forward_bogus(&c, addr[i], (uint64_t)i + 1) != 0)
+			rc = -1;
+	rc |= links_now(&c, NULL, &n, &i);
+	check("links_bounded", rc == 0 && n <= 2, "%zu links to addresses "
+	    "that never speak, want at most --max-sessions (2) (rc %d)", n,
+	    rc);
+	check("links_refused_logged", srv_stderr_has(&sv, "all busy"),
+	    "no warning for the links refused; see %s/stderr", sv.dir);
+	/* They go when their listeners do. */
+	for (i = 0; i < NLISTEN; i++) {
+		close(lfd[i]);
+		lfd[i] = -1;
+	}
+	check("links_gone", wait_links_at_most(&c, 0, &n) == 0, "%zu links "
+	    "left after their listeners closed", n);
+
+	/* Real servers: two links fill the bound, a third takes an idle one. */
+	for (i = 0; i < 3; i++) {
+		if (!srv_start(&d[i], "links_dest_start", "127.0.0.1:0", NULL))
+			goto out;
+		snprintf(daddr[i], sizeof daddr[i], "127.0.0.1:%s", d[i].port);
+	}
+	rc = forward_bogus(&c, daddr[0], 11);
+	rc |= wait_link_ready(&c, daddr[0], &n);
+	rc |= forward_bogus(&c, daddr[1], 12);
+	rc |= wait_link_ready(&c, daddr[1], &n);
+	check("links_two_ready", rc == 0 && n == 2, "%zu links (rc %d)", n,
+	    rc);
+	rc = forward_bogus(&c, daddr[2], 13);
+	rc |= wait_link_ready(&c, daddr[2], &n);
+	check("links_idle_gives_way", rc == 0 && n <= 2, "a third link at "
+	    "the bound: rc %d, %zu links", rc, n);
+	rc = links_now(&c, NULL, &n, &i);
+	check("links_server_serves", rc == 0 && srv_alive(&sv), "the server "
+	    "after the links (rc %d)", rc);
+out:
+	for (i = 0; i < NLISTEN; i++)
+		if (lfd[i] != -1)
+			close(lfd[i]);
+	conn_close(&c);
+	for (i = 0; i < 3; i++)
+		if (d[i].pid > 0)
+			srv_stop(&d[i], "links_dest_exit");
+	srv_stop(&sv, "links_server_exit");
+}
+
+/* PeerFail{source, status}: the client lost the node source. */
+static int
+peer_fail_source(struct conn *c, const char *source)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__PeerFail	m = VCL__PEER_FAIL__INIT;
+
+	m.source = (char *)source;
+	m.status = CL_DEVICE_NOT_AVAILABLE;
+	r.call_case = VCL__REQUEST__CALL_PEER_FAIL;
+	r.peer_fail = &m;
+	return (send_req(c, &r, NULL, 0));
+}
+
+/*
+ * The source a client names (MigrateIn, CreateProxyEvent, PeerFail) is a
+ * node's address, kept for the transfer's, the proxy's or the session's
+ * life and compared with every lost one on each MigrateIn: unbounded, a
+ * session held frames' worth of them outside its --max-session-bytes (64
+ * lost sources of 64 MiB each) and each MigrateIn walked them all on the
+ * loop. One over 255 bytes is refused (CL_INVALID_VALUE for a MigrateIn,
+ * ignored in a PeerFail); one of 255 works as before.
+ */
+static void
+test_source_bound(void)
+{
+	enum { LONG = 64 << 10 };
+	struct srv		 sv;
+	struct conn		 c, w;
+	Vcl__StatsResult	 st;
+	uint64_t		 sid, key;
+	char			*big, ok[256];
+	cl_int			 evst = 0;
+	int			 rc;
+
+	c.fd = w.fd = -1;
+	if ((big = malloc(LONG + 1)) == NULL)
+		return;
+	memset(big, 'n', LONG);
+	big[LONG] = '\0';
+	memset(ok, 'm', sizeof ok - 1);
+	ok[sizeof ok - 1] = '\0';
+	if (!srv_start(&sv, "source_server_start", "127.0.0.1:0", NULL)) {
+		free(big);
+		return;
+	}
+	if (!check("source_session", client_open(&c, &sv, &sid, &key) == 0 &&
+	    create_buffer(&c, 3, 1, 4096, NULL, 0) == 0, "no session"))
+		goto out;
+	/* Told lost, then named by a MigrateIn: refused, not remembered. */
+	rc = peer_fail_source(&c, big);
+	rc |= migrate_in(&c, 10, 3, 4096, 77, big);
+	rc |= wait_notify(&c, 10, &evst);
+	check("source_long_refused", rc == 0 && evst == CL_INVALID_VALUE,
+	    "MigrateIn of a %d-byte source: event %d, want CL_INVALID_VALUE "
+	    "(rc %d)", LONG, evst, rc);
+	/* 255 bytes: remembered lost, the MigrateIn fails at once. */
+	rc = peer_fail_source(&c, ok);
+	rc |= migrate_in(&c, 11, 3, 4096, 78, ok);
+	rc |= wait_notify(&c, 11, &evst);
+	check("source_255_lost", rc == 0 && evst == CL_DEVICE_NOT_AVAILABLE,
+	    "MigrateIn of a lost 255-byte source: event %d, want "
+	    "CL_DEVICE_NOT_AVAILABLE (rc %d)", evst, rc);
+	check("source_warned", srv_stderr_has(&sv, "a source of over 255"),
+	    "no warning for the long PeerFail source; see %s/stderr", sv.dir);
+	conn_close(&c);
+	rc = conn_session(&w, &sv);
+	check("source_all_freed", rc == 0 && wait_empty(&w, &st) == 0,
+	    "server holds %llu objects, %llu bytes (rc %d)",
+	    (unsigned long long)st.objects, (unsigned long long)st.bytes, rc);
+out:
+	conn_close(&c);
+	conn_close(&w);
+	free(big);
+	srv_stop(&sv, "source_server_exit");
+}
+
+/* Read (bounded) until events e1 and e2 were both notified. */
+static int
+wait_two(struct conn *c, uint64_t e1, cl_int *s1, uint64_t e2, cl_int *s2)
+{
+	struct reply	rp;
+	size_t		i;
+	int		n, got = 0;
+
+	for (n = 0; got != 3 && n < 2000; n++) {
+		if (recv_msg(c, &rp) != 0)
+			return (-1);
+		for (i = 0; rp.tc->notify != NULL && i < rp.tc->n_notify;
+		    i++) {
+			if (rp.tc->notify[i]->event == e1) {
+				*s1 = rp.tc->notify[i]->status;
+				got |= 1;
+			}
+			if (rp.tc->notify[i]->event == e2) {
+				*s2 = rp.tc->notify[i]->status;
+				got |= 2;
+			}
+		}
+		reply_free(&rp);
+	}
+	return (got == 3 ? 0 : -1);
+}
+
+/*
+ * A client makes its server migrate a buffer to itself: the server dials
+ * its own port and pushes into its own session over the link, on one
+ * loop. The bytes land and nothing waits on itself; the link then counts
+ * as a session of the server, and everything is given back.
+ */
+static void
+test_self_link(void)
+{
+	enum { SIZE = 256 << 10 };
+	struct srv		 sv;
+	struct conn		 c, w;
+	struct reply		 rp;
+	Vcl__Request		 r = VCL__REQUEST__INIT;
+	Vcl__MigrateOut		 mo = VCL__MIGRATE_OUT__INIT;
+	Vcl__PeerDest		 d = VCL__PEER_DEST__INIT;
+	Vcl__StatsResult	 st;
+	uint64_t		 sid = 0, key = 0;
+	uint8_t			*data;
+	char			 self[64];
+	cl_int			 st_out = 1, st_in = 1;
+	size_t			 i;
+	int			 rc;
+
+	c.fd = w.fd = -1;
+	if ((data = malloc(SIZE)) == NULL)
+		return;
+	for (i = 0; i < SIZE; i++)
+		data[i] = (uint8_t)(i * 13 + 5);
+	if (!srv_start(&sv, "self_server_start", "127.0.0.1:0", NULL)) {
+		free(data);
+		return;
+	}
+	snprintf(self, sizeof self, "127.0.0.1:%s", sv.port);
+	if (!check("self_session", client_open(&c, &sv, &sid, &key) == 0 &&
+	    create_buffer(&c, 3, 1, SIZE, data, SIZE) == 0 &&
+	    create_buffer(&c, 4, 1, SIZE, NULL, 0) == 0, "no session"))
+		goto out;
+	rc = migrate_in(&c, 10, 4, SIZE, 77, self);
+	d.addr = self;
+	d.session = sid;
+	d.key = key;
+	mo.context = 1;
+	mo.mem = 3;
+	mo.size = SIZE;
+	mo.dest = &d;
+	mo.transfer = 77;
+	mo.has_event = 1;
+	mo.event = 11;
+	r.call_case = VCL__REQUEST__CALL_MIGRATE_OUT;
+	r.migrate_out = &mo;
+	rc |= send_req(&c, &r, NULL, 0);
+	rc |= wait_two(&c, 10, &st_in, 11, &st_out);
+	check("self_migrated", rc == 0 && st_in == CL_COMPLETE &&
+	    st_out == CL_COMPLETE, "migration to itself: in %d, out %d "
+	    "(rc %d)", st_in, st_out, rc);
+	rc = read_buffer(&c, 2, 4, SIZE, &rp);
+	check("self_bytes", rc == 0 && rp.r->status == CL_SUCCESS &&
+	    rp.bulk_len == SIZE && memcmp(rp.bulk, data, SIZE) == 0,
+	    "buffer 4 after the migration (rc %d)", rc);
+	if (rc == 0)
+		reply_free(&rp);
+	conn_close(&c);
+	rc = conn_session(&w, &sv);
+	check("self_all_freed", rc == 0 && wait_empty(&w, &st) == 0,
+	    "server holds %llu objects, %llu bytes (rc %d)",
+	    (unsigned long long)st.objects, (unsigned long long)st.bytes, rc);
+out:
+	conn_close(&c);
+	conn_close(&w);
+	free(data);
+	srv_stop(&sv, "self_server_exit");
+}
+
+static const struct test tests[] = {
+	{ "links_bound",	test_links_bound,	60 },
+	{ "source_bound",	test_source_bound,	60 },
+	{ "self_link",		test_self_link,		60 },
+};
+
+int
+main(int argc, char **argv)
+{
+	return (rawproto_main(argc, argv, tests, sizeof tests / sizeof
+	    tests[0]));
+}
