@@ -26,20 +26,6 @@
 static const char *const rd_args[] = { "--read-chunk", "64K",
 	"--write-chunk", "64K", NULL };
 
-/* A byte pattern of seed no chunk repeats at another offset. */
-static uint8_t *
-pattern(size_t n, unsigned seed)
-{
-	uint8_t	*p;
-	size_t	 i;
-
-	if ((p = malloc(n)) == NULL)
-		return (NULL);
-	for (i = 0; i < n; i++)
-		p[i] = (uint8_t)(i ^ (i >> 8) ^ (i >> 17) ^ seed);
-	return (p);
-}
-
 /* Session with context CTX, queue Q and buffer MEM holding data. */
 static int
 setup(struct conn *c, const struct srv *sv, const uint8_t *data, size_t n)
@@ -160,7 +146,7 @@ test_rd_release(void)
 	int		 i, rc;
 
 	c.fd = -1;
-	if ((data = pattern(BIG, 1)) == NULL)
+	if ((data = raw_pattern(BIG, 1)) == NULL)
 		return;
 	if (!srv_start(&sv, "rdrel_server_start", "127.0.0.1:0", rd_args)) {
 		free(data);
@@ -222,7 +208,7 @@ test_rd_userevent(void)
 	int		 rc;
 
 	c.fd = -1;
-	if ((data = pattern(BIG, 2)) == NULL)
+	if ((data = raw_pattern(BIG, 2)) == NULL)
 		return;
 	if (!srv_start(&sv, "rduev_server_start", "127.0.0.1:0", rd_args)) {
 		free(data);
@@ -307,7 +293,7 @@ test_rd_edges(void)
 	int		 rc;
 
 	c.fd = -1;
-	if ((data = pattern(BIG, 3)) == NULL)
+	if ((data = raw_pattern(BIG, 3)) == NULL)
 		return;
 	if (!srv_start(&sv, "rdedge_server_start", "127.0.0.1:0", rd_args)) {
 		free(data);
@@ -351,27 +337,10 @@ static uint64_t
 send_write(struct conn *c, uint64_t q, uint64_t mem, uint64_t off,
     uint64_t size, uint64_t blen, const uint8_t *data, uint64_t sent)
 {
-	Vcl__Request		r = VCL__REQUEST__INIT;
-	Vcl__WriteBuffer	m = VCL__WRITE_BUFFER__INIT;
-	Vcl__Enqueue		e = VCL__ENQUEUE__INIT;
-	struct vcl_buf		b = { NULL, 0, 0 };
-	int			rc;
+	Vcl__Enqueue	e = VCL__ENQUEUE__INIT;
 
 	e.queue = q;
-	m.q = &e;
-	m.mem = mem;
-	m.offset = off;
-	m.size = size;
-	r.call_case = VCL__REQUEST__CALL_WRITE_BUFFER;
-	r.write_buffer = &m;
-	r.seq = ++c->seq;
-	if (vcl_buf_pack(&b, &r.base, blen) != 0)
-		return (0);
-	rc = send_raw(c, b.data, b.len);
-	vcl_buf_free(&b);
-	if (rc == 0 && sent > 0)
-		rc = send_raw(c, data, sent);
-	return (rc == 0 ? r.seq : 0);
+	return (raw_write_part(c, &e, mem, off, size, blen, data, sent));
 }
 
 /*
@@ -387,7 +356,7 @@ test_wr_mismatch(void)
 	int		 i;
 
 	c.fd = -1;
-	if ((data = pattern(BIG + 1, 4)) == NULL)
+	if ((data = raw_pattern(BIG + 1, 4)) == NULL)
 		return;
 	if (!srv_start(&sv, "wrmis_server_start", "127.0.0.1:0", rd_args)) {
 		free(data);
@@ -449,8 +418,8 @@ test_wr_sub(void)
 	int		 rc;
 
 	c.fd = -1;
-	data = pattern(BIG, 5);
-	src = pattern(SUB_LEN, 6);
+	data = raw_pattern(BIG, 5);
+	src = raw_pattern(SUB_LEN, 6);
 	if (data == NULL || src == NULL || !srv_start(&sv,
 	    "wrsub_server_start", "127.0.0.1:0", rd_args)) {
 		free(data);
@@ -577,7 +546,7 @@ test_flood(void)
 	c.fd = -1;
 	for (k = 0; k < FLOOD_SESS; k++)
 		d[k].fd = -1;
-	if ((data = pattern(4096, 7)) == NULL)
+	if ((data = raw_pattern(4096, 7)) == NULL)
 		return;
 	if (!srv_start(&sv, "flood_server_start", "127.0.0.1:0", args)) {
 		free(data);
@@ -642,7 +611,7 @@ test_noread(void)
 	int		 i, bad = -1, rc = 0;
 
 	c.fd = d.fd = -1;
-	if ((data = pattern(BIG, 8)) == NULL)
+	if ((data = raw_pattern(BIG, 8)) == NULL)
 		return;
 	if (!srv_start(&sv, "noread_server_start", "127.0.0.1:0", NULL)) {
 		free(data);
@@ -703,8 +672,8 @@ test_trickle(void)
 	int		 rc = 0;
 
 	c.fd = d.fd = -1;
-	data = pattern(TRICKLE, 9);
-	src = pattern(TRICKLE, 10);
+	data = raw_pattern(TRICKLE, 9);
+	src = raw_pattern(TRICKLE, 10);
 	if (data == NULL || src == NULL || !srv_start(&sv,
 	    "trickle_server_start", "127.0.0.1:0", args)) {
 		free(data);
@@ -890,7 +859,7 @@ test_rd_objlimit(void)
 	size_t			 i;
 
 	c.fd = -1;
-	if ((data = pattern(BIG, 11)) == NULL)
+	if ((data = raw_pattern(BIG, 11)) == NULL)
 		return;
 	if (!srv_start(&sv, "rdlim_server_start", "127.0.0.1:0", args)) {
 		free(data);
@@ -940,7 +909,7 @@ test_slowloris(void)
 	uint8_t		*data;
 
 	c.fd = -1;
-	if ((data = pattern(LORIS_SENT, 12)) == NULL)
+	if ((data = raw_pattern(LORIS_SENT, 12)) == NULL)
 		return;
 	if (!srv_start(&sv, "loris_server_start", "127.0.0.1:0", args)) {
 		free(data);
@@ -1065,8 +1034,8 @@ test_image_pitch(void)
 	int		 up;
 
 	c.fd = -1;
-	a = pattern(IMG_LEN, 13);
-	b = pattern(IMG_LEN, 14);
+	a = raw_pattern(IMG_LEN, 13);
+	b = raw_pattern(IMG_LEN, 14);
 	up = a != NULL && b != NULL && srv_start_preload(&sv,
 	    "imgpitch_server_start", getenv("VCL_TEST_IMAGESPY_LIB"),
 	    "VCL_TEST_IMAGESPY_LIB", NULL);

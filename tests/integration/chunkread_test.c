@@ -19,20 +19,6 @@
 
 static const char *const chunk_args[] = { "--read-chunk", "64K", NULL };
 
-/* A byte pattern no chunk repeats at another offset. */
-static uint8_t *
-pattern(size_t n)
-{
-	uint8_t	*p;
-	size_t	 i;
-
-	if ((p = malloc(n)) == NULL)
-		return (NULL);
-	for (i = 0; i < n; i++)
-		p[i] = (uint8_t)(i ^ (i >> 8) ^ (i >> 17));
-	return (p);
-}
-
 /* Send ReadBuffer{q, mem, off, size, event}; returns its seq, 0 on error. */
 static uint64_t
 send_read(struct conn *c, uint64_t q, uint64_t mem, uint64_t off,
@@ -97,7 +83,7 @@ test_order(void)
 	int		 rc = 0, ok = 1, have_a = 0;
 
 	c.fd = -1;
-	if ((data = pattern(ORDER)) == NULL)
+	if ((data = raw_pattern(ORDER, 0)) == NULL)
 		return;
 	if (!srv_start(&sv, "order_server_start", "127.0.0.1:0", chunk_args)) {
 		free(data);
@@ -190,7 +176,7 @@ test_fail(void)
 	int		 rc;
 
 	c.fd = d.fd = -1;
-	if ((data = pattern(BIG)) == NULL)
+	if ((data = raw_pattern(BIG, 0)) == NULL)
 		return;
 	setenv("VCL_TEST_READ_FAIL_CHUNK", "5", 1);
 	rc = srv_start(&sv, "fail_server_start", "127.0.0.1:0", chunk_args);

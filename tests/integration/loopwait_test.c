@@ -111,27 +111,11 @@ spin(struct conn *c, uint64_t ev)
 static int
 send_write(struct conn *c, uint64_t size, const uint8_t *data, uint64_t sent)
 {
-	Vcl__Request		r = VCL__REQUEST__INIT;
-	Vcl__WriteBuffer	m = VCL__WRITE_BUFFER__INIT;
-	Vcl__Enqueue		e = VCL__ENQUEUE__INIT;
-	struct vcl_buf		b = { NULL, 0, 0 };
-	int			rc;
+	Vcl__Enqueue	e = VCL__ENQUEUE__INIT;
 
 	e.queue = Q;
-	m.q = &e;
-	m.mem = MEM;
-	m.offset = 0;
-	m.size = size;
-	r.call_case = VCL__REQUEST__CALL_WRITE_BUFFER;
-	r.write_buffer = &m;
-	r.seq = ++c->seq;
-	if (vcl_buf_pack(&b, &r.base, size) != 0)
-		return (-1);
-	rc = send_raw(c, b.data, b.len);
-	vcl_buf_free(&b);
-	if (rc == 0 && sent > 0)
-		rc = send_raw(c, data, sent);
-	return (rc);
+	return (raw_write_part(c, &e, MEM, 0, size, size, data, sent) != 0 ?
+	    0 : -1);
 }
 
 /* Poll Stats on d (bounded) until writes_chunked reaches want. 0 or -1. */
@@ -164,25 +148,6 @@ wait_gone(struct conn *d, Vcl__StatsResult *st)
 		if (stats(d, st) != 0)
 			return (-1);
 		if (st->objects == 0)
-			return (0);
-		poll_wait();
-	}
-	return (-1);
-}
-
-/*
- * wait_empty, SPIN_POLLS polls at most: until the kernels are done on a
- * loaded host.
- */
-static int
-wait_freed(struct conn *d, Vcl__StatsResult *st)
-{
-	int	i;
-
-	for (i = 0; i < SPIN_POLLS; i++) {
-		if (stats(d, st) != 0)
-			return (-1);
-		if (st->objects == 0 && st->bytes == 0)
 			return (0);
 		poll_wait();
 	}
@@ -309,7 +274,8 @@ write_case(const char *name, int whole, int stop)
 	check(what, get_info_status(&d, VCL__GET_INFO__WHAT__DEVICE, 0,
 	    CL_DEVICE_MAX_COMPUTE_UNITS) == 0, "no reply to GetInfo");
 	snprintf(what, sizeof what, "%s_freed", name);
-	check(what, wait_freed(&d, &st) == 0, "the server still holds %llu "
+	check(what, wait_empty_polls(&d, &st, SPIN_POLLS) == 0,
+	    "the server still holds %llu "
 	    "objects, %llu bytes", (unsigned long long)st.objects,
 	    (unsigned long long)st.bytes);
 out:
@@ -384,7 +350,8 @@ test_read(void)
 	    NULL, &est) == 0 && est == CL_COMPLETE, "the kernels' event: %d",
 	    (int)est);
 	conn_close(&c);
-	check("read_freed", wait_freed(&d, &st) == 0, "the server still holds "
+	check("read_freed", wait_empty_polls(&d, &st, SPIN_POLLS) == 0,
+	    "the server still holds "
 	    "%llu objects, %llu bytes", (unsigned long long)st.objects,
 	    (unsigned long long)st.bytes);
 out:
@@ -465,7 +432,8 @@ test_orphan(void)
 		    est == CL_COMPLETE, "read: status %d, %llu bytes; kernels "
 		    "%d", (int)rst, (unsigned long long)len, (int)est);
 	conn_close(&c);
-	check("orphan_freed", wait_freed(&d, &st) == 0, "the server still "
+	check("orphan_freed", wait_empty_polls(&d, &st, SPIN_POLLS) == 0,
+	    "the server still "
 	    "holds %llu objects, %llu bytes", (unsigned long long)st.objects,
 	    (unsigned long long)st.bytes);
 out:
@@ -513,7 +481,8 @@ test_orphan_dead(void)
 	    (unsigned long long)st.objects))
 		check("dead_loop_free", st.bytes > 0, "the loop waited for the "
 		    "kernels: nothing was charged any more when it answered");
-	check("dead_freed", wait_freed(&d, &st) == 0, "the server still holds "
+	check("dead_freed", wait_empty_polls(&d, &st, SPIN_POLLS) == 0,
+	    "the server still holds "
 	    "%llu objects, %llu bytes", (unsigned long long)st.objects,
 	    (unsigned long long)st.bytes);
 out:

@@ -582,9 +582,16 @@ stats(struct conn *c, Vcl__StatsResult *st)
 int
 wait_empty(struct conn *c, Vcl__StatsResult *st)
 {
+	return (wait_empty_polls(c, st, STATS_POLLS));
+}
+
+/* wait_empty, polls polls at most (a test that waits for long kernels). */
+int
+wait_empty_polls(struct conn *c, Vcl__StatsResult *st, int polls)
+{
 	int	i;
 
-	for (i = 0; i < STATS_POLLS; i++) {
+	for (i = 0; i < polls; i++) {
 		if (stats(c, st) != 0)
 			return (-1);
 		if (st->objects == 0 && st->bytes == 0)
@@ -1233,4 +1240,52 @@ srv_start_preload(struct srv *sv, const char *name, const char *lib,
 		unsetenv("ASAN_OPTIONS");
 	free(saved);
 	return (up);
+}
+
+/*
+ * A byte pattern of seed in n fresh bytes (the caller frees them) that
+ * no 64 KiB chunk repeats at another offset. NULL: no memory.
+ */
+uint8_t *
+raw_pattern(size_t n, unsigned seed)
+{
+	uint8_t	*p;
+	size_t	 i;
+
+	if ((p = malloc(n)) == NULL)
+		return (NULL);
+	for (i = 0; i < n; i++)
+		p[i] = (uint8_t)(i ^ (i >> 8) ^ (i >> 17) ^ seed);
+	return (p);
+}
+
+/*
+ * Send WriteBuffer{e, mem, off, size} announcing blen bulk bytes, and the
+ * first sent of them from data (a write cut short, or a bulk that
+ * disagrees with its size). Returns its seq, 0 on error.
+ */
+uint64_t
+raw_write_part(struct conn *c, const Vcl__Enqueue *e, uint64_t mem,
+    uint64_t off, uint64_t size, uint64_t blen, const uint8_t *data,
+    uint64_t sent)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__WriteBuffer	m = VCL__WRITE_BUFFER__INIT;
+	struct vcl_buf		b = { NULL, 0, 0 };
+	int			rc;
+
+	m.q = (Vcl__Enqueue *)e;
+	m.mem = mem;
+	m.offset = off;
+	m.size = size;
+	r.call_case = VCL__REQUEST__CALL_WRITE_BUFFER;
+	r.write_buffer = &m;
+	r.seq = ++c->seq;
+	if (vcl_buf_pack(&b, &r.base, blen) != 0)
+		return (0);
+	rc = send_raw(c, b.data, b.len);
+	vcl_buf_free(&b);
+	if (rc == 0 && sent > 0)
+		rc = send_raw(c, data, sent);
+	return (rc == 0 ? r.seq : 0);
 }

@@ -113,6 +113,7 @@ int hello_as(struct conn *c, int peer, uint64_t *sid, uint64_t *key);
 int conn_session(struct conn *c, const struct srv *sv);
 int stats(struct conn *c, Vcl__StatsResult *st);
 int wait_empty(struct conn *c, Vcl__StatsResult *st);
+int wait_empty_polls(struct conn *c, Vcl__StatsResult *st, int polls);
 int wait_closed(struct conn *c);
 int create_context(struct conn *c, uint64_t id);
 int create_queue(struct conn *c, uint64_t id, uint64_t ctx);
@@ -135,6 +136,9 @@ int	raw_client_env(const struct srv *);
 int	raw_spin_setup(struct conn *, uint64_t, uint64_t, uint64_t, uint64_t);
 int	raw_spin_send(struct conn *, uint64_t, uint64_t, uint64_t, uint32_t);
 int	raw_sync_seen(struct conn *, uint64_t, int *, cl_int *);
+uint8_t	*raw_pattern(size_t, unsigned);
+uint64_t raw_write_part(struct conn *, const Vcl__Enqueue *, uint64_t,
+	    uint64_t, uint64_t, uint64_t, const uint8_t *, uint64_t);
 int msg_has(const struct reply *rp, const char *word);
 int client_open(struct conn *c, const struct srv *sv, uint64_t *sid,
     uint64_t *key);

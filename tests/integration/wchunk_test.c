@@ -33,20 +33,6 @@
 
 static const char *const wc_args[] = { "--write-chunk", "64K", NULL };
 
-/* A byte pattern of seed no chunk repeats at another offset. */
-static uint8_t *
-pattern(size_t n, unsigned seed)
-{
-	uint8_t	*p;
-	size_t	 i;
-
-	if ((p = malloc(n)) == NULL)
-		return (NULL);
-	for (i = 0; i < n; i++)
-		p[i] = (uint8_t)(i ^ (i >> 8) ^ (i >> 17) ^ seed);
-	return (p);
-}
-
 /* Session with context CTX, queue Q and buffer MEM of size zeros. */
 static int
 setup(struct conn *c, const struct srv *sv, uint64_t size)
@@ -86,11 +72,7 @@ send_write(struct conn *c, uint64_t q, uint64_t off, uint64_t size,
     uint64_t event, uint64_t *wait, size_t nwait, const uint8_t *data,
     uint64_t sent)
 {
-	Vcl__Request		r = VCL__REQUEST__INIT;
-	Vcl__WriteBuffer	m = VCL__WRITE_BUFFER__INIT;
-	Vcl__Enqueue		e = VCL__ENQUEUE__INIT;
-	struct vcl_buf		b = { NULL, 0, 0 };
-	int			rc;
+	Vcl__Enqueue	e = VCL__ENQUEUE__INIT;
 
 	e.queue = q;
 	if (event != 0) {
@@ -99,20 +81,8 @@ send_write(struct conn *c, uint64_t q, uint64_t off, uint64_t size,
 	}
 	e.n_wait = nwait;
 	e.wait = wait;
-	m.q = &e;
-	m.mem = MEM;
-	m.offset = off;
-	m.size = size;
-	r.call_case = VCL__REQUEST__CALL_WRITE_BUFFER;
-	r.write_buffer = &m;
-	r.seq = ++c->seq;
-	if (vcl_buf_pack(&b, &r.base, size) != 0)
-		return (-1);
-	rc = send_raw(c, b.data, b.len);
-	vcl_buf_free(&b);
-	if (rc == 0 && sent > 0)
-		rc = send_raw(c, data, sent);
-	return (rc);
+	return (raw_write_part(c, &e, MEM, off, size, size, data, sent) != 0 ?
+	    0 : -1);
 }
 
 /* Writes chunked so far (Stats writes_chunked), or UINT64_MAX. */
@@ -237,7 +207,7 @@ test_early(void)
 	int		 rc;
 
 	c.fd = d.fd = -1;
-	data = pattern(BIG, 1);
+	data = raw_pattern(BIG, 1);
 	zero = calloc(1, OFF);
 	if (data == NULL || zero == NULL ||
 	    !srv_start(&sv, "early_server_start", "127.0.0.1:0", wc_args)) {
@@ -315,7 +285,7 @@ test_not_chunked(void)
 	int		 rc;
 
 	c.fd = d.fd = -1;
-	if ((data = pattern(BIG, 2)) == NULL)
+	if ((data = raw_pattern(BIG, 2)) == NULL)
 		return;
 	if (!srv_start(&sv, "not_server_start", "127.0.0.1:0", wc_args)) {
 		free(data);
@@ -380,7 +350,7 @@ test_held(void)
 	int			 rc;
 
 	c.fd = d.fd = -1;
-	data = pattern(BIG, 3);
+	data = raw_pattern(BIG, 3);
 	first = malloc(CHUNK);
 	if (data == NULL || first == NULL ||
 	    !srv_start(&sv, "held_server_start", "127.0.0.1:0", wc_args)) {
@@ -464,7 +434,7 @@ test_vanish(void)
 	int			 rc, i;
 
 	c.fd = d.fd = -1;
-	if ((data = pattern(VAN, 4)) == NULL)
+	if ((data = raw_pattern(VAN, 4)) == NULL)
 		return;
 	if (!srv_start(&sv, "vanish_server_start", "127.0.0.1:0", van_args)) {
 		free(data);
@@ -522,7 +492,7 @@ test_dupevent(void)
 	int			 rc;
 
 	c.fd = d.fd = -1;
-	if ((data = pattern(VAN, 7)) == NULL)
+	if ((data = raw_pattern(VAN, 7)) == NULL)
 		return;
 	if (!srv_start(&sv, "dup_server_start", "127.0.0.1:0", van_args)) {
 		free(data);
@@ -571,7 +541,7 @@ test_refused(void)
 	int			 rc;
 
 	c.fd = d.fd = -1;
-	if ((data = pattern(VAN, 5)) == NULL)
+	if ((data = raw_pattern(VAN, 5)) == NULL)
 		return;
 	setenv("VCL_TEST_WRITE_FAIL_CHUNK", "2", 1);
 	rc = srv_start(&sv, "refused_server_start", "127.0.0.1:0", van_args);
@@ -638,7 +608,7 @@ test_strand(void)
 	int			 i, rc;
 
 	c.fd = d.fd = -1;
-	if ((data = pattern(BIG, 6)) == NULL)
+	if ((data = raw_pattern(BIG, 6)) == NULL)
 		return;
 	setenv("VCL_LAUNCH_STRAND", "1", 1);
 	setenv("VCL_TEST_STRAND_DELAY_US", "500", 1);
@@ -703,7 +673,7 @@ test_objlimit(void)
 	size_t			 m;
 	int			 rc;
 
-	if ((data = pattern(VAN, 9)) == NULL)
+	if ((data = raw_pattern(VAN, 9)) == NULL)
 		return;
 	for (m = 0; m < sizeof modes / sizeof modes[0]; m++) {
 		c.fd = d.fd = -1;
@@ -776,7 +746,7 @@ test_edges(void)
 	    UINT64_MAX, "no sessions, context, queue, buffer or Stats"))
 		goto out;
 	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		if ((data = pattern(cases[i].size, 20 + (unsigned)i)) == NULL)
+		if ((data = raw_pattern(cases[i].size, 20 + (unsigned)i)) == NULL)
 			break;
 		memcpy(model + cases[i].off, data, cases[i].size);
 		check("edges_sent", send_write(&c, Q, cases[i].off,
