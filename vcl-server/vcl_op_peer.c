@@ -876,7 +876,6 @@ vcl_peer_push_mem(struct vcl_session *ps, struct vcl_hobj **ctxp,
 	const Vcl__PeerPush	*m;
 	struct vcl_session	*t;
 	struct vcl_hobj		*x = ps->in_xfer, *ctx, *mem, *mq;
-	cl_mem_object_type	 type = 0;
 
 	*err = CL_INVALID_MEM_OBJECT;
 	if (x != NULL && !ps->dead && ps->in_req != NULL &&
@@ -885,10 +884,8 @@ vcl_peer_push_mem(struct vcl_session *ps, struct vcl_hobj **ctxp,
 	    (ctx = vcl_handle_get(&t->handles, x->xctx, VCL_KIND_CONTEXT)) !=
 	    NULL && ctx->error == CL_SUCCESS &&
 	    (mem = vcl_handle_get(&t->handles, x->xmem, VCL_KIND_MEM)) !=
-	    NULL && mem->error == CL_SUCCESS &&
-	    clGetMemObjectInfo(mem->u.mem, CL_MEM_TYPE, sizeof type, &type,
-	    NULL) == CL_SUCCESS && type == CL_MEM_OBJECT_BUFFER &&
-	    (mq = vcl_context_queue(ctx, err)) != NULL) {
+	    NULL && mem->error == CL_SUCCESS && mem->u.mem != NULL &&
+	    !mem->image && (mq = vcl_context_queue(ctx, err)) != NULL) {
 		*ctxp = ctx;
 		*mqp = mq;
 		return (mem);
@@ -1562,11 +1559,9 @@ vcl_place_new(struct vcl_session *s, struct vcl_cmd *c, struct vcl_hobj *mq,
 	struct vcl_tp_ep	*ep;
 	struct vcl_place	*pl;
 	struct vcl_hobj		*ctx;
-	cl_mem_object_type	 type = 0;
 
 	if ((ep = vcl_peer_placeable(s->srv, m->dest->addr, m->size)) ==
-	    NULL || clGetMemObjectInfo(mem->u.mem, CL_MEM_TYPE, sizeof type,
-	    &type, NULL) != CL_SUCCESS || type != CL_MEM_OBJECT_BUFFER ||
+	    NULL || mem->u.mem == NULL || mem->image ||
 	    (pl = calloc(1, sizeof *pl)) == NULL)
 		return (NULL);
 	pl->s = s;
