@@ -256,9 +256,7 @@ test_stopped_server(void)
 	if (ms >= 0)
 		note("client gave up %ld ms after the SIGSTOP", ms);
 out:
-	kill(sv.pid, SIGCONT);
-	kill(sv.pid, SIGKILL);
-	srv_wait_exit(&sv);
+	srv_kill(&sv);
 	client_end(&c);
 }
 

@@ -209,6 +209,17 @@ srv_wait_exit(struct srv *sv)
 	return (-1);
 }
 
+/* Kill a server that may be stopped (SIGSTOP) and reap it; none: nothing. */
+void
+srv_kill(struct srv *sv)
+{
+	if (sv->pid <= 0)
+		return;
+	kill(sv->pid, SIGCONT);
+	kill(sv->pid, SIGKILL);
+	srv_wait_exit(sv);
+}
+
 /* Describe how a reaped server ended. */
 const char *
 srv_how(const struct srv *sv)

@@ -90,6 +90,7 @@ int srv_reap(struct srv *sv);
 int srv_alive(struct srv *sv);
 int srv_wait_ready(struct srv *sv);
 int srv_wait_exit(struct srv *sv);
+void srv_kill(struct srv *sv);
 const char *srv_how(const struct srv *sv);
 int srv_start(struct srv *sv, const char *name, const char *listen,
     const char *const *extra);

@@ -494,9 +494,7 @@ out:
 		clReleaseContext(ctx);
 	free(warm);
 	if (sig == SIGSTOP)
-		kill(sv.pid, SIGCONT);
-	kill(sv.pid, SIGKILL);
-	srv_wait_exit(&sv);
+		srv_kill(&sv);
 }
 
 /* SIGKILL under blocked calls, over the shared-memory ring. */
@@ -627,9 +625,7 @@ out:
 		clReleaseProgram(prog);
 	if (ctx != NULL)
 		clReleaseContext(ctx);
-	kill(sv.pid, SIGCONT);
-	kill(sv.pid, SIGKILL);
-	srv_wait_exit(&sv);
+	srv_kill(&sv);
 }
 
 /* The server killed with only a callback waiting. */
@@ -719,9 +715,7 @@ out:
 		clReleaseProgram(b.prog);
 	if (ctx != NULL)
 		clReleaseContext(ctx);
-	kill(sv.pid, SIGCONT);
-	kill(sv.pid, SIGKILL);
-	srv_wait_exit(&sv);
+	srv_kill(&sv);
 }
 
 /* clBuildProgram on a stopped server: the call timeout ends it. */
@@ -839,9 +833,7 @@ out:
 	if (ctx != NULL)
 		clReleaseContext(ctx);
 	free(w.host);
-	kill(sv.pid, SIGCONT);
-	kill(sv.pid, SIGKILL);
-	srv_wait_exit(&sv);
+	srv_kill(&sv);
 }
 
 /* The large write to a stopped server, over the ring. */
@@ -1326,13 +1318,8 @@ out:
 		clReleaseProgram(prog);
 	if (ctx != NULL)
 		clReleaseContext(ctx);
-	if (sv[1].pid > 0) {
-		kill(sv[1].pid, SIGCONT);
-		kill(sv[1].pid, SIGKILL);
-		srv_wait_exit(&sv[1]);
-	}
-	kill(sv[0].pid, SIGKILL);
-	srv_wait_exit(&sv[0]);
+	srv_kill(&sv[1]);
+	srv_kill(&sv[0]);
 }
 
 /* The second node killed under a cross-node wait. */
@@ -1417,13 +1404,8 @@ out:
 		clReleaseProgram(prog);
 	if (ctx != NULL)
 		clReleaseContext(ctx);
-	if (sv[1].pid > 0) {
-		kill(sv[1].pid, SIGCONT);
-		kill(sv[1].pid, SIGKILL);
-		srv_wait_exit(&sv[1]);
-	}
-	kill(sv[0].pid, SIGKILL);
-	srv_wait_exit(&sv[0]);
+	srv_kill(&sv[1]);
+	srv_kill(&sv[0]);
 }
 
 /* The buffer's node killed before the migration. */
