@@ -215,6 +215,33 @@ compile_prog(struct conn *c, uint64_t id, const char *src)
 }
 
 /*
+ * LinkProgram{id} of context 1 from the n programs progs, with options:
+ * the reply status, or 1.
+ */
+static int
+link_prog(struct conn *c, uint64_t id, uint64_t *progs, size_t n,
+    const char *options)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__LinkProgram	m = VCL__LINK_PROGRAM__INIT;
+	struct reply		rp;
+	int			st;
+
+	m.id = id;
+	m.context = 1;
+	m.n_programs = n;
+	m.programs = progs;
+	m.options = (char *)options;
+	r.call_case = VCL__REQUEST__CALL_LINK_PROGRAM;
+	r.link_program = &m;
+	if (call(c, &r, NULL, 0, &rp) != 0)
+		return (1);
+	st = rp.r->status;
+	reply_free(&rp);
+	return (st);
+}
+
+/*
  * LinkProgram of an input whose compile failed: PoCL asserts (the server
  * aborted); the server answers CL_INVALID_OPERATION, as for an input never
  * compiled, and a link of good inputs still works.
@@ -222,13 +249,10 @@ compile_prog(struct conn *c, uint64_t id, const char *src)
 static void
 test_link_failed_input(void)
 {
-	struct srv		 sv;
-	struct conn		 c;
-	struct reply		 rp;
-	Vcl__Request		 r = VCL__REQUEST__INIT;
-	Vcl__LinkProgram	 m = VCL__LINK_PROGRAM__INIT;
-	uint64_t		 bad[2] = { 10, 11 }, good[1] = { 10 };
-	int			 st = 1;
+	struct srv	sv;
+	struct conn	c;
+	uint64_t	bad[2] = { 10, 11 }, good[1] = { 10 };
+	int		st;
 
 	if (!srv_start(&sv, "link_failed_server_start", "127.0.0.1:0", NULL))
 		return;
@@ -242,28 +266,11 @@ test_link_failed_input(void)
 	check("link_failed_compile_bad", compile_prog(&c, 11,
 	    "int g(int x) { return undeclared; }\n") ==
 	    CL_COMPILE_PROGRAM_FAILURE, "a bad compile did not fail");
-	m.id = 12;
-	m.context = 1;
-	m.n_programs = 2;
-	m.programs = bad;
-	r.call_case = VCL__REQUEST__CALL_LINK_PROGRAM;
-	r.link_program = &m;
-	if (call(&c, &r, NULL, 0, &rp) == 0) {
-		st = rp.r->status;
-		reply_free(&rp);
-	}
+	st = link_prog(&c, 12, bad, 2, NULL);
 	check("link_failed_refused", st == CL_INVALID_OPERATION, "link "
 	    "status %d, want %d (1: no reply: server died? %s)", st,
 	    CL_INVALID_OPERATION, srv_how(&sv));
-	m.id = 13;
-	m.n_programs = 1;
-	m.programs = good;
-	m.options = (char *)"-create-library";
-	st = 1;
-	if (call(&c, &r, NULL, 0, &rp) == 0) {
-		st = rp.r->status;
-		reply_free(&rp);
-	}
+	st = link_prog(&c, 13, good, 1, "-create-library");
 	check("link_failed_good_links", st == CL_SUCCESS, "status %d", st);
 	check("link_failed_server_alive", srv_alive(&sv), "server gone "
 	    "(%s); see %s/stderr", srv_how(&sv), sv.dir);
@@ -293,13 +300,10 @@ nvspy_start(struct srv *sv, const char *name)
 static void
 test_link_exe_input(void)
 {
-	struct srv		 sv;
-	struct conn		 c;
-	struct reply		 rp;
-	Vcl__Request		 r = VCL__REQUEST__INIT;
-	Vcl__LinkProgram	 m = VCL__LINK_PROGRAM__INIT;
-	uint64_t		 mixed[2] = { 10, 14 }, good[1] = { 10 };
-	int			 st = 1;
+	struct srv	sv;
+	struct conn	c;
+	uint64_t	mixed[2] = { 10, 14 }, good[1] = { 10 };
+	int		st;
 
 	c.fd = -1;
 	if (!nvspy_start(&sv, "link_exe_server_start"))
@@ -313,28 +317,11 @@ test_link_exe_input(void)
 	check("link_exe_build", create_program(&c, 14, 1,
 	    "__kernel void k(__global int *p) { p[0] = 1; }\n") == 0 &&
 	    raw_build(&c, 14, NULL) == CL_SUCCESS, "a good build failed");
-	m.id = 12;
-	m.context = 1;
-	m.n_programs = 2;
-	m.programs = mixed;
-	r.call_case = VCL__REQUEST__CALL_LINK_PROGRAM;
-	r.link_program = &m;
-	if (call(&c, &r, NULL, 0, &rp) == 0) {
-		st = rp.r->status;
-		reply_free(&rp);
-	}
+	st = link_prog(&c, 12, mixed, 2, NULL);
 	check("link_exe_refused", st == CL_INVALID_OPERATION, "link "
 	    "status %d, want %d (1: no reply: server died? %s)", st,
 	    CL_INVALID_OPERATION, srv_how(&sv));
-	m.id = 13;
-	m.n_programs = 1;
-	m.programs = good;
-	m.options = (char *)"-create-library";
-	st = 1;
-	if (call(&c, &r, NULL, 0, &rp) == 0) {
-		st = rp.r->status;
-		reply_free(&rp);
-	}
+	st = link_prog(&c, 13, good, 1, "-create-library");
 	check("link_exe_good_links", st == CL_SUCCESS, "status %d", st);
 	check("link_exe_server_alive", srv_alive(&sv), "server gone "
 	    "(%s); see %s/stderr", srv_how(&sv), sv.dir);
