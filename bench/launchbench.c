@@ -1,10 +1,10 @@
 /*
  * launchbench.c - asynchronous kernel launches per second on several
  * OpenCL devices in one process, rounds taking turns: a runtime's launch
- * rate moves by tens of percent between rounds (NVIDIA's on an H100: 61k
- * to 113k/s), so figures from separate runs compare badly. Each round is
- * N launches of a tiny kernel (global size 1, no event), optionally a
- * clFlush every F of them, then one clFinish.
+ * rate moves by tens of percent between rounds (NVIDIA's on an H100: 61.5k
+ * to 109.7k/s in one process), so figures from separate runs compare
+ * badly. Each round is N launches of a tiny kernel (global size 1, no
+ * event), optionally a clFlush every F of them, then one clFinish.
  *
  *   launchbench [-r ROUNDS] [-n N] [-f F] SPEC...
  *

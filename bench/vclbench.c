@@ -752,8 +752,8 @@ bench_run_latency(struct bench_tcp *tcp, struct bench_cl *cl, int ncl,
 /*
  * Measures enqueues per second; A and B take turns (the first to go
  * rotating), best and median round of each. A runtime's launch rate moves
- * by tens of percent from round to round (NVIDIA's on an H100: 61k-113k/s
- * within one process), so the best of few rounds is a noisy figure.
+ * by tens of percent from round to round (NVIDIA's on an H100: 61.5k to
+ * 109.7k/s within one process), so the best of few rounds is a noisy figure.
  */
 static void
 bench_run_throughput(struct bench_cl *cl, int ncl,
