@@ -14,7 +14,10 @@
  * listed in VCL_NODES are two devices of the VCL platform, so one run can
  * set native against two server builds. Printed per SPEC: every round's
  * rate, the best and the median with their ratios to the first SPEC's,
- * and the mean time the application spent in one launch call.
+ * the mean time the application spent in one launch call, and the median
+ * of its rounds' ratios to the first SPEC's round of the same turn (the
+ * figure the runtime's drift moves least). Naming one native device twice
+ * (two contexts) shows what the drift alone makes of these ratios.
  */
 #ifndef CL_TARGET_OPENCL_VERSION
 #define CL_TARGET_OPENCL_VERSION 120
@@ -72,6 +75,13 @@ lb_cmp(const void *a, const void *b)
 	double	x = *(const double *)a, y = *(const double *)b;
 
 	return ((x > y) - (x < y));
+}
+
+/* The median of n sorted values. */
+static double
+lb_median(const double *v, int n)
+{
+	return (n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2);
 }
 
 /* Parses NAME:DEV[/F] and makes its context, queue and kernel. */
@@ -217,8 +227,7 @@ main(int argc, char **argv)
 		memcpy(sorted, specs[k].rate, rounds * sizeof sorted[0]);
 		qsort(sorted, rounds, sizeof sorted[0], lb_cmp);
 		best = sorted[rounds - 1];
-		med = rounds % 2 ? sorted[rounds / 2] :
-		    (sorted[rounds / 2 - 1] + sorted[rounds / 2]) / 2;
+		med = lb_median(sorted, rounds);
 		if (k == 0) {
 			best0 = best;
 			med0 = med;
@@ -226,6 +235,15 @@ main(int argc, char **argv)
 		printf("\n  best %.0f /s (%.3fx), median %.0f /s (%.3fx), "
 		    "%.2f us per launch call\n", best, best / best0, med,
 		    med / med0, specs[k].call_s / ((double)rounds * n) * 1e6);
+		if (k == 0)
+			continue;
+		for (r = 0; r < rounds; r++)
+			sorted[r] = specs[k].rate[r] / specs[0].rate[r];
+		qsort(sorted, rounds, sizeof sorted[0], lb_cmp);
+		printf("  round by round: median %.3fx of the first SPEC's "
+		    "round of the same turn (p10 %.3fx, p90 %.3fx)\n",
+		    lb_median(sorted, rounds), sorted[(rounds - 1) / 10],
+		    sorted[(rounds - 1) * 9 / 10]);
 	}
 	return (0);
 }

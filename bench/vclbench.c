@@ -85,6 +85,7 @@ struct bench_result {
 	struct bench_stat latency_us;
 	double	 enq_per_s;		/* the best round */
 	double	 enq_med;		/* the median round */
+	struct bench_stat enq_pair;	/* B: its round over A's same round */
 	int	 have[BENCH_NSIZES];	/* 0: size skipped (too big) */
 	double	 write_gbs[BENCH_NSIZES];
 	double	 read_gbs[BENCH_NSIZES];
@@ -753,13 +754,15 @@ bench_run_latency(struct bench_tcp *tcp, struct bench_cl *cl, int ncl,
  * Measures enqueues per second; A and B take turns (the first to go
  * rotating), best and median round of each. A runtime's launch rate moves
  * by tens of percent from round to round (NVIDIA's on an H100: 61.5k to
- * 109.7k/s within one process), so the best of few rounds is a noisy figure.
+ * 109.7k/s within one process), so the best of few rounds is a noisy figure;
+ * B's rounds are also set against A's round of the same turn, whose
+ * ratios' median moves least with the runtime's drift.
  */
 static void
 bench_run_throughput(struct bench_cl *cl, int ncl,
     const struct bench_plan *plan)
 {
-	double	*rates[2], t0;
+	double	*rates[2], *ratio, t0;
 	int	 i, round, c, k;
 
 	bench_note("throughput: %d enqueues", plan->thr_enqueues);
@@ -777,6 +780,14 @@ bench_run_throughput(struct bench_cl *cl, int ncl,
 			if (rates[c][round] > cl[c].r.enq_per_s)
 				cl[c].r.enq_per_s = rates[c][round];
 		}
+	}
+	/* Before the medians sort the rounds out of their pairing. */
+	if (ncl == 2) {
+		ratio = bench_xmalloc(plan->thr_rounds * sizeof *ratio);
+		for (round = 0; round < plan->thr_rounds; round++)
+			ratio[round] = rates[1][round] / rates[0][round];
+		bench_stats(ratio, plan->thr_rounds, &cl[1].r.enq_pair);
+		free(ratio);
 	}
 	for (c = 0; c < ncl; c++) {
 		cl[c].r.enq_med = bench_median(rates[c], plan->thr_rounds);
@@ -1030,6 +1041,12 @@ bench_print_enqueue(struct bench_cl *cl, int ncl, const struct bench_tcp *tcp,
 			    cl[1].r.enq_per_s / cl[0].r.enq_per_s, "x_native");
 			bench_csv_row("throughput_median", 0, label,
 			    cl[1].r.enq_med / cl[0].r.enq_med, "x_native");
+			bench_csv_row("throughput_pairs", 0, label,
+			    cl[1].r.enq_pair.med, "x_native");
+			printf("\n    round by round: median %.3fx of A's "
+			    "round beside it (p10 %.3fx, p90 %.3fx)",
+			    cl[1].r.enq_pair.med, cl[1].r.enq_pair.p10,
+			    cl[1].r.enq_pair.p90);
 		}
 		printf("\n");
 	}
