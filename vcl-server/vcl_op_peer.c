@@ -728,6 +728,8 @@ struct vcl_place {
 	int			 failed;
 	int			 direct;	/* map the range: it may be read */
 	void			*map;		/* ... mapped there, till the end */
+	uint64_t		 hold;		/* the link it chose, held until
+						   the push goes (0: none) */
 };
 
 /*
@@ -752,6 +754,8 @@ vcl_place_unref(struct vcl_place *pl)
 {
 	if (--pl->refs > 0)
 		return;
+	if (pl->hold != 0)
+		vcl_peer_unhold(pl->s->srv, pl->hold);
 	vcl_place_unmap(pl);
 	clReleaseMemObject(pl->mem);
 	clReleaseCommandQueue(pl->q);
@@ -1503,6 +1507,9 @@ vcl_peer_forward(struct vcl_cmd *c)
 			push.transfer = c->xid;
 			req.call_case = VCL__REQUEST__CALL_PEER_PUSH;
 			req.peer_push = &push;
+			/* The link carries it from here (its placing). */
+			vcl_peer_unhold(s->srv, pl->hold);
+			pl->hold = 0;
 			if (vcl_peer_send_placed(s->srv, c->dest, &req,
 			    pl->size, pl->map, vcl_place_slot, vcl_place_done,
 			    pl) == 0)
@@ -1560,10 +1567,14 @@ vcl_place_new(struct vcl_session *s, struct vcl_cmd *c, struct vcl_hobj *mq,
 	struct vcl_place	*pl;
 	struct vcl_hobj		*ctx;
 
-	if ((ep = vcl_peer_placeable(s->srv, m->dest->addr, m->size)) ==
-	    NULL || mem->u.mem == NULL || mem->image ||
+	if (mem->u.mem == NULL || mem->image ||
 	    (pl = calloc(1, sizeof *pl)) == NULL)
 		return (NULL);
+	if ((ep = vcl_peer_placeable(s->srv, m->dest->addr, m->size,
+	    &pl->hold)) == NULL) {
+		free(pl);
+		return (NULL);
+	}
 	pl->s = s;
 	pl->c = c;
 	vcl_session_ref(s);

@@ -50,6 +50,9 @@ struct vcl_peer {
 	struct vcl_tp_ep	*ep;		/* bulk transport; NULL: tcp */
 	char			 why[96];	/* why that one (the other end) */
 	uint64_t		 oob_pending;	/* sends not completed */
+	uint64_t		 serial;	/* unique among links: a hold's */
+	uint64_t		 held;		/* placed migrations that chose it,
+						   not pushed yet */
 	TAILQ_HEAD(, vcl_peer_wait) waits;	/* sent before READY */
 	TAILQ_HEAD(, vcl_peer_oob) placing;	/* placed pushes not ended */
 	LIST_ENTRY(vcl_peer)	 entry;
@@ -84,6 +87,7 @@ struct vcl_peer_oob {
 };
 
 static uint64_t	vcl_peer_next_xid;	/* out-of-band transfer ids */
+static uint64_t	vcl_peer_next_serial;	/* links opened, in all */
 
 static void	vcl_peer_read_cb(evutil_socket_t, short, void *);
 static void	vcl_peer_go(struct vcl_peer *, Vcl__Request *, const uint8_t *,
@@ -429,7 +433,9 @@ vcl_peer_write_cb(evutil_socket_t fd, short what, void *arg)
  * bound: every descriptor of the server. Links are bounded by
  * --max-sessions (what a server accepts, links included); at the bound
  * the least recently used idle ready link closes (a later use reopens
- * it). Returns 0, or -1 when every link is busy: the new one is refused.
+ * it). A link a placed migration chose is not idle while it waits for
+ * its wait list: it pushes on that link or fails. Returns 0, or -1 when
+ * every link is busy: the new one is refused.
  */
 static int
 vcl_peer_room(struct vcl_server *srv, const char *addr)
@@ -441,7 +447,7 @@ vcl_peer_room(struct vcl_server *srv, const char *addr)
 		n++;
 		if (p->state == VCL_PEER_READY && TAILQ_EMPTY(&p->outq) &&
 		    TAILQ_EMPTY(&p->waits) && TAILQ_EMPTY(&p->placing) &&
-		    p->oob_pending == 0 && (idle == NULL ||
+		    p->oob_pending == 0 && p->held == 0 && (idle == NULL ||
 		    p->last_out <= idle->last_out))
 			idle = p;
 	}
@@ -469,6 +475,7 @@ vcl_peer_open(struct vcl_server *srv, const char *addr)
 	p->srv = srv;
 	p->fd = -1;
 	p->born = p->last_out = vcl_server_now();
+	p->serial = ++vcl_peer_next_serial;
 	snprintf(p->addr, sizeof p->addr, "%s", addr);
 	TAILQ_INIT(&p->outq);
 	TAILQ_INIT(&p->waits);
@@ -609,9 +616,13 @@ vcl_peer_placed_slot(void *arg, const struct vcl_tp_slot *slot)
 /*
  * The ready link to addr when it can place a bulk of len bytes in the
  * other server's shared staging (vcl_tp_can_place); NULL: push as usual.
+ * The link is held (*hold names it) until vcl_peer_unhold: the migration
+ * that chose it pushes only once its wait list is done, and meanwhile the
+ * link is not idle (vcl_peer_room), though it carries nothing yet.
  */
 struct vcl_tp_ep *
-vcl_peer_placeable(struct vcl_server *srv, const char *addr, uint64_t len)
+vcl_peer_placeable(struct vcl_server *srv, const char *addr, uint64_t len,
+    uint64_t *hold)
 {
 	struct vcl_peer	*p;
 
@@ -621,7 +632,23 @@ vcl_peer_placeable(struct vcl_server *srv, const char *addr, uint64_t len)
 	if (p == NULL || p->state != VCL_PEER_READY || p->ep == NULL ||
 	    !vcl_tp_can_place(p->ep, len))
 		return (NULL);
+	p->held++;
+	*hold = p->serial;
 	return (p->ep);
+}
+
+/* Let go of a link vcl_peer_placeable held (hold), if it is still open. */
+void
+vcl_peer_unhold(struct vcl_server *srv, uint64_t hold)
+{
+	struct vcl_peer	*p;
+
+	LIST_FOREACH(p, &srv->peers, entry)
+		if (p->serial == hold) {
+			if (p->held > 0)
+				p->held--;
+			return;
+		}
 }
 
 /*

@@ -19,7 +19,8 @@ void	vcl_peer_check_all(struct vcl_server *, time_t);
 size_t	vcl_peer_stats(struct vcl_server *, Vcl__PeerLinkStat ***);
 void	vcl_peer_stats_free(Vcl__PeerLinkStat **, size_t);
 struct vcl_tp_ep *vcl_peer_placeable(struct vcl_server *, const char *,
-	    uint64_t);
+	    uint64_t, uint64_t *);
+void	vcl_peer_unhold(struct vcl_server *, uint64_t);
 int	vcl_peer_send_placed(struct vcl_server *, const char *, Vcl__Request *,
 	    uint64_t, const void *, vcl_tp_slot_fn, vcl_tp_done_fn, void *);
 

@@ -40,28 +40,6 @@ mute_listener(char *addr, size_t len)
 }
 
 /*
- * ForwardEvent of an event the session does not have to addr: the server
- * tells the proxy there that it failed, over a link it dials for it.
- */
-static int
-forward_bogus(struct conn *c, const char *addr, uint64_t proxy)
-{
-	Vcl__Request		r = VCL__REQUEST__INIT;
-	Vcl__ForwardEvent	m = VCL__FORWARD_EVENT__INIT;
-	Vcl__PeerDest		d = VCL__PEER_DEST__INIT;
-
-	d.addr = (char *)addr;
-	d.session = 1;
-	d.key = 1;
-	m.event = 1000 + proxy;
-	m.dest = &d;
-	m.proxy = proxy;
-	r.call_case = VCL__REQUEST__CALL_FORWARD_EVENT;
-	r.forward_event = &m;
-	return (send_req(c, &r, NULL, 0));
-}
-
-/*
  * Stats, skipping the replies and notifications before its own: the
  * number of peer links, and whether the one to addr (if any) is ready.
  */
@@ -161,7 +139,7 @@ test_links_bound(void)
 		goto out;
 	for (i = 0, rc = 0; i < NLISTEN; i++)
 		if ((lfd[i] = mute_listener(addr[i], sizeof addr[i])) == -1 ||
-		    forward_bogus(&c, addr[i], (uint64_t)i + 1) != 0)
+		    raw_forward_bogus(&c, addr[i], (uint64_t)i + 1) != 0)
 			rc = -1;
 	rc |= links_now(&c, NULL, &n, &i);
 	check("links_bounded", rc == 0 && n <= 2, "%zu links to addresses "
@@ -183,13 +161,13 @@ test_links_bound(void)
 			goto out;
 		snprintf(daddr[i], sizeof daddr[i], "127.0.0.1:%s", d[i].port);
 	}
-	rc = forward_bogus(&c, daddr[0], 11);
+	rc = raw_forward_bogus(&c, daddr[0], 11);
 	rc |= wait_link_ready(&c, daddr[0], &n);
-	rc |= forward_bogus(&c, daddr[1], 12);
+	rc |= raw_forward_bogus(&c, daddr[1], 12);
 	rc |= wait_link_ready(&c, daddr[1], &n);
 	check("links_two_ready", rc == 0 && n == 2, "%zu links (rc %d)", n,
 	    rc);
-	rc = forward_bogus(&c, daddr[2], 13);
+	rc = raw_forward_bogus(&c, daddr[2], 13);
 	rc |= wait_link_ready(&c, daddr[2], &n);
 	check("links_idle_gives_way", rc == 0 && n <= 2, "a third link at "
 	    "the bound: rc %d, %zu links", rc, n);

@@ -702,11 +702,11 @@ test_vanish(void)
 
 /*
  * MigrateOut{buffer 3 of context 1, size} to the session sid/key of the
- * server at to, as transfer xfer, its event ev.
+ * server at to, as transfer xfer, its event ev, after event wait (0: none).
  */
 static int
-pl_migrate_out(struct conn *c, const char *to, uint64_t sid, uint64_t key,
-    uint64_t size, uint64_t xfer, uint64_t ev)
+pl_migrate_out_after(struct conn *c, const char *to, uint64_t sid,
+    uint64_t key, uint64_t size, uint64_t xfer, uint64_t ev, uint64_t wait)
 {
 	Vcl__Request	 r = VCL__REQUEST__INIT;
 	Vcl__MigrateOut	 mo = VCL__MIGRATE_OUT__INIT;
@@ -722,9 +722,19 @@ pl_migrate_out(struct conn *c, const char *to, uint64_t sid, uint64_t key,
 	mo.transfer = xfer;
 	mo.has_event = 1;
 	mo.event = ev;
+	mo.n_wait = wait != 0;
+	mo.wait = &wait;
 	r.call_case = VCL__REQUEST__CALL_MIGRATE_OUT;
 	r.migrate_out = &mo;
 	return (send_req(c, &r, NULL, 0));
+}
+
+/* The same, after nothing. */
+static int
+pl_migrate_out(struct conn *c, const char *to, uint64_t sid, uint64_t key,
+    uint64_t size, uint64_t xfer, uint64_t ev)
+{
+	return (pl_migrate_out_after(c, to, sid, key, size, xfer, ev, 0));
 }
 
 /*
@@ -1312,6 +1322,91 @@ out:
 	pl_pair_stop(&pp, "kill_dst");
 }
 
+/*
+ * A placed migration whose link gives way while its wait list runs: a
+ * (--max-sessions 1: one dialled link) chose to place the push to b, its
+ * link being ready, when its MigrateOut came; the bytes are read once a
+ * kernel ahead of it ends, and meanwhile a ForwardEvent to another
+ * address takes the bound, so the idle link to b closes (a later use
+ * reopens it, vcl_peer_room). The push must still go once the kernel
+ * ended: the link to b was busy with it, not idle (the migration failed
+ * with CL_DEVICE_NOT_AVAILABLE, b alive).
+ */
+static void
+test_evict_placing(void)
+{
+	enum { SIZE = 1 * MIB };
+	static const char *const args[] = { "--transport-force", "ucx",
+	    "--frame-timeout", "600", "--min-rate", "1G", "--max-sessions",
+	    "1", NULL };
+	struct srv		 a, b;
+	struct conn		 ca, cb;
+	Vcl__StatsResult	 st;
+	uint64_t		 sa, ka, sb, kb;
+	uint8_t			*data;
+	char			 to[64];
+	cl_int			 st_out = 1, st_in = 1;
+	int			 i, rc;
+
+	ca.fd = cb.fd = -1;
+	a.pid = b.pid = -1;
+	if ((data = malloc(SIZE)) == NULL)
+		return;
+	pl_fill(data, SIZE, 5);
+	if (!srv_start(&a, "evict_placing_server_a", "127.0.0.1:0", args) ||
+	    !pl_server(&b, "evict_placing_server_b", NULL))
+		goto out;
+	snprintf(to, sizeof to, "127.0.0.1:%s", b.port);
+	if (!check("evict_placing_sessions", client_open(&ca, &a, &sa, &ka) ==
+	    0 && client_open(&cb, &b, &sb, &kb) == 0 &&
+	    create_buffer(&ca, 3, 1, SIZE, data, SIZE) == 0 &&
+	    create_buffer(&cb, 3, 1, SIZE, NULL, 0) == 0 &&
+	    raw_spin_setup(&ca, 1, 20, 21, 22) == 0, "no sessions"))
+		goto out;
+	/* The first opens the link, the second is placed. */
+	for (i = 0, rc = 0; rc == 0 && i < 2; i++) {
+		rc = migrate_in(&cb, 10 + 2 * i, 3, SIZE, 77 + i, NULL);
+		rc |= pl_migrate_out(&ca, to, sb, kb, SIZE, 77 + i, 11 + 2 * i);
+		if (rc == 0)
+			rc = wait_notify(&ca, 11 + 2 * i, &st_out) |
+			    wait_notify(&cb, 10 + 2 * i, &st_in);
+		if (st_out != CL_COMPLETE || st_in != CL_COMPLETE)
+			rc = -1;
+	}
+	memset(&st, 0, sizeof st);
+	if (!check("evict_placing_placed", rc == 0 && stats(&ca, &st) == 0 &&
+	    st.peer_bytes_shared >= SIZE, "migrations: out %d, in %d, rc %d, "
+	    "%llu bytes placed", st_out, st_in, rc,
+	    (unsigned long long)st.peer_bytes_shared))
+		goto out;
+	/* Placed, behind two kernels of 0.1 to 1 s each. */
+	rc = raw_spin_send(&ca, 2, 21, 22, 1u << 27);
+	rc |= raw_spin_send_ev(&ca, 2, 21, 22, 1u << 27, 30);
+	rc |= migrate_in(&cb, 14, 3, SIZE, 79, NULL);
+	rc |= pl_migrate_out_after(&ca, to, sb, kb, SIZE, 79, 15, 30);
+	/* Another link takes the bound meanwhile. */
+	rc |= raw_forward_bogus(&ca, "127.0.0.1:1", 5);
+	rc |= stats(&ca, &st);
+	st_out = st_in = 1;
+	if (rc == 0)
+		rc = wait_notify(&ca, 15, &st_out) | wait_notify(&cb, 14,
+		    &st_in);
+	check("evict_placing_pushed", rc == 0 && st_out == CL_COMPLETE &&
+	    st_in == CL_COMPLETE, "the placed migration whose link gave way "
+	    "meanwhile: out %d, in %d, want both CL_COMPLETE (rc %d)", st_out,
+	    st_in, rc);
+	check("evict_placing_server_goes_on", srv_alive(&a) && stats(&ca,
+	    &st) == 0, "no Stats from a");
+out:
+	conn_close(&ca);
+	conn_close(&cb);
+	if (a.pid > 0)
+		srv_stop(&a, "evict_placing_server_a_exit");
+	if (b.pid > 0)
+		srv_stop(&b, "evict_placing_server_b_exit");
+	free(data);
+}
+
 static const struct test tests[] = {
 	{ "lands", test_lands, 90 },
 	{ "sealed", test_sealed, 60 },
@@ -1327,6 +1422,7 @@ static const struct test tests[] = {
 	{ "link_closed", test_link_closed, 90 },
 	{ "released_unsent", test_released_unsent, 90 },
 	{ "kill_dst", test_kill_dst, 120 },
+	{ "evict_placing", test_evict_placing, 120 },
 };
 
 int

@@ -1204,6 +1204,14 @@ int
 raw_spin_send(struct conn *c, uint64_t q, uint64_t k, uint64_t mem,
     uint32_t steps)
 {
+	return (raw_spin_send_ev(c, q, k, mem, steps, 0));
+}
+
+/* The same, asking for event ev (0: none). */
+int
+raw_spin_send_ev(struct conn *c, uint64_t q, uint64_t k, uint64_t mem,
+    uint32_t steps, uint64_t ev)
+{
 	Vcl__KernelArg	 a[2], *ap[2] = { &a[0], &a[1] };
 
 	vcl__kernel_arg__init(&a[0]);
@@ -1217,7 +1225,30 @@ raw_spin_send(struct conn *c, uint64_t q, uint64_t k, uint64_t mem,
 	a[1].has_value = 1;
 	a[1].value.data = (uint8_t *)&steps;
 	a[1].value.len = sizeof steps;
-	return (raw_ndrange(c, q, k, 1, 0, ap, 2, 0));
+	return (raw_ndrange(c, q, k, 1, 0, ap, 2, ev));
+}
+
+/*
+ * ForwardEvent of event 1000 + proxy, one the session does not have, to
+ * proxy at addr: the server tells the proxy there that it failed, over a
+ * link it dials for it. Returns 0 or -1; no reply comes.
+ */
+int
+raw_forward_bogus(struct conn *c, const char *addr, uint64_t proxy)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__ForwardEvent	m = VCL__FORWARD_EVENT__INIT;
+	Vcl__PeerDest		d = VCL__PEER_DEST__INIT;
+
+	d.addr = (char *)addr;
+	d.session = 1;
+	d.key = 1;
+	m.event = 1000 + proxy;
+	m.dest = &d;
+	m.proxy = proxy;
+	r.call_case = VCL__REQUEST__CALL_FORWARD_EVENT;
+	r.forward_event = &m;
+	return (send_req(c, &r, NULL, 0));
 }
 
 /*

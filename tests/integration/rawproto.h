@@ -136,6 +136,9 @@ int	raw_ndrange(struct conn *, uint64_t, uint64_t, uint64_t, uint64_t,
 int	raw_client_env(const struct srv *);
 int	raw_spin_setup(struct conn *, uint64_t, uint64_t, uint64_t, uint64_t);
 int	raw_spin_send(struct conn *, uint64_t, uint64_t, uint64_t, uint32_t);
+int	raw_spin_send_ev(struct conn *, uint64_t, uint64_t, uint64_t, uint32_t,
+	    uint64_t);
+int	raw_forward_bogus(struct conn *, const char *, uint64_t);
 int	raw_sync_seen(struct conn *, uint64_t, int *, cl_int *);
 uint8_t	*raw_pattern(size_t, unsigned);
 uint64_t raw_write_part(struct conn *, const Vcl__Enqueue *, uint64_t,
