@@ -535,7 +535,12 @@ vcl_op_copy_image(struct vcl_session *s, const Vcl__Request *req,
 	vcl_enq_end(s, &enq, err, NULL);
 }
 
-/* FillImage: a color (16 bytes, as the runtime reads them) over a region. */
+/*
+ * FillImage: a color (16 bytes, as the runtime reads them) over a region.
+ * PoCL 3.1 dereferences a bad pointer filling a 1D buffer image (natively
+ * the program crashes; here it would be the server and every session on
+ * it): refused there.
+ */
 void
 vcl_op_fill_image(struct vcl_session *s, const Vcl__Request *req,
     struct vcl_bulk *bulk)
@@ -554,7 +559,13 @@ vcl_op_fill_image(struct vcl_session *s, const Vcl__Request *req,
 	    m->n_region, o, r, &n)) == CL_SUCCESS) {
 		if (m->color.len != 16)
 			err = CL_INVALID_VALUE;
-		else
+		else if (img.type == CL_MEM_OBJECT_IMAGE1D_BUFFER &&
+		    s->srv->be.is_pocl) {
+			vcl_session_warn(s, "image %llu: a fill of a 1D buffer "
+			    "image (PoCL crashes on it) refused",
+			    (unsigned long long)m->mem);
+			err = CL_INVALID_OPERATION;
+		} else
 			err = clEnqueueFillImage(enq.q->u.queue, mem->u.mem,
 			    m->color.data, o, r, enq.nwait, enq.wait,
 			    enq.event_id ? &enq.ev : NULL);
@@ -564,14 +575,16 @@ vcl_op_fill_image(struct vcl_session *s, const Vcl__Request *req,
 
 /*
  * CopyImageBuffer: an image region to a buffer range or back; the range
- * (offset + the region's packed size) must lie inside the buffer.
+ * (offset + the region's packed size) must lie inside the buffer. A 1D
+ * buffer image is copied from by its buffer's range (the same bytes):
+ * PoCL 3.1 dereferences a bad pointer copying one to a buffer.
  */
 void
 vcl_op_copy_image_buffer(struct vcl_session *s, const Vcl__Request *req,
     struct vcl_bulk *bulk)
 {
 	const Vcl__CopyImageBuffer	*m = req->copy_image_buffer;
-	struct vcl_hobj			*im, *buf;
+	struct vcl_hobj			*im, *buf, *ib;
 	struct vcl_img			 img, bimg;
 	struct vcl_enq			 enq;
 	size_t				 o[3], r[3];
@@ -587,7 +600,16 @@ vcl_op_copy_image_buffer(struct vcl_session *s, const Vcl__Request *req,
 		goto out;
 	if (vcl_image_of(buf->u.mem, &bimg) == 0)
 		err = CL_INVALID_MEM_OBJECT;	/* an image is no buffer */
-	else if (m->to_buffer)
+	else if (m->to_buffer && img.type == CL_MEM_OBJECT_IMAGE1D_BUFFER) {
+		/* Its pixels are its buffer's bytes, packed: copied as such. */
+		if ((ib = vcl_handle_get(&s->handles, im->parent,
+		    VCL_KIND_MEM)) == NULL || ib->u.mem == NULL)
+			err = CL_INVALID_MEM_OBJECT;
+		else
+			err = clEnqueueCopyBuffer(enq.q->u.queue, ib->u.mem,
+			    buf->u.mem, o[0] * img.elem, m->offset, n,
+			    enq.nwait, enq.wait, enq.event_id ? &enq.ev : NULL);
+	} else if (m->to_buffer)
 		err = clEnqueueCopyImageToBuffer(enq.q->u.queue, im->u.mem,
 		    buf->u.mem, o, r, m->offset, enq.nwait, enq.wait,
 		    enq.event_id ? &enq.ev : NULL);
