@@ -90,6 +90,20 @@ vcl_image_of(cl_mem m, struct vcl_img *img)
 	return (0);
 }
 
+/*
+ * Does memory object m belong to context ctx? A runtime takes an object of
+ * another context where the call's own are wanted for granted (PoCL 3.1
+ * asserts it in clCreateImage, and the server aborted).
+ */
+static int
+vcl_image_ctx_is(cl_mem m, cl_context ctx)
+{
+	cl_context	mctx = NULL;
+
+	return (clGetMemObjectInfo(m, CL_MEM_CONTEXT, sizeof mctx, &mctx,
+	    NULL) == CL_SUCCESS && mctx == ctx);
+}
+
 /* The image of an id, or NULL with *err (a buffer is no image). */
 static struct vcl_hobj *
 vcl_image_get(struct vcl_session *s, uint64_t id, struct vcl_img *img,
@@ -265,7 +279,8 @@ vcl_op_create_sampler(struct vcl_session *s, const Vcl__Request *req,
  * CreateImage: the format and dimensions give the packed size, charged to
  * the session before the runtime sees them; the image starts with the
  * packed initial bytes (bulk) or zeros, never another session's memory.
- * A 1D buffer image is made over the session's buffer of that id.
+ * A 1D buffer image is made over the session's buffer of that id, of the
+ * image's own context.
  */
 void
 vcl_op_create_image(struct vcl_session *s, const Vcl__Request *req,
@@ -333,7 +348,8 @@ vcl_op_create_image(struct vcl_session *s, const Vcl__Request *req,
 	else if (m->type == CL_MEM_OBJECT_IMAGE1D_BUFFER) {
 		if (!m->has_buffer || (buf = vcl_handle_get(&s->handles,
 		    m->buffer, VCL_KIND_MEM)) == NULL || buf->error !=
-		    CL_SUCCESS || buf->u.mem == NULL || buf->image)
+		    CL_SUCCESS || buf->u.mem == NULL || buf->image ||
+		    !vcl_image_ctx_is(buf->u.mem, ctx->u.ctx))
 			err = CL_INVALID_IMAGE_DESCRIPTOR;
 		else if (bulk->len > 0)
 			err = CL_INVALID_VALUE;
@@ -519,7 +535,12 @@ vcl_op_copy_image(struct vcl_session *s, const Vcl__Request *req,
 	vcl_enq_end(s, &enq, err, NULL);
 }
 
-/* FillImage: a color (16 bytes, as the runtime reads them) over a region. */
+/*
+ * FillImage: a color (16 bytes, as the runtime reads them) over a region.
+ * PoCL 3.1 dereferences a bad pointer filling a 1D buffer image (natively
+ * the program crashes; here it would be the server and every session on
+ * it): refused there.
+ */
 void
 vcl_op_fill_image(struct vcl_session *s, const Vcl__Request *req,
     struct vcl_bulk *bulk)
@@ -538,7 +559,13 @@ vcl_op_fill_image(struct vcl_session *s, const Vcl__Request *req,
 	    m->n_region, o, r, &n)) == CL_SUCCESS) {
 		if (m->color.len != 16)
 			err = CL_INVALID_VALUE;
-		else
+		else if (img.type == CL_MEM_OBJECT_IMAGE1D_BUFFER &&
+		    s->srv->be.is_pocl) {
+			vcl_session_warn(s, "image %llu: a fill of a 1D buffer "
+			    "image (PoCL crashes on it) refused",
+			    (unsigned long long)m->mem);
+			err = CL_INVALID_OPERATION;
+		} else
 			err = clEnqueueFillImage(enq.q->u.queue, mem->u.mem,
 			    m->color.data, o, r, enq.nwait, enq.wait,
 			    enq.event_id ? &enq.ev : NULL);
@@ -548,14 +575,16 @@ vcl_op_fill_image(struct vcl_session *s, const Vcl__Request *req,
 
 /*
  * CopyImageBuffer: an image region to a buffer range or back; the range
- * (offset + the region's packed size) must lie inside the buffer.
+ * (offset + the region's packed size) must lie inside the buffer. A 1D
+ * buffer image is copied from by its buffer's range (the same bytes):
+ * PoCL 3.1 dereferences a bad pointer copying one to a buffer.
  */
 void
 vcl_op_copy_image_buffer(struct vcl_session *s, const Vcl__Request *req,
     struct vcl_bulk *bulk)
 {
 	const Vcl__CopyImageBuffer	*m = req->copy_image_buffer;
-	struct vcl_hobj			*im, *buf;
+	struct vcl_hobj			*im, *buf, *ib;
 	struct vcl_img			 img, bimg;
 	struct vcl_enq			 enq;
 	size_t				 o[3], r[3];
@@ -571,7 +600,16 @@ vcl_op_copy_image_buffer(struct vcl_session *s, const Vcl__Request *req,
 		goto out;
 	if (vcl_image_of(buf->u.mem, &bimg) == 0)
 		err = CL_INVALID_MEM_OBJECT;	/* an image is no buffer */
-	else if (m->to_buffer)
+	else if (m->to_buffer && img.type == CL_MEM_OBJECT_IMAGE1D_BUFFER) {
+		/* Its pixels are its buffer's bytes, packed: copied as such. */
+		if ((ib = vcl_handle_get(&s->handles, im->parent,
+		    VCL_KIND_MEM)) == NULL || ib->u.mem == NULL)
+			err = CL_INVALID_MEM_OBJECT;
+		else
+			err = clEnqueueCopyBuffer(enq.q->u.queue, ib->u.mem,
+			    buf->u.mem, o[0] * img.elem, m->offset, n,
+			    enq.nwait, enq.wait, enq.event_id ? &enq.ev : NULL);
+	} else if (m->to_buffer)
 		err = clEnqueueCopyImageToBuffer(enq.q->u.queue, im->u.mem,
 		    buf->u.mem, o, r, m->offset, enq.nwait, enq.wait,
 		    enq.event_id ? &enq.ev : NULL);
