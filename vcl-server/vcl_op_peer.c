@@ -1526,7 +1526,7 @@ vcl_peer_forward(struct vcl_cmd *c)
 		push.status = st;
 		req.call_case = VCL__REQUEST__CALL_PEER_PUSH;
 		req.peer_push = &push;
-		vcl_peer_send(s->srv, c->dest, &req,
+		vcl_peer_send(s, c->dest, &req,
 		    st == CL_SUCCESS ? c->stage->data : NULL,
 		    st == CL_SUCCESS ? c->stage->size : 0, vcl_migrate_pushed,
 		    vcl_migrate_dropped, c);
@@ -1538,7 +1538,7 @@ vcl_peer_forward(struct vcl_cmd *c)
 	pe.status = st;
 	req.call_case = VCL__REQUEST__CALL_PEER_EVENT;
 	req.peer_event = &pe;
-	vcl_peer_send(s->srv, c->dest, &req, NULL, 0, vcl_migrate_pushed,
+	vcl_peer_send(s, c->dest, &req, NULL, 0, vcl_migrate_pushed,
 	    vcl_migrate_dropped, c);
 }
 

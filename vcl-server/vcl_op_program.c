@@ -1730,14 +1730,12 @@ vcl_link_options_ok(const char *opts)
 }
 
 /*
- * True when a link input is what the specification allows, a compiled
- * object or a library for each of its devices, with no failed build: PoCL
- * asserts (aborting the server) on an input whose compile failed, and
- * NVIDIA's linker aborted the server (LLVM: "Invalid bitcode signature")
- * on an executable input, where the caller is owed CL_INVALID_OPERATION.
+ * True when link input p holds a compiled object or a library for dev,
+ * its compile not failed: the input's devices are the runtime's own
+ * answer (a device not among them has none).
  */
 static int
-vcl_link_input_ok(cl_program p)
+vcl_link_input_has(cl_program p, cl_device_id dev)
 {
 	cl_device_id		 devs[64];
 	cl_program_binary_type	 t;
@@ -1748,15 +1746,55 @@ vcl_link_input_ok(cl_program p)
 	    NULL) != CL_SUCCESS || n == 0 || n > 64 || clGetProgramInfo(p,
 	    CL_PROGRAM_DEVICES, n * sizeof devs[0], devs, NULL) != CL_SUCCESS)
 		return (0);
-	for (i = 0; i < n; i++)
-		if (clGetProgramBuildInfo(p, devs[i], CL_PROGRAM_BINARY_TYPE,
-		    sizeof t, &t, NULL) != CL_SUCCESS ||
-		    (t != CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT &&
-		    t != CL_PROGRAM_BINARY_TYPE_LIBRARY) ||
-		    clGetProgramBuildInfo(p, devs[i], CL_PROGRAM_BUILD_STATUS,
-		    sizeof st, &st, NULL) != CL_SUCCESS || st == CL_BUILD_ERROR)
-			return (0);
-	return (1);
+	for (i = 0; i < n && devs[i] != dev; i++)
+		;
+	return (i < n && clGetProgramBuildInfo(p, dev, CL_PROGRAM_BINARY_TYPE,
+	    sizeof t, &t, NULL) == CL_SUCCESS &&
+	    (t == CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT ||
+	    t == CL_PROGRAM_BINARY_TYPE_LIBRARY) &&
+	    clGetProgramBuildInfo(p, dev, CL_PROGRAM_BUILD_STATUS, sizeof st,
+	    &st, NULL) == CL_SUCCESS && st != CL_BUILD_ERROR);
+}
+
+/*
+ * clLinkProgram's rule for its inputs, device by device of the link (the
+ * listed ones, or the context's): every input holds a compiled object or
+ * a library for the device, and it is linked for it; none does, and it
+ * gets no executable (left out of the runtime's link); some do, and the
+ * link is CL_INVALID_OPERATION, as when no device is left. An input of
+ * another context is CL_INVALID_PROGRAM (the spec's code for an input
+ * that is no valid program of the link; PoCL links it unchecked). The
+ * runtime never sees an input without a compiled object for a device it
+ * links: PoCL asserts (aborting the server) on an input whose compile
+ * failed, and NVIDIA's linker aborted the server (LLVM: "Invalid bitcode
+ * signature") on an executable input. Returns CL_SUCCESS with b's devices
+ * reduced to those linked.
+ */
+static cl_int
+vcl_link_inputs_check(struct vcl_build *b)
+{
+	cl_context	 c;
+	cl_uint		 i, kept = 0;
+	size_t		 k, have;
+
+	for (k = 0; k < b->ninputs; k++)
+		if (clGetProgramInfo(b->inputs[k], CL_PROGRAM_CONTEXT,
+		    sizeof c, &c, NULL) != CL_SUCCESS || c != b->ctx)
+			return (CL_INVALID_PROGRAM);
+	for (i = 0; i < b->ndevs; i++) {
+		for (k = 0, have = 0; k < b->ninputs; k++)
+			have += vcl_link_input_has(b->inputs[k], b->devs[i]);
+		if (have != 0 && have != b->ninputs)
+			return (CL_INVALID_OPERATION);
+		if (have == 0)
+			continue;	/* no executable for it */
+		b->devs[kept] = b->devs[i];
+		b->idx[kept++] = b->idx[i];
+	}
+	if (kept == 0)
+		return (CL_INVALID_OPERATION);
+	b->ndevs = kept;
+	return (CL_SUCCESS);
 }
 
 /*
@@ -1802,8 +1840,6 @@ vcl_op_link_program(struct vcl_session *s, const Vcl__Request *req,
 			err = in->error;
 		else if (in->building)
 			err = CL_INVALID_OPERATION;
-		else if (!vcl_link_input_ok(in->u.prog))
-			err = CL_INVALID_OPERATION;	/* not compiled */
 	}
 	for (i = 0; err == CL_SUCCESS && i < m->n_devices; i++)
 		if (vcl_session_device(s, m->devices[i], &root) == NULL)
@@ -1857,6 +1893,8 @@ vcl_op_link_program(struct vcl_session *s, const Vcl__Request *req,
 	for (i = 0; i < n; i++)
 		b->idx[i] = vcl_session_device_index(s, b->devs[i]);
 	b->ndevs = n;
+	if ((err = vcl_link_inputs_check(b)) != CL_SUCCESS)
+		goto fail;
 	b->seq = req->seq;
 	b->prog_id = m->id;
 	b->d.fn = vcl_build_done;

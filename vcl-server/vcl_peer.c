@@ -24,7 +24,16 @@
 #include "vcl_outq.h"
 #include "vcl_peer.h"
 #include "vcl_server.h"
+#include "vcl_session.h"
 #include "vcl_transports.h"
+
+/*
+ * Links a session may have dialled and not yet ready at once (its share):
+ * at most this many, and at most a quarter of --max-sessions (at least
+ * one), so that one client naming addresses that never answer cannot
+ * hold every link the bound allows through their handshakes.
+ */
+#define VCL_PEER_DIALS_MAX	4
 
 enum vcl_peer_state {
 	VCL_PEER_CONNECTING,
@@ -47,6 +56,9 @@ struct vcl_peer {
 	size_t			 in_len, in_cap;
 	time_t			 born;		/* for the handshake deadline */
 	time_t			 last_out;	/* output last moved, or idle */
+	struct vcl_session	*asker;		/* dialled for it, charged to
+						   its share; NULL once ready
+						   (vcl_peer_session_gone) */
 	struct vcl_tp_ep	*ep;		/* bulk transport; NULL: tcp */
 	char			 why[96];	/* why that one (the other end) */
 	uint64_t		 oob_pending;	/* sends not completed */
@@ -70,6 +82,7 @@ struct vcl_peer_wait {
 	void			(*done)(void *);
 	void			(*fail)(void *);
 	void			*arg;
+	struct vcl_session	*s;		/* whose; NULL once it closed */
 	TAILQ_ENTRY(vcl_peer_wait) entry;
 };
 
@@ -371,6 +384,7 @@ vcl_peer_read_cb(evutil_socket_t fd, short what, void *arg)
 				return;
 			}
 			p->state = VCL_PEER_READY;
+			p->asker = NULL;	/* out of its share */
 			vcl_peer_transport(p, tc->reply->welcome);
 			vcl_log_info("peer link to %s ready (%s, %s): %s",
 			    p->addr, vcl_tp_name(p->ep),
@@ -427,29 +441,48 @@ vcl_peer_write_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 /*
- * Room for a link to addr. Clients name the addresses their server dials
- * (MigrateOut, ForwardEvent), so a client naming many that accept and
- * never speak held a socket each until the handshake deadline, without
- * bound: every descriptor of the server. Links are bounded by
- * --max-sessions (what a server accepts, links included); at the bound
- * the least recently used idle ready link closes (a later use reopens
- * it). A link a placed migration chose is not idle while it waits for
- * its wait list: it pushes on that link or fails. Returns 0, or -1 when
- * every link is busy: the new one is refused.
+ * Room for a link to addr, asked for by session s. Clients name the
+ * addresses their server dials (MigrateOut, ForwardEvent), so a client
+ * naming many that accept and never speak held a socket each until the
+ * handshake deadline, without bound: every descriptor of the server.
+ * Links are bounded by --max-sessions (what a server accepts, links
+ * included); at the bound the least recently used idle ready link closes
+ * (a later use reopens it). A link a placed migration chose is not idle
+ * while it waits for its wait list: it pushes on that link or fails.
+ * Links being dialled are also charged to the session that asked for
+ * them, up to its share (VCL_PEER_DIALS_MAX), so that one session's
+ * silent addresses cannot hold every place while others' migrations
+ * wait; a session's links never push out another's that are being
+ * dialled. Returns 0, or -1 when the session is at its share or every
+ * link is busy: the new one is refused.
  */
 static int
-vcl_peer_room(struct vcl_server *srv, const char *addr)
+vcl_peer_room(struct vcl_server *srv, struct vcl_session *s,
+    const char *addr)
 {
 	struct vcl_peer	*p, *idle = NULL;
-	uint64_t	 n = 0;
+	uint64_t	 n = 0, mine = 0, share;
 
+	share = srv->limits.sessions / 4;
+	if (share > VCL_PEER_DIALS_MAX)
+		share = VCL_PEER_DIALS_MAX;
+	if (share == 0)
+		share = 1;
 	LIST_FOREACH(p, &srv->peers, entry) {
 		n++;
+		if (p->asker == s)
+			mine++;
 		if (p->state == VCL_PEER_READY && TAILQ_EMPTY(&p->outq) &&
 		    TAILQ_EMPTY(&p->waits) && TAILQ_EMPTY(&p->placing) &&
 		    p->oob_pending == 0 && p->held == 0 && (idle == NULL ||
 		    p->last_out <= idle->last_out))
 			idle = p;
+	}
+	if (mine >= share) {
+		vcl_session_warn(s, "peer %s: refused: the session dials %llu "
+		    "links already, its share of --max-sessions", addr,
+		    (unsigned long long)mine);
+		return (-1);
 	}
 	if (n < srv->limits.sessions)
 		return (0);
@@ -463,9 +496,13 @@ vcl_peer_room(struct vcl_server *srv, const char *addr)
 	return (-1);
 }
 
-/* Open a link to addr ("host:port"), non-blocking. NULL on failure. */
+/*
+ * Open a link to addr ("host:port") for session s, non-blocking. NULL on
+ * failure.
+ */
 static struct vcl_peer *
-vcl_peer_open(struct vcl_server *srv, const char *addr)
+vcl_peer_open(struct vcl_server *srv, struct vcl_session *s,
+    const char *addr)
 {
 	struct vcl_peer	*p;
 	char		 host[256], err[300];
@@ -473,6 +510,7 @@ vcl_peer_open(struct vcl_server *srv, const char *addr)
 	if ((p = calloc(1, sizeof *p)) == NULL)
 		return (NULL);
 	p->srv = srv;
+	p->asker = s;
 	p->fd = -1;
 	p->born = p->last_out = vcl_server_now();
 	p->serial = ++vcl_peer_next_serial;
@@ -709,23 +747,25 @@ vcl_peer_send_placed(struct vcl_server *srv, const char *addr,
 }
 
 /*
- * Send a request to the server at addr over its peer link (opened on first
- * use). done(arg) runs once the bulk is written, fail(arg) if the link
- * drops it. Either always runs, exactly once.
+ * Send a request of session s to the server at addr over its peer link
+ * (opened on first use, charged to s while it is dialled). done(arg) runs
+ * once the bulk is written, fail(arg) if the link drops it. Either always
+ * runs, exactly once.
  */
 void
-vcl_peer_send(struct vcl_server *srv, const char *addr, Vcl__Request *req,
+vcl_peer_send(struct vcl_session *s, const char *addr, Vcl__Request *req,
     const uint8_t *bulk, uint64_t bulk_len, void (*done)(void *),
     void (*fail)(void *), void *arg)
 {
+	struct vcl_server	*srv = s->srv;
 	struct vcl_peer		*p;
 	struct vcl_peer_wait	*w;
 
 	LIST_FOREACH(p, &srv->peers, entry)
 		if (strcmp(p->addr, addr) == 0)
 			break;
-	if (p == NULL && (vcl_peer_room(srv, addr) != 0 ||
-	    (p = vcl_peer_open(srv, addr)) == NULL)) {
+	if (p == NULL && (vcl_peer_room(srv, s, addr) != 0 ||
+	    (p = vcl_peer_open(srv, s, addr)) == NULL)) {
 		fail(arg);
 		return;
 	}
@@ -748,6 +788,7 @@ vcl_peer_send(struct vcl_server *srv, const char *addr, Vcl__Request *req,
 	w->done = done;
 	w->fail = fail;
 	w->arg = arg;
+	w->s = s;
 	TAILQ_INSERT_TAIL(&p->waits, w, entry);
 }
 
@@ -798,6 +839,39 @@ vcl_peer_release_waits(struct vcl_peer *p)
 			return (-1);
 	}
 	return (0);
+}
+
+/*
+ * Session s closes: no link may still name it. A link being dialled for
+ * it passes to another session whose request waits on it (charged to that
+ * one's share now), or, with none, closes: only s wanted it, and an
+ * orphan would hold its place, outside any share, until the handshake
+ * deadline (a client closing and reconnecting would then fill the bound).
+ * The requests of s it carried fail; s is dead, they tell nobody.
+ */
+void
+vcl_peer_session_gone(struct vcl_session *s)
+{
+	struct vcl_peer		*p, *next;
+	struct vcl_peer_wait	*w;
+
+	for (p = LIST_FIRST(&s->srv->peers); p != NULL; p = next) {
+		next = LIST_NEXT(p, entry);
+		TAILQ_FOREACH(w, &p->waits, entry)
+			if (w->s == s)
+				w->s = NULL;
+		if (p->asker != s)
+			continue;
+		p->asker = NULL;
+		TAILQ_FOREACH(w, &p->waits, entry)
+			if (w->s != NULL) {
+				p->asker = w->s;
+				break;
+			}
+		if (p->asker == NULL)
+			vcl_peer_close(p, "the session that asked for it "
+			    "closed");
+	}
 }
 
 /* Close every link (at exit). */

@@ -10,10 +10,12 @@
 #include "vcl_transport.h"
 
 struct vcl_server;
+struct vcl_session;
 
-void	vcl_peer_send(struct vcl_server *, const char *, Vcl__Request *,
+void	vcl_peer_send(struct vcl_session *, const char *, Vcl__Request *,
 	    const uint8_t *, uint64_t, void (*)(void *), void (*)(void *),
 	    void *);
+void	vcl_peer_session_gone(struct vcl_session *);
 void	vcl_peer_close_all(struct vcl_server *);
 void	vcl_peer_check_all(struct vcl_server *, time_t);
 size_t	vcl_peer_stats(struct vcl_server *, Vcl__PeerLinkStat ***);

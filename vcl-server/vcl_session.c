@@ -22,6 +22,7 @@
 #include "vcl_op_mem.h"
 #include "vcl_op_peer.h"
 #include "vcl_outq.h"
+#include "vcl_peer.h"
 #include "vcl_pin.h"
 #include "vcl_pool.h"
 #include "vcl_server.h"
@@ -539,6 +540,8 @@ vcl_session_close(struct vcl_session *s, const char *why)
 	s->out_charged = 0;
 	if (s->is_peer)
 		vcl_peer_link_lost(s);	/* a push it was carrying fails */
+	else
+		vcl_peer_session_gone(s);	/* no link names it */
 	vcl_session_req_free(s, s->in_req);
 	s->in_req = NULL;
 	/* Its receives complete (failed) before their memory goes. */

@@ -41,7 +41,8 @@ mute_listener(char *addr, size_t len)
 
 /*
  * Stats, skipping the replies and notifications before its own: the
- * number of peer links, and whether the one to addr (if any) is ready.
+ * number of peer links, and whether the one to addr (if any) is ready
+ * (1), being dialled (0) or not there (-1).
  */
 static int
 links_now(struct conn *c, const char *addr, size_t *n, int *ready)
@@ -69,7 +70,7 @@ links_now(struct conn *c, const char *addr, size_t *n, int *ready)
 		return (-1);
 	}
 	*n = rp.r->stats->n_peer_links;
-	*ready = 0;
+	*ready = -1;
 	for (i = 0; addr != NULL && i < *n; i++)
 		if (strcmp(rp.r->stats->peer_links[i]->address, addr) == 0)
 			*ready = rp.r->stats->peer_links[i]->ready;
@@ -86,7 +87,7 @@ wait_link_ready(struct conn *c, const char *addr, size_t *n)
 	for (i = 0; i < STATS_POLLS; i++) {
 		if (links_now(c, addr, n, &ready) != 0)
 			return (-1);
-		if (ready)
+		if (ready == 1)
 			return (0);
 		poll_wait();
 	}
@@ -145,7 +146,7 @@ test_links_bound(void)
 	check("links_bounded", rc == 0 && n <= 2, "%zu links to addresses "
 	    "that never speak, want at most --max-sessions (2) (rc %d)", n,
 	    rc);
-	check("links_refused_logged", srv_stderr_has(&sv, "all busy"),
+	check("links_refused_logged", srv_stderr_has(&sv, "its share"),
 	    "no warning for the links refused; see %s/stderr", sv.dir);
 	/* They go when their listeners do. */
 	for (i = 0; i < NLISTEN; i++) {
@@ -183,6 +184,186 @@ out:
 		if (d[i].pid > 0)
 			srv_stop(&d[i], "links_dest_exit");
 	srv_stop(&sv, "links_server_exit");
+}
+
+/*
+ * Migrate buffer 3 of ca (context 1) to cb's buffer 3 at to (session
+ * sid/key) as transfer xid, size bytes. 0 when both ends completed; the
+ * destination is waited for only once the source pushed.
+ */
+static int
+migrate_to(struct conn *ca, struct conn *cb, const char *to, uint64_t sid,
+    uint64_t key, uint64_t xid, uint64_t size)
+{
+	Vcl__Request	 r = VCL__REQUEST__INIT;
+	Vcl__MigrateOut	 mo = VCL__MIGRATE_OUT__INIT;
+	Vcl__PeerDest	 d = VCL__PEER_DEST__INIT;
+	cl_int		 st_out = 1, st_in = 1;
+
+	d.addr = (char *)to;
+	d.session = sid;
+	d.key = key;
+	mo.context = 1;
+	mo.mem = 3;
+	mo.size = size;
+	mo.dest = &d;
+	mo.transfer = xid;
+	mo.has_event = 1;
+	mo.event = xid + 2;
+	r.call_case = VCL__REQUEST__CALL_MIGRATE_OUT;
+	r.migrate_out = &mo;
+	if (migrate_in(cb, xid + 1, 3, size, xid, NULL) != 0 ||
+	    send_req(ca, &r, NULL, 0) != 0 ||
+	    wait_notify(ca, xid + 2, &st_out) != 0) {
+		note("migration %llu: no notification from the source",
+		    (unsigned long long)xid);
+		return (-1);
+	}
+	if (st_out != CL_COMPLETE) {
+		note("migration %llu: the source's push failed (%d)",
+		    (unsigned long long)xid, st_out);
+		return (-1);
+	}
+	if (wait_notify(cb, xid + 1, &st_in) != 0 || st_in != CL_COMPLETE) {
+		note("migration %llu: the destination's MigrateIn: %d",
+		    (unsigned long long)xid, st_in);
+		return (-1);
+	}
+	return (0);
+}
+
+/* Poll Stats (bounded) until the server has want sessions; 0 or -1. */
+static int
+wait_sessions_at(struct conn *w, uint64_t want)
+{
+	Vcl__StatsResult	st;
+	int			i;
+
+	for (i = 0; i < STATS_POLLS; i++) {
+		if (stats(w, &st) != 0)
+			return (-1);
+		if (st.sessions == want)
+			return (0);
+		poll_wait();
+	}
+	return (-1);
+}
+
+/*
+ * One client naming addresses that accept and never speak held every link
+ * --max-sessions allows through their handshakes (the deadline, then
+ * again), so no other session's migration to a new node could open its
+ * link meanwhile. Links being dialled are charged to the session that
+ * asked for them, a quarter of the bound at most (here 1 of 4): the
+ * hostile session holds one, another session's migration to a real
+ * server goes through. When the asking session closes, its link being
+ * dialled goes with it (no orphan holds a place), unless another
+ * session's request waits on it: it then passes to that session, counted
+ * in its share, and goes when that one closes.
+ */
+static void
+test_dial_share(void)
+{
+	enum { SIZE = 64 << 10 };
+	static const char *const args[] = { "--max-sessions", "4",
+		"--handshake-timeout", "60", NULL };
+	struct srv		 sv, dst;
+	struct conn		 h, g, cb, w;
+	struct reply		 rp;
+	char			 addr[NLISTEN][64], to[64];
+	uint8_t			*data;
+	uint64_t		 sid = 0, key = 0, sa = 0, ka = 0;
+	size_t			 n = 0;
+	int			 lfd[NLISTEN], i, rc, ready = 0;
+
+	h.fd = g.fd = cb.fd = w.fd = -1;
+	dst.pid = 0;
+	for (i = 0; i < NLISTEN; i++)
+		lfd[i] = -1;
+	if ((data = raw_pattern(SIZE, 7)) == NULL)
+		return;
+	if (!srv_start(&sv, "share_server_start", "127.0.0.1:0", args)) {
+		free(data);
+		return;
+	}
+	if (!srv_start(&dst, "share_dest_start", "127.0.0.1:0", NULL))
+		goto out;
+	snprintf(to, sizeof to, "127.0.0.1:%s", dst.port);
+	if (!check("share_sessions", conn_session(&h, &sv) == 0 &&
+	    client_open(&g, &sv, &sa, &ka) == 0 &&
+	    client_open(&cb, &dst, &sid, &key) == 0 &&
+	    create_buffer(&g, 3, 1, SIZE, data, SIZE) == 0 &&
+	    create_buffer(&cb, 3, 1, SIZE, NULL, 0) == 0, "no sessions"))
+		goto out;
+	/* The hostile session names every silent address it has. */
+	for (i = 0, rc = 0; i < NLISTEN; i++)
+		if ((lfd[i] = mute_listener(addr[i], sizeof addr[i])) == -1 ||
+		    forward_bogus(&h, addr[i], (uint64_t)i + 1) != 0)
+			rc = -1;
+	rc |= links_now(&h, NULL, &n, &ready);
+	check("share_hostile_bounded", rc == 0 && n == 1, "%zu links "
+	    "dialled for one session, want its share (1) (rc %d)", n, rc);
+	check("share_refused_logged", srv_stderr_has(&sv, "its share"),
+	    "no warning for the links refused; see %s/stderr", sv.dir);
+
+	/* Another session's migration to a real server meanwhile. */
+	rc = migrate_to(&g, &cb, to, sid, key, 100, SIZE);
+	check("share_other_migrates", rc == 0, "a migration to a real "
+	    "server while one session dials silent addresses failed");
+	rc = read_buffer(&cb, 2, 3, SIZE, &rp);
+	check("share_bytes", rc == 0 && rp.r->status == CL_SUCCESS &&
+	    rp.bulk_len == SIZE && memcmp(rp.bulk, data, SIZE) == 0,
+	    "the destination's buffer after the migration (rc %d)", rc);
+	if (rc == 0)
+		reply_free(&rp);
+
+	/* The asking session closes: its silent link goes at once. */
+	conn_close(&h);
+	rc = wait_links_at_most(&g, 1, &n);
+	rc |= links_now(&g, addr[0], &n, &ready);
+	check("share_orphan_closed", rc == 0 && ready == -1, "the link the "
+	    "closed session dialled is still there (%zu links, rc %d)", n,
+	    rc);
+
+	/* A link two sessions wait on passes to the one left. */
+	rc = conn_session(&h, &sv);
+	rc |= forward_bogus(&h, addr[1], 21);
+	rc |= links_now(&h, addr[1], &n, &ready);
+	rc |= ready == 0 ? 0 : -1;
+	rc |= forward_bogus(&g, addr[1], 22);
+	rc |= links_now(&g, NULL, &n, &ready);
+	conn_close(&h);
+	rc |= wait_sessions_at(&g, 1);
+	rc |= links_now(&g, addr[1], &n, &ready);
+	check("share_handed_on", rc == 0 && ready == 0, "the link another "
+	    "session waits on, once its asker closed: %s (rc %d)",
+	    ready == -1 ? "closed" : "ready", rc);
+	rc = forward_bogus(&g, addr[2], 23);
+	rc |= links_now(&g, addr[2], &n, &ready);
+	check("share_handed_counted", rc == 0 && ready == -1, "a session "
+	    "holding a link handed on dialled another past its share "
+	    "(rc %d)", rc);
+	conn_close(&g);
+	rc = conn_session(&w, &sv);
+	rc |= wait_links_at_most(&w, 1, &n);
+	rc |= links_now(&w, addr[1], &n, &ready);
+	check("share_handed_closed", rc == 0 && ready == -1, "the link "
+	    "handed on is still there once its new asker closed (%zu links, "
+	    "rc %d)", n, rc);
+	check("share_server_alive", srv_alive(&sv), "server %s",
+	    srv_how(&sv));
+out:
+	for (i = 0; i < NLISTEN; i++)
+		if (lfd[i] != -1)
+			close(lfd[i]);
+	conn_close(&h);
+	conn_close(&g);
+	conn_close(&cb);
+	conn_close(&w);
+	free(data);
+	if (dst.pid > 0)
+		srv_stop(&dst, "share_dest_exit");
+	srv_stop(&sv, "share_server_exit");
 }
 
 /* PeerFail{source, status}: the client lost the node source. */
@@ -365,6 +546,7 @@ out:
 
 static const struct test tests[] = {
 	{ "links_bound",	test_links_bound,	60 },
+	{ "dial_share",		test_dial_share,	120 },
 	{ "source_bound",	test_source_bound,	60 },
 	{ "self_link",		test_self_link,		60 },
 };

@@ -280,6 +280,76 @@ out:
 }
 
 /*
+ * LinkProgram of an input made in another context of the session: the
+ * runtime linked it unchecked (PoCL does), making a program of one
+ * context from another's; the server answers CL_INVALID_PROGRAM (the
+ * spec's code for an input that is no valid program of the link; libvcl
+ * checks it first). The rule is applied device by device of the link:
+ * a link for the listed device its inputs were compiled for works.
+ */
+static void
+test_link_context(void)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__BuildProgram	bm = VCL__BUILD_PROGRAM__INIT;
+	Vcl__LinkProgram	lm = VCL__LINK_PROGRAM__INIT;
+	struct srv		sv;
+	struct conn		c;
+	uint64_t		both[2] = { 10, 20 }, other[1] = { 20 };
+	uint64_t		mine[2] = { 10, 11 };
+	uint32_t		dev0 = 0;
+	int			st;
+
+	if (!srv_start(&sv, "link_ctx_server_start", "127.0.0.1:0", NULL))
+		return;
+	c.fd = -1;
+	if (!check("link_ctx_session", conn_session(&c, &sv) == 0 &&
+	    create_context(&c, 1) == 0 && create_context(&c, 2) == 0,
+	    "no session"))
+		goto out;
+	check("link_ctx_compile", compile_prog(&c, 10,
+	    "int h(int x) { return x + 1; }\n") == CL_SUCCESS &&
+	    compile_prog(&c, 11, "int h(int x);\n"
+	    "kernel void k(global int *p) { p[0] = h(p[0]); }\n") ==
+	    CL_SUCCESS, "a good compile failed");
+	/* Program 20 compiled in context 2. */
+	bm.program = 20;
+	bm.has_compile = bm.compile = 1;
+	r.call_case = VCL__REQUEST__CALL_BUILD_PROGRAM;
+	r.build_program = &bm;
+	check("link_ctx_compile_other", create_program(&c, 20, 2,
+	    "int g(int x) { return x * 2; }\n") == 0 && raw_status(&c, &r) ==
+	    CL_SUCCESS, "a good compile in context 2 failed");
+	st = link_prog(&c, 30, both, 2, "-create-library");
+	check("link_ctx_mixed_refused", st == CL_INVALID_PROGRAM, "link in "
+	    "context 1 with an input of context 2: status %d, want %d", st,
+	    CL_INVALID_PROGRAM);
+	st = link_prog(&c, 31, other, 1, "-create-library");
+	check("link_ctx_other_refused", st == CL_INVALID_PROGRAM, "link in "
+	    "context 1 of context 2's program: status %d, want %d", st,
+	    CL_INVALID_PROGRAM);
+	/* For the listed device its inputs were compiled for: linked. */
+	lm.id = 32;
+	lm.context = 1;
+	lm.n_programs = 2;
+	lm.programs = mine;
+	lm.n_devices = 1;
+	lm.devices = &dev0;
+	r.call_case = VCL__REQUEST__CALL_LINK_PROGRAM;
+	r.link_program = &lm;
+	st = raw_status(&c, &r);
+	check("link_ctx_listed_links", st == CL_SUCCESS, "link for device "
+	    "0: status %d", st);
+	check("link_ctx_kernel", st != CL_SUCCESS || raw_kernel(&c, 40, 32,
+	    "k") == 0, "no kernel k in the linked program");
+	check("link_ctx_server_alive", srv_alive(&sv), "server gone "
+	    "(%s); see %s/stderr", srv_how(&sv), sv.dir);
+	conn_close(&c);
+out:
+	srv_stop(&sv, "link_ctx_server_stop");
+}
+
+/*
  * A server with nvspy preloaded (VCL_TEST_NVSPY_LIB): calls that took
  * NVIDIA's runtime down abort PoCL's too. Returns 1 when it is up.
  */
@@ -443,6 +513,7 @@ static const struct test tests[] = {
 	{ "copy_rect_sub",	test_copy_rect_sub,	60 },
 	{ "link_failed_input",	test_link_failed_input,	60 },
 	{ "link_exe_input",	test_link_exe_input,	60 },
+	{ "link_context",	test_link_context,	60 },
 	{ "empty_names",	test_empty_names,	60 },
 	{ "fill_checks",	test_fill_checks,	60 },
 };
