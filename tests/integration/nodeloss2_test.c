@@ -6,7 +6,8 @@
  * two real vclservers. One server is lost (walk_kill: the first, SIGKILL;
  * walk_stop: the second, SIGSTOP, found by VCL_CALL_TIMEOUT_MS), then the
  * application walks the API on the context: programs from source and
- * binary built, compiled and linked with and without a device list,
+ * binary built, compiled and linked with no device list and with lists
+ * naming the live device, the lost one or both,
  * kernels, buffers, sub-buffers, images, samplers, user events, queues,
  * every kind of enqueue on the live device and the info queries. Work for
  * the live device succeeds (bytes checked); work for or questions about
@@ -117,6 +118,31 @@ struct nl {
 	cl_mem			 buf;		/* NL_WORDS words */
 };
 
+/*
+ * After a call for both devices: the live device's build status
+ * CL_BUILD_SUCCESS, the lost one's CL_BUILD_ERROR, its log saying why.
+ */
+static void
+nl_lost_status(const char *name, cl_program p, const struct nl *w)
+{
+	cl_build_status	 live = CL_BUILD_NONE, lost = CL_BUILD_NONE;
+	cl_int		 e1, e2, e3;
+	char		 what[96], log[256];
+
+	log[0] = '\0';
+	e1 = clGetProgramBuildInfo(p, w->live, CL_PROGRAM_BUILD_STATUS,
+	    sizeof live, &live, NULL);
+	e2 = clGetProgramBuildInfo(p, w->lost, CL_PROGRAM_BUILD_STATUS,
+	    sizeof lost, &lost, NULL);
+	e3 = clGetProgramBuildInfo(p, w->lost, CL_PROGRAM_BUILD_LOG,
+	    sizeof log, log, NULL);
+	snprintf(what, sizeof what, "%s_status", name);
+	check(what, e1 == CL_SUCCESS && e2 == CL_SUCCESS && e3 == CL_SUCCESS &&
+	    live == CL_BUILD_SUCCESS && lost == CL_BUILD_ERROR &&
+	    strstr(log, "lost") != NULL, "live %d/%d, lost %d/%d, log %d "
+	    "'%s'", (int)e1, (int)live, (int)e2, (int)lost, (int)e3, log);
+}
+
 /* Programs: build, compile and link with no device list, binaries, info. */
 static void
 nl_programs(struct nl *w)
@@ -160,6 +186,11 @@ nl_programs(struct nl *w)
 	nl_is("build_live_listed", clBuildProgram(p, 1, &w->live, NULL, NULL,
 	    NULL), CL_SUCCESS);
 	nl_fill("build_all_runs", w->q, p, w->buf, 3);
+	/* A list naming both: as with none, the live one builds. */
+	nl_is("build_both_listed", clBuildProgram(p, 2, w->dev, NULL, NULL,
+	    NULL), CL_SUCCESS);
+	nl_lost_status("build_both_listed", p, w);
+	nl_fill("build_both_listed_runs", w->q, p, w->buf, 4);
 
 	/* Program info: the remote queries, the binaries (none for the lost). */
 	nl_is("program_num_kernels", clGetProgramInfo(p,
@@ -227,6 +258,20 @@ nl_programs(struct nl *w)
 		nl_is("link_lost_listed", err, CL_DEVICE_NOT_AVAILABLE);
 		if (ex != NULL)
 			clReleaseProgram(ex);
+		ex = clLinkProgram(w->ctx, 2, w->dev, NULL, 2, two, NULL,
+		    NULL, &err);
+		if (nl_is("link_both_listed", err, CL_SUCCESS)) {
+			nl_lost_status("link_both_listed", ex, w);
+			nl_fill("link_both_listed_runs", w->q, ex, w->buf, 11);
+		}
+		if (ex != NULL)
+			clReleaseProgram(ex);
+	}
+	/* A compile whose list names both: the live one compiles. */
+	if (p != NULL) {
+		nl_is("compile_both_listed", clCompileProgram(p, 2, w->dev,
+		    NULL, 0, NULL, NULL, NULL, NULL), CL_SUCCESS);
+		nl_lost_status("compile_both_listed", p, w);
 	}
 	if (p != NULL)
 		clReleaseProgram(p);
