@@ -955,7 +955,7 @@ vcl_clSetProgramSpecializationConstant(cl_program program, cl_uint spec_id,
 {
 	Vcl__Request		 req = VCL__REQUEST__INIT;
 	Vcl__SetSpecConstant	 m = VCL__SET_SPEC_CONSTANT__INIT;
-	int			 n;
+	int			 n, live = 0;
 	cl_int			 err = CL_SUCCESS;
 
 	VCL_GOTO_IF(!vcl_is(program, VCL_KIND_PROGRAM), CL_INVALID_PROGRAM);
@@ -967,10 +967,20 @@ vcl_clSetProgramSpecializationConstant(cl_program program, cl_uint spec_id,
 	m.value.len = spec_size;
 	req.call_case = VCL__REQUEST__CALL_SET_SPEC_CONSTANT;
 	req.set_spec_constant = &m;
-	for (n = 0; n < vcl_nnodes() && err == CL_SUCCESS; n++)
-		if (program->nodes & (1ull << n))
-			err = vcl_node_call(vcl_node_get(n), &req, NULL, 0,
-			    NULL, 0, NULL);
+	/* On every live node of the program; a lost one is left out. */
+	for (n = 0; n < vcl_nnodes() && err == CL_SUCCESS; n++) {
+		if (!(program->nodes & (1ull << n)) ||
+		    vcl_node_status(vcl_node_get(n)) != CL_SUCCESS)
+			continue;
+		err = vcl_node_call(vcl_node_get(n), &req, NULL, 0, NULL, 0,
+		    NULL);
+		if (err != CL_SUCCESS && vcl_node_status(vcl_node_get(n)) !=
+		    CL_SUCCESS)
+			err = CL_SUCCESS;	/* lost during the call */
+		else
+			live += err == CL_SUCCESS;
+	}
+	VCL_GOTO_IF(err == CL_SUCCESS && live == 0, CL_DEVICE_NOT_AVAILABLE);
 out:
 	return (err);
 }
