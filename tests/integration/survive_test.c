@@ -945,7 +945,8 @@ sv_held(const char *name, const char *transport)
 		poll_wait();
 	snprintf(what, sizeof what, "%s_waits", name);
 	rc = check(what, !atomic_load(&w.done), "the write and finish "
-	    "returned %d while its live server held them (%d ms, VCL_CALL_TIMEOUT_MS %s)",
+	    "returned %d while its live server held them (%d ms, "
+	    "VCL_CALL_TIMEOUT_MS %s)",
 	    (int)w.err, held_polls * POLL_MS, SV_TIMEOUT_MS);
 	snprintf(what, sizeof what, "%s_latch", name);
 	check(what, sv_latch_open(latch), "cannot make %s", latch);
