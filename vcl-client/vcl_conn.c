@@ -113,6 +113,19 @@ vcl_conn_tick_ms(const struct vcl_node *n)
 	return (t < 20 ? 20 : t > 5000 ? 5000 : t);
 }
 
+#define VCL_KEEPALIVE_MIN	100		/* ms: the server's tick */
+#define VCL_KEEPALIVE_MAX	3600000
+
+/* The keepalive asked of the server: a quarter of the call timeout. */
+static int
+vcl_conn_keepalive_ms(const struct vcl_node *n)
+{
+	int	k = n->timeout_ms / 4;
+
+	return (k < VCL_KEEPALIVE_MIN ? VCL_KEEPALIVE_MIN :
+	    k > VCL_KEEPALIVE_MAX ? VCL_KEEPALIVE_MAX : k);
+}
+
 /*
  * A socket wait ran out (SO_RCVTIMEO/SO_SNDTIMEO tick). Returns 0 to keep
  * waiting, -1 when the node is to be treated as lost: during the handshake
@@ -1482,6 +1495,14 @@ again:
 		goto fail;
 	}
 	hello.version = VCL_PROTOCOL_VERSION;
+	/*
+	 * Signs of life while the server owes us something: its loop's own
+	 * frames, since a ping of ours waits behind input it holds back.
+	 */
+	if (n->timeout_ms > 0) {
+		hello.has_keepalive_ms = 1;
+		hello.keepalive_ms = (uint32_t)vcl_conn_keepalive_ms(n);
+	}
 	vcl_conn_transport_env();
 	if (tc->greeting->nonce.len <= sizeof n->nonce) {
 		memcpy(n->nonce, tc->greeting->nonce.data,

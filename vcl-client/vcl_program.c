@@ -85,21 +85,30 @@ vcl_program_node(cl_program p)
 }
 
 /*
- * A call for every device of a program (no device list) on node n, lost
- * before or during it (e: the call's failure, CL_SUCCESS before it): the
- * node is left out, its devices' build status CL_BUILD_ERROR, so the
- * build goes on for the live devices of the context.
+ * A build, compile or link on node n, lost before or during it (e: the
+ * call's failure, CL_SUCCESS before it), for the devices of the call
+ * (num_devices of device_list, or with none every device of the
+ * context): the node is left out, those of its devices' build status
+ * CL_BUILD_ERROR, so the call goes on for its live devices. A node's own
+ * failure to build (its reply came) is no loss.
  */
 static int
-vcl_program_lost(cl_program p, struct vcl_node *n, cl_int e)
+vcl_program_lost(cl_program p, struct vcl_node *n, cl_int e,
+    cl_uint num_devices, const cl_device_id *device_list)
 {
-	cl_uint	i;
+	cl_uint	i, j;
 
-	if (vcl_node_status(n) == CL_SUCCESS || e == CL_BUILD_PROGRAM_FAILURE)
+	if (vcl_node_status(n) == CL_SUCCESS || e == CL_BUILD_PROGRAM_FAILURE ||
+	    e == CL_COMPILE_PROGRAM_FAILURE || e == CL_LINK_PROGRAM_FAILURE)
 		return (0);
 	for (i = 0; i < p->ctx->ndevices; i++) {
 		if (p->ctx->devices[i]->node != n)
 			continue;
+		for (j = 0; j < num_devices; j++)
+			if (device_list[j] == p->ctx->devices[i])
+				break;
+		if (num_devices > 0 && j == num_devices)
+			continue;	/* not one the call names */
 		p->build[i].status = CL_BUILD_ERROR;
 		free(p->build[i].log);
 		p->build[i].log = strdup("the device's node was lost");
@@ -563,8 +572,8 @@ vcl_program_build(cl_program p, cl_uint num_devices,
 				idx[m.n_devices++] = device_list[i]->index;
 		if (num_devices > 0 && m.n_devices == 0)
 			continue;	/* no listed device on this node */
-		if (num_devices == 0 && vcl_program_lost(p, vcl_node_get(n),
-		    CL_SUCCESS))
+		if (vcl_program_lost(p, vcl_node_get(n), CL_SUCCESS,
+		    num_devices, device_list))
 			continue;
 		e = vcl_node_call(vcl_node_get(n), &req, NULL, 0, NULL, 0, &tc);
 		/* A failed build still reports its status and log. */
@@ -576,8 +585,8 @@ vcl_program_build(cl_program p, cl_uint num_devices,
 					p->build[i].status = CL_BUILD_ERROR;
 		if (tc != NULL)
 			vcl__to_client__free_unpacked(tc, NULL);
-		if (e != CL_SUCCESS && num_devices == 0 &&
-		    vcl_program_lost(p, vcl_node_get(n), e))
+		if (e != CL_SUCCESS && vcl_program_lost(p, vcl_node_get(n), e,
+		    num_devices, device_list))
 			continue;
 		if (e != CL_SUCCESS && err == CL_SUCCESS)
 			err = e;
@@ -740,16 +749,16 @@ vcl_clLinkProgram(cl_context context, cl_uint num_devices,
 		for (i = 0; i < num_devices && m.n_devices < 64; i++)
 			if (device_list[i]->node->index == n)
 				idx[m.n_devices++] = device_list[i]->index;
-		if (num_devices == 0 && vcl_program_lost(p, vcl_node_get(n),
-		    CL_SUCCESS))
+		if (vcl_program_lost(p, vcl_node_get(n), CL_SUCCESS,
+		    num_devices, device_list))
 			continue;
 		e = vcl_node_call(vcl_node_get(n), &req, NULL, 0, NULL, 0, &tc);
 		if (tc != NULL && tc->reply->build != NULL)
 			vcl_build_record(p, vcl_node_get(n), tc->reply->build);
 		if (tc != NULL)
 			vcl__to_client__free_unpacked(tc, NULL);
-		if (e != CL_SUCCESS && num_devices == 0 &&
-		    vcl_program_lost(p, vcl_node_get(n), e))
+		if (e != CL_SUCCESS && vcl_program_lost(p, vcl_node_get(n), e,
+		    num_devices, device_list))
 			continue;
 		if (e != CL_SUCCESS && err == CL_SUCCESS)
 			err = e;
@@ -834,7 +843,7 @@ vcl_program_from(cl_context context, cl_uint num_devices,
 		m.binaries = binaries != NULL ? bins : NULL;
 		m.n_binaries = binaries != NULL ? m.n_devices : 0;
 		if (num_devices == 0 && vcl_program_lost(p, vcl_node_get(n),
-		    CL_SUCCESS))
+		    CL_SUCCESS, 0, NULL))
 			continue;
 		e = vcl_node_call(vcl_node_get(n), &req, NULL, 0, NULL, 0, &tc);
 		for (k = 0; binary_status != NULL && binaries != NULL &&
@@ -846,7 +855,7 @@ vcl_program_from(cl_context context, cl_uint num_devices,
 		if (tc != NULL)
 			vcl__to_client__free_unpacked(tc, NULL);
 		if (e != CL_SUCCESS && num_devices == 0 &&
-		    vcl_program_lost(p, vcl_node_get(n), e))
+		    vcl_program_lost(p, vcl_node_get(n), e, 0, NULL))
 			continue;
 		if (e != CL_SUCCESS && err == CL_SUCCESS)
 			err = e;
@@ -946,7 +955,7 @@ vcl_clSetProgramSpecializationConstant(cl_program program, cl_uint spec_id,
 {
 	Vcl__Request		 req = VCL__REQUEST__INIT;
 	Vcl__SetSpecConstant	 m = VCL__SET_SPEC_CONSTANT__INIT;
-	int			 n;
+	int			 n, live = 0;
 	cl_int			 err = CL_SUCCESS;
 
 	VCL_GOTO_IF(!vcl_is(program, VCL_KIND_PROGRAM), CL_INVALID_PROGRAM);
@@ -958,10 +967,20 @@ vcl_clSetProgramSpecializationConstant(cl_program program, cl_uint spec_id,
 	m.value.len = spec_size;
 	req.call_case = VCL__REQUEST__CALL_SET_SPEC_CONSTANT;
 	req.set_spec_constant = &m;
-	for (n = 0; n < vcl_nnodes() && err == CL_SUCCESS; n++)
-		if (program->nodes & (1ull << n))
-			err = vcl_node_call(vcl_node_get(n), &req, NULL, 0,
-			    NULL, 0, NULL);
+	/* On every live node of the program; a lost one is left out. */
+	for (n = 0; n < vcl_nnodes() && err == CL_SUCCESS; n++) {
+		if (!(program->nodes & (1ull << n)) ||
+		    vcl_node_status(vcl_node_get(n)) != CL_SUCCESS)
+			continue;
+		err = vcl_node_call(vcl_node_get(n), &req, NULL, 0, NULL, 0,
+		    NULL);
+		if (err != CL_SUCCESS && vcl_node_status(vcl_node_get(n)) !=
+		    CL_SUCCESS)
+			err = CL_SUCCESS;	/* lost during the call */
+		else
+			live += err == CL_SUCCESS;
+	}
+	VCL_GOTO_IF(err == CL_SUCCESS && live == 0, CL_DEVICE_NOT_AVAILABLE);
 out:
 	return (err);
 }

@@ -16,7 +16,13 @@
 #include "vcl_submit.h"
 #include "vcl_transports.h"
 
-/* Hello: check the version and the token proof, answer with the snapshot. */
+#define VCL_KEEPALIVE_MIN_MS	100		/* the loop's tick */
+#define VCL_KEEPALIVE_MAX_MS	3600000
+
+/*
+ * Hello: check the version, the token proof and the keepalive asked for,
+ * answer with the snapshot.
+ */
 void
 vcl_op_hello(struct vcl_session *s, const Vcl__Request *req,
     struct vcl_bulk *bulk)
@@ -47,12 +53,22 @@ vcl_op_hello(struct vcl_session *s, const Vcl__Request *req,
 		vcl_session_refuse(s, "authentication failed");
 		return;
 	}
+	if (h->has_keepalive_ms && (h->keepalive_ms < VCL_KEEPALIVE_MIN_MS ||
+	    h->keepalive_ms > VCL_KEEPALIVE_MAX_MS)) {
+		snprintf(msg, sizeof msg, "keepalive_ms %u: want %u to %u",
+		    h->keepalive_ms, VCL_KEEPALIVE_MIN_MS,
+		    VCL_KEEPALIVE_MAX_MS);
+		vcl_session_reply(s, req->seq, CL_INVALID_VALUE, msg);
+		vcl_session_refuse(s, "keepalive out of range");
+		return;
+	}
 	if (vcl_session_authed(s) != 0) {
 		vcl_session_reply(s, req->seq, CL_OUT_OF_RESOURCES,
 		    "server busy: --max-sessions reached");
 		vcl_session_refuse(s, "max-sessions reached");
 		return;
 	}
+	s->keepalive_ms = h->has_keepalive_ms ? h->keepalive_ms : 0;
 	s->is_peer = h->has_peer && h->peer;
 	vcl_log_info("session %llu (%s) started: %s %s%s",
 	    (unsigned long long)s->id, s->peer,

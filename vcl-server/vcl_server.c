@@ -778,6 +778,7 @@ vcl_server_check_session(struct vcl_server *srv, struct vcl_session *s,
 		vcl_session_close(s, "idle");
 		return;
 	}
+	vcl_session_keepalive(s);
 	if (s->warns.suppressed > 0 &&
 	    now - s->warns.start >= VCL_RATELOG_SECONDS) {
 		snprintf(who, sizeof who, "session %llu",

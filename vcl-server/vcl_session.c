@@ -42,6 +42,16 @@
 
 static void	vcl_session_read_cb(evutil_socket_t, short, void *);
 static void	vcl_session_write_cb(evutil_socket_t, short, void *);
+
+/* Milliseconds on the monotonic clock (keepalives). */
+static long long
+vcl_session_ms(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+}
 static void	vcl_session_flush_out(struct vcl_session *);
 static void	vcl_session_handshake(struct vcl_session *);
 
@@ -1185,6 +1195,8 @@ vcl_session_flush_out(struct vcl_session *s)
 	s->out_bytes -= (uint64_t)n;
 	if (n > 0 || empty)
 		s->last_out = vcl_server_now();
+	if (n > 0)
+		s->out_ms = vcl_session_ms();
 	s->out_charged -= heads;
 	vcl_session_uncharge(s, heads);
 	if (empty) {
@@ -1199,6 +1211,37 @@ vcl_session_flush_out(struct vcl_session *s)
 		event_add(s->ev_write, NULL);
 	vcl_session_set_reading(s, s->out_bytes < VCL_OUT_HIGH &&
 	    s->nheld < VCL_HOLD_MAX);
+}
+
+/*
+ * A sign of life for a client that asked for one (Hello.keepalive_ms),
+ * run every tick: while the session owes its client something (a reply,
+ * a command's notification, a job's end, a request held on an event) or
+ * does not read its input (a job holds it back, flow control), and has
+ * sent nothing for keepalive_ms, an empty ToClient with keepalive set.
+ * The client's own ping is read in order with its other requests, so it
+ * goes unanswered while input waits; this comes from the loop itself, so
+ * a stopped or hung server sends none.
+ */
+void
+vcl_session_keepalive(struct vcl_session *s)
+{
+	Vcl__ToClient	tc = VCL__TO_CLIENT__INIT;
+	long long	now;
+
+	if (s->keepalive_ms == 0 || s->dead || !s->authed ||
+	    s->out_bytes > 0 || s->out_parting)
+		return;		/* what is queued will show it */
+	if (s->reading && !s->paused && s->jobs == 0 && s->nheld == 0 &&
+	    LIST_EMPTY(&s->inflight))
+		return;		/* a ping would be answered */
+	now = vcl_session_ms();
+	if (now - s->out_ms < (long long)s->keepalive_ms)
+		return;
+	tc.has_keepalive = 1;
+	tc.keepalive = 1;
+	if (vcl_session_send(s, &tc, NULL, 0, NULL, NULL) == 0)
+		s->out_ms = now;
 }
 
 /*

@@ -89,6 +89,8 @@ struct vcl_session {
 	char			 addr[64];	/* numeric host, no port */
 	time_t			 last_in;	/* last input byte */
 	time_t			 last_out;	/* last output byte or empty */
+	uint32_t		 keepalive_ms;	/* Hello.keepalive_ms; 0: none */
+	long long		 out_ms;	/* monotonic ms, last output */
 	time_t			 in_since;	/* frame in progress since */
 	int			 paused;	/* a job holds input back */
 	const char		*close_why;	/* drain: what to log */
@@ -206,6 +208,7 @@ void	vcl_session_refuse(struct vcl_session *, const char *);
 int	vcl_session_authed(struct vcl_session *);
 void	vcl_session_warn(struct vcl_session *, const char *, ...)
 	    __attribute__((format(printf, 2, 3)));
+void	vcl_session_keepalive(struct vcl_session *);
 void	vcl_session_pause(struct vcl_session *);
 void	vcl_session_resume(struct vcl_session *);
 void	vcl_session_flush(struct vcl_session *);

@@ -334,106 +334,6 @@ fake_garbage(int fd, int head)
 	return (vcl_io_writev_full(fd, &iov, 1));
 }
 
-/* Listen on 127.0.0.1, port 0. Returns the fd (port in port) or -1. */
-static int
-fake_listen(char *port, size_t len)
-{
-	struct sockaddr_in	sin;
-	socklen_t		sl = sizeof sin;
-	int			fd;
-
-	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
-		return (-1);
-	memset(&sin, 0, sizeof sin);
-	sin.sin_family = AF_INET;
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (bind(fd, (struct sockaddr *)&sin, sizeof sin) != 0 ||
-	    listen(fd, 4) != 0 ||
-	    getsockname(fd, (struct sockaddr *)&sin, &sl) != 0) {
-		close(fd);
-		return (-1);
-	}
-	snprintf(port, len, "%u", ntohs(sin.sin_port));
-	return (fd);
-}
-
-/* Send one ToClient frame, then bulk_len bytes of bulk (sent_len of them). */
-static int
-fake_send(int fd, Vcl__ToClient *tc, uint64_t bulk_len, size_t sent_len)
-{
-	struct vcl_buf	 b = { NULL, 0, 0 };
-	struct iovec	 iov[2];
-	uint8_t		*bulk = NULL;
-	int		 rc = -1;
-
-	if (vcl_buf_pack(&b, &tc->base, bulk_len) != 0)
-		goto out;
-	if (sent_len > 0 && (bulk = malloc(sent_len)) == NULL)
-		goto out;
-	if (bulk != NULL)
-		memset(bulk, 0x5a, sent_len);
-	iov[0].iov_base = b.data;
-	iov[0].iov_len = b.len;
-	iov[1].iov_base = bulk;
-	iov[1].iov_len = sent_len;
-	rc = vcl_io_writev_full(fd, iov, sent_len > 0 ? 2 : 1);
-out:
-	free(bulk);
-	vcl_buf_free(&b);
-	return (rc);
-}
-
-/* Send a Reply with status, no result. */
-static int
-fake_reply(int fd, uint64_t seq, cl_int status, uint64_t bulk_len,
-    size_t sent_len)
-{
-	Vcl__ToClient	tc = VCL__TO_CLIENT__INIT;
-	Vcl__Reply	r = VCL__REPLY__INIT;
-
-	r.seq = seq;
-	r.status = status;
-	tc.reply = &r;
-	return (fake_send(fd, &tc, bulk_len, sent_len));
-}
-
-/* Read one Request frame; *bulk_len is its bulk, not read. NULL on error. */
-static Vcl__Request *
-fake_read(int fd, uint64_t *bulk_len)
-{
-	struct vcl_frame_limits	 lim = { 64u << 20, 4ull << 30 };
-	struct vcl_frame_hdr	 hdr;
-	uint8_t			 h[VCL_FRAME_HDR_LEN], *msg;
-	Vcl__Request		*req = NULL;
-	const char		*why;
-
-	if (read_n(fd, h, sizeof h) != 0 ||
-	    vcl_frame_decode(h, &lim, &hdr, &why) != 0 ||
-	    (msg = malloc(hdr.msg_len)) == NULL)
-		return (NULL);
-	if (read_n(fd, msg, hdr.msg_len) == 0)
-		req = vcl__request__unpack(NULL, hdr.msg_len, msg);
-	free(msg);
-	*bulk_len = hdr.bulk_len;
-	return (req);
-}
-
-/* Read and drop n bulk bytes. */
-static int
-fake_skip(int fd, uint64_t n)
-{
-	uint8_t	buf[65536];
-	size_t	k;
-
-	while (n > 0) {
-		k = n < sizeof buf ? (size_t)n : sizeof buf;
-		if (read_n(fd, buf, k) != 0)
-			return (-1);
-		n -= k;
-	}
-	return (0);
-}
-
 /*
  * Keep a connection open and answer nothing (pings included) until the
  * client closes it, or for the client's exit bound.
@@ -452,78 +352,6 @@ fake_hold(int fd)
 		    recv(fd, buf, sizeof buf, 0) <= 0)
 			break;
 	}
-}
-
-/* Greet, take the Hello, send a Welcome with ndev devices. */
-static int
-fake_handshake(int fd, size_t ndev, int bad_string)
-{
-	Vcl__ToClient		  tc = VCL__TO_CLIENT__INIT;
-	Vcl__Greeting		  g = VCL__GREETING__INIT;
-	Vcl__Reply		  r = VCL__REPLY__INIT;
-	Vcl__Welcome		  w = VCL__WELCOME__INIT;
-	Vcl__DeviceInfo		  di = VCL__DEVICE_INFO__INIT, **devs;
-	Vcl__InfoValue		  iv[4], *ivp[4];
-	static char		  name[8] = "AAAAAAAA";	/* no NUL */
-	Vcl__Request		 *req;
-	cl_device_type		  type = CL_DEVICE_TYPE_CPU;
-	cl_command_queue_properties qp = 0;
-	cl_ulong		  maxalloc = 1ull << 30;
-	uint8_t			  nonce[16] = { 1 };
-	uint64_t		  bulk;
-	size_t			  i;
-	int			  rc = -1;
-
-	g.version = VCL_PROTOCOL_VERSION;
-	g.nonce.data = nonce;
-	g.nonce.len = sizeof nonce;
-	g.node_name = "fake";
-	tc.greeting = &g;
-	if (fake_send(fd, &tc, 0, 0) != 0)
-		return (-1);
-	if ((req = fake_read(fd, &bulk)) == NULL ||
-	    req->call_case != VCL__REQUEST__CALL_HELLO) {
-		note("fake server: no Hello");
-		goto out;
-	}
-	for (i = 0; i < 4; i++) {
-		vcl__info_value__init(&iv[i]);
-		iv[i].has_value = 1;
-		ivp[i] = &iv[i];
-	}
-	iv[0].param = CL_DEVICE_TYPE;
-	iv[0].value.data = (uint8_t *)&type;
-	iv[0].value.len = sizeof type;
-	iv[1].param = CL_DEVICE_QUEUE_ON_HOST_PROPERTIES;
-	iv[1].value.data = (uint8_t *)&qp;
-	iv[1].value.len = sizeof qp;
-	iv[2].param = CL_DEVICE_MAX_MEM_ALLOC_SIZE;
-	iv[2].value.data = (uint8_t *)&maxalloc;
-	iv[2].value.len = sizeof maxalloc;
-	iv[3].param = CL_DEVICE_NAME;
-	iv[3].value.data = (uint8_t *)name;
-	iv[3].value.len = sizeof name;
-	di.info = ivp;
-	di.n_info = bad_string ? 4 : 3;
-	if ((devs = calloc(ndev, sizeof *devs)) == NULL)
-		goto out;
-	for (i = 0; i < ndev; i++)
-		devs[i] = &di;
-	w.node_name = "fake";
-	w.devices = devs;
-	w.n_devices = ndev;
-	r.seq = req->seq;
-	r.status = CL_SUCCESS;
-	r.result_case = VCL__REPLY__RESULT_WELCOME;
-	r.welcome = &w;
-	tc.greeting = NULL;
-	tc.reply = &r;
-	rc = fake_send(fd, &tc, 0, 0);
-	free(devs);
-out:
-	if (req != NULL)
-		vcl__request__free_unpacked(req, NULL);
-	return (rc);
 }
 
 /*
@@ -553,48 +381,48 @@ fake_serve(int lfd, enum fake_mode mode)
 	if (mode == FAKE_GARBAGE_GREETING) {
 		/* The connection stays open: the client must act. */
 		fake_garbage(fd, 0);
-		fake_read(fd, &bulk);
+		raw_fake_read(fd, &bulk);
 		goto out;
 	}
-	if (fake_handshake(fd, mode == FAKE_MANY_DEVICES ? 100000 : 1,
+	if (raw_fake_handshake(fd, mode == FAKE_MANY_DEVICES ? 100000 : 1,
 	    mode == FAKE_BAD_STRING) != 0 || mode == FAKE_MANY_DEVICES ||
 	    mode == FAKE_BAD_STRING)
 		goto out;
-	while ((req = fake_read(fd, &bulk)) != NULL) {
+	while ((req = raw_fake_read(fd, &bulk)) != NULL) {
 		if (bulk > 0 && mode == FAKE_CLOSE_IN_WRITE) {
 			vcl__request__free_unpacked(req, NULL);
 			shutdown(fd, SHUT_WR);
 			return (fd);
 		}
-		if (bulk > 0 && fake_skip(fd, bulk) != 0) {
+		if (bulk > 0 && raw_fake_skip(fd, bulk) != 0) {
 			vcl__request__free_unpacked(req, NULL);
 			goto out;
 		}
 		switch (req->call_case) {
 		case VCL__REQUEST__CALL_GET_INFO:
-			fake_reply(fd, req->seq, CL_INVALID_VALUE, 0, 0);
+			raw_fake_reply(fd, req->seq, CL_INVALID_VALUE, 0, 0);
 			break;
 		case VCL__REQUEST__CALL_FINISH:
-			fake_reply(fd, req->seq, CL_SUCCESS, 0, 0);
+			raw_fake_reply(fd, req->seq, CL_SUCCESS, 0, 0);
 			break;
 		case VCL__REQUEST__CALL_READ_BUFFER:
 			size = req->read_buffer->size;
 			if (mode == FAKE_SHORT_BULK)
-				fake_reply(fd, req->seq, CL_SUCCESS, size,
+				raw_fake_reply(fd, req->seq, CL_SUCCESS, size,
 				    (size_t)size / 2);
 			else if (mode == FAKE_ZERO_BULK)
-				fake_reply(fd, req->seq, CL_SUCCESS, 0, 0);
+				raw_fake_reply(fd, req->seq, CL_SUCCESS, 0, 0);
 			else if (mode == FAKE_LONG_BULK)
-				fake_reply(fd, req->seq, CL_SUCCESS,
+				raw_fake_reply(fd, req->seq, CL_SUCCESS,
 				    size + 65536, (size_t)size + 65536);
 			else if (mode == FAKE_BAD_SEQ)
-				fake_reply(fd, req->seq + 1000, CL_SUCCESS,
+				raw_fake_reply(fd, req->seq + 1000, CL_SUCCESS,
 				    size, (size_t)size);
 			else if (mode == FAKE_GARBAGE_HEAD ||
 			    mode == FAKE_GARBAGE_MSG)
 				fake_garbage(fd, mode == FAKE_GARBAGE_MSG);
 			else if (mode == FAKE_STALL_BULK) {
-				fake_reply(fd, req->seq, CL_SUCCESS, size,
+				raw_fake_reply(fd, req->seq, CL_SUCCESS, size,
 				    (size_t)size / 2);
 				vcl__request__free_unpacked(req, NULL);
 				/* Open and silent (pings too) till it goes. */
@@ -603,7 +431,7 @@ fake_serve(int lfd, enum fake_mode mode)
 			}
 			vcl__request__free_unpacked(req, NULL);
 			/* Keep the connection open: the client must act. */
-			fake_read(fd, &bulk);
+			raw_fake_read(fd, &bulk);
 			goto out;
 		default:
 			break;
@@ -623,7 +451,7 @@ fake_run(struct client *c, enum fake_mode mode, const char *mib)
 	int	lfd, fd;
 	long	ms = -1;
 
-	if ((lfd = fake_listen(port, sizeof port)) == -1) {
+	if ((lfd = raw_fake_listen(port, sizeof port)) == -1) {
 		note("fake server: cannot listen: %s", strerror(errno));
 		return (-1);
 	}

@@ -6,7 +6,8 @@
  * two real vclservers. One server is lost (walk_kill: the first, SIGKILL;
  * walk_stop: the second, SIGSTOP, found by VCL_CALL_TIMEOUT_MS), then the
  * application walks the API on the context: programs from source and
- * binary built, compiled and linked with and without a device list,
+ * binary built, compiled and linked with no device list and with lists
+ * naming the live device, the lost one or both,
  * kernels, buffers, sub-buffers, images, samplers, user events, queues,
  * every kind of enqueue on the live device and the info queries. Work for
  * the live device succeeds (bytes checked); work for or questions about
@@ -14,6 +15,7 @@
  * status, CL_BUILD_ERROR); nothing waits past the test's timeout.
  */
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -117,6 +119,31 @@ struct nl {
 	cl_mem			 buf;		/* NL_WORDS words */
 };
 
+/*
+ * After a call for both devices: the live device's build status
+ * CL_BUILD_SUCCESS, the lost one's CL_BUILD_ERROR, its log saying why.
+ */
+static void
+nl_lost_status(const char *name, cl_program p, const struct nl *w)
+{
+	cl_build_status	 live = CL_BUILD_NONE, lost = CL_BUILD_NONE;
+	cl_int		 e1, e2, e3;
+	char		 what[96], log[256];
+
+	log[0] = '\0';
+	e1 = clGetProgramBuildInfo(p, w->live, CL_PROGRAM_BUILD_STATUS,
+	    sizeof live, &live, NULL);
+	e2 = clGetProgramBuildInfo(p, w->lost, CL_PROGRAM_BUILD_STATUS,
+	    sizeof lost, &lost, NULL);
+	e3 = clGetProgramBuildInfo(p, w->lost, CL_PROGRAM_BUILD_LOG,
+	    sizeof log, log, NULL);
+	snprintf(what, sizeof what, "%s_status", name);
+	check(what, e1 == CL_SUCCESS && e2 == CL_SUCCESS && e3 == CL_SUCCESS &&
+	    live == CL_BUILD_SUCCESS && lost == CL_BUILD_ERROR &&
+	    strstr(log, "lost") != NULL, "live %d/%d, lost %d/%d, log %d "
+	    "'%s'", (int)e1, (int)live, (int)e2, (int)lost, (int)e3, log);
+}
+
 /* Programs: build, compile and link with no device list, binaries, info. */
 static void
 nl_programs(struct nl *w)
@@ -160,6 +187,11 @@ nl_programs(struct nl *w)
 	nl_is("build_live_listed", clBuildProgram(p, 1, &w->live, NULL, NULL,
 	    NULL), CL_SUCCESS);
 	nl_fill("build_all_runs", w->q, p, w->buf, 3);
+	/* A list naming both: as with none, the live one builds. */
+	nl_is("build_both_listed", clBuildProgram(p, 2, w->dev, NULL, NULL,
+	    NULL), CL_SUCCESS);
+	nl_lost_status("build_both_listed", p, w);
+	nl_fill("build_both_listed_runs", w->q, p, w->buf, 4);
 
 	/* Program info: the remote queries, the binaries (none for the lost). */
 	nl_is("program_num_kernels", clGetProgramInfo(p,
@@ -227,6 +259,20 @@ nl_programs(struct nl *w)
 		nl_is("link_lost_listed", err, CL_DEVICE_NOT_AVAILABLE);
 		if (ex != NULL)
 			clReleaseProgram(ex);
+		ex = clLinkProgram(w->ctx, 2, w->dev, NULL, 2, two, NULL,
+		    NULL, &err);
+		if (nl_is("link_both_listed", err, CL_SUCCESS)) {
+			nl_lost_status("link_both_listed", ex, w);
+			nl_fill("link_both_listed_runs", w->q, ex, w->buf, 11);
+		}
+		if (ex != NULL)
+			clReleaseProgram(ex);
+	}
+	/* A compile whose list names both: the live one compiles. */
+	if (p != NULL) {
+		nl_is("compile_both_listed", clCompileProgram(p, 2, w->dev,
+		    NULL, 0, NULL, NULL, NULL, NULL), CL_SUCCESS);
+		nl_lost_status("compile_both_listed", p, w);
 	}
 	if (p != NULL)
 		clReleaseProgram(p);
@@ -947,6 +993,150 @@ t_during_link(void)
 	nl_during("during_link", 3);
 }
 
+/*
+ * A fake node (PoCL here takes no IL): it greets with one device, makes
+ * programs from IL and sets their specialization constants, counting
+ * them; with lose, it closes its connection once the program is made.
+ */
+struct nl_fake {
+	int		 lfd;
+	atomic_int	 fd;		/* the client's connection, or -1 */
+	char		 port[16];
+	int		 lose;
+	atomic_int	 specs;		/* SetSpecConstant requests */
+	pthread_t	 t;
+};
+
+/* Serve one client as a fake node (its own thread). */
+static void *
+nl_fake_run(void *arg)
+{
+	struct nl_fake	*f = arg;
+	struct pollfd	 pfd;
+	struct timeval	 tv = { 60, 0 };
+	Vcl__Request	*req;
+	uint64_t	 bulk;
+	int		 fd, end = 0;
+
+	pfd.fd = f->lfd;
+	pfd.events = POLLIN;
+	if (poll(&pfd, 1, 60000) != 1 || (fd = accept(f->lfd, NULL,
+	    NULL)) < 0)
+		return (NULL);
+	atomic_store(&f->fd, fd);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	if (raw_fake_handshake(fd, 1, 0) != 0)
+		end = 1;
+	while (!end && (req = raw_fake_read(fd, &bulk)) != NULL) {
+		if (bulk > 0 && raw_fake_skip(fd, bulk) != 0)
+			end = 1;
+		switch (req->call_case) {
+		case VCL__REQUEST__CALL_CREATE_PROGRAM_FROM:
+			raw_fake_reply(fd, req->seq, CL_SUCCESS, 0, 0);
+			end |= f->lose;
+			break;
+		case VCL__REQUEST__CALL_SET_SPEC_CONSTANT:
+			atomic_fetch_add(&f->specs, 1);
+			raw_fake_reply(fd, req->seq, CL_SUCCESS, 0, 0);
+			break;
+		case VCL__REQUEST__CALL_GET_INFO:
+			raw_fake_reply(fd, req->seq, CL_INVALID_VALUE, 0, 0);
+			break;
+		case VCL__REQUEST__CALL_STATS:
+		case VCL__REQUEST__CALL_FINISH:
+			raw_fake_reply(fd, req->seq, CL_SUCCESS, 0, 0);
+			break;
+		default:
+			break;		/* asynchronous: no reply */
+		}
+		vcl__request__free_unpacked(req, NULL);
+	}
+	shutdown(fd, SHUT_RDWR);	/* closed once joined */
+	return (NULL);
+}
+
+/*
+ * clSetProgramSpecializationConstant on a program from IL over two fake
+ * nodes, the first lost once the program is made: the constant is set on
+ * the live node, and the call succeeds.
+ */
+static void
+t_spec_constant(void)
+{
+	struct nl_fake	 f[2];
+	const char	*icd = getenv("VCL_TEST_ICD_DIR");
+	static const unsigned char il[] = { 0x03, 0x02, 0x23, 0x07, 0, 1 };
+	cl_platform_id	 pf;
+	cl_device_id	 dev[2];
+	cl_context	 ctx = NULL;
+	cl_program	 p = NULL;
+	cl_uint		 n = 0, v = 42;
+	cl_int		 err = CL_SUCCESS;
+	char		 nodes[80];
+	int		 i, started = 0;
+
+	memset(f, 0, sizeof f);
+	f[0].lose = 1;
+	atomic_store(&f[0].fd, -1);
+	atomic_store(&f[1].fd, -1);
+	for (i = 0; i < 2; i++)
+		if ((f[i].lfd = raw_fake_listen(f[i].port,
+		    sizeof f[i].port)) == -1) {
+			check("spec_setup", 0, "cannot listen: %s",
+			    strerror(errno));
+			goto out;
+		}
+	if (icd == NULL || *icd == '\0') {
+		check("env", 0, "VCL_TEST_ICD_DIR is not set");
+		goto out;
+	}
+	snprintf(nodes, sizeof nodes, "127.0.0.1:%s,127.0.0.1:%s",
+	    f[0].port, f[1].port);
+	setenv("VCL_NODES", nodes, 1);
+	setenv("OCL_ICD_VENDORS", icd, 1);
+	setenv("VCL_STRICT", "1", 1);
+	unsetenv("VCL_CALL_TIMEOUT_MS");
+	unsetenv("VCL_TRANSPORT");
+	for (started = 0; started < 2; started++)
+		if (pthread_create(&f[started].t, NULL, nl_fake_run,
+		    &f[started]) != 0)
+			break;
+	if (started < 2 || clGetPlatformIDs(1, &pf, NULL) != CL_SUCCESS ||
+	    clGetDeviceIDs(pf, CL_DEVICE_TYPE_ALL, 2, dev, &n) !=
+	    CL_SUCCESS || n < 2 || (ctx = clCreateContext(NULL, 2, dev, NULL,
+	    NULL, &err)) == NULL || (p = clCreateProgramWithIL(ctx, il,
+	    sizeof il, &err)) == NULL) {
+		check("spec_setup", 0, "set-up failed: %d, %u devices",
+		    (int)err, n);
+		goto out;
+	}
+	/* The first node has closed: this call finds it lost, or knows. */
+	nl_is("spec_constant_live", clSetProgramSpecializationConstant(p, 1,
+	    sizeof v, &v), CL_SUCCESS);
+	check("spec_constant_set", atomic_load(&f[1].specs) == 1, "the live "
+	    "node got %d SetSpecConstant, want 1", atomic_load(&f[1].specs));
+	check("spec_constant_lost", atomic_load(&f[0].specs) == 0, "the lost "
+	    "node got %d", atomic_load(&f[0].specs));
+out:
+	if (p != NULL)
+		clReleaseProgram(p);
+	if (ctx != NULL)
+		clReleaseContext(ctx);
+	for (i = 0; i < 2; i++) {
+		/* The fake's reads end; so does its wait for a client. */
+		if (atomic_load(&f[i].fd) != -1)
+			shutdown(atomic_load(&f[i].fd), SHUT_RDWR);
+		if (f[i].lfd > 0)
+			shutdown(f[i].lfd, SHUT_RDWR);
+		if (i < started)
+			pthread_join(f[i].t, NULL);
+		if (atomic_load(&f[i].fd) != -1)
+			close(atomic_load(&f[i].fd));
+		if (f[i].lfd > 0)
+			close(f[i].lfd);
+	}
+}
+
 /* The first node killed. */
 static void
 t_walk_kill(void)
@@ -968,6 +1158,7 @@ static const struct test tests[] = {
 	{ "during_formats",	t_during_formats,	60 },
 	{ "during_binaries",	t_during_binaries,	60 },
 	{ "during_link",	t_during_link,		60 },
+	{ "spec_constant",	t_spec_constant,	60 },
 };
 
 int

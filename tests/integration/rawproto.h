@@ -173,4 +173,14 @@ int	 raw_ring_give(struct raw_ring *, struct conn *);
 void	 raw_ring_free(struct raw_ring *);
 uint8_t	*raw_ring_slot(struct raw_ring *, unsigned);
 
+/* A fake server (rawproto.c): the server end of the wire, in the test. */
+int raw_fake_listen(char *port, size_t len);
+int raw_fake_send(int fd, Vcl__ToClient *tc, uint64_t bulk_len,
+    size_t sent_len);
+int raw_fake_reply(int fd, uint64_t seq, cl_int status, uint64_t bulk_len,
+    size_t sent_len);
+Vcl__Request *raw_fake_read(int fd, uint64_t *bulk_len);
+int raw_fake_skip(int fd, uint64_t n);
+int raw_fake_handshake(int fd, size_t ndev, int bad_string);
+
 #endif

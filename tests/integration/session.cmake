@@ -200,4 +200,4 @@ vcl_rawtest(loopwait)
 # then the whole API walked on the context: live-device work succeeds,
 # lost-device work fails at once with CL_DEVICE_NOT_AVAILABLE.
 vcl_rawtest(nodeloss2)
-target_link_libraries(nodeloss2_test PRIVATE PkgConfig::OPENCL)
+target_link_libraries(nodeloss2_test PRIVATE PkgConfig::OPENCL Threads::Threads)

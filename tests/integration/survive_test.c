@@ -17,6 +17,9 @@
  *     stopped: an error within a bound.
  *   write_*: a 256 MiB blocking write to a server that stops taking its
  *     bytes, then (kill) is killed mid-bulk: an error, no SIGPIPE.
+ *   held_live*: a live server holds a blocking write's session input (a
+ *     buffer's creation held on a mover) for three call timeouts: its
+ *     keepalives keep the node, the write succeeds once let go.
  *   read_cut_*: a chunked read's reply cut after its head and part of
  *     its bytes (VCL_TEST_READ_FAIL_CHUNK), blocking or waited for with
  *     clWaitForEvents: an error, the callback, the node lost.
@@ -755,6 +758,22 @@ sv_write_run(void *arg)
 }
 
 /*
+ * Write SV_BYTES, blocking, and finish the queue (on its own thread): a
+ * write whose bytes are all sent may return before the server has them.
+ */
+static void *
+sv_held_run(void *arg)
+{
+	struct sv_write	*w = arg;
+
+	if ((w->err = clEnqueueWriteBuffer(w->q, w->buf, CL_TRUE, 0, SV_BYTES,
+	    w->host, 0, NULL, NULL)) == CL_SUCCESS)
+		w->err = clFinish(w->q);
+	atomic_store(&w->done, 1);
+	return (NULL);
+}
+
+/*
  * A 256 MiB blocking write to a server that stops taking its bytes
  * (SIGSTOP after a first large transfer, so the ring is set up where
  * there is one): the call timeout ends it; with kill, the server is then
@@ -862,6 +881,124 @@ static void
 t_write_kill_tcp(void)
 {
 	sv_write("write_kill_tcp", 1, "tcp");
+}
+
+/* Open a server's movers' latch (VCL_TEST_MOVER_LATCH): make its file. */
+static int
+sv_latch_open(const char *path)
+{
+	int	fd;
+
+	if ((fd = open(path, O_CREAT | O_WRONLY, 0600)) == -1)
+		return (0);
+	close(fd);
+	return (1);
+}
+
+/*
+ * A live server whose session holds its input back longer than the call
+ * timeout: a buffer's creation is held on a mover (VCL_TEST_MOVER_LATCH)
+ * for three timeouts while a blocking write and a clFinish wait behind
+ * it, its bytes and the client's pings unread. The server's loop says it
+ * lives (keepalives), so the node is not lost: the calls wait, then
+ * succeed once the creation is let go, and the bytes read back.
+ */
+static void
+sv_held(const char *name, const char *transport)
+{
+	struct srv	 sv;
+	struct sv_write	 w;
+	cl_device_id	 dev;
+	cl_context	 ctx = NULL;
+	cl_program	 prog = NULL;
+	cl_int		 err = CL_SUCCESS;
+	unsigned char	*back = NULL;
+	char		 what[96], latch[PATH_MAX];
+	int		 n, rc, held_polls;
+
+	memset(&w, 0, sizeof w);
+	snprintf(latch, sizeof latch, "%s/%s-latch", root, name);
+	setenv("VCL_TEST_MOVER_LATCH", latch, 1);
+	rc = srv_start(&sv, name, "127.0.0.1:0", NULL);
+	unsetenv("VCL_TEST_MOVER_LATCH");
+	if (!rc)
+		return;
+	held_polls = 3 * atoi(SV_TIMEOUT_MS) / POLL_MS;
+	if (!sv_env(&sv, 1, transport, SV_TIMEOUT_MS) ||
+	    !sv_setup(&dev, 1, &ctx, &prog, 0))
+		goto out;
+	if ((w.host = malloc(SV_BYTES)) == NULL ||
+	    (back = calloc(1, SV_BYTES)) == NULL ||
+	    (w.q = clCreateCommandQueue(ctx, dev, 0, &err)) == NULL ||
+	    (w.buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE, SV_BYTES, NULL,
+	    &err)) == NULL) {
+		check(name, 0, "set-up: %d", (int)err);
+		goto out;
+	}
+	for (n = 0; n < (int)SV_BYTES; n++)
+		((unsigned char *)w.host)[n] = (unsigned char)(n * 7 + 1);
+	if (pthread_create(&w.t, NULL, sv_held_run, &w) != 0) {
+		check(name, 0, "pthread_create failed");
+		goto out;
+	}
+	for (n = 0; n < held_polls && !atomic_load(&w.done); n++)
+		poll_wait();
+	snprintf(what, sizeof what, "%s_waits", name);
+	rc = check(what, !atomic_load(&w.done), "the write and finish "
+	    "returned %d while its live server held them (%d ms, "
+	    "VCL_CALL_TIMEOUT_MS %s)",
+	    (int)w.err, held_polls * POLL_MS, SV_TIMEOUT_MS);
+	snprintf(what, sizeof what, "%s_latch", name);
+	check(what, sv_latch_open(latch), "cannot make %s", latch);
+	for (n = 0; n < SV_END_POLLS && !atomic_load(&w.done); n++)
+		poll_wait();
+	snprintf(what, sizeof what, "%s_returns", name);
+	if (!check(what, atomic_load(&w.done), "the write or finish still "
+	    "waits %d s after its buffer was made", SV_END_POLLS * POLL_MS / 1000)) {
+		srv_kill(&sv);
+		fflush(stdout);
+		_exit(0);
+	}
+	pthread_join(w.t, NULL);
+	if (!rc)
+		goto out;
+	snprintf(what, sizeof what, "%s_succeeds", name);
+	if (!check(what, w.err == CL_SUCCESS, "the write and finish "
+	    "returned %d", (int)w.err))
+		goto out;
+	err = clEnqueueReadBuffer(w.q, w.buf, CL_TRUE, 0, SV_BYTES, back, 0,
+	    NULL, NULL);
+	snprintf(what, sizeof what, "%s_bytes", name);
+	check(what, err == CL_SUCCESS && memcmp(back, w.host, SV_BYTES) == 0,
+	    "the read back: %d%s", (int)err, err == CL_SUCCESS ?
+	    " (wrong bytes)" : "");
+out:
+	(void)sv_latch_open(latch);
+	if (w.buf != NULL)
+		clReleaseMemObject(w.buf);
+	if (w.q != NULL)
+		clReleaseCommandQueue(w.q);
+	if (prog != NULL)
+		clReleaseProgram(prog);
+	if (ctx != NULL)
+		clReleaseContext(ctx);
+	free(w.host);
+	free(back);
+	srv_kill(&sv);
+}
+
+/* The held write over tcp: its bytes wait in the stream. */
+static void
+t_held_live_tcp(void)
+{
+	sv_held("held_live_tcp", "tcp");
+}
+
+/* The held write over the ring. */
+static void
+t_held_live(void)
+{
+	sv_held("held_live", NULL);
 }
 
 /*
@@ -1437,6 +1574,8 @@ static const struct test tests[] = {
 	{ "write_stop_tcp",	t_write_stop_tcp,	60 },
 	{ "write_kill",		t_write_kill,		60 },
 	{ "write_kill_tcp",	t_write_kill_tcp,	60 },
+	{ "held_live",		t_held_live,		60 },
+	{ "held_live_tcp",	t_held_live_tcp,	60 },
 	{ "read_cut_tcp",	t_read_cut_tcp,		60 },
 	{ "read_cut_nb_tcp",	t_read_cut_nb_tcp,	60 },
 	{ "nodes",		t_nodes,		90 },
