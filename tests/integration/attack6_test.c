@@ -298,7 +298,7 @@ test_dial_share(void)
 	/* The hostile session names every silent address it has. */
 	for (i = 0, rc = 0; i < NLISTEN; i++)
 		if ((lfd[i] = mute_listener(addr[i], sizeof addr[i])) == -1 ||
-		    forward_bogus(&h, addr[i], (uint64_t)i + 1) != 0)
+		    raw_forward_bogus(&h, addr[i], (uint64_t)i + 1) != 0)
 			rc = -1;
 	rc |= links_now(&h, NULL, &n, &ready);
 	check("share_hostile_bounded", rc == 0 && n == 1, "%zu links "
@@ -327,10 +327,10 @@ test_dial_share(void)
 
 	/* A link two sessions wait on passes to the one left. */
 	rc = conn_session(&h, &sv);
-	rc |= forward_bogus(&h, addr[1], 21);
+	rc |= raw_forward_bogus(&h, addr[1], 21);
 	rc |= links_now(&h, addr[1], &n, &ready);
 	rc |= ready == 0 ? 0 : -1;
-	rc |= forward_bogus(&g, addr[1], 22);
+	rc |= raw_forward_bogus(&g, addr[1], 22);
 	rc |= links_now(&g, NULL, &n, &ready);
 	conn_close(&h);
 	rc |= wait_sessions_at(&g, 1);
@@ -338,7 +338,7 @@ test_dial_share(void)
 	check("share_handed_on", rc == 0 && ready == 0, "the link another "
 	    "session waits on, once its asker closed: %s (rc %d)",
 	    ready == -1 ? "closed" : "ready", rc);
-	rc = forward_bogus(&g, addr[2], 23);
+	rc = raw_forward_bogus(&g, addr[2], 23);
 	rc |= links_now(&g, addr[2], &n, &ready);
 	check("share_handed_counted", rc == 0 && ready == -1, "a session "
 	    "holding a link handed on dialled another past its share "
