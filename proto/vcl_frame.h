@@ -28,6 +28,10 @@ struct vcl_frame_limits {
 	uint64_t	max_bulk;
 };
 
+/* Hello.keepalive_ms: from the server loop's tick to an hour. */
+#define VCL_KEEPALIVE_MIN_MS	100u
+#define VCL_KEEPALIVE_MAX_MS	3600000u
+
 #define VCL_FRAME_DEFAULT_MAX_MSG	(64u << 20)
 #define VCL_FRAME_DEFAULT_MAX_BULK	(4ull << 30)
 

@@ -113,17 +113,14 @@ vcl_conn_tick_ms(const struct vcl_node *n)
 	return (t < 20 ? 20 : t > 5000 ? 5000 : t);
 }
 
-#define VCL_KEEPALIVE_MIN	100		/* ms: the server's tick */
-#define VCL_KEEPALIVE_MAX	3600000
-
 /* The keepalive asked of the server: a quarter of the call timeout. */
 static int
 vcl_conn_keepalive_ms(const struct vcl_node *n)
 {
 	int	k = n->timeout_ms / 4;
 
-	return (k < VCL_KEEPALIVE_MIN ? VCL_KEEPALIVE_MIN :
-	    k > VCL_KEEPALIVE_MAX ? VCL_KEEPALIVE_MAX : k);
+	return (k < (int)VCL_KEEPALIVE_MIN_MS ? (int)VCL_KEEPALIVE_MIN_MS :
+	    k > (int)VCL_KEEPALIVE_MAX_MS ? (int)VCL_KEEPALIVE_MAX_MS : k);
 }
 
 /*

@@ -16,9 +16,6 @@
 #include "vcl_submit.h"
 #include "vcl_transports.h"
 
-#define VCL_KEEPALIVE_MIN_MS	100		/* the loop's tick */
-#define VCL_KEEPALIVE_MAX_MS	3600000
-
 /*
  * Hello: check the version, the token proof and the keepalive asked for,
  * answer with the snapshot.

@@ -42,16 +42,6 @@
 
 static void	vcl_session_read_cb(evutil_socket_t, short, void *);
 static void	vcl_session_write_cb(evutil_socket_t, short, void *);
-
-/* Milliseconds on the monotonic clock (keepalives). */
-static long long
-vcl_session_ms(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
-}
 static void	vcl_session_flush_out(struct vcl_session *);
 static void	vcl_session_handshake(struct vcl_session *);
 
@@ -1196,7 +1186,7 @@ vcl_session_flush_out(struct vcl_session *s)
 	if (n > 0 || empty)
 		s->last_out = vcl_server_now();
 	if (n > 0)
-		s->out_ms = vcl_session_ms();
+		s->out_ns = vcl_server_ns();
 	s->out_charged -= heads;
 	vcl_session_uncharge(s, heads);
 	if (empty) {
@@ -1227,7 +1217,7 @@ void
 vcl_session_keepalive(struct vcl_session *s)
 {
 	Vcl__ToClient	tc = VCL__TO_CLIENT__INIT;
-	long long	now;
+	uint64_t	now;
 
 	if (s->keepalive_ms == 0 || s->dead || !s->authed ||
 	    s->out_bytes > 0 || s->out_parting)
@@ -1235,13 +1225,13 @@ vcl_session_keepalive(struct vcl_session *s)
 	if (s->reading && !s->paused && s->jobs == 0 && s->nheld == 0 &&
 	    LIST_EMPTY(&s->inflight))
 		return;		/* a ping would be answered */
-	now = vcl_session_ms();
-	if (now - s->out_ms < (long long)s->keepalive_ms)
+	now = vcl_server_ns();
+	if (now - s->out_ns < (uint64_t)s->keepalive_ms * 1000000)
 		return;
 	tc.has_keepalive = 1;
 	tc.keepalive = 1;
 	if (vcl_session_send(s, &tc, NULL, 0, NULL, NULL) == 0)
-		s->out_ms = now;
+		s->out_ns = now;
 }
 
 /*

@@ -90,7 +90,7 @@ struct vcl_session {
 	time_t			 last_in;	/* last input byte */
 	time_t			 last_out;	/* last output byte or empty */
 	uint32_t		 keepalive_ms;	/* Hello.keepalive_ms; 0: none */
-	long long		 out_ms;	/* monotonic ms, last output */
+	uint64_t		 out_ns;	/* vcl_server_ns, last output */
 	time_t			 in_since;	/* frame in progress since */
 	int			 paused;	/* a job holds input back */
 	const char		*close_why;	/* drain: what to log */
