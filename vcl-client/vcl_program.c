@@ -712,12 +712,10 @@ vcl_clLinkProgram(cl_context context, cl_uint num_devices,
 		VCL_GOTO_IF(!vcl_is(device_list[i], VCL_KIND_DEVICE) ||
 		    vcl_ctx_index(context, device_list[i]) < 0,
 		    CL_INVALID_DEVICE);
-	for (i = 0; i < num_input_programs; i++) {
-		VCL_GOTO_IF(!vcl_is(input_programs[i], VCL_KIND_PROGRAM),
-		    CL_INVALID_PROGRAM);
-		VCL_GOTO_IF(input_programs[i]->ctx != context,
-		    CL_INVALID_CONTEXT);
-	}
+	/* One of another context is no valid input: as the server says. */
+	for (i = 0; i < num_input_programs; i++)
+		VCL_GOTO_IF(!vcl_is(input_programs[i], VCL_KIND_PROGRAM) ||
+		    input_programs[i]->ctx != context, CL_INVALID_PROGRAM);
 	VCL_GOTO_IF((ids = calloc(num_input_programs, sizeof *ids)) == NULL ||
 	    (p = vcl_program_new(context)) == NULL, CL_OUT_OF_HOST_MEMORY);
 	for (i = 0; i < num_input_programs; i++)
