@@ -685,6 +685,29 @@ out:
 	return (err);
 }
 
+/*
+ * The nodes of a context where a link with no device list is performed:
+ * those with a device for which an input holds a compiled object or a
+ * library (its compile or link succeeded there). On the others none does,
+ * and the specification says no link is performed for their devices (no
+ * executable, status CL_BUILD_NONE), not an error: a node asked would
+ * answer CL_INVALID_OPERATION (no device of its left to link). With none
+ * left, all are asked, for the error.
+ */
+static uint64_t
+vcl_link_nodes(cl_context ctx, uint64_t nodes, cl_uint ninputs,
+    const cl_program *inputs)
+{
+	uint64_t	has = 0;
+	cl_uint		i, k;
+
+	for (i = 0; i < ctx->ndevices; i++)
+		for (k = 0; k < ninputs; k++)
+			if (inputs[k]->build[i].status == CL_BUILD_SUCCESS)
+				has |= 1ull << ctx->devices[i]->node->index;
+	return ((nodes & has) != 0 ? nodes & has : nodes);
+}
+
 cl_program CL_API_CALL
 vcl_clLinkProgram(cl_context context, cl_uint num_devices,
     const cl_device_id *device_list, const char *options,
@@ -712,12 +735,10 @@ vcl_clLinkProgram(cl_context context, cl_uint num_devices,
 		VCL_GOTO_IF(!vcl_is(device_list[i], VCL_KIND_DEVICE) ||
 		    vcl_ctx_index(context, device_list[i]) < 0,
 		    CL_INVALID_DEVICE);
-	for (i = 0; i < num_input_programs; i++) {
-		VCL_GOTO_IF(!vcl_is(input_programs[i], VCL_KIND_PROGRAM),
-		    CL_INVALID_PROGRAM);
-		VCL_GOTO_IF(input_programs[i]->ctx != context,
-		    CL_INVALID_CONTEXT);
-	}
+	/* One of another context is no valid input: as the server says. */
+	for (i = 0; i < num_input_programs; i++)
+		VCL_GOTO_IF(!vcl_is(input_programs[i], VCL_KIND_PROGRAM) ||
+		    input_programs[i]->ctx != context, CL_INVALID_PROGRAM);
 	VCL_GOTO_IF((ids = calloc(num_input_programs, sizeof *ids)) == NULL ||
 	    (p = vcl_program_new(context)) == NULL, CL_OUT_OF_HOST_MEMORY);
 	for (i = 0; i < num_input_programs; i++)
@@ -730,7 +751,9 @@ vcl_clLinkProgram(cl_context context, cl_uint num_devices,
 		p->nodes = 0;
 		for (i = 0; i < num_devices; i++)
 			p->nodes |= 1ull << device_list[i]->node->index;
-	}
+	} else
+		p->nodes = vcl_link_nodes(context, p->nodes,
+		    num_input_programs, input_programs);
 	p->notexec = options != NULL && strstr(options, "-create-library") !=
 	    NULL;
 	p->options = options != NULL ? strdup(options) : NULL;

@@ -585,7 +585,7 @@ vcl_op_copy_image_buffer(struct vcl_session *s, const Vcl__Request *req,
 {
 	const Vcl__CopyImageBuffer	*m = req->copy_image_buffer;
 	struct vcl_hobj			*im, *buf, *ib;
-	struct vcl_img			 img, bimg;
+	struct vcl_img			 img;
 	struct vcl_enq			 enq;
 	size_t				 o[3], r[3];
 	uint64_t			 n;
@@ -598,7 +598,7 @@ vcl_op_copy_image_buffer(struct vcl_session *s, const Vcl__Request *req,
 	    (buf = vcl_mem_range_get(s, m->buffer, m->offset, n, &err)) ==
 	    NULL)
 		goto out;
-	if (vcl_image_of(buf->u.mem, &bimg) == 0)
+	if (buf->image)
 		err = CL_INVALID_MEM_OBJECT;	/* an image is no buffer */
 	else if (m->to_buffer && img.type == CL_MEM_OBJECT_IMAGE1D_BUFFER) {
 		/* Its pixels are its buffer's bytes, packed: copied as such. */

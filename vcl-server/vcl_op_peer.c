@@ -690,6 +690,7 @@ vcl_peer_link_lost(struct vcl_session *ps)
 	const Vcl__PeerPush	*m;
 	struct vcl_session	*t;
 	struct vcl_hobj		*x;
+	int			 corked;
 
 	if (ps->in_req == NULL ||
 	    ps->in_req->call_case != VCL__REQUEST__CALL_PEER_PUSH)
@@ -702,8 +703,17 @@ vcl_peer_link_lost(struct vcl_session *ps)
 	    (x->receiving == NULL || x->receiving == ps)) {
 		vcl_log_info("session %llu: transfer %llu lost with its link",
 		    (unsigned long long)t->id, (unsigned long long)m->transfer);
+		/*
+		 * Failing it tells t's client: queued only, written by the
+		 * flush, since a write that finds that client gone closes t
+		 * and frees x (this runs from a tick's or a flush's walk too,
+		 * not only from a corked batch).
+		 */
+		corked = ps->srv->corked;
+		ps->srv->corked = 1;
 		vcl_xfer_fail(t, x, CL_DEVICE_NOT_AVAILABLE);
 		vcl_xfer_end(t, x);	/* detaches ps's input from it */
+		ps->srv->corked = corked;
 		vcl_session_flush(t);
 	} else if (x == NULL && vcl_handle_find(&t->early, m->transfer) ==
 	    NULL && (x = vcl_early_add(t, m->transfer)) != NULL)

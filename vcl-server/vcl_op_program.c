@@ -2092,8 +2092,8 @@ vcl_op_set_spec_constant(struct vcl_session *s, const Vcl__Request *req,
 		err = CL_INVALID_PROGRAM;
 	else if (o->error != CL_SUCCESS)
 		err = o->error;
-	else if (o->building)
-		err = CL_INVALID_OPERATION;
+	else if (o->building || o->linking > 0)
+		err = CL_INVALID_OPERATION;	/* a job of it runs */
 	else if (m->value.len == 0)
 		err = CL_INVALID_VALUE;
 	/* Only a program from IL has them (PoCL 3.1 asserts on others). */

@@ -65,6 +65,8 @@ struct vcl_peer {
 	uint64_t		 serial;	/* unique among links: a hold's */
 	uint64_t		 held;		/* placed migrations that chose it,
 						   not pushed yet */
+	const char		*doomed;	/* to close, why (vcl_peer_sweep);
+						   as good as closed meanwhile */
 	TAILQ_HEAD(, vcl_peer_wait) waits;	/* sent before READY */
 	TAILQ_HEAD(, vcl_peer_oob) placing;	/* placed pushes not ended */
 	LIST_ENTRY(vcl_peer)	 entry;
@@ -106,7 +108,43 @@ static void	vcl_peer_read_cb(evutil_socket_t, short, void *);
 static void	vcl_peer_go(struct vcl_peer *, Vcl__Request *, const uint8_t *,
 		    uint64_t, void (*)(void *), void (*)(void *), void *);
 static int	vcl_peer_release_waits(struct vcl_peer *);
+static void	vcl_peer_close(struct vcl_peer *, const char *);
 static void	vcl_peer_write_cb(evutil_socket_t, short, void *);
+
+/* The link to addr that is not being closed, or NULL. */
+static struct vcl_peer *
+vcl_peer_find(struct vcl_server *srv, const char *addr)
+{
+	struct vcl_peer	*p;
+
+	LIST_FOREACH(p, &srv->peers, entry)
+		if (p->doomed == NULL && strcmp(p->addr, addr) == 0)
+			return (p);
+	return (NULL);
+}
+
+/*
+ * Close the links marked doomed, each found again from the list's head:
+ * a close fails what its link carried, and the owners of those requests
+ * may close other links meanwhile (a session whose client went closes the
+ * links it dialled, vcl_peer_session_gone; a forward at --max-sessions
+ * closes an idle one, vcl_peer_room) or open new ones, so a link saved
+ * before a close may be gone after it.
+ */
+static void
+vcl_peer_sweep(struct vcl_server *srv)
+{
+	struct vcl_peer	*p;
+
+	for (;;) {
+		LIST_FOREACH(p, &srv->peers, entry)
+			if (p->doomed != NULL)
+				break;
+		if (p == NULL)
+			return;
+		vcl_peer_close(p, p->doomed);
+	}
+}
 
 /* Drop a link: fail what it still carried, free it. */
 static void
@@ -664,9 +702,7 @@ vcl_peer_placeable(struct vcl_server *srv, const char *addr, uint64_t len,
 {
 	struct vcl_peer	*p;
 
-	LIST_FOREACH(p, &srv->peers, entry)
-		if (strcmp(p->addr, addr) == 0)
-			break;
+	p = vcl_peer_find(srv, addr);
 	if (p == NULL || p->state != VCL_PEER_READY || p->ep == NULL ||
 	    !vcl_tp_can_place(p->ep, len))
 		return (NULL);
@@ -705,9 +741,7 @@ vcl_peer_send_placed(struct vcl_server *srv, const char *addr,
 	struct vcl_peer		*p;
 	uint64_t		 xid;
 
-	LIST_FOREACH(p, &srv->peers, entry)
-		if (strcmp(p->addr, addr) == 0)
-			break;
+	p = vcl_peer_find(srv, addr);
 	if (p == NULL || p->state != VCL_PEER_READY || p->ep == NULL ||
 	    (o = calloc(1, sizeof *o)) == NULL)
 		return (-1);
@@ -761,9 +795,7 @@ vcl_peer_send(struct vcl_session *s, const char *addr, Vcl__Request *req,
 	struct vcl_peer		*p;
 	struct vcl_peer_wait	*w;
 
-	LIST_FOREACH(p, &srv->peers, entry)
-		if (strcmp(p->addr, addr) == 0)
-			break;
+	p = vcl_peer_find(srv, addr);
 	if (p == NULL && (vcl_peer_room(srv, s, addr) != 0 ||
 	    (p = vcl_peer_open(srv, s, addr)) == NULL)) {
 		fail(arg);
@@ -852,11 +884,10 @@ vcl_peer_release_waits(struct vcl_peer *p)
 void
 vcl_peer_session_gone(struct vcl_session *s)
 {
-	struct vcl_peer		*p, *next;
+	struct vcl_peer		*p;
 	struct vcl_peer_wait	*w;
 
-	for (p = LIST_FIRST(&s->srv->peers); p != NULL; p = next) {
-		next = LIST_NEXT(p, entry);
+	LIST_FOREACH(p, &s->srv->peers, entry) {
 		TAILQ_FOREACH(w, &p->waits, entry)
 			if (w->s == s)
 				w->s = NULL;
@@ -868,10 +899,10 @@ vcl_peer_session_gone(struct vcl_session *s)
 				p->asker = w->s;
 				break;
 			}
-		if (p->asker == NULL)
-			vcl_peer_close(p, "the session that asked for it "
-			    "closed");
+		if (p->asker == NULL && p->doomed == NULL)
+			p->doomed = "the session that asked for it closed";
 	}
+	vcl_peer_sweep(s->srv);
 }
 
 /* Close every link (at exit). */
@@ -898,17 +929,19 @@ void
 vcl_peer_check_all(struct vcl_server *srv, time_t now)
 {
 	const struct vcl_limits	*lim = &srv->limits;
-	struct vcl_peer		*p, *next;
+	struct vcl_peer		*p;
 	struct vcl_peer_oob	*po;
 	struct vcl_out		*o;
 	uint64_t		 allowed, rate;
 
+	/* Marked first, closed after: see vcl_peer_sweep. */
 	rate = lim->frame_rate ? lim->frame_rate : 1;
-	for (p = LIST_FIRST(&srv->peers); p != NULL; p = next) {
-		next = LIST_NEXT(p, entry);
+	LIST_FOREACH(p, &srv->peers, entry) {
+		if (p->doomed != NULL)
+			continue;
 		if (p->state != VCL_PEER_READY) {
 			if ((uint64_t)(now - p->born) > lim->handshake_s)
-				vcl_peer_close(p, "no handshake in time");
+				p->doomed = "no handshake in time";
 			continue;
 		}
 		if (lim->frame_s == 0)
@@ -922,8 +955,7 @@ vcl_peer_check_all(struct vcl_server *srv, time_t now)
 			    "bytes: no slot or end from the peer in %llu s",
 			    p->addr, (unsigned long long)po->len,
 			    (unsigned long long)(now - po->last));
-			vcl_peer_close(p, "the peer does not take a placed "
-			    "push");
+			p->doomed = "the peer does not take a placed push";
 			continue;
 		}
 		if ((o = TAILQ_FIRST(&p->outq)) == NULL)
@@ -931,8 +963,9 @@ vcl_peer_check_all(struct vcl_server *srv, time_t now)
 		allowed = lim->frame_s + (o->head.len + o->bulk_len -
 		    o->sent) / rate;
 		if ((uint64_t)(now - p->last_out) > allowed)
-			vcl_peer_close(p, "the peer does not take what is sent");
+			p->doomed = "the peer does not take what is sent";
 	}
+	vcl_peer_sweep(srv);
 }
 
 /* The links, for Stats: address, transport, state. Free with _free. */

@@ -544,11 +544,114 @@ out:
 	srv_stop(&sv, "self_server_exit");
 }
 
+/* MigrateOut of a context that is not there, event ev: its failure goes
+ * to addr (a PeerPush), and ev fails when the link drops it. */
+static int
+push_failed(struct conn *c, const char *addr, uint64_t ev)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__MigrateOut	m = VCL__MIGRATE_OUT__INIT;
+	Vcl__PeerDest	d = VCL__PEER_DEST__INIT;
+
+	d.addr = (char *)addr;
+	d.session = 1;
+	d.key = 1;
+	m.context = 999;
+	m.mem = 3;
+	m.size = 16;
+	m.dest = &d;
+	m.transfer = ev;
+	m.has_event = 1;
+	m.event = ev;
+	r.call_case = VCL__REQUEST__CALL_MIGRATE_OUT;
+	r.migrate_out = &m;
+	return (send_req(c, &r, NULL, 0));
+}
+
+/*
+ * Two links a session dialled to silent addresses miss their handshake
+ * deadline in one tick. Closing the first fails its push, whose event's
+ * Notify finds the client gone (reset while its input was held by a
+ * buffer made on a mover, so the loop had not seen it): the session
+ * closes, and with it the other link it dialled, the one the tick's walk
+ * had saved as its next. The walk went on into freed memory (ASan:
+ * heap-use-after-free in vcl_peer_check_all). The server lives, drops
+ * both links and the session, and serves the next one.
+ */
+static void
+test_close_walk(void)
+{
+	static const char *const args[] = { "--handshake-timeout", "2",
+		NULL };
+	struct srv		 sv;
+	struct conn		 h, g;
+	struct linger		 lg = { 1, 0 };
+	Vcl__StatsResult	 st;
+	char			 addr[2][64], latch[PATH_MAX];
+	uint64_t		 sid, key;
+	size_t			 n = 0;
+	int			 lfd[2] = { -1, -1 }, i, rc, ready;
+
+	h.fd = g.fd = -1;
+	snprintf(latch, sizeof latch, "%s/close_walk-latch", root);
+	setenv("VCL_TEST_MOVER_LATCH", latch, 1);
+	rc = srv_start(&sv, "walk_server_start", "127.0.0.1:0", args);
+	unsetenv("VCL_TEST_MOVER_LATCH");
+	if (!rc)
+		return;
+	if (!check("walk_sessions", client_open(&h, &sv, &sid, &key) == 0 &&
+	    conn_session(&g, &sv) == 0, "no sessions"))
+		goto out;
+	/* Both pushes in one batch: their links are born in one second. */
+	for (i = 0, rc = 0; i < 2; i++)
+		if ((lfd[i] = mute_listener(addr[i], sizeof addr[i])) == -1)
+			rc = -1;
+	if (rc == 0)
+		rc = push_failed(&h, addr[0], 10) | push_failed(&h, addr[1],
+		    11) | create_buffer(&h, 3, 1, 2u << 20, NULL, 0);
+	/* Held on the mover: the session reads nothing meanwhile. */
+	for (i = 0; rc == 0 && i < STATS_POLLS; i++) {
+		if ((rc = stats(&g, &st)) == 0 && st.buffers_moving == 1)
+			break;
+		poll_wait();
+	}
+	rc |= links_now(&g, addr[1], &n, &ready);
+	if (!check("walk_setup", rc == 0 && n == 2 && ready == 0 &&
+	    st.buffers_moving == 1, "%zu links, buffers moving %llu, want 2 "
+	    "being dialled and 1 (rc %d)", n,
+	    (unsigned long long)st.buffers_moving, rc))
+		goto out;
+	/* Reset, not closed: the held session's loop sees nothing. */
+	(void)setsockopt(h.fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+	conn_close(&h);
+	rc = wait_links_at_most(&g, 0, &n);
+	check("walk_links_closed", rc == 0, "%zu links left after their "
+	    "handshake deadline (rc %d)", n, rc);
+	check("walk_server_alive", srv_alive(&sv), "server %s; see "
+	    "%s/stderr", srv_how(&sv), sv.dir);
+	check("walk_latch", raw_latch_open(latch), "cannot make %s", latch);
+	conn_close(&g);
+	rc = conn_session(&g, &sv);
+	check("walk_all_freed", rc == 0 && wait_empty(&g, &st) == 0 &&
+	    st.sessions == 1, "server holds %llu sessions, %llu objects, "
+	    "%llu bytes (rc %d)", (unsigned long long)st.sessions,
+	    (unsigned long long)st.objects, (unsigned long long)st.bytes, rc);
+out:
+	for (i = 0; i < 2; i++)
+		if (lfd[i] != -1)
+			close(lfd[i]);
+	(void)raw_latch_open(latch);
+	conn_close(&h);
+	conn_close(&g);
+	srv_stop(&sv, "walk_server_exit");
+}
+
 static const struct test tests[] = {
 	{ "links_bound",	test_links_bound,	60 },
 	{ "dial_share",		test_dial_share,	120 },
 	{ "source_bound",	test_source_bound,	60 },
 	{ "self_link",		test_self_link,		60 },
+	{ "close_walk",		test_close_walk,	60 },
 };
 
 int

@@ -3286,6 +3286,7 @@ test_compile_link(struct env *e)
 	const char		*hname = "pb/pair.h", *s;
 	cl_program		 h = NULL, a = NULL, b = NULL, l = NULL, lib = NULL;
 	cl_program		 l2 = NULL, in[2], src_exe = NULL, bad = NULL;
+	cl_context		 ctx2;
 	cl_program_binary_type	 bt = 99;
 	size_t			 nk = 0;
 	cl_int			 err;
@@ -3369,6 +3370,17 @@ test_compile_link(struct env *e)
 	CHECK(clLinkProgram(NULL, 1, &e->device, NULL, 2, in, NULL, NULL,
 	    &err) == NULL);
 	CHECK_ERR(err, CL_INVALID_CONTEXT);
+	/*
+	 * An input of another context is no valid program of the link
+	 * (PoCL 3.1 links it unchecked).
+	 */
+	if (!is_pocl && (ctx2 = clCreateContext(NULL, 1, &e->device, NULL,
+	    NULL, &err)) != NULL) {
+		CHECK(clLinkProgram(ctx2, 1, &e->device, NULL, 2, in, NULL,
+		    NULL, &err) == NULL);
+		CHECK_ERR(err, CL_INVALID_PROGRAM);
+		clReleaseContext(ctx2);
+	}
 
 	/* Compile errors. */
 	s = bad_src;

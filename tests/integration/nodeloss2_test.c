@@ -1137,6 +1137,102 @@ out:
 	}
 }
 
+/*
+ * A link with no device list on a context of two nodes, its inputs
+ * compiled for the first node's device only: OpenCL 3.0 says a device for
+ * which no input holds a compiled object gets no link (no executable, not
+ * an error). The second node was asked all the same and answered
+ * CL_INVALID_OPERATION (none of its devices left to link), failing the
+ * link. It links for the first device (the kernel runs there, bytes
+ * checked), the second's status is CL_BUILD_NONE, and a link none of whose
+ * inputs is compiled anywhere is still CL_INVALID_OPERATION.
+ */
+static void
+t_link_one_node(void)
+{
+	struct srv		 sv[2];
+	struct nl		 w;
+	cl_platform_id		 pf;
+	cl_program		 in[2] = { NULL, NULL }, ex = NULL, bare = NULL;
+	cl_build_status		 st[2] = { 99, 99 };
+	const char		*src;
+	cl_uint			 n = 0;
+	cl_int			 err = CL_SUCCESS;
+
+	memset(&w, 0, sizeof w);
+	memset(sv, 0, sizeof sv);
+	if (!srv_start(&sv[0], "one_node_server0", "127.0.0.1:0", NULL))
+		return;
+	if (!srv_start(&sv[1], "one_node_server1", "127.0.0.1:0", NULL) ||
+	    !nl_env(sv, 0))
+		goto out;
+	if (clGetPlatformIDs(1, &pf, NULL) != CL_SUCCESS ||
+	    clGetDeviceIDs(pf, CL_DEVICE_TYPE_ALL, 2, w.dev, &n) !=
+	    CL_SUCCESS || n < 2) {
+		check("one_node_setup", 0, "want 2 VCL devices, have %u", n);
+		goto out;
+	}
+	src = nl_lib;
+	if ((w.ctx = clCreateContext(NULL, 2, w.dev, NULL, NULL, &err)) ==
+	    NULL || (in[0] = clCreateProgramWithSource(w.ctx, 1, &src, NULL,
+	    &err)) == NULL)
+		goto setup;
+	src = nl_use;
+	if ((in[1] = clCreateProgramWithSource(w.ctx, 1, &src, NULL,
+	    &err)) == NULL)
+		goto setup;
+	src = nl_src;
+	if ((bare = clCreateProgramWithSource(w.ctx, 1, &src, NULL,
+	    &err)) == NULL || (err = clCompileProgram(in[0], 1, &w.dev[0],
+	    NULL, 0, NULL, NULL, NULL, NULL)) != CL_SUCCESS || (err =
+	    clCompileProgram(in[1], 1, &w.dev[0], NULL, 0, NULL, NULL, NULL,
+	    NULL)) != CL_SUCCESS || (w.q = clCreateCommandQueue(w.ctx, w.dev[0],
+	    0, &err)) == NULL || (w.buf = clCreateBuffer(w.ctx,
+	    CL_MEM_READ_WRITE, NL_WORDS * sizeof(cl_uint), NULL, &err)) ==
+	    NULL)
+		goto setup;
+	ex = clLinkProgram(w.ctx, 0, NULL, NULL, 2, in, NULL, NULL, &err);
+	if (nl_is("one_node_linked", err, CL_SUCCESS)) {
+		nl_fill("one_node_runs", w.q, ex, w.buf, 13);
+		err = clGetProgramBuildInfo(ex, w.dev[0],
+		    CL_PROGRAM_BUILD_STATUS, sizeof st[0], &st[0], NULL);
+		if (err == CL_SUCCESS)
+			err = clGetProgramBuildInfo(ex, w.dev[1],
+			    CL_PROGRAM_BUILD_STATUS, sizeof st[1], &st[1],
+			    NULL);
+		check("one_node_status", err == CL_SUCCESS &&
+		    st[0] == CL_BUILD_SUCCESS && st[1] == CL_BUILD_NONE,
+		    "build status %d and %d, want %d and %d (none) (%d)",
+		    (int)st[0], (int)st[1], CL_BUILD_SUCCESS, CL_BUILD_NONE,
+		    (int)err);
+	}
+	/* No input compiled anywhere: still no device to link. */
+	(void)clLinkProgram(w.ctx, 0, NULL, NULL, 1, &bare, NULL, NULL, &err);
+	nl_is("one_node_none_compiled", err, CL_INVALID_OPERATION);
+	goto out;
+setup:
+	check("one_node_setup", 0, "OpenCL set-up failed: %d", (int)err);
+out:
+	if (ex != NULL)
+		clReleaseProgram(ex);
+	if (bare != NULL)
+		clReleaseProgram(bare);
+	if (in[1] != NULL)
+		clReleaseProgram(in[1]);
+	if (in[0] != NULL)
+		clReleaseProgram(in[0]);
+	if (w.buf != NULL)
+		clReleaseMemObject(w.buf);
+	if (w.q != NULL)
+		clReleaseCommandQueue(w.q);
+	if (w.ctx != NULL)
+		nl_is("one_node_context_release", clReleaseContext(w.ctx),
+		    CL_SUCCESS);
+	if (sv[1].pid > 0)
+		srv_stop(&sv[1], "one_node_server1_stop");
+	srv_stop(&sv[0], "one_node_server0_stop");
+}
+
 /* The first node killed. */
 static void
 t_walk_kill(void)
@@ -1159,6 +1255,7 @@ static const struct test tests[] = {
 	{ "during_binaries",	t_during_binaries,	60 },
 	{ "during_link",	t_during_link,		60 },
 	{ "spec_constant",	t_spec_constant,	60 },
+	{ "link_one_node",	t_link_one_node,	60 },
 };
 
 int

@@ -1505,3 +1505,18 @@ out:
 		vcl__request__free_unpacked(req, NULL);
 	return (rc);
 }
+
+/*
+ * Open a server's latch (VCL_TEST_MOVER_LATCH and the like: it waits
+ * until the file exists): make its file. Returns 1, or 0 on failure.
+ */
+int
+raw_latch_open(const char *path)
+{
+	int	fd;
+
+	if ((fd = open(path, O_CREAT | O_WRONLY, 0600)) == -1)
+		return (0);
+	close(fd);
+	return (1);
+}

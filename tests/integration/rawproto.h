@@ -150,6 +150,7 @@ int wait_notify(struct conn *c, uint64_t ev, cl_int *st);
 int migrate_in(struct conn *c, uint64_t ev, uint64_t mem, uint64_t size,
     uint64_t xfer, const char *source);
 int wait_bytes_in(struct conn *w, uint64_t want);
+int raw_latch_open(const char *path);
 
 /*
  * Run the groups (SESSION_TEST_ONLY names one) against VCLSERVER, each in a

@@ -172,6 +172,72 @@ out:
 	srv_stop(&sv, "link_busy_server_stop");
 }
 
+/*
+ * A specialization constant set on a program a link still running has
+ * among its inputs: the linker reads the input while the runtime changes
+ * it. Refused (CL_INVALID_OPERATION) before the runtime is asked, as a
+ * build or compile of it is; once the link is done the runtime is asked
+ * again (PoCL has no IL here: CL_INVALID_PROGRAM, the program is from
+ * source).
+ */
+static void
+test_link_input_spec(void)
+{
+	struct srv		 sv;
+	struct conn		 c;
+	Vcl__Request		 lr = VCL__REQUEST__INIT;
+	Vcl__Request		 sr = VCL__REQUEST__INIT;
+	Vcl__Request		*batch[2];
+	Vcl__LinkProgram	 lm = VCL__LINK_PROGRAM__INIT;
+	Vcl__SetSpecConstant	 sm = VCL__SET_SPEC_CONSTANT__INIT;
+	uint64_t		 in[1] = { 10 };
+	uint32_t		 v = 7;
+	int			 sl, ss;
+
+	c.fd = -1;
+	if (!srv_start(&sv, "link_spec_server_start", "127.0.0.1:0", NULL))
+		return;
+	if (!check("link_spec_session", conn_session(&c, &sv) == 0 &&
+	    create_context(&c, 1) == 0 && compile_prog(&c, in[0], lib_src) ==
+	    CL_SUCCESS, "no session or a good compile failed"))
+		goto out;
+	lm.context = 1;
+	lm.n_programs = 1;
+	lm.programs = in;
+	lm.id = 20;
+	lm.options = (char *)"-create-library";
+	lr.call_case = VCL__REQUEST__CALL_LINK_PROGRAM;
+	lr.link_program = &lm;
+	sm.program = in[0];
+	sm.spec_id = 1;
+	sm.value.data = (uint8_t *)&v;
+	sm.value.len = sizeof v;
+	sr.call_case = VCL__REQUEST__CALL_SET_SPEC_CONSTANT;
+	sr.set_spec_constant = &sm;
+	batch[0] = &lr;
+	batch[1] = &sr;
+	if (!check("link_spec_sent", send_batch(&c, batch, 2) == 0,
+	    "send failed"))
+		goto out;
+	recv_two(&c, lr.seq, &sl, sr.seq, &ss);
+	/* The link's reply may come first: the constant's is still due. */
+	if (sl != 1 && ss == 1)
+		recv_two(&c, sr.seq, &ss, lr.seq, &sl);
+	check("link_spec_linked", sl == CL_SUCCESS, "link status %d (1: no "
+	    "reply: server died? %s)", sl, srv_how(&sv));
+	check("link_spec_refused", ss == CL_INVALID_OPERATION, "constant of "
+	    "an input while its link runs: status %d, want %d", ss,
+	    CL_INVALID_OPERATION);
+	check("link_spec_after", raw_status(&c, &sr) == CL_INVALID_PROGRAM,
+	    "constant once the link is done: want the runtime's answer "
+	    "(CL_INVALID_PROGRAM: no IL)");
+	check("link_spec_server_alive", srv_alive(&sv), "server gone (%s); "
+	    "see %s/stderr", srv_how(&sv), sv.dir);
+	conn_close(&c);
+out:
+	srv_stop(&sv, "link_spec_server_stop");
+}
+
 static const char ifdef_src[] = "#ifdef K\n"
     "__kernel void k(__global int *p) { p[0] = 1; }\n"
     "#endif\n"
@@ -352,6 +418,7 @@ out:
 
 static const struct test tests[] = {
 	{ "link_input_busy",	test_link_input_busy,	60 },
+	{ "link_input_spec",	test_link_input_spec,	60 },
 	{ "names_rebuild",	test_names_rebuild,	60 },
 	{ "image_as_buffer",	test_image_as_buffer,	60 },
 };

@@ -883,18 +883,6 @@ t_write_kill_tcp(void)
 	sv_write("write_kill_tcp", 1, "tcp");
 }
 
-/* Open a server's movers' latch (VCL_TEST_MOVER_LATCH): make its file. */
-static int
-sv_latch_open(const char *path)
-{
-	int	fd;
-
-	if ((fd = open(path, O_CREAT | O_WRONLY, 0600)) == -1)
-		return (0);
-	close(fd);
-	return (1);
-}
-
 /*
  * A live server whose session holds its input back longer than the call
  * timeout: a buffer's creation is held on a mover (VCL_TEST_MOVER_LATCH)
@@ -949,7 +937,7 @@ sv_held(const char *name, const char *transport)
 	    "VCL_CALL_TIMEOUT_MS %s)",
 	    (int)w.err, held_polls * POLL_MS, SV_TIMEOUT_MS);
 	snprintf(what, sizeof what, "%s_latch", name);
-	check(what, sv_latch_open(latch), "cannot make %s", latch);
+	check(what, raw_latch_open(latch), "cannot make %s", latch);
 	for (n = 0; n < SV_END_POLLS && !atomic_load(&w.done); n++)
 		poll_wait();
 	snprintf(what, sizeof what, "%s_returns", name);
@@ -973,7 +961,7 @@ sv_held(const char *name, const char *transport)
 	    "the read back: %d%s", (int)err, err == CL_SUCCESS ?
 	    " (wrong bytes)" : "");
 out:
-	(void)sv_latch_open(latch);
+	(void)raw_latch_open(latch);
 	if (w.buf != NULL)
 		clReleaseMemObject(w.buf);
 	if (w.q != NULL)
