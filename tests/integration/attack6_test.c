@@ -16,68 +16,6 @@
 static const char *const cap_args[] = { "--max-sessions", "2",
 	"--handshake-timeout", "60", NULL };
 
-/* A listener on 127.0.0.1 that never accepts; its "127.0.0.1:port". */
-static int
-mute_listener(char *addr, size_t len)
-{
-	struct sockaddr_in	sin;
-	socklen_t		sl = sizeof sin;
-	int			fd;
-
-	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
-		return (-1);
-	memset(&sin, 0, sizeof sin);
-	sin.sin_family = AF_INET;
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (bind(fd, (struct sockaddr *)&sin, sizeof sin) != 0 ||
-	    listen(fd, 16) != 0 ||
-	    getsockname(fd, (struct sockaddr *)&sin, &sl) != 0) {
-		close(fd);
-		return (-1);
-	}
-	snprintf(addr, len, "127.0.0.1:%u", ntohs(sin.sin_port));
-	return (fd);
-}
-
-/*
- * Stats, skipping the replies and notifications before its own: the
- * number of peer links, and whether the one to addr (if any) is ready
- * (1), being dialled (0) or not there (-1).
- */
-static int
-links_now(struct conn *c, const char *addr, size_t *n, int *ready)
-{
-	Vcl__Request	r = VCL__REQUEST__INIT;
-	Vcl__Stats	m = VCL__STATS__INIT;
-	struct reply	rp;
-	size_t		i;
-	int		k;
-
-	r.call_case = VCL__REQUEST__CALL_STATS;
-	r.stats = &m;
-	if (send_req(c, &r, NULL, 0) != 0)
-		return (-1);
-	for (k = 0; k < 10000; k++) {
-		if (recv_msg(c, &rp) != 0)
-			return (-1);
-		if (rp.r != NULL && rp.r->seq == r.seq)
-			break;
-		reply_free(&rp);
-	}
-	if (k == 10000 || rp.r->stats == NULL) {
-		if (k < 10000)
-			reply_free(&rp);
-		return (-1);
-	}
-	*n = rp.r->stats->n_peer_links;
-	*ready = -1;
-	for (i = 0; addr != NULL && i < *n; i++)
-		if (strcmp(rp.r->stats->peer_links[i]->address, addr) == 0)
-			*ready = rp.r->stats->peer_links[i]->ready;
-	reply_free(&rp);
-	return (0);
-}
-
 /* Poll (bounded) until the link to addr is ready; 0 or -1. */
 static int
 wait_link_ready(struct conn *c, const char *addr, size_t *n)
@@ -85,25 +23,9 @@ wait_link_ready(struct conn *c, const char *addr, size_t *n)
 	int	i, ready = 0;
 
 	for (i = 0; i < STATS_POLLS; i++) {
-		if (links_now(c, addr, n, &ready) != 0)
+		if (raw_links_now(c, addr, n, &ready) != 0)
 			return (-1);
 		if (ready == 1)
-			return (0);
-		poll_wait();
-	}
-	return (-1);
-}
-
-/* Poll (bounded) until the server holds at most want links; 0 or -1. */
-static int
-wait_links_at_most(struct conn *c, size_t want, size_t *n)
-{
-	int	i, ready;
-
-	for (i = 0; i < STATS_POLLS; i++) {
-		if (links_now(c, NULL, n, &ready) != 0)
-			return (-1);
-		if (*n <= want)
 			return (0);
 		poll_wait();
 	}
@@ -139,10 +61,11 @@ test_links_bound(void)
 	if (!check("links_session", conn_session(&c, &sv) == 0, "no session"))
 		goto out;
 	for (i = 0, rc = 0; i < NLISTEN; i++)
-		if ((lfd[i] = mute_listener(addr[i], sizeof addr[i])) == -1 ||
+		if ((lfd[i] = raw_mute_listener(addr[i],
+		    sizeof addr[i])) == -1 ||
 		    raw_forward_bogus(&c, addr[i], (uint64_t)i + 1) != 0)
 			rc = -1;
-	rc |= links_now(&c, NULL, &n, &i);
+	rc |= raw_links_now(&c, NULL, &n, &i);
 	check("links_bounded", rc == 0 && n <= 2, "%zu links to addresses "
 	    "that never speak, want at most --max-sessions (2) (rc %d)", n,
 	    rc);
@@ -153,8 +76,8 @@ test_links_bound(void)
 		close(lfd[i]);
 		lfd[i] = -1;
 	}
-	check("links_gone", wait_links_at_most(&c, 0, &n) == 0, "%zu links "
-	    "left after their listeners closed", n);
+	check("links_gone", raw_wait_links_at_most(&c, 0, &n) == 0, "%zu "
+	    "links left after their listeners closed", n);
 
 	/* Real servers: two links fill the bound, a third takes an idle one. */
 	for (i = 0; i < 3; i++) {
@@ -172,7 +95,7 @@ test_links_bound(void)
 	rc |= wait_link_ready(&c, daddr[2], &n);
 	check("links_idle_gives_way", rc == 0 && n <= 2, "a third link at "
 	    "the bound: rc %d, %zu links", rc, n);
-	rc = links_now(&c, NULL, &n, &i);
+	rc = raw_links_now(&c, NULL, &n, &i);
 	check("links_server_serves", rc == 0 && srv_alive(&sv), "the server "
 	    "after the links (rc %d)", rc);
 out:
@@ -297,10 +220,11 @@ test_dial_share(void)
 		goto out;
 	/* The hostile session names every silent address it has. */
 	for (i = 0, rc = 0; i < NLISTEN; i++)
-		if ((lfd[i] = mute_listener(addr[i], sizeof addr[i])) == -1 ||
+		if ((lfd[i] = raw_mute_listener(addr[i],
+		    sizeof addr[i])) == -1 ||
 		    raw_forward_bogus(&h, addr[i], (uint64_t)i + 1) != 0)
 			rc = -1;
-	rc |= links_now(&h, NULL, &n, &ready);
+	rc |= raw_links_now(&h, NULL, &n, &ready);
 	check("share_hostile_bounded", rc == 0 && n == 1, "%zu links "
 	    "dialled for one session, want its share (1) (rc %d)", n, rc);
 	check("share_refused_logged", srv_stderr_has(&sv, "its share"),
@@ -319,8 +243,8 @@ test_dial_share(void)
 
 	/* The asking session closes: its silent link goes at once. */
 	conn_close(&h);
-	rc = wait_links_at_most(&g, 1, &n);
-	rc |= links_now(&g, addr[0], &n, &ready);
+	rc = raw_wait_links_at_most(&g, 1, &n);
+	rc |= raw_links_now(&g, addr[0], &n, &ready);
 	check("share_orphan_closed", rc == 0 && ready == -1, "the link the "
 	    "closed session dialled is still there (%zu links, rc %d)", n,
 	    rc);
@@ -328,25 +252,25 @@ test_dial_share(void)
 	/* A link two sessions wait on passes to the one left. */
 	rc = conn_session(&h, &sv);
 	rc |= raw_forward_bogus(&h, addr[1], 21);
-	rc |= links_now(&h, addr[1], &n, &ready);
+	rc |= raw_links_now(&h, addr[1], &n, &ready);
 	rc |= ready == 0 ? 0 : -1;
 	rc |= raw_forward_bogus(&g, addr[1], 22);
-	rc |= links_now(&g, NULL, &n, &ready);
+	rc |= raw_links_now(&g, NULL, &n, &ready);
 	conn_close(&h);
 	rc |= wait_sessions_at(&g, 1);
-	rc |= links_now(&g, addr[1], &n, &ready);
+	rc |= raw_links_now(&g, addr[1], &n, &ready);
 	check("share_handed_on", rc == 0 && ready == 0, "the link another "
 	    "session waits on, once its asker closed: %s (rc %d)",
 	    ready == -1 ? "closed" : "ready", rc);
 	rc = raw_forward_bogus(&g, addr[2], 23);
-	rc |= links_now(&g, addr[2], &n, &ready);
+	rc |= raw_links_now(&g, addr[2], &n, &ready);
 	check("share_handed_counted", rc == 0 && ready == -1, "a session "
 	    "holding a link handed on dialled another past its share "
 	    "(rc %d)", rc);
 	conn_close(&g);
 	rc = conn_session(&w, &sv);
-	rc |= wait_links_at_most(&w, 1, &n);
-	rc |= links_now(&w, addr[1], &n, &ready);
+	rc |= raw_wait_links_at_most(&w, 1, &n);
+	rc |= raw_links_now(&w, addr[1], &n, &ready);
 	check("share_handed_closed", rc == 0 && ready == -1, "the link "
 	    "handed on is still there once its new asker closed (%zu links, "
 	    "rc %d)", n, rc);

@@ -1251,6 +1251,84 @@ raw_forward_bogus(struct conn *c, const char *addr, uint64_t proxy)
 	return (send_req(c, &r, NULL, 0));
 }
 
+/* A listener on 127.0.0.1 that never accepts; its "127.0.0.1:port". */
+int
+raw_mute_listener(char *addr, size_t len)
+{
+	struct sockaddr_in	sin;
+	socklen_t		sl = sizeof sin;
+	int			fd;
+
+	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return (-1);
+	memset(&sin, 0, sizeof sin);
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(fd, (struct sockaddr *)&sin, sizeof sin) != 0 ||
+	    listen(fd, 16) != 0 ||
+	    getsockname(fd, (struct sockaddr *)&sin, &sl) != 0) {
+		close(fd);
+		return (-1);
+	}
+	snprintf(addr, len, "127.0.0.1:%u", ntohs(sin.sin_port));
+	return (fd);
+}
+
+/*
+ * Stats, skipping the replies and notifications before its own: the
+ * number of peer links, and whether the one to addr (if any) is ready
+ * (1), being dialled (0) or not there (-1).
+ */
+int
+raw_links_now(struct conn *c, const char *addr, size_t *n, int *ready)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__Stats	m = VCL__STATS__INIT;
+	struct reply	rp;
+	size_t		i;
+	int		k;
+
+	r.call_case = VCL__REQUEST__CALL_STATS;
+	r.stats = &m;
+	if (send_req(c, &r, NULL, 0) != 0)
+		return (-1);
+	for (k = 0; k < 10000; k++) {
+		if (recv_msg(c, &rp) != 0)
+			return (-1);
+		if (rp.r != NULL && rp.r->seq == r.seq)
+			break;
+		reply_free(&rp);
+	}
+	if (k == 10000 || rp.r->stats == NULL) {
+		if (k < 10000)
+			reply_free(&rp);
+		return (-1);
+	}
+	*n = rp.r->stats->n_peer_links;
+	*ready = -1;
+	for (i = 0; addr != NULL && i < *n; i++)
+		if (strcmp(rp.r->stats->peer_links[i]->address, addr) == 0)
+			*ready = rp.r->stats->peer_links[i]->ready;
+	reply_free(&rp);
+	return (0);
+}
+
+/* Poll (bounded) until the server holds at most want links; 0 or -1. */
+int
+raw_wait_links_at_most(struct conn *c, size_t want, size_t *n)
+{
+	int	i, ready;
+
+	for (i = 0; i < STATS_POLLS; i++) {
+		if (raw_links_now(c, NULL, n, &ready) != 0)
+			return (-1);
+		if (*n <= want)
+			return (0);
+		poll_wait();
+	}
+	return (-1);
+}
+
 /*
  * srv_start with library lib preloaded into the server (LD_PRELOAD), the
  * way tests make the runtime under it behave as another's; var names

@@ -139,6 +139,9 @@ int	raw_spin_send(struct conn *, uint64_t, uint64_t, uint64_t, uint32_t);
 int	raw_spin_send_ev(struct conn *, uint64_t, uint64_t, uint64_t, uint32_t,
 	    uint64_t);
 int	raw_forward_bogus(struct conn *, const char *, uint64_t);
+int	raw_mute_listener(char *, size_t);
+int	raw_links_now(struct conn *, const char *, size_t *, int *);
+int	raw_wait_links_at_most(struct conn *, size_t, size_t *);
 int	raw_sync_seen(struct conn *, uint64_t, int *, cl_int *);
 uint8_t	*raw_pattern(size_t, unsigned);
 uint64_t raw_write_part(struct conn *, const Vcl__Enqueue *, uint64_t,

@@ -195,6 +195,7 @@ vcl_rawtest(deadcmd)
 vcl_rawtest(review6)
 vcl_rawtest(attack6)
 vcl_rawtest(attack7)
+vcl_rawtest(attack8)
 vcl_rawtest(loopwait)
 # it_raw_nodeloss2: one node of a two-node context lost (killed, stopped),
 # then the whole API walked on the context: live-device work succeeds,
