@@ -299,7 +299,7 @@ vcl_cmd_complete(struct vcl_cmd *c)
 			break;
 		case VCL_CMD_ARRIVE:
 			/* Only a write that never ran leaves it unset. */
-			q = vcl_handle_get(&s->handles, c->xid, VCL_KIND_EVENT);
+			q = vcl_handle_held(&s->handles, c->xid, VCL_KIND_EVENT);
 			if (q != NULL && q->user && !q->user_set)
 				vcl_peer_settle(s, q, st);
 			break;

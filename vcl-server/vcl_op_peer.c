@@ -273,7 +273,7 @@ vcl_xfer_fail(struct vcl_session *s, struct vcl_hobj *x, cl_int status)
 	 */
 	if (x->pull != NULL)
 		vcl_pull_stop(x->pull, status);
-	else if ((ev = vcl_handle_get(&s->handles, x->xevent,
+	else if ((ev = vcl_handle_held(&s->handles, x->xevent,
 	    VCL_KIND_EVENT)) != NULL && !ev->user_set) {
 		vcl_peer_settle(s, ev, status);
 		vcl_session_notify(s, x->xevent, status, NULL, 0);
@@ -349,7 +349,7 @@ vcl_arrive_rebind(struct vcl_session *s, uint64_t event_id, cl_event w)
 {
 	struct vcl_hobj	*o;
 
-	o = vcl_handle_get(&s->handles, event_id, VCL_KIND_EVENT);
+	o = vcl_handle_held(&s->handles, event_id, VCL_KIND_EVENT);
 	if (o == NULL || !o->user || o->user_set)
 		return;
 	clRetainEvent(w);
@@ -630,7 +630,7 @@ vcl_op_peer_push(struct vcl_session *ps, const Vcl__Request *req,
 			/* Every chunk is in the buffer already. */
 			x->arrived = 1;
 			t->srv->metrics.migrations_in++;
-			if ((ev = vcl_handle_get(&t->handles, x->xevent,
+			if ((ev = vcl_handle_held(&t->handles, x->xevent,
 			    VCL_KIND_EVENT)) != NULL && ev->user &&
 			    !ev->user_set)
 				vcl_peer_settle(t, ev, CL_COMPLETE);
@@ -1369,7 +1369,7 @@ vcl_peer_pulled(struct vcl_done *d)
 	} else
 		vcl_log_warn("direct pull of %llu bytes from pid %ld: %s",
 		    (unsigned long long)pu->len, (long)pu->pid, pu->why);
-	if (pu->failed && !t->dead && (ev = vcl_handle_get(&t->handles,
+	if (pu->failed && !t->dead && (ev = vcl_handle_held(&t->handles,
 	    pu->xevent, VCL_KIND_EVENT)) != NULL && ev->user &&
 	    !ev->user_set) {
 		vcl_peer_settle(t, ev, pu->fail);
