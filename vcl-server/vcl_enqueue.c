@@ -15,8 +15,6 @@
 #include "vcl_shm.h"
 #include "vcl_worker.h"
 
-#define VCL_WAIT_MAX	65536	/* events in one wait list */
-
 /*
  * Commands whose callback the runtime refused (vcl_cmd_watch), each looked
  * at every tick until its event is done (vcl_cmd_sweep). Loop thread only.

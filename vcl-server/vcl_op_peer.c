@@ -415,6 +415,29 @@ vcl_arrive(struct vcl_session *s, uint64_t ctx_id, uint64_t mem_id,
 }
 
 /*
+ * A MigrateIn's wait list, checked as a command's is: every id an event
+ * of the session the client holds, none failed. The hold ran it once
+ * they could (vcl_hold.c); the runtime sees no wait list of it.
+ */
+static cl_int
+vcl_peer_wait_ok(struct vcl_session *s, const Vcl__Enqueue *e)
+{
+	struct vcl_hobj	*o;
+	size_t		 i;
+
+	if (e->n_wait > VCL_WAIT_MAX)
+		return (CL_INVALID_EVENT_WAIT_LIST);
+	for (i = 0; i < e->n_wait; i++) {
+		if ((o = vcl_handle_get(&s->handles, e->wait[i],
+		    VCL_KIND_EVENT)) == NULL)
+			return (CL_INVALID_EVENT_WAIT_LIST);
+		if (o->error != CL_SUCCESS)
+			return (CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+	}
+	return (CL_SUCCESS);
+}
+
+/*
  * MigrateIn: a buffer range's bytes are coming from a peer. The client's
  * event becomes a user event here, completed once the bytes are written
  * into the buffer (vcl_arrive); if they came first, that starts now.
@@ -441,7 +464,8 @@ vcl_op_migrate_in(struct vcl_session *s, const Vcl__Request *req,
 	if ((q = vcl_handle_get(&s->handles, m->q->queue, VCL_KIND_QUEUE)) ==
 	    NULL)
 		err = CL_INVALID_COMMAND_QUEUE;
-	else if ((err = q->error) == CL_SUCCESS) {
+	else if ((err = q->error) == CL_SUCCESS &&
+	    (err = vcl_peer_wait_ok(s, m->q)) == CL_SUCCESS) {
 		ctx_id = q->xctx;	/* the queue's context, by client id */
 		cx = vcl_handle_get(&s->handles, ctx_id, VCL_KIND_CONTEXT);
 		if ((mem = vcl_mem_range_get(s, m->mem, m->offset, m->size,
