@@ -15,8 +15,6 @@
 #include "vcl_shm.h"
 #include "vcl_worker.h"
 
-#define VCL_WAIT_MAX	65536	/* events in one wait list */
-
 /*
  * Commands whose callback the runtime refused (vcl_cmd_watch), each looked
  * at every tick until its event is done (vcl_cmd_sweep). Loop thread only.
@@ -299,7 +297,7 @@ vcl_cmd_complete(struct vcl_cmd *c)
 			break;
 		case VCL_CMD_ARRIVE:
 			/* Only a write that never ran leaves it unset. */
-			q = vcl_handle_get(&s->handles, c->xid, VCL_KIND_EVENT);
+			q = vcl_handle_held(&s->handles, c->xid, VCL_KIND_EVENT);
 			if (q != NULL && q->user && !q->user_set)
 				vcl_peer_settle(s, q, st);
 			break;

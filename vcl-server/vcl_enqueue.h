@@ -13,6 +13,8 @@
 #include "vcl_buf.h"
 #include "vcl_server.h"
 
+#define VCL_WAIT_MAX	65536	/* events in one wait list */
+
 /* An enqueue's common part: its queue, wait list and event. */
 struct vcl_enq {
 	struct vcl_hobj	*q;

@@ -17,6 +17,7 @@ vcl_handle_init(struct vcl_htab *t, size_t max)
 	t->nslots = 64;
 	t->count = 0;
 	t->max = max;
+	t->running = 0;
 	t->slots = calloc(t->nslots, sizeof *t->slots);
 	return (t->slots == NULL ? -1 : 0);
 }
@@ -104,9 +105,31 @@ vcl_handle_find(struct vcl_htab *t, uint64_t id)
 	return (NULL);
 }
 
-/* Look an id up; NULL when it is missing or of another kind. */
+/*
+ * Look up an id a request names; NULL when it is missing, of another kind,
+ * or released by the client (an object the session still holds for a
+ * kernel argument, a sub-buffer, an image or a held request is no longer
+ * the client's to name). A held request that came before the release
+ * (t->running, its order) still names what it named then.
+ */
 struct vcl_hobj *
 vcl_handle_get(struct vcl_htab *t, uint64_t id, enum vcl_kind kind)
+{
+	struct vcl_hobj	*o;
+
+	if ((o = vcl_handle_held(t, id, kind)) == NULL)
+		return (NULL);
+	if (o->released && (t->running == 0 || t->running > o->released_at))
+		return (NULL);
+	return (o);
+}
+
+/*
+ * Look an id up for the server's own bookkeeping (a completion, a holder
+ * letting go): released objects the session still holds included.
+ */
+struct vcl_hobj *
+vcl_handle_held(struct vcl_htab *t, uint64_t id, enum vcl_kind kind)
 {
 	struct vcl_hobj	*o;
 

@@ -123,6 +123,8 @@ struct vcl_hobj {
 	uint64_t		 xsize;		/* xfer: the bytes it waits for */
 	uint32_t		 device;	/* queue, sub-device: root index */
 	uint32_t		 held_refs;	/* event: held requests waiting */
+	uint64_t		 released_at;	/* the session's last held order
+						   when the client let go */
 	uint32_t		 linking;	/* program: links running with it
 						   among their inputs */
 	cl_int			 deferred;	/* queue: first async failure */
@@ -139,7 +141,8 @@ struct vcl_hobj {
 	unsigned		 user_set:1;	/* event: its status was set */
 	unsigned		 arrived:1;	/* xfer: bytes or status came */
 	unsigned		 refused:1;	/* over the object limit */
-	unsigned		 released:1;	/* event: the client let go */
+	unsigned		 released:1;	/* the client let go; held here */
+	unsigned		 release_held:1; /* its Release is held */
 	unsigned		 sub:1;		/* mem: a sub-buffer, bytes not
 						   charged (its parent's are) */
 	unsigned		 image:1;	/* mem: an image, no buffer */
@@ -151,12 +154,16 @@ struct vcl_htab {
 	size_t		  nslots;
 	size_t		  count;
 	size_t		  max;		/* objects allowed */
+	uint64_t	  running;	/* order of the held request running
+					   now (0: none): it still names what
+					   was released after it came */
 };
 
 int		 vcl_handle_init(struct vcl_htab *, size_t);
 struct vcl_hobj	*vcl_handle_add(struct vcl_htab *, uint64_t, enum vcl_kind,
 		     cl_int *);
 struct vcl_hobj	*vcl_handle_get(struct vcl_htab *, uint64_t, enum vcl_kind);
+struct vcl_hobj	*vcl_handle_held(struct vcl_htab *, uint64_t, enum vcl_kind);
 struct vcl_hobj	*vcl_handle_find(struct vcl_htab *, uint64_t);
 void		 vcl_handle_del(struct vcl_htab *, struct vcl_hobj *);
 void		 vcl_handle_clear(struct vcl_htab *,

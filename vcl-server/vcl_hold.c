@@ -72,10 +72,13 @@ vcl_hold_produces(const Vcl__Request *req)
 /*
  * What an event id in a wait list makes a request wait for: a held
  * request that will create it (*hp), or an unset user event (returns 1).
- * An id nobody knows or will create does not wait: the command fails.
+ * An id nobody knows or will create does not wait: the command fails;
+ * so does one the client released before the request came (order: the
+ * request's, 0 for one not held yet).
  */
 static int
-vcl_hold_event(struct vcl_session *s, uint64_t id, struct vcl_held **hp)
+vcl_hold_event(struct vcl_session *s, uint64_t id, uint64_t order,
+    struct vcl_held **hp)
 {
 	struct vcl_hobj	*o;
 
@@ -84,6 +87,8 @@ vcl_hold_event(struct vcl_session *s, uint64_t id, struct vcl_held **hp)
 			*hp = o->u.ptr;
 		return (0);
 	}
+	if (o->released && (order == 0 || order > o->released_at))
+		return (0);
 	return (o->kind == VCL_KIND_EVENT && o->user && !o->user_set &&
 	    o->error == CL_SUCCESS);
 }
@@ -113,11 +118,12 @@ vcl_hold_waits(const Vcl__Request *req, const uint64_t **ids)
 /*
  * What must req wait for now, other than the order of its queue: returns
  * 1 for an unset user event, else 0 with *hp the held request it waits
- * for (NULL: it can run). prev: the held request just before it, if any.
+ * for (NULL: it can run). prev: the held request just before it, if any;
+ * order: req's own, 0 while it is not held.
  */
 static int
 vcl_hold_blocker(struct vcl_session *s, const Vcl__Request *req,
-    struct vcl_held *prev, struct vcl_held **hp)
+    struct vcl_held *prev, uint64_t order, struct vcl_held **hp)
 {
 	const uint64_t	*ids;
 	size_t		 i, n;
@@ -129,7 +135,7 @@ vcl_hold_blocker(struct vcl_session *s, const Vcl__Request *req,
 		 * An event goes once nothing held waits on it (held_refs);
 		 * one a held request has yet to create, after that request.
 		 */
-		(void)vcl_hold_event(s, req->release->id, hp);
+		(void)vcl_hold_event(s, req->release->id, order, hp);
 		return (0);
 	}
 	if (req->call_case == VCL__REQUEST__CALL_RELEASE) {
@@ -138,7 +144,7 @@ vcl_hold_blocker(struct vcl_session *s, const Vcl__Request *req,
 	}
 	n = vcl_hold_waits(req, &ids);
 	for (i = 0; i < n; i++) {
-		if (vcl_hold_event(s, ids[i], hp))
+		if (vcl_hold_event(s, ids[i], order, hp))
 			return (1);
 		if (*hp != NULL)
 			return (0);
@@ -150,7 +156,9 @@ vcl_hold_blocker(struct vcl_session *s, const Vcl__Request *req,
  * Count (d 1) or uncount (d -1) a held request's references to the events
  * it waits for, so that releasing one waits for them (vcl_session_let_go).
  * An event a held request will create is counted on its pending entry and
- * the count moves to the event when it is made.
+ * the count moves to the event when it is made. One the client released
+ * before the request came is not counted; uncounting, the request's order
+ * is s->handles.running, so the lookup finds what was counted.
  */
 static void
 vcl_hold_refs(struct vcl_session *s, const Vcl__Request *req, int d)
@@ -208,7 +216,8 @@ vcl_hold_recheck(struct vcl_session *s, struct vcl_held *h,
 {
 	struct vcl_held	*w;
 
-	if (vcl_hold_blocker(s, h->req, TAILQ_PREV(h, vcl_helds, entry), &w))
+	if (vcl_hold_blocker(s, h->req, TAILQ_PREV(h, vcl_helds, entry),
+	    h->order, &w))
 		vcl_hold_park(s, h, NULL);
 	else if (w != NULL)
 		vcl_hold_park(s, h, w);
@@ -255,16 +264,20 @@ vcl_hold_run_ready(struct vcl_session *s, struct vcl_helds *ready)
 			refs = o->held_refs;
 			vcl_handle_del(&s->pending, o);
 		}
+		/* It names what the client released after it came. */
+		s->handles.running = h->order;
 		vcl_session_run(s, h->req, &h->bulk, 0);
 		if (s->dead) {
+			s->handles.running = 0;
 			vcl_session_req_free(s, h->req);
 			free(h);
 			return;
 		}
-		if (refs > 0 && (o = vcl_handle_get(&s->handles, h->produces,
+		if (refs > 0 && (o = vcl_handle_held(&s->handles, h->produces,
 		    VCL_KIND_EVENT)) != NULL)
 			o->held_refs += refs;
 		vcl_hold_refs(s, h->req, -1);
+		s->handles.running = 0;
 		vcl_session_req_free(s, h->req);
 		while ((w = TAILQ_FIRST(&h->waiters)) != NULL) {
 			TAILQ_REMOVE(&h->waiters, w, wentry);
@@ -281,6 +294,27 @@ vcl_hold_init(struct vcl_session *s)
 	TAILQ_INIT(&s->held);
 	TAILQ_INIT(&s->ublocked);
 	return (vcl_handle_init(&s->pending, VCL_HOLD_MAX + 1));
+}
+
+/*
+ * A Release held behind other held requests: its object is the client's
+ * no more. Requests held before it still name it (released_at); later
+ * ones, held or not, get its CL_INVALID_*. It stays until the Release
+ * runs (release_held), whatever else lets go of it meanwhile.
+ */
+static void
+vcl_hold_release_mark(struct vcl_session *s, const Vcl__Request *req)
+{
+	struct vcl_hobj	*o;
+	enum vcl_kind	 kind;
+
+	if (req->call_case != VCL__REQUEST__CALL_RELEASE ||
+	    (kind = vcl_handle_kind(req->release->kind)) == VCL_KIND_NONE ||
+	    (o = vcl_handle_get(&s->handles, req->release->id, kind)) == NULL)
+		return;
+	o->released = 1;
+	o->released_at = s->held_order;
+	o->release_held = 1;
 }
 
 /*
@@ -304,7 +338,7 @@ vcl_hold_submit(struct vcl_session *s, Vcl__Request *req,
 	    VCL_KIND_QUEUE)) != NULL)
 		w = q->held_tail;
 	if (w == NULL)
-		user = vcl_hold_blocker(s, req, prev, &w);
+		user = vcl_hold_blocker(s, req, prev, 0, &w);
 	if (!user && w == NULL) {
 		vcl_session_run(s, req, bulk, 1);
 		return;
@@ -323,6 +357,7 @@ vcl_hold_submit(struct vcl_session *s, Vcl__Request *req,
 		why = "out of memory holding a request";
 		goto drop;
 	}
+	vcl_hold_release_mark(s, req);
 	h->charged = charge;
 	h->req = req;
 	h->bulk = *bulk;
@@ -364,7 +399,7 @@ vcl_hold_runs_now(struct vcl_session *s, const Vcl__Request *req)
 	if (qid != 0 && (q = vcl_handle_get(&s->handles, qid,
 	    VCL_KIND_QUEUE)) != NULL && q->held_tail != NULL)
 		return (0);
-	if (vcl_hold_blocker(s, req, TAILQ_LAST(&s->held, vcl_helds), &w))
+	if (vcl_hold_blocker(s, req, TAILQ_LAST(&s->held, vcl_helds), 0, &w))
 		return (0);
 	return (w == NULL);
 }

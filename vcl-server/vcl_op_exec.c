@@ -63,7 +63,7 @@ vcl_exec_unhold(struct vcl_session *s, struct vcl_hobj *ko, uint32_t i)
 		return;
 	clReleaseMemObject(ka->mem);
 	ka->mem = NULL;
-	if (!s->dead && (o = vcl_handle_get(&s->handles, ka->mem_id,
+	if (!s->dead && (o = vcl_handle_held(&s->handles, ka->mem_id,
 	    VCL_KIND_MEM)) != NULL && o->karg_refs > 0) {
 		o->karg_refs--;
 		vcl_session_settled(s, o);

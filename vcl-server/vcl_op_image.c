@@ -602,7 +602,7 @@ vcl_op_copy_image_buffer(struct vcl_session *s, const Vcl__Request *req,
 		err = CL_INVALID_MEM_OBJECT;	/* an image is no buffer */
 	else if (m->to_buffer && img.type == CL_MEM_OBJECT_IMAGE1D_BUFFER) {
 		/* Its pixels are its buffer's bytes, packed: copied as such. */
-		if ((ib = vcl_handle_get(&s->handles, im->parent,
+		if ((ib = vcl_handle_held(&s->handles, im->parent,
 		    VCL_KIND_MEM)) == NULL || ib->u.mem == NULL)
 			err = CL_INVALID_MEM_OBJECT;
 		else

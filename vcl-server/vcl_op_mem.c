@@ -130,7 +130,7 @@ vcl_mem_create_done(struct vcl_done *d)
 	if (mb->data != NULL)
 		vcl_pool_put(mb->data, mb->size);
 	if (!s->dead)
-		o = vcl_handle_get(&s->handles, mb->id, VCL_KIND_MEM);
+		o = vcl_handle_held(&s->handles, mb->id, VCL_KIND_MEM);
 	if (o == NULL || o->u.mem != NULL || o->error != VCL_MEM_PENDING) {
 		if (mb->mem != NULL)
 			clReleaseMemObject(mb->mem);

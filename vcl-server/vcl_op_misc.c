@@ -116,13 +116,18 @@ vcl_op_release(struct vcl_session *s, const Vcl__Request *req,
 
 	kind = vcl_handle_kind(req->release->kind);
 	o = kind == VCL_KIND_NONE ? NULL :
-	    vcl_handle_get(&s->handles, req->release->id, kind);
+	    vcl_handle_held(&s->handles, req->release->id, kind);
+	/* Released already, unless this is its held Release (vcl_hold.c). */
+	if (o != NULL && o->released && !(o->release_held &&
+	    s->handles.running > o->released_at))
+		o = NULL;
 	if (o == NULL) {
 		/* Asynchronous: nobody to tell; the client checked it. */
 		vcl_session_warn(s, "release of unknown id %llu",
 		    (unsigned long long)req->release->id);
 		return;
 	}
+	o->release_held = 0;
 	vcl_session_let_go(s, o);
 }
 

@@ -273,7 +273,7 @@ vcl_xfer_fail(struct vcl_session *s, struct vcl_hobj *x, cl_int status)
 	 */
 	if (x->pull != NULL)
 		vcl_pull_stop(x->pull, status);
-	else if ((ev = vcl_handle_get(&s->handles, x->xevent,
+	else if ((ev = vcl_handle_held(&s->handles, x->xevent,
 	    VCL_KIND_EVENT)) != NULL && !ev->user_set) {
 		vcl_peer_settle(s, ev, status);
 		vcl_session_notify(s, x->xevent, status, NULL, 0);
@@ -349,7 +349,7 @@ vcl_arrive_rebind(struct vcl_session *s, uint64_t event_id, cl_event w)
 {
 	struct vcl_hobj	*o;
 
-	o = vcl_handle_get(&s->handles, event_id, VCL_KIND_EVENT);
+	o = vcl_handle_held(&s->handles, event_id, VCL_KIND_EVENT);
 	if (o == NULL || !o->user || o->user_set)
 		return;
 	clRetainEvent(w);
@@ -415,6 +415,29 @@ vcl_arrive(struct vcl_session *s, uint64_t ctx_id, uint64_t mem_id,
 }
 
 /*
+ * A MigrateIn's wait list, checked as a command's is: every id an event
+ * of the session the client holds, none failed. The hold ran it once
+ * they could (vcl_hold.c); the runtime sees no wait list of it.
+ */
+static cl_int
+vcl_peer_wait_ok(struct vcl_session *s, const Vcl__Enqueue *e)
+{
+	struct vcl_hobj	*o;
+	size_t		 i;
+
+	if (e->n_wait > VCL_WAIT_MAX)
+		return (CL_INVALID_EVENT_WAIT_LIST);
+	for (i = 0; i < e->n_wait; i++) {
+		if ((o = vcl_handle_get(&s->handles, e->wait[i],
+		    VCL_KIND_EVENT)) == NULL)
+			return (CL_INVALID_EVENT_WAIT_LIST);
+		if (o->error != CL_SUCCESS)
+			return (CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+	}
+	return (CL_SUCCESS);
+}
+
+/*
  * MigrateIn: a buffer range's bytes are coming from a peer. The client's
  * event becomes a user event here, completed once the bytes are written
  * into the buffer (vcl_arrive); if they came first, that starts now.
@@ -441,7 +464,8 @@ vcl_op_migrate_in(struct vcl_session *s, const Vcl__Request *req,
 	if ((q = vcl_handle_get(&s->handles, m->q->queue, VCL_KIND_QUEUE)) ==
 	    NULL)
 		err = CL_INVALID_COMMAND_QUEUE;
-	else if ((err = q->error) == CL_SUCCESS) {
+	else if ((err = q->error) == CL_SUCCESS &&
+	    (err = vcl_peer_wait_ok(s, m->q)) == CL_SUCCESS) {
 		ctx_id = q->xctx;	/* the queue's context, by client id */
 		cx = vcl_handle_get(&s->handles, ctx_id, VCL_KIND_CONTEXT);
 		if ((mem = vcl_mem_range_get(s, m->mem, m->offset, m->size,
@@ -630,7 +654,7 @@ vcl_op_peer_push(struct vcl_session *ps, const Vcl__Request *req,
 			/* Every chunk is in the buffer already. */
 			x->arrived = 1;
 			t->srv->metrics.migrations_in++;
-			if ((ev = vcl_handle_get(&t->handles, x->xevent,
+			if ((ev = vcl_handle_held(&t->handles, x->xevent,
 			    VCL_KIND_EVENT)) != NULL && ev->user &&
 			    !ev->user_set)
 				vcl_peer_settle(t, ev, CL_COMPLETE);
@@ -1379,7 +1403,7 @@ vcl_peer_pulled(struct vcl_done *d)
 	} else
 		vcl_log_warn("direct pull of %llu bytes from pid %ld: %s",
 		    (unsigned long long)pu->len, (long)pu->pid, pu->why);
-	if (pu->failed && !t->dead && (ev = vcl_handle_get(&t->handles,
+	if (pu->failed && !t->dead && (ev = vcl_handle_held(&t->handles,
 	    pu->xevent, VCL_KIND_EVENT)) != NULL && ev->user &&
 	    !ev->user_set) {
 		vcl_peer_settle(t, ev, pu->fail);

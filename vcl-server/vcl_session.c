@@ -396,7 +396,7 @@ vcl_session_release(struct vcl_session *s, struct vcl_hobj *o)
 		/* A sub-buffer is charged nothing: its parent holds the bytes. */
 		vcl_mem_release(s, o->u.mem, o->sub ? 0 : o->bytes);
 		/* The buffer it lay in may now go (a closing session skips). */
-		if (o->parent != 0 && !s->dead && (p = vcl_handle_get(
+		if (o->parent != 0 && !s->dead && (p = vcl_handle_held(
 		    &s->handles, o->parent, VCL_KIND_MEM)) != NULL &&
 		    p->mem_refs > 0) {
 			p->mem_refs--;
@@ -1377,6 +1377,8 @@ vcl_session_let_go(struct vcl_session *s, struct vcl_hobj *o)
 {
 	if (s->nxfer > 0)
 		vcl_peer_let_go(s, o);	/* transfers into it end */
+	if (!o->released)	/* held before: still theirs (vcl_hold.c) */
+		o->released_at = s->held_order;
 	o->released = 1;
 	vcl_session_settled(s, o);
 }
@@ -1385,7 +1387,7 @@ vcl_session_let_go(struct vcl_session *s, struct vcl_hobj *o)
 void
 vcl_session_settled(struct vcl_session *s, struct vcl_hobj *o)
 {
-	if (!o->released || vcl_session_needed(o))
+	if (!o->released || o->release_held || vcl_session_needed(o))
 		return;
 	vcl_session_release(s, o);
 	vcl_handle_del(&s->handles, o);

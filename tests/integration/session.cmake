@@ -90,6 +90,7 @@ if(VCL_HAVE_UCX)
 endif()
 vcl_rawtest(transport)
 vcl_rawtest(hostile)
+vcl_rawtest(kinds)
 vcl_rawtest(chunkread)
 # readbench: a large read whole against chunked (a benchmark, not a test).
 add_executable(readbench readbench.c)
