@@ -528,7 +528,7 @@ test_close_walk(void)
 		goto out;
 	/* Both pushes in one batch: their links are born in one second. */
 	for (i = 0, rc = 0; i < 2; i++)
-		if ((lfd[i] = mute_listener(addr[i], sizeof addr[i])) == -1)
+		if ((lfd[i] = raw_mute_listener(addr[i], sizeof addr[i])) == -1)
 			rc = -1;
 	if (rc == 0)
 		rc = push_failed(&h, addr[0], 10) | push_failed(&h, addr[1],
@@ -539,7 +539,7 @@ test_close_walk(void)
 			break;
 		poll_wait();
 	}
-	rc |= links_now(&g, addr[1], &n, &ready);
+	rc |= raw_links_now(&g, addr[1], &n, &ready);
 	if (!check("walk_setup", rc == 0 && n == 2 && ready == 0 &&
 	    st.buffers_moving == 1, "%zu links, buffers moving %llu, want 2 "
 	    "being dialled and 1 (rc %d)", n,
@@ -548,7 +548,7 @@ test_close_walk(void)
 	/* Reset, not closed: the held session's loop sees nothing. */
 	(void)setsockopt(h.fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
 	conn_close(&h);
-	rc = wait_links_at_most(&g, 0, &n);
+	rc = raw_wait_links_at_most(&g, 0, &n);
 	check("walk_links_closed", rc == 0, "%zu links left after their "
 	    "handshake deadline (rc %d)", n, rc);
 	check("walk_server_alive", srv_alive(&sv), "server %s; see "
