@@ -322,19 +322,57 @@ vcl_since_ms(const struct timespec *t0)
 	return ((t.tv_sec - t0->tv_sec) * 1e3 + (t.tv_nsec - t0->tv_nsec) / 1e6);
 }
 
+/*
+ * Run fn(s, arg) on every session. fn may close any session, not only s:
+ * a peer session's close fails the pushes of the sessions it carried,
+ * and their flush may find their client gone and close them. So the next
+ * session is held (a reference) across the call, and when the call
+ * closed it (out of the list now) the walk begins again: fn must be
+ * harmless run twice on a session. A session closing already, above this
+ * walk, stays in the list until that close ends; fn skips it.
+ */
+static void
+vcl_server_each(struct vcl_server *srv,
+    void (*fn)(struct vcl_session *, void *), void *arg)
+{
+	struct vcl_session	*s, *next;
+	int			 was;
+
+again:
+	for (s = LIST_FIRST(&srv->sessions); s != NULL; s = next) {
+		if ((next = LIST_NEXT(s, entry)) != NULL) {
+			vcl_session_ref(next);
+			was = next->dead;
+		}
+		if (!s->dead)
+			fn(s, arg);
+		if (next == NULL)
+			break;
+		if (!was && next->dead) {
+			vcl_session_unref(next);
+			goto again;
+		}
+		vcl_session_unref(next);
+	}
+}
+
+/* vcl_server_each: write what is queued. */
+static void
+vcl_server_flush_one(struct vcl_session *s, void *arg)
+{
+	(void)arg;
+	vcl_session_flush(s);
+}
+
 /* Write what a batch queued, on every session (a write may close one). */
 void
 vcl_server_flush_all(struct vcl_server *srv)
 {
-	struct vcl_session	*s, *next;
 	struct timespec		 t0;
 	double			 ms;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (s = LIST_FIRST(&srv->sessions); s != NULL; s = next) {
-		next = LIST_NEXT(s, entry);
-		vcl_session_flush(s);
-	}
+	vcl_server_each(srv, vcl_server_flush_one, NULL);
 	if ((ms = vcl_since_ms(&t0)) >= VCL_SLOW_MS) {
 		srv->metrics.slow_events++;
 		vcl_log_info("flushing queues and replies took %.1f ms", ms);
@@ -643,12 +681,19 @@ vcl_server_sd_notify(const char *msg)
 	close(fd);
 }
 
+/* vcl_server_each: send what is queued, then close. */
+static void
+vcl_server_drain_one(struct vcl_session *s, void *arg)
+{
+	(void)arg;
+	vcl_session_drain(s);
+}
+
 /* SIGTERM/SIGINT: stop accepting, send what is queued, then exit. */
 static void
 vcl_server_stop_cb(evutil_socket_t sig, short what, void *arg)
 {
 	struct vcl_server	*srv = arg;
-	struct vcl_session	*s, *next;
 	struct timeval		 tv = { 10, 0 };
 
 	if (srv->stopping) {
@@ -660,10 +705,7 @@ vcl_server_stop_cb(evutil_socket_t sig, short what, void *arg)
 	vcl_server_sd_notify("STOPPING=1");
 	srv->stopping = 1;
 	event_del(srv->ev_accept);
-	for (s = LIST_FIRST(&srv->sessions); s != NULL; s = next) {
-		next = LIST_NEXT(s, entry);
-		vcl_session_drain(s);
-	}
+	vcl_server_each(srv, vcl_server_drain_one, NULL);
 	/* Whatever is still sending after the grace period is cut. */
 	event_base_loopexit(srv->base, &tv);
 }
@@ -787,6 +829,22 @@ vcl_server_check_session(struct vcl_server *srv, struct vcl_session *s,
 	}
 }
 
+/* vcl_server_each: a session's deadlines and keepalive (arg: now). */
+static void
+vcl_server_check_one(struct vcl_session *s, void *arg)
+{
+	vcl_server_check_session(s->srv, s, *(const time_t *)arg);
+}
+
+/* vcl_server_each: complete what the runtime failed without a callback. */
+static void
+vcl_server_reap_one(struct vcl_session *s, void *arg)
+{
+	(void)arg;
+	if (!LIST_EMPTY(&s->inflight))
+		vcl_cmd_reap(s);
+}
+
 /*
  * Every tick: run completions pushed without a wakeup, enforce the
  * deadlines, complete commands the runtime failed without a callback
@@ -797,14 +855,10 @@ static void
 vcl_server_check_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct vcl_server	*srv = arg;
-	struct vcl_session	*s, *next;
 	time_t			 now = vcl_server_now();
 
 	vcl_server_done_run(srv);
-	for (s = LIST_FIRST(&srv->sessions); s != NULL; s = next) {
-		next = LIST_NEXT(s, entry);
-		vcl_server_check_session(srv, s, now);
-	}
+	vcl_server_each(srv, vcl_server_check_one, &now);
 	vcl_peer_check_all(srv, now);
 	vcl_transports_progress(srv);
 	if (srv->conn_log.suppressed > 0 &&
@@ -812,10 +866,7 @@ vcl_server_check_cb(evutil_socket_t fd, short what, void *arg)
 		vcl_server_ratelog_flush(&srv->conn_log, "connections");
 	vcl_server_authfail_tick(srv, now);
 	srv->corked = 1;
-	LIST_FOREACH(s, &srv->sessions, entry) {
-		if (!LIST_EMPTY(&s->inflight))
-			vcl_cmd_reap(s);
-	}
+	vcl_server_each(srv, vcl_server_reap_one, NULL);
 	vcl_cmd_sweep();
 	srv->corked = 0;
 	vcl_server_flush_all(srv);
