@@ -306,6 +306,15 @@ vcl_backend_open(struct vcl_backend *be, const char *platform,
 	free(all);
 	all = NULL;
 
+	if ((be->lims = calloc(be->ndevices, sizeof *be->lims)) == NULL)
+		goto oom;
+	for (i = 0; i < be->ndevices; i++) {
+		/* A device that answers neither checks nothing by them. */
+		clGetDeviceInfo(be->devices[i], CL_DEVICE_MAX_WORK_ITEM_SIZES,
+		    sizeof be->lims[i].max_wi, be->lims[i].max_wi, NULL);
+		clGetDeviceInfo(be->devices[i], CL_DEVICE_LOCAL_MEM_SIZE,
+		    sizeof be->lims[i].local_mem, &be->lims[i].local_mem, NULL);
+	}
 	if ((w = be->welcome = calloc(1, sizeof *w)) == NULL)
 		goto oom;
 	vcl__welcome__init(w);
@@ -371,6 +380,7 @@ vcl_backend_close(struct vcl_backend *be)
 		free(w);
 	}
 	free(be->devices);
+	free(be->lims);
 	memset(be, 0, sizeof *be);
 }
 

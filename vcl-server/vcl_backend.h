@@ -10,9 +10,16 @@
 #include "vcl.pb-c.h"
 
 /* What the server serves: one platform, a subset of its devices. */
+/* A served device's limits that every launch checks, asked once. */
+struct vcl_devlim {
+	size_t			 max_wi[3];	/* MAX_WORK_ITEM_SIZES; 0: none */
+	cl_ulong		 local_mem;	/* LOCAL_MEM_SIZE */
+};
+
 struct vcl_backend {
 	cl_platform_id		 platform;
 	cl_device_id		*devices;
+	struct vcl_devlim	*lims;		/* one per device */
 	uint32_t		 ndevices;
 	Vcl__Welcome		*welcome;	/* snapshot sent to clients */
 	int			 is_pocl;	/* PoCL: its known faults */

@@ -150,7 +150,7 @@ vcl_handle_del(struct vcl_htab *t, struct vcl_hobj *o)
 			*pp = o->next;
 			t->count--;
 			free(o->kargs);
-			free(o->klocal);
+			free(o->kdev);
 			free(o->tsizes);
 			free(o->psrc);
 			free(o->source);
@@ -173,7 +173,7 @@ vcl_handle_clear(struct vcl_htab *t, void (*fn)(struct vcl_hobj *, void *),
 			next = o->next;
 			fn(o, arg);
 			free(o->kargs);
-			free(o->klocal);
+			free(o->kdev);
 			free(o->tsizes);
 			free(o->psrc);
 			free(o->source);

@@ -78,6 +78,12 @@ enum vcl_kind {
 	VCL_KIND_MAX
 };
 
+/* What a kernel's launches check on one device, known once it is made. */
+struct vcl_kdev {
+	uint64_t	local;		/* its own __local bytes */
+	size_t		wg;		/* CL_KERNEL_WORK_GROUP_SIZE; 0: unknown */
+};
+
 /*
  * One object of a session. A creation that failed on the server still gets
  * an entry, with its error, so the client's later uses of the id report that
@@ -101,7 +107,7 @@ struct vcl_hobj {
 	uint64_t		 bytes;		/* mem: bytes charged */
 	uint32_t		 nargs;		/* kernel: argument count */
 	struct vcl_karg		*kargs;		/* kernel: its arguments */
-	uint64_t		*klocal;	/* kernel: own __local per device */
+	struct vcl_kdev		*kdev;		/* kernel: per device */
 	struct vcl_tsizes	*tsizes;	/* program: by-value type sizes */
 	struct vcl_psrc		*psrc;		/* program: compiled, for a link's
 						   probe (one block: free()) */

@@ -264,15 +264,14 @@ vcl_exec_local_fits(struct vcl_session *s, struct vcl_hobj *ko, uint32_t dev)
 
 	if (dev >= s->srv->be.ndevices)
 		return (CL_INVALID_DEVICE);
-	sum = ko->klocal != NULL ? ko->klocal[dev] : 0;
-	/* Most kernels use no __local memory: no device query per launch. */
+	sum = ko->kdev != NULL ? ko->kdev[dev].local : 0;
 	for (i = 0, any = sum != 0; i < ko->nargs && !any; i++)
 		any = ko->kargs[i].kind == VCL_KARG_LOCAL &&
 		    ko->kargs[i].size != 0;
 	if (!any)
 		return (CL_SUCCESS);
-	if (clGetDeviceInfo(s->srv->be.devices[dev], CL_DEVICE_LOCAL_MEM_SIZE,
-	    sizeof cap, &cap, NULL) != CL_SUCCESS)
+	/* Asked once, when the server opened the device. */
+	if ((cap = s->srv->be.lims[dev].local_mem) == 0)
 		return (CL_INVALID_DEVICE);
 	if (sum > cap)
 		return (CL_OUT_OF_RESOURCES);
@@ -290,14 +289,17 @@ vcl_exec_local_fits(struct vcl_session *s, struct vcl_hobj *ko, uint32_t dev)
  * Check a launch's sizes as clEnqueueNDRangeKernel would, before the
  * runtime sees them: offset + global must not wrap, a local size must be
  * non-zero, within the device's work-item sizes and, in all, within the
- * kernel's work-group size there.
+ * kernel's work-group size there. Both limits were asked of the runtime
+ * once (the device's when the server opened it, the kernel's when it was
+ * made), not on every launch: on the loop, two runtime calls per launch
+ * cost time and, with launches on a strand, contend with its calls.
  */
 static cl_int
 vcl_exec_sizes(struct vcl_session *s, struct vcl_hobj *ko, uint32_t dev,
     cl_uint d, const size_t *off, const size_t *gws, const size_t *lws)
 {
-	cl_device_id	 id = s->srv->be.devices[dev];
-	size_t		 maxwi[3] = { 0, 0, 0 }, wg = 0, total = 1;
+	const size_t	*maxwi;
+	size_t		 wg, total = 1;
 	cl_uint		 i;
 
 	for (i = 0; i < d; i++)
@@ -305,11 +307,10 @@ vcl_exec_sizes(struct vcl_session *s, struct vcl_hobj *ko, uint32_t dev,
 			return (CL_INVALID_GLOBAL_OFFSET);
 	if (lws == NULL)
 		return (CL_SUCCESS);
-	clGetDeviceInfo(id, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof maxwi, maxwi,
-	    NULL);
-	if (clGetKernelWorkGroupInfo(ko->u.kernel, id,
-	    CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL) != CL_SUCCESS)
-		wg = 0;
+	if (dev >= s->srv->be.ndevices)
+		return (CL_INVALID_DEVICE);
+	maxwi = s->srv->be.lims[dev].max_wi;
+	wg = ko->kdev != NULL ? ko->kdev[dev].wg : 0;
 	for (i = 0; i < d; i++) {
 		if (lws[i] == 0)
 			return (CL_INVALID_WORK_GROUP_SIZE);

@@ -879,7 +879,7 @@ _Static_assert((int)VCL_KARG_OPAQUE == VCL__KERNEL_DESC__ARG_KIND__OPAQUE &&
 /* What the server keeps of a kernel, made with its description. */
 struct vcl_kinfo {
 	struct vcl_karg	*kargs;		/* each argument's kind */
-	uint64_t	*klocal;	/* own __local bytes per device */
+	struct vcl_kdev	*kdev;		/* per device */
 };
 
 /*
@@ -966,7 +966,7 @@ vcl_kernel_desc(struct vcl_session *s, const struct vcl_hobj *p,
 	if ((kd->wg_size = calloc(be->ndevices, sizeof *kd->wg_size)) == NULL ||
 	    (kd->compile_wg = calloc(be->ndevices * 3,
 	    sizeof *kd->compile_wg)) == NULL ||
-	    (ki->klocal = calloc(be->ndevices, sizeof *ki->klocal)) == NULL)
+	    (ki->kdev = calloc(be->ndevices, sizeof *ki->kdev)) == NULL)
 		return (-1);
 	kd->n_wg_size = be->ndevices;
 	kd->n_compile_wg = be->ndevices * 3;
@@ -975,11 +975,12 @@ vcl_kernel_desc(struct vcl_session *s, const struct vcl_hobj *p,
 		    CL_KERNEL_WORK_GROUP_SIZE, sizeof n, &n, NULL) != CL_SUCCESS)
 			continue;
 		kd->wg_size[i] = n;
+		ki->kdev[i].wg = n;
 		/* No __local argument is set yet: this is the kernel's own. */
 		if (clGetKernelWorkGroupInfo(k, be->devices[i],
 		    CL_KERNEL_LOCAL_MEM_SIZE, sizeof lm, &lm, NULL) ==
 		    CL_SUCCESS)
-			ki->klocal[i] = lm;
+			ki->kdev[i].local = lm;
 		if (clGetKernelWorkGroupInfo(k, be->devices[i],
 		    CL_KERNEL_COMPILE_WORK_GROUP_SIZE, sizeof cwg, cwg, NULL) ==
 		    CL_SUCCESS) {
@@ -998,9 +999,9 @@ vcl_kernel_keep(struct vcl_hobj *o, const Vcl__KernelDesc *kd,
 {
 	o->nargs = kd->num_args;
 	o->kargs = ki->kargs;
-	o->klocal = ki->klocal;
+	o->kdev = ki->kdev;
 	ki->kargs = NULL;
-	ki->klocal = NULL;
+	ki->kdev = NULL;
 }
 
 /* Free what vcl_kernel_desc allocated. */
@@ -1017,7 +1018,7 @@ vcl_kernel_desc_free(Vcl__KernelDesc *kd, struct vcl_kinfo *ki)
 	free(kd->wg_size);
 	free(kd->compile_wg);
 	free(ki->kargs);
-	free(ki->klocal);
+	free(ki->kdev);
 }
 
 /* Is a type name safe to paste into the probe's source? */
