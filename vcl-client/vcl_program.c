@@ -686,26 +686,37 @@ out:
 }
 
 /*
- * The nodes of a context where a link with no device list is performed:
- * those with a device for which an input holds a compiled object or a
- * library (its compile or link succeeded there). On the others none does,
- * and the specification says no link is performed for their devices (no
- * executable, status CL_BUILD_NONE), not an error: a node asked would
- * answer CL_INVALID_OPERATION (no device of its left to link). With none
- * left, all are asked, for the error.
+ * The nodes where a link is performed, of those of its devices (the
+ * num_devices of device_list, or with none every device of the context):
+ * the nodes with a device of the link for which an input holds a compiled
+ * object or a library (its compile or link succeeded there). On the
+ * others none does, and the specification says no link is performed for
+ * their devices (no executable, status CL_BUILD_NONE), not an error: a
+ * node asked would answer CL_INVALID_OPERATION (no device of its left to
+ * link). With none left, all are asked, for the error. A lost node stays
+ * (vcl_program_lost gives its devices of the link CL_BUILD_ERROR).
  */
 static uint64_t
-vcl_link_nodes(cl_context ctx, uint64_t nodes, cl_uint ninputs,
+vcl_link_nodes(cl_context ctx, uint64_t nodes, cl_uint num_devices,
+    const cl_device_id *device_list, cl_uint ninputs,
     const cl_program *inputs)
 {
-	uint64_t	has = 0;
-	cl_uint		i, k;
+	uint64_t	has = 0, lost = 0;
+	cl_uint		i, j, k;
 
-	for (i = 0; i < ctx->ndevices; i++)
+	for (i = 0; i < ctx->ndevices; i++) {
+		if (vcl_node_status(ctx->devices[i]->node) != CL_SUCCESS)
+			lost |= 1ull << ctx->devices[i]->node->index;
+		for (j = 0; j < num_devices; j++)
+			if (device_list[j] == ctx->devices[i])
+				break;
+		if (num_devices > 0 && j == num_devices)
+			continue;	/* not one the link names */
 		for (k = 0; k < ninputs; k++)
 			if (inputs[k]->build[i].status == CL_BUILD_SUCCESS)
 				has |= 1ull << ctx->devices[i]->node->index;
-	return ((nodes & has) != 0 ? nodes & has : nodes);
+	}
+	return ((nodes & has & ~lost) != 0 ? nodes & (has | lost) : nodes);
 }
 
 cl_program CL_API_CALL
@@ -751,9 +762,9 @@ vcl_clLinkProgram(cl_context context, cl_uint num_devices,
 		p->nodes = 0;
 		for (i = 0; i < num_devices; i++)
 			p->nodes |= 1ull << device_list[i]->node->index;
-	} else
-		p->nodes = vcl_link_nodes(context, p->nodes,
-		    num_input_programs, input_programs);
+	}
+	p->nodes = vcl_link_nodes(context, p->nodes, num_devices, device_list,
+	    num_input_programs, input_programs);
 	p->notexec = options != NULL && strstr(options, "-create-library") !=
 	    NULL;
 	p->options = options != NULL ? strdup(options) : NULL;

@@ -366,7 +366,9 @@ vcl_arrive_rebind(struct vcl_session *s, uint64_t event_id, cl_event w)
  * block this thread on it (NVIDIA's may, in enqueues from pageable
  * memory). The client's event for the migration is a user event here,
  * completed with the write; the client's commands that use the buffer
- * wait on it. Takes data (and its charge) in every case.
+ * wait on it. A buffer whose Release is held behind such a command is
+ * still written (vcl_handle_held): that command was sent before the
+ * release. Takes data (and its charge) in every case.
  */
 static void
 vcl_arrive(struct vcl_session *s, uint64_t ctx_id, uint64_t mem_id,
@@ -388,8 +390,8 @@ vcl_arrive(struct vcl_session *s, uint64_t ctx_id, uint64_t mem_id,
 	c->event_id = event_id;
 	c->d.s = s;
 	vcl_session_ref(s);
-	if ((ctx = vcl_handle_get(&s->handles, ctx_id, VCL_KIND_CONTEXT)) ==
-	    NULL || (mem = vcl_handle_get(&s->handles, mem_id,
+	if ((ctx = vcl_handle_held(&s->handles, ctx_id, VCL_KIND_CONTEXT)) ==
+	    NULL || (mem = vcl_handle_held(&s->handles, mem_id,
 	    VCL_KIND_MEM)) == NULL || mem->error != CL_SUCCESS ||
 	    ctx->error != CL_SUCCESS)
 		err = CL_INVALID_MEM_OBJECT;	/* released meanwhile */
@@ -559,7 +561,7 @@ vcl_op_peer_push_dst(struct vcl_session *ps, const Vcl__Request *req,
 		return (NULL);
 	if (!((req->bulk_xfer & VCL_TP_XID_PLACE) && ps->tp_ep != NULL &&
 	    (ps->tp_ep->tp->ops->caps & VCL_TP_PLACE))) {
-		if ((x->data = vcl_stage_alloc(t, vcl_handle_get(&t->handles,
+		if ((x->data = vcl_stage_alloc(t, vcl_handle_held(&t->handles,
 		    x->xctx, VCL_KIND_CONTEXT), len,
 		    CL_MEM_OBJECT_ALLOCATION_FAILURE, &err)) == NULL)
 			return (NULL);
@@ -830,7 +832,7 @@ vcl_place_slot(void *arg, const struct vcl_tp_slot *slot)
 	 * The peer's ring pinned for the context, while the client holds it:
 	 * the read runs by DMA.
 	 */
-	if ((ctx = vcl_handle_get(&pl->s->handles, pl->ctx,
+	if ((ctx = vcl_handle_held(&pl->s->handles, pl->ctx,
 	    VCL_KIND_CONTEXT)) != NULL && ctx->error == CL_SUCCESS)
 		c->pinwrap = vcl_pin_wrap(vcl_pin_ring_of(slot->ptr,
 		    (size_t)slot->len), ctx->pins);
@@ -919,9 +921,9 @@ vcl_peer_push_mem(struct vcl_session *ps, struct vcl_hobj **ctxp,
 	if (x != NULL && !ps->dead && ps->in_req != NULL &&
 	    (m = ps->in_req->peer_push) != NULL &&
 	    (t = vcl_peer_target(ps->srv, m->session, m->key)) != NULL &&
-	    (ctx = vcl_handle_get(&t->handles, x->xctx, VCL_KIND_CONTEXT)) !=
+	    (ctx = vcl_handle_held(&t->handles, x->xctx, VCL_KIND_CONTEXT)) !=
 	    NULL && ctx->error == CL_SUCCESS &&
-	    (mem = vcl_handle_get(&t->handles, x->xmem, VCL_KIND_MEM)) !=
+	    (mem = vcl_handle_held(&t->handles, x->xmem, VCL_KIND_MEM)) !=
 	    NULL && mem->error == CL_SUCCESS && mem->u.mem != NULL &&
 	    !mem->image && (mq = vcl_context_queue(ctx, err)) != NULL) {
 		*ctxp = ctx;

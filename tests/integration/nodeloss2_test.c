@@ -1145,7 +1145,9 @@ out:
  * CL_INVALID_OPERATION (none of its devices left to link), failing the
  * link. It links for the first device (the kernel runs there, bytes
  * checked), the second's status is CL_BUILD_NONE, and a link none of whose
- * inputs is compiled anywhere is still CL_INVALID_OPERATION.
+ * inputs is compiled anywhere is still CL_INVALID_OPERATION. The same
+ * with both devices listed: the listed second node was asked and failed
+ * the link as well.
  */
 static void
 t_link_one_node(void)
@@ -1154,6 +1156,7 @@ t_link_one_node(void)
 	struct nl		 w;
 	cl_platform_id		 pf;
 	cl_program		 in[2] = { NULL, NULL }, ex = NULL, bare = NULL;
+	cl_program		 listed = NULL;
 	cl_build_status		 st[2] = { 99, 99 };
 	const char		*src;
 	cl_uint			 n = 0;
@@ -1206,13 +1209,34 @@ t_link_one_node(void)
 		    (int)st[0], (int)st[1], CL_BUILD_SUCCESS, CL_BUILD_NONE,
 		    (int)err);
 	}
+	/* The same inputs, both devices listed: the second gets nothing. */
+	listed = clLinkProgram(w.ctx, 2, w.dev, NULL, 2, in, NULL, NULL, &err);
+	if (nl_is("one_node_listed_linked", err, CL_SUCCESS)) {
+		nl_fill("one_node_listed_runs", w.q, listed, w.buf, 17);
+		st[0] = st[1] = 99;
+		err = clGetProgramBuildInfo(listed, w.dev[0],
+		    CL_PROGRAM_BUILD_STATUS, sizeof st[0], &st[0], NULL);
+		if (err == CL_SUCCESS)
+			err = clGetProgramBuildInfo(listed, w.dev[1],
+			    CL_PROGRAM_BUILD_STATUS, sizeof st[1], &st[1],
+			    NULL);
+		check("one_node_listed_status", err == CL_SUCCESS &&
+		    st[0] == CL_BUILD_SUCCESS && st[1] == CL_BUILD_NONE,
+		    "build status %d and %d, want %d and %d (none) (%d)",
+		    (int)st[0], (int)st[1], CL_BUILD_SUCCESS, CL_BUILD_NONE,
+		    (int)err);
+	}
 	/* No input compiled anywhere: still no device to link. */
 	(void)clLinkProgram(w.ctx, 0, NULL, NULL, 1, &bare, NULL, NULL, &err);
 	nl_is("one_node_none_compiled", err, CL_INVALID_OPERATION);
+	(void)clLinkProgram(w.ctx, 2, w.dev, NULL, 1, &bare, NULL, NULL, &err);
+	nl_is("one_node_listed_none_compiled", err, CL_INVALID_OPERATION);
 	goto out;
 setup:
 	check("one_node_setup", 0, "OpenCL set-up failed: %d", (int)err);
 out:
+	if (listed != NULL)
+		clReleaseProgram(listed);
 	if (ex != NULL)
 		clReleaseProgram(ex);
 	if (bare != NULL)

@@ -198,6 +198,8 @@ vcl_rawtest(attack6)
 vcl_rawtest(attack7)
 vcl_rawtest(attack8)
 vcl_rawtest(loopwait)
+# it_raw_review9: released ids the session still holds, on its own paths.
+vcl_rawtest(review9)
 # it_raw_nodeloss2: one node of a two-node context lost (killed, stopped),
 # then the whole API walked on the context: live-device work succeeds,
 # lost-device work fails at once with CL_DEVICE_NOT_AVAILABLE.
