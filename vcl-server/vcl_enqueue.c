@@ -308,7 +308,7 @@ vcl_cmd_complete(struct vcl_cmd *c)
 				break;
 			}
 			/* Report the first failure no event could carry. */
-			q = vcl_handle_get(&s->handles, c->queue_id,
+			q = vcl_handle_held(&s->handles, c->queue_id,
 			    VCL_KIND_QUEUE);
 			if (st == CL_SUCCESS && q != NULL) {
 				st = q->deferred;
@@ -325,7 +325,7 @@ vcl_cmd_complete(struct vcl_cmd *c)
 		else if (st < 0 && c->type != VCL_CMD_READ &&
 		    c->type != VCL_CMD_FINISH && c->type != VCL_CMD_CHUNK &&
 		    (c->type != VCL_CMD_SHM || c->shm_write) &&
-		    (q = vcl_handle_get(&s->handles, c->queue_id,
+		    (q = vcl_handle_held(&s->handles, c->queue_id,
 		    VCL_KIND_QUEUE)) != NULL && q->deferred == CL_SUCCESS) {
 			q->deferred = st;	/* the next Finish reports it */
 			atomic_fetch_add(&s->deferred_sets, 1);
@@ -1156,7 +1156,7 @@ vcl_cmd_poll(struct vcl_session *s, struct vcl_cmd *c)
 	/* What completes before it goes first. */
 	if (!vcl_session_next_up(s, c->queue_id, c->fr.waited))
 		return (0);
-	if ((q = vcl_handle_get(&s->handles, c->queue_id,
+	if ((q = vcl_handle_held(&s->handles, c->queue_id,
 	    VCL_KIND_QUEUE)) == NULL)
 		return (0);
 	if (q->poll_skip > 0) {
@@ -1261,7 +1261,7 @@ vcl_cmd_watch(struct vcl_session *s, struct vcl_cmd *c)
 	 * An event of an in-order queue: its Notify keeps the queue's order
 	 * (the queue's properties, seen when it was made).
 	 */
-	if (c->event_id != 0 && c->then == NULL && (q = vcl_handle_get(
+	if (c->event_id != 0 && c->then == NULL && (q = vcl_handle_held(
 	    &s->handles, c->queue_id, VCL_KIND_QUEUE)) != NULL &&
 	    q->u.queue != NULL && !q->ooo)
 		c->inorder = 1;
@@ -1273,7 +1273,7 @@ vcl_cmd_watch(struct vcl_session *s, struct vcl_cmd *c)
 	if (c->then == NULL && s->fast_ok && !s->is_peer &&
 	    ((c->type == VCL_CMD_READ && c->stage != NULL) ||
 	    c->type == VCL_CMD_SHM ||
-	    (c->type == VCL_CMD_FINISH && (q = vcl_handle_get(&s->handles,
+	    (c->type == VCL_CMD_FINISH && (q = vcl_handle_held(&s->handles,
 	    c->queue_id, VCL_KIND_QUEUE)) != NULL &&
 	    q->deferred == CL_SUCCESS))) {
 		c->fast = 1;

@@ -255,7 +255,7 @@ vcl_hold_run_ready(struct vcl_session *s, struct vcl_helds *ready)
 		s->nheld--;
 		vcl_session_uncharge(s, h->charged);
 		h->charged = 0;
-		if (h->qid != 0 && (o = vcl_handle_get(&s->handles, h->qid,
+		if (h->qid != 0 && (o = vcl_handle_held(&s->handles, h->qid,
 		    VCL_KIND_QUEUE)) != NULL && o->held_tail == h)
 			o->held_tail = NULL;
 		refs = 0;

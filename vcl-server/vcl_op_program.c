@@ -432,7 +432,7 @@ vcl_link_inputs_mark(struct vcl_session *s, struct vcl_build *b, int on)
 	size_t		 i;
 
 	for (i = 0; b->inids != NULL && i < b->ninputs; i++) {
-		if ((in = vcl_handle_get(&s->handles, b->inids[i],
+		if ((in = vcl_handle_held(&s->handles, b->inids[i],
 		    VCL_KIND_PROGRAM)) == NULL || in->u.prog != b->inputs[i])
 			continue;
 		if (on)
@@ -460,7 +460,7 @@ vcl_build_done(struct vcl_done *d)
 		goto out;
 	if (b->mode == VCL_BUILD_LINK)
 		vcl_link_inputs_mark(s, b, 0);
-	if ((o = vcl_handle_get(&s->handles, b->prog_id, VCL_KIND_PROGRAM)) !=
+	if ((o = vcl_handle_held(&s->handles, b->prog_id, VCL_KIND_PROGRAM)) !=
 	    NULL && o->building) {
 		o->building = 0;
 		if (b->mode == VCL_BUILD_LINK) {
@@ -2000,7 +2000,7 @@ vcl_getbin_done(struct vcl_done *d)
 	s->jobs--;
 	if (s->dead)
 		goto out;
-	if ((o = vcl_handle_get(&s->handles, g->prog_id, VCL_KIND_PROGRAM)) !=
+	if ((o = vcl_handle_held(&s->handles, g->prog_id, VCL_KIND_PROGRAM)) !=
 	    NULL)
 		o->building = 0;
 	r.seq = g->seq;
