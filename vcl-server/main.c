@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "vcl_bincheck.h"
 #include "vcl_enqueue.h"
 #include "vcl_log.h"
 #include "vcl_op_mem.h"
@@ -44,7 +45,9 @@ static const char usage[] =
 "                          by --tls-ca\n"
 "  --trust-binaries        accept program binaries this server did not make\n"
 "                          (a runtime's binary may hold native code: only\n"
-"                          where every token holder is trusted)\n"
+"                          where every token holder is trusted); each new\n"
+"                          one is made and built in a child process first\n"
+"  --binary-check-timeout S  seconds that child may take (default 60)\n"
 "  --log-level LEVEL       error, warn, info or debug (default info)\n"
 "  --max-frame BYTES       largest protobuf message of a frame (default 64M)\n"
 "  --max-bulk BYTES        largest bulk payload of a frame (default 4G)\n"
@@ -149,7 +152,8 @@ enum {
 	OPT_HANDSHAKE_TO, OPT_FRAME_TO, OPT_MIN_RATE, OPT_IDLE_TO, OPT_SEND_TO,
 	OPT_METRICS_LISTEN, OPT_METRICS_PORT_FILE,
 	OPT_TRANSPORTS, OPT_TRANSPORT_FORCE, OPT_TCA_DOMAIN, OPT_TCA_NODE,
-	OPT_HOST_ID, OPT_MAX_RELEASE_BACKLOG, OPT_MAX_PINNED_SESSION
+	OPT_HOST_ID, OPT_MAX_RELEASE_BACKLOG, OPT_MAX_PINNED_SESSION,
+	OPT_BINCHECK_TO
 };
 
 static const struct option longopts[] = {
@@ -165,6 +169,7 @@ static const struct option longopts[] = {
 	{ "tls-ca",		required_argument, NULL, OPT_TLS_CA },
 	{ "tls-verify-clients",	no_argument,	   NULL, OPT_TLS_VERIFY },
 	{ "trust-binaries",	no_argument,	   NULL, OPT_TRUST_BINARIES },
+	{ "binary-check-timeout", required_argument, NULL, OPT_BINCHECK_TO },
 	{ "log-level",		required_argument, NULL, OPT_LOG },
 	{ "max-frame",		required_argument, NULL, OPT_MAX_FRAME },
 	{ "max-bulk",		required_argument, NULL, OPT_MAX_BULK },
@@ -368,8 +373,9 @@ apply_option(struct vcl_server *srv, int id, const char *arg, int reload)
 	case OPT_MAX_FRAME: case OPT_MAX_BULK: case OPT_MAX_SBYTES:
 	case OPT_MAX_SESSIONS: case OPT_MAX_OBJECTS: case OPT_WORKERS:
 	case OPT_MAX_PREAUTH: case OPT_MAX_PREAUTH_ADDR: case OPT_HANDSHAKE_TO:
-	case OPT_MIN_RATE: case OPT_MAX_RELEASE_BACKLOG:
+	case OPT_MIN_RATE: case OPT_MAX_RELEASE_BACKLOG: case OPT_BINCHECK_TO:
 		if (parse_size(arg, &v) != 0 || v == 0 ||
+		    (id == OPT_BINCHECK_TO && v > 3600) ||
 		    (id == OPT_MAX_FRAME && v > UINT32_MAX) ||
 		    (id == OPT_WORKERS && v > 64)) {
 			fprintf(stderr, "vclserver: bad value: %s\n", arg);
@@ -393,6 +399,7 @@ apply_option(struct vcl_server *srv, int id, const char *arg, int reload)
 	case OPT_MAX_PREAUTH_ADDR: srv->limits.preauth_addr = v; break;
 	case OPT_MAX_AUTH_FAILS: srv->limits.auth_fails = v; break;
 	case OPT_HANDSHAKE_TO:	srv->limits.handshake_s = v; break;
+	case OPT_BINCHECK_TO:	srv->limits.bincheck_s = v; break;
 	case OPT_FRAME_TO:	srv->limits.frame_s = v; break;
 	case OPT_MIN_RATE:	srv->limits.frame_rate = v; break;
 	case OPT_IDLE_TO:	srv->limits.idle_s = v; break;
@@ -594,6 +601,9 @@ main(int argc, char **argv)
 	static struct vcl_server	srv;
 	int				c;
 
+	/* A binary's check (vcl_bincheck.c): this executable, as a child. */
+	if (argc == 2 && strcmp(argv[1], "--check-binary") == 0)
+		return (vcl_bincheck_main());
 	vcl_log_init("vclserver", VCL_LOG_INFO);
 	vcl_transports_register();
 	opts.listen = "127.0.0.1";
@@ -607,6 +617,7 @@ main(int argc, char **argv)
 	srv.limits.preauth_addr = 32;
 	srv.limits.auth_fails = 10;
 	srv.limits.handshake_s = 10;
+	srv.limits.bincheck_s = 60;
 	srv.limits.frame_s = 30;
 	srv.limits.frame_rate = 64u << 10;
 

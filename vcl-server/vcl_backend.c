@@ -208,7 +208,7 @@ vcl_backend_is_vcl(cl_platform_id p)
  * listed to this process too).
  */
 static cl_platform_id
-vcl_backend_pick(const char *want, char *err, size_t errlen)
+vcl_backend_pick(const char *want, uint32_t *index, char *err, size_t errlen)
 {
 	cl_platform_id	 all[64], ids[64];
 	cl_uint		 nall = 0, n = 0, i;
@@ -239,9 +239,11 @@ vcl_backend_pick(const char *want, char *err, size_t errlen)
 			    "platforms)", idx, n);
 			return (NULL);
 		}
+		*index = (uint32_t)idx;
 		return (ids[idx]);
 	}
 	for (i = 0; i < n; i++) {
+		*index = i;
 		if (clGetPlatformInfo(ids[i], CL_PLATFORM_NAME, sizeof name,
 		    name, NULL) == CL_SUCCESS && strcasestr(name, want) != NULL)
 			return (ids[i]);
@@ -270,7 +272,8 @@ vcl_backend_open(struct vcl_backend *be, const char *platform,
 	size_t		 n;
 
 	memset(be, 0, sizeof *be);
-	if ((be->platform = vcl_backend_pick(platform, err, errlen)) == NULL)
+	if ((be->platform = vcl_backend_pick(platform, &be->platform_index,
+	    err, errlen)) == NULL)
 		return (-1);
 	if (clGetPlatformInfo(be->platform, CL_PLATFORM_NAME, sizeof pname,
 	    pname, NULL) == CL_SUCCESS)
@@ -282,6 +285,7 @@ vcl_backend_open(struct vcl_backend *be, const char *platform,
 	}
 	if ((all = calloc(nall, sizeof *all)) == NULL ||
 	    (be->devices = calloc(nall, sizeof *be->devices)) == NULL ||
+	    (be->all_index = calloc(nall, sizeof *be->all_index)) == NULL ||
 	    clGetDeviceIDs(be->platform, CL_DEVICE_TYPE_ALL, nall, all,
 	    NULL) != CL_SUCCESS) {
 		snprintf(err, errlen, "cannot list devices");
@@ -289,6 +293,8 @@ vcl_backend_open(struct vcl_backend *be, const char *platform,
 	}
 	if (devices == NULL) {
 		memcpy(be->devices, all, nall * sizeof *all);
+		for (i = 0; i < nall; i++)
+			be->all_index[i] = i;
 		be->ndevices = nall;
 	} else {
 		for (p = devices; *p != '\0'; p = *end ? end + 1 : end) {
@@ -300,6 +306,7 @@ vcl_backend_open(struct vcl_backend *be, const char *platform,
 				    "(%u devices)", devices, nall);
 				goto fail;
 			}
+			be->all_index[be->ndevices] = (uint32_t)idx;
 			be->devices[be->ndevices++] = all[idx];
 		}
 	}
@@ -381,6 +388,7 @@ vcl_backend_close(struct vcl_backend *be)
 	}
 	free(be->devices);
 	free(be->lims);
+	free(be->all_index);
 	memset(be, 0, sizeof *be);
 }
 
@@ -412,4 +420,31 @@ vcl_backend_max_alloc(const struct vcl_backend *be)
 		    sizeof m, &m, NULL) == CL_SUCCESS && m > best)
 			best = (size_t)m;
 	return (best);
+}
+
+/*
+ * Device didx of platform pidx, as vcl_backend_open counts them (VCL's own
+ * platform left out): how a binary check's process finds the device the
+ * server names. NULL when there is none.
+ */
+cl_device_id
+vcl_backend_device_at(uint32_t pidx, uint32_t didx)
+{
+	cl_platform_id	 p;
+	cl_device_id	*all, d = NULL;
+	cl_uint		 nall = 0;
+	uint32_t	 got;
+	char		 want[16], err[256];
+
+	snprintf(want, sizeof want, "%u", pidx);
+	if ((p = vcl_backend_pick(want, &got, err, sizeof err)) == NULL ||
+	    clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, NULL, &nall) !=
+	    CL_SUCCESS || didx >= nall || (all = calloc(nall,
+	    sizeof *all)) == NULL)
+		return (NULL);
+	if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, nall, all, NULL) ==
+	    CL_SUCCESS)
+		d = all[didx];
+	free(all);
+	return (d);
 }

@@ -23,6 +23,10 @@ struct vcl_backend {
 	uint32_t		 ndevices;
 	Vcl__Welcome		*welcome;	/* snapshot sent to clients */
 	int			 is_pocl;	/* PoCL: its known faults */
+	uint32_t		 platform_index; /* among the platforms listed,
+						   VCL's own left out */
+	uint32_t		*all_index;	/* each device's index among
+						   the platform's devices */
 };
 
 int	vcl_backend_open(struct vcl_backend *, const char *, const char *,
@@ -30,5 +34,6 @@ int	vcl_backend_open(struct vcl_backend *, const char *, const char *,
 void	vcl_backend_close(struct vcl_backend *);
 uint64_t vcl_backend_global_mem(const struct vcl_backend *);
 size_t	vcl_backend_max_alloc(const struct vcl_backend *);
+cl_device_id vcl_backend_device_at(uint32_t, uint32_t);
 
 #endif

@@ -25,6 +25,7 @@
 #include <event2/keyvalq_struct.h>
 #include <event2/listener.h>
 
+#include "vcl_bincheck.h"
 #include "vcl_io.h"
 #include "vcl_log.h"
 #include "vcl_op_mem.h"
@@ -210,7 +211,7 @@ vcl_metrics_render(struct vcl_server *srv, struct evbuffer *b)
 {
 	struct vcl_metrics	*m = &srv->metrics;
 	const char		*op;
-	uint64_t		 cum;
+	uint64_t		 cum, started, failed, now;
 	unsigned		 c;
 	int			 k;
 
@@ -288,6 +289,14 @@ vcl_metrics_render(struct vcl_server *srv, struct evbuffer *b)
 	vcl_metrics_one(b, "vcl_release_refused_total", "counter",
 	    "Program creations and builds refused while the release backlog "
 	    "was over its limit.", srv->release_refused);
+	vcl_bincheck_counts(&started, &failed, &now);
+	vcl_metrics_one(b, "vcl_binary_checks_total", "counter",
+	    "Child processes started to try a program binary before the "
+	    "runtime takes it (--trust-binaries).", started);
+	vcl_metrics_one(b, "vcl_binary_checks_failed_total", "counter",
+	    "Binary checks that failed (the binary refused).", failed);
+	vcl_metrics_one(b, "vcl_binary_checks", "gauge",
+	    "Binary checks queued or running.", now);
 	vcl_metrics_head(b, "vcl_slow_threshold_seconds", "gauge",
 	    "What holds the loop this long counts in vcl_slow_events_total.");
 	evbuffer_add_printf(b, "vcl_slow_threshold_seconds %g\n",

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vcl_bincheck.h"
 #include "vcl_log.h"
 #include "vcl_op_exec.h"
 #include "vcl_op_mem.h"
@@ -192,6 +193,10 @@ vcl_op_stats(struct vcl_session *s, const Vcl__Request *req,
 	st.release_backlog = atomic_load(&s->srv->release_backlog);
 	st.has_buffers_moving = 1;
 	st.buffers_moving = vcl_mem_moving();
+	st.has_binary_checks = st.has_binary_checks_failed =
+	    st.has_binary_checks_now = 1;
+	vcl_bincheck_counts(&st.binary_checks, &st.binary_checks_failed,
+	    &st.binary_checks_now);
 	st.n_transports = vcl_transports_names(s->srv, names, VCL_TP_MAX + 1);
 	st.transports = names;
 	st.n_transports_local = vcl_transports_local_names(s->srv, local,

@@ -6,6 +6,7 @@
 #include <openssl/sha.h>
 
 #include "vcl_backend.h"
+#include "vcl_bincheck.h"
 #include "vcl_incdir.h"
 #include "vcl_include.h"
 #include "vcl_log.h"
@@ -1593,10 +1594,217 @@ vcl_builtin_ok(const cl_device_id *devs, size_t n, const char *names)
 	return (ok);
 }
 
+/* Answer a CreateProgramFrom: its status, and each binary's with binaries. */
+static void
+vcl_program_from_reply(struct vcl_session *s, uint64_t seq, cl_int err,
+    int32_t *st, size_t nbin)
+{
+	Vcl__Reply		 r = VCL__REPLY__INIT;
+	Vcl__ProgramResult	 pr = VCL__PROGRAM_RESULT__INIT;
+	size_t			 i;
+
+	r.seq = seq;
+	r.status = err;
+	if (nbin > 0) {
+		pr.n_binary_status = nbin;
+		pr.binary_status = st;
+		for (i = 0; i < nbin && err != CL_SUCCESS &&
+		    err != CL_INVALID_BINARY; i++)
+			st[i] = err;
+	}
+	r.result_case = VCL__REPLY__RESULT_PROGRAM;
+	r.program = &pr;
+	vcl_session_reply_msg(s, &r);
+}
+
+/* The runtime's program from binaries that may reach it; o gets it. */
+static cl_int
+vcl_program_from_binaries(struct vcl_hobj *o, cl_context ctx, cl_uint n,
+    const cl_device_id *devs, const size_t *lens, const unsigned char **bins,
+    const ProtobufCBinaryData *pbins, int32_t *st)
+{
+	cl_int	err = CL_SUCCESS;
+
+	o->u.prog = clCreateProgramWithBinary(ctx, n, devs, lens, bins, st,
+	    &err);
+	/* Binaries this server made: their struct sizes are known. */
+	if (o->u.prog != NULL)
+		o->tsizes = vcl_binrec_sizes(pbins, n);
+	return (err);
+}
+
+/*
+ * A CreateProgramFrom whose binaries (some of them) are tried in a child
+ * process first (vcl_bincheck.c); the session's input waits meanwhile, so
+ * its next request sees the program. It holds copies of the binaries,
+ * charged to the session.
+ */
+struct vcl_progcheck {
+	struct vcl_bincheck	 c;		/* must stay first */
+	uint64_t		 seq;
+	uint64_t		 id;		/* the program */
+	uint64_t		 ctx;		/* its context's id */
+	size_t			 n;		/* binaries, devices */
+	uint32_t		 idx[64];	/* the devices' wire indexes */
+	ProtobufCBinaryData	 bins[64];	/* copies */
+	size_t			 pos[64];	/* checked binary k is bins[pos[k]] */
+	uint64_t		 charged;
+};
+
+/* Free a check of binaries, giving back what its session was charged. */
+static void
+vcl_progcheck_free(struct vcl_progcheck *pc)
+{
+	size_t	i;
+
+	for (i = 0; i < pc->n; i++)
+		free(pc->bins[i].data);
+	if (pc->charged > 0)
+		vcl_session_uncharge(pc->c.d.s, pc->charged);
+	free(pc);
+}
+
+/*
+ * Loop: the check is over. Binaries that passed are remembered; if all
+ * did, the runtime makes the program, else it is CL_INVALID_BINARY and the
+ * runtime never sees them. Answers, and lets the session's input go on.
+ */
+static void
+vcl_progcheck_done(struct vcl_done *d)
+{
+	struct vcl_progcheck	*pc = (struct vcl_progcheck *)d;
+	struct vcl_session	*s = d->s;
+	struct vcl_hobj		*o, *ctx;
+	cl_device_id		 devs[64];
+	const unsigned char	*bins[64];
+	size_t			 lens[64], i;
+	int32_t			 st[64];
+	uint32_t		 root;
+	cl_int			 err = CL_SUCCESS;
+
+	s->jobs--;
+	for (i = 0; i < pc->c.n; i++)
+		if (pc->c.status[i] == CL_SUCCESS)
+			vcl_bincheck_pass(pc->c.bins[i], pc->c.lens[i],
+			    pc->c.dev[i]);
+	if (s->dead)
+		goto out;
+	for (i = 0; i < pc->n; i++)
+		st[i] = CL_SUCCESS;
+	for (i = 0; i < pc->c.n; i++) {
+		if (pc->c.status[i] != CL_SUCCESS) {
+			st[pc->pos[i]] = CL_INVALID_BINARY;
+			err = CL_INVALID_BINARY;
+		}
+	}
+	if (err != CL_SUCCESS)
+		vcl_session_warn(s, "program %llu: a binary refused "
+		    "(--trust-binaries): %s", (unsigned long long)pc->id,
+		    pc->c.why);
+	o = vcl_handle_get(&s->handles, pc->id, VCL_KIND_PROGRAM);
+	ctx = vcl_handle_get(&s->handles, pc->ctx, VCL_KIND_CONTEXT);
+	if (err == CL_SUCCESS && (o == NULL || o->u.prog != NULL))
+		err = CL_INVALID_PROGRAM;
+	else if (err == CL_SUCCESS && (ctx == NULL || ctx->error !=
+	    CL_SUCCESS))
+		err = CL_INVALID_CONTEXT;
+	for (i = 0; err == CL_SUCCESS && i < pc->n; i++) {
+		if ((devs[i] = vcl_session_device(s, pc->idx[i], &root)) ==
+		    NULL)
+			err = CL_INVALID_DEVICE;
+		bins[i] = pc->bins[i].data;
+		lens[i] = pc->bins[i].len;
+	}
+	if (err == CL_SUCCESS)
+		err = vcl_program_from_binaries(o, ctx->u.ctx, (cl_uint)pc->n,
+		    devs, lens, bins, pc->bins, st);
+	if (o != NULL && o->u.prog == NULL && err == CL_SUCCESS)
+		err = CL_OUT_OF_RESOURCES;
+	if (o != NULL)
+		o->error = err;
+	vcl_program_from_reply(s, pc->seq, err, st, pc->n);
+	vcl_session_resume(s);
+out:
+	vcl_progcheck_free(pc);
+	vcl_session_unref(s);
+}
+
+/*
+ * --trust-binaries: try in a child process the binaries the server
+ * neither made nor saw pass on their device. Returns -1 when all are
+ * known (the runtime may take them now), CL_SUCCESS when a check started
+ * (it answers), else the error to answer.
+ */
+static cl_int
+vcl_progcheck_start(struct vcl_session *s, const Vcl__Request *req,
+    const uint32_t *roots)
+{
+	const Vcl__CreateProgramFrom	*m = req->create_program_from;
+	struct vcl_progcheck		*pc;
+	const struct vcl_backend	*be = &s->srv->be;
+	size_t				 i, k, want = 0;
+	int				 need[64];
+
+	for (i = 0; i < m->n_binaries; i++) {
+		need[i] = vcl_binrec_find(m->binaries[i].data,
+		    m->binaries[i].len) == NULL &&
+		    !vcl_bincheck_passed(m->binaries[i].data,
+		    m->binaries[i].len, be->all_index[roots[i]]);
+		want += need[i];
+	}
+	if (want == 0)
+		return (-1);
+	if ((pc = calloc(1, sizeof *pc)) == NULL)
+		return (CL_OUT_OF_HOST_MEMORY);
+	pc->c.d.fn = vcl_progcheck_done;
+	pc->c.d.s = s;
+	pc->c.platform = be->platform_index;
+	pc->c.timeout_ms = s->srv->limits.bincheck_s * 1000;
+	pc->seq = req->seq;
+	pc->id = m->id;
+	pc->ctx = m->context;
+	pc->charged = sizeof *pc;
+	for (i = 0; i < m->n_binaries; i++)
+		pc->charged += m->binaries[i].len;
+	if (vcl_session_charge(s, pc->charged) != 0) {
+		pc->charged = 0;
+		vcl_progcheck_free(pc);
+		return (CL_OUT_OF_RESOURCES);
+	}
+	for (i = 0, k = 0; i < m->n_binaries; i++, pc->n++) {
+		pc->idx[i] = m->devices[i];
+		pc->bins[i].len = m->binaries[i].len;
+		if ((pc->bins[i].data = malloc(m->binaries[i].len)) == NULL) {
+			vcl_progcheck_free(pc);
+			return (CL_OUT_OF_HOST_MEMORY);
+		}
+		memcpy(pc->bins[i].data, m->binaries[i].data,
+		    m->binaries[i].len);
+		if (!need[i])
+			continue;
+		pc->pos[k] = i;
+		pc->c.dev[k] = be->all_index[roots[i]];
+		pc->c.bins[k] = pc->bins[i].data;
+		pc->c.lens[k++] = pc->bins[i].len;
+	}
+	pc->c.n = (uint32_t)k;
+	vcl_session_ref(s);
+	s->jobs++;
+	if (vcl_bincheck_start(s->srv, &pc->c) != 0) {
+		s->jobs--;
+		vcl_session_unref(s);
+		vcl_progcheck_free(pc);
+		return (CL_OUT_OF_RESOURCES);
+	}
+	vcl_session_pause(s);
+	return (CL_SUCCESS);
+}
+
 /*
  * CreateProgramFrom: a program from binaries (one per listed device), of
  * built-in kernels, or from IL. Synchronous: the runtime's error and each
- * device's binary status are the answer.
+ * device's binary status are the answer; binaries a check must try first
+ * are answered when it is over.
  */
 void
 vcl_op_create_program_from(struct vcl_session *s, const Vcl__Request *req,
@@ -1604,15 +1812,13 @@ vcl_op_create_program_from(struct vcl_session *s, const Vcl__Request *req,
 {
 	const Vcl__CreateProgramFrom	*m = req->create_program_from;
 	struct vcl_hobj			*o, *ctx;
-	Vcl__Reply			 r = VCL__REPLY__INIT;
-	Vcl__ProgramResult		 pr = VCL__PROGRAM_RESULT__INIT;
 	cl_device_id			 devs[64];
 	const unsigned char		*bins[64];
 	size_t				 lens[64], i, j;
 	int32_t				 st[64];
-	uint32_t			 root;
+	uint32_t			 root, roots[64];
 	int				 modes;
-	cl_int				 err = CL_SUCCESS;
+	cl_int				 err = CL_SUCCESS, cerr;
 
 	if ((o = vcl_session_add(s, m->id, VCL_KIND_PROGRAM)) == NULL)
 		return;
@@ -1635,6 +1841,7 @@ vcl_op_create_program_from(struct vcl_session *s, const Vcl__Request *req,
 			err = CL_INVALID_DEVICE;
 			break;
 		}
+		roots[i] = root;
 		for (j = 0; j < i; j++)
 			if (devs[j] == devs[i])
 				err = CL_INVALID_DEVICE;
@@ -1661,14 +1868,20 @@ vcl_op_create_program_from(struct vcl_session *s, const Vcl__Request *req,
 			    "did not make refused (--trust-binaries)",
 			    (unsigned long long)m->id);
 		}
-	if (err == CL_SUCCESS && m->n_binaries > 0) {
-		o->u.prog = clCreateProgramWithBinary(ctx->u.ctx,
-		    (cl_uint)m->n_devices, devs, lens, bins, st, &err);
-		/* Binaries this server made: their struct sizes are known. */
-		if (o->u.prog != NULL)
-			o->tsizes = vcl_binrec_sizes(m->binaries,
-			    m->n_binaries);
+	/*
+	 * Trusted, a binary still reaches this process's runtime only once
+	 * a child process made and built it: a runtime may crash on a binary
+	 * cut short (PoCL 3.1 does), and would take every session with it.
+	 */
+	if (err == CL_SUCCESS && m->n_binaries > 0 && s->srv->trust_binaries &&
+	    (cerr = vcl_progcheck_start(s, req, roots)) != -1) {
+		if (cerr == CL_SUCCESS)
+			return;		/* answered when it is over */
+		err = cerr;
 	}
+	if (err == CL_SUCCESS && m->n_binaries > 0)
+		err = vcl_program_from_binaries(o, ctx->u.ctx,
+		    (cl_uint)m->n_devices, devs, lens, bins, m->binaries, st);
 	else if (err == CL_SUCCESS && m->builtin_kernels != NULL) {
 		if (!vcl_builtin_ok(devs, m->n_devices, m->builtin_kernels))
 			err = CL_INVALID_VALUE;
@@ -1683,19 +1896,9 @@ vcl_op_create_program_from(struct vcl_session *s, const Vcl__Request *req,
 	if (o->u.prog == NULL && err == CL_SUCCESS)
 		err = CL_OUT_OF_RESOURCES;
 	o->error = err;
-	r.seq = req->seq;
-	r.status = err;
-	if (m->n_binaries > 0 && m->n_binaries == m->n_devices &&
-	    m->n_devices <= 64) {
-		pr.n_binary_status = m->n_devices;
-		pr.binary_status = st;
-		for (i = 0; i < m->n_devices && err != CL_SUCCESS &&
-		    err != CL_INVALID_BINARY; i++)
-			st[i] = err;
-	}
-	r.result_case = VCL__REPLY__RESULT_PROGRAM;
-	r.program = &pr;
-	vcl_session_reply_msg(s, &r);
+	vcl_program_from_reply(s, req->seq, err, st, m->n_binaries > 0 &&
+	    m->n_binaries == m->n_devices && m->n_devices <= 64 ?
+	    m->n_devices : 0);
 }
 
 /* The link options a client may pass (OpenCL 3.0, 5.8.6); others refused. */

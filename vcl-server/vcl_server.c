@@ -22,6 +22,7 @@
 #include <event2/thread.h>
 
 #include "vcl_backend.h"
+#include "vcl_bincheck.h"
 #include "vcl_enqueue.h"
 #include "vcl_io.h"
 #include "vcl_log.h"
@@ -993,6 +994,7 @@ vcl_server_run(struct vcl_server *srv, const struct vcl_options *opt)
 
 	while ((s = LIST_FIRST(&srv->sessions)) != NULL)
 		vcl_session_close(s, "server exiting");
+	vcl_bincheck_stop(srv);
 	vcl_peer_close_all(srv);
 	/*
 	 * Commands of released objects may still call back; wait (bounded)

@@ -49,6 +49,7 @@ struct vcl_limits {
 	uint64_t		auth_fails;	/* per address a minute */
 	uint64_t		release_backlog; /* waiting releases; past it
 						   no new programs */
+	uint64_t		bincheck_s;	/* a binary's check process */
 };
 
 /* Rate-limited logging: a few lines per interval, then a count. */

@@ -10,6 +10,8 @@
  * its by-value struct arguments (probed over its inputs).
  */
 
+#include <dirent.h>
+
 #include "rawproto.h"
 
 #define CTX	1
@@ -611,11 +613,332 @@ test_builtin_names(void)
 	free(names);
 }
 
+/* Send CreateProgramFrom{id, ctx, device 0, bin}; its seq, 0 if not sent. */
+static uint64_t
+from_binary_send(struct conn *c, uint64_t id, ProtobufCBinaryData *bin)
+{
+	Vcl__Request		 r = VCL__REQUEST__INIT;
+	Vcl__CreateProgramFrom	 m = VCL__CREATE_PROGRAM_FROM__INIT;
+	uint32_t		 dev = 0;
+
+	m.id = id;
+	m.context = CTX;
+	m.devices = &dev;
+	m.n_devices = 1;
+	m.binaries = bin;
+	m.n_binaries = 1;
+	r.call_case = VCL__REQUEST__CALL_CREATE_PROGRAM_FROM;
+	r.create_program_from = &m;
+	return (send_req(c, &r, NULL, 0) == 0 ? r.seq : 0);
+}
+
+/*
+ * The answer to seq of a CreateProgramFrom whose binary a child process
+ * checks (a process start and runtime set-up: slow on a loaded host):
+ * its status, *st0 the binary's; -1000 when none came in two minutes.
+ */
+static int
+from_binary_wait(struct conn *c, uint64_t seq, int32_t *st0)
+{
+	struct pollfd	pf = { c->fd, POLLIN, 0 };
+	struct reply	rp;
+	int		status;
+
+	if (seq == 0 || poll(&pf, 1, 120 * 1000) != 1 || recv_msg(c, &rp) != 0)
+		return (-1000);
+	if (rp.r == NULL || rp.r->seq != seq) {
+		reply_free(&rp);
+		return (-1000);
+	}
+	status = rp.r->status;
+	*st0 = rp.r->program != NULL && rp.r->program->n_binary_status > 0 ?
+	    rp.r->program->binary_status[0] : 1;
+	reply_free(&rp);
+	return (status);
+}
+
+/* CreateProgramFrom{id, CTX, device 0, bin}, checked or not: its status. */
+static int
+from_binary(struct conn *c, uint64_t id, ProtobufCBinaryData *bin,
+    int32_t *st0)
+{
+	return (from_binary_wait(c, from_binary_send(c, id, bin), st0));
+}
+
+/* Processes whose parent is pid (zombies too), or -1. */
+static int
+children_of(pid_t pid, int *zombies)
+{
+	DIR		*d;
+	struct dirent	*e;
+	FILE		*f;
+	char		 path[300], line[1024], *p, state;
+	int		 ppid, n = 0;
+
+	*zombies = 0;
+	if ((d = opendir("/proc")) == NULL)
+		return (-1);
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+		if ((f = fopen(path, "r")) == NULL)
+			continue;
+		if (fgets(line, sizeof line, f) != NULL &&
+		    (p = strrchr(line, ')')) != NULL &&
+		    sscanf(p + 1, " %c %d", &state, &ppid) == 2 && ppid == pid) {
+			n++;
+			*zombies += state == 'Z';
+		}
+		fclose(f);
+	}
+	closedir(d);
+	return (n);
+}
+
+/* Descriptors pid holds open, or -1. */
+static int
+fds_of(pid_t pid)
+{
+	DIR		*d;
+	struct dirent	*e;
+	char		 path[64];
+	int		 n = 0;
+
+	snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
+	if ((d = opendir(path)) == NULL)
+		return (-1);
+	while ((e = readdir(d)) != NULL)
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return (n);
+}
+
+/* A good binary of src_pair for device 0, made by a server of its own. */
+static int
+good_binary(ProtobufCBinaryData *bin)
+{
+	struct srv	sv;
+	struct conn	c;
+	struct reply	rp;
+
+	bin->data = NULL;
+	if (!start(&sv, &c, "checked_maker_start"))
+		return (0);
+	if (create_program(&c, 100, CTX, src_pair) == 0 &&
+	    build(&c, 100, 0, NULL, NULL, 0, &rp) == 0)
+		reply_free(&rp);
+	if (get_binary(&c, 100, 0, &rp) == CL_SUCCESS &&
+	    rp.r->program != NULL && rp.r->program->binary.len > 17 &&
+	    (bin->data = malloc(rp.r->program->binary.len)) != NULL) {
+		bin->len = rp.r->program->binary.len;
+		memcpy(bin->data, rp.r->program->binary.data, bin->len);
+	}
+	reply_free(&rp);
+	conn_close(&c);
+	srv_stop(&sv, "checked_maker_exit");
+	return (check("checked_good_binary", bin->data != NULL, "no binary"));
+}
+
+/*
+ * --trust-binaries: a binary the server has not seen pass is made in a
+ * child process first. One cut short (PoCL 3.1 asserts on the first 17
+ * bytes of a real one), garbage or half of one is CL_INVALID_BINARY and
+ * the server and another session live on; an empty one is
+ * CL_INVALID_VALUE; a good one is taken, checked once server-wide; no
+ * child, zombie or descriptor is left behind.
+ */
+static void
+test_checked(void)
+{
+	const char *const	 trust[] = { "--trust-binaries", NULL };
+	static uint8_t		 junk[4096];
+	struct srv		 sv;
+	struct conn		 c, o;
+	Vcl__StatsResult	 st0 = VCL__STATS_RESULT__INIT;
+	Vcl__StatsResult	 st = VCL__STATS_RESULT__INIT;
+	ProtobufCBinaryData	 good, bad;
+	int32_t			 bs;
+	int			 rc, kids, zombies, fds;
+
+	memset(junk, 0x5a, sizeof junk);
+	if (!good_binary(&good))
+		return;
+	o.fd = -1;
+	if (!srv_start(&sv, "checked_server_start", "127.0.0.1:0", trust)) {
+		free(good.data);
+		return;
+	}
+	if (!check("checked_sessions", conn_session(&c, &sv) == 0 &&
+	    create_context(&c, CTX) == 0 && conn_session(&o, &sv) == 0 &&
+	    create_context(&o, CTX) == 0 && stats(&o, &st0) == 0, "no "
+	    "sessions"))
+		goto out;
+	fds = fds_of(sv.pid);
+
+	bad.data = good.data;
+	bad.len = 17;
+	rc = from_binary(&c, 101, &bad, &bs);
+	check("checked_cut", rc == CL_INVALID_BINARY && bs ==
+	    CL_INVALID_BINARY, "17 bytes of a binary: status %d, binary "
+	    "status %d", rc, bs);
+	check("checked_cut_server_alive", srv_alive(&sv) && stats(&o, &st) ==
+	    0, "the server died (%s)", srv_how(&sv));
+	if (!srv_alive(&sv))
+		goto out;
+	check("checked_cut_counted", st.binary_checks == st0.binary_checks + 1 &&
+	    st.binary_checks_failed == st0.binary_checks_failed + 1,
+	    "checks %llu failed %llu, before %llu %llu",
+	    (unsigned long long)st.binary_checks,
+	    (unsigned long long)st.binary_checks_failed,
+	    (unsigned long long)st0.binary_checks,
+	    (unsigned long long)st0.binary_checks_failed);
+	check("checked_cut_same_session", stats(&c, &st) == 0,
+	    "the session of the cut binary is gone");
+	bad.len = good.len / 2;
+	rc = from_binary(&c, 102, &bad, &bs);
+	check("checked_half", rc == CL_INVALID_BINARY && bs ==
+	    CL_INVALID_BINARY, "half a binary: status %d, binary status %d",
+	    rc, bs);
+	bad.data = junk;
+	bad.len = sizeof junk;
+	rc = from_binary(&c, 103, &bad, &bs);
+	check("checked_garbage", rc == CL_INVALID_BINARY && bs ==
+	    CL_INVALID_BINARY, "garbage: status %d, binary status %d", rc, bs);
+	bad.len = 0;
+	rc = from_binary(&c, 104, &bad, &bs);
+	check("checked_empty", rc == CL_INVALID_VALUE, "an empty binary: "
+	    "status %d", rc);
+	check("checked_bad_server_alive", srv_alive(&sv) && stats(&o, &st) ==
+	    0 && st.binary_checks_failed == st0.binary_checks_failed + 3,
+	    "server %s, failed checks %llu (want 3 more than %llu)",
+	    srv_how(&sv), (unsigned long long)st.binary_checks_failed,
+	    (unsigned long long)st0.binary_checks_failed);
+	kids = children_of(sv.pid, &zombies);
+	check("checked_bad_reaped", kids == 0 && zombies == 0, "%d children "
+	    "of the server left, %d of them zombies", kids, zombies);
+	check("checked_bad_no_fd_left", fds > 0 && fds_of(sv.pid) == fds,
+	    "descriptors %d, %d before the checks", fds_of(sv.pid), fds);
+
+	/* A good binary: checked once, then taken as it is. */
+	rc = from_binary(&c, 110, &good, &bs);
+	check("checked_good", rc == CL_SUCCESS && bs == CL_SUCCESS,
+	    "status %d, binary status %d", rc, bs);
+	check("checked_good_kernel", raw_build(&c, 110, NULL) == CL_SUCCESS &&
+	    raw_kernel(&c, 111, 110, "pb_run") == CL_SUCCESS,
+	    "no kernel of the checked binary's program");
+	check("checked_good_counted", stats(&o, &st) == 0 &&
+	    st.binary_checks == st0.binary_checks + 4 &&
+	    st.binary_checks_failed == st0.binary_checks_failed + 3,
+	    "checks %llu, failed %llu", (unsigned long long)st.binary_checks,
+	    (unsigned long long)st.binary_checks_failed);
+	rc = from_binary(&o, 120, &good, &bs);
+	check("checked_good_other_session", rc == CL_SUCCESS, "status %d", rc);
+	rc = from_binary(&c, 112, &good, &bs);
+	check("checked_good_again", rc == CL_SUCCESS, "status %d", rc);
+	check("checked_good_once", stats(&o, &st) == 0 && st.binary_checks ==
+	    st0.binary_checks + 4, "the binary was checked again: %llu "
+	    "checks, want %llu", (unsigned long long)st.binary_checks,
+	    (unsigned long long)st0.binary_checks + 4);
+	kids = children_of(sv.pid, &zombies);
+	check("checked_good_reaped", kids == 0, "%d children of the server "
+	    "left, %d of them zombies", kids, zombies);
+
+	release(&o, VCL__KIND__KIND_PROGRAM, 120);
+	release(&o, VCL__KIND__KIND_CONTEXT, CTX);
+	release(&c, VCL__KIND__KIND_KERNEL, 111);
+	for (rc = 101; rc <= 112; rc++)
+		if (rc <= 104 || rc == 110 || rc == 112)
+			release(&c, VCL__KIND__KIND_PROGRAM, (uint64_t)rc);
+	release(&c, VCL__KIND__KIND_CONTEXT, CTX);
+	settle(&c, "checked_nothing_left");
+out:
+	if (o.fd != -1)
+		conn_close(&o);
+	conn_close(&c);
+	srv_stop(&sv, "checked_server_exit");
+	free(good.data);
+}
+
+/*
+ * A check that does not end (its child held by a latch) is killed past
+ * --binary-check-timeout: CL_INVALID_BINARY, the loop serving another
+ * session meanwhile, and the binary not remembered as passed.
+ */
+static void
+test_checked_timeout(void)
+{
+	const char *const	 trust[] = { "--trust-binaries",
+	    "--binary-check-timeout", "2", NULL };
+	struct srv		 sv;
+	struct conn		 c, o;
+	Vcl__StatsResult	 st = VCL__STATS_RESULT__INIT;
+	ProtobufCBinaryData	 good;
+	char			 latch[PATH_MAX];
+	uint64_t		 seq;
+	int32_t			 bs;
+	int			 rc, i, kids, zombies, started;
+
+	if (!good_binary(&good))
+		return;
+	snprintf(latch, sizeof latch, "/tmp/vcl_bincheck_latch.%d",
+	    (int)getpid());
+	unlink(latch);
+	o.fd = -1;
+	setenv("VCL_TEST_BINCHECK_LATCH", latch, 1);
+	started = srv_start(&sv, "timeout_server_start", "127.0.0.1:0", trust);
+	unsetenv("VCL_TEST_BINCHECK_LATCH");
+	if (!started) {
+		free(good.data);
+		return;
+	}
+	if (!check("timeout_sessions", conn_session(&c, &sv) == 0 &&
+	    create_context(&c, CTX) == 0 && conn_session(&o, &sv) == 0,
+	    "no sessions"))
+		goto out;
+	seq = from_binary_send(&c, 101, &good);
+	/* The loop serves the other session while the check runs. */
+	for (i = 0; i < STATS_POLLS; i++) {
+		if (stats(&o, &st) != 0 || st.binary_checks_now == 1)
+			break;
+		poll_wait();
+	}
+	check("timeout_loop_free", st.binary_checks_now == 1, "no check "
+	    "seen running from another session");
+	rc = from_binary_wait(&c, seq, &bs);
+	check("timeout_refused", rc == CL_INVALID_BINARY && bs ==
+	    CL_INVALID_BINARY, "a check past its timeout: status %d, binary "
+	    "status %d", rc, bs);
+	kids = children_of(sv.pid, &zombies);
+	check("timeout_reaped", srv_alive(&sv) && kids == 0, "server %s, %d "
+	    "children left, %d zombies", srv_how(&sv), kids, zombies);
+	/* Let checks end: the binary was not remembered, it is checked. */
+	if ((i = open(latch, O_CREAT | O_WRONLY, 0600)) != -1)
+		close(i);
+	rc = from_binary(&c, 102, &good, &bs);
+	check("timeout_then_passed", rc == CL_SUCCESS && stats(&o, &st) == 0 &&
+	    st.binary_checks == 2, "status %d, %llu checks (want 2)", rc,
+	    (unsigned long long)st.binary_checks);
+	release(&c, VCL__KIND__KIND_PROGRAM, 101);
+	release(&c, VCL__KIND__KIND_PROGRAM, 102);
+	release(&c, VCL__KIND__KIND_CONTEXT, CTX);
+	settle(&c, "timeout_nothing_left");
+out:
+	unlink(latch);
+	if (o.fd != -1)
+		conn_close(&o);
+	conn_close(&c);
+	srv_stop(&sv, "timeout_server_exit");
+	free(good.data);
+}
+
 static const struct test tests[] = {
 	{ "binaries",		test_binaries,		120 },
 	{ "link",		test_link,		180 },
 	{ "spec_constant",	test_spec_constant,	60 },
 	{ "builtin_names",	test_builtin_names,	120 },
+	{ "checked",		test_checked,		180 },
+	{ "checked_timeout",	test_checked_timeout,	120 },
 };
 
 int
