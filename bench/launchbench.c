@@ -6,7 +6,7 @@
  * badly. Each round is N launches of a tiny kernel (global size 1, no
  * event), optionally a clFlush every F of them, then one clFinish.
  *
- *   launchbench [-r ROUNDS] [-n N] [-f F] SPEC...
+ *   launchbench [-r ROUNDS] [-n N] [-f F] [-t] SPEC...
  *
  * A SPEC is NAME:DEV, the DEVth device of the first platform whose name
  * contains NAME; -f F applies to the SPECs after it, NAME:DEV/F to that
@@ -17,12 +17,17 @@
  * the mean time the application spent in one launch call, and the median
  * of its rounds' ratios to the first SPEC's round of the same turn (the
  * figure the runtime's drift moves least). Naming one native device twice
- * (two contexts) shows what the drift alone makes of these ratios.
+ * (two contexts) shows what the drift alone makes of these ratios. With
+ * -t, the SPECs after it have their launch calls made by a thread of their
+ * own that the main thread feeds through a ring of 64, as a VCL server's
+ * strand makes them for its loop: the runtime's cost of that arrangement
+ * alone, without VCL.
  */
 #ifndef CL_TARGET_OPENCL_VERSION
 #define CL_TARGET_OPENCL_VERSION 120
 #endif
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +37,20 @@
 
 #define SPECS_MAX	8
 #define ROUNDS_MAX	100
+#define FEED_RING	64		/* launches handed, at most (-t) */
+
+/*
+ * -t: the launch calls made by a thread of their own, fed by the main
+ * thread through a ring, as a VCL server's strand makes them for its loop.
+ */
+struct lb_feed {
+	pthread_mutex_t		 lock;
+	pthread_cond_t		 more;		/* launches to make */
+	pthread_cond_t		 room;		/* ring room, or all made */
+	unsigned		 n;		/* launches handed, not made */
+	double			 call_s;	/* in launch calls (its own) */
+	pthread_t		 thread;
+};
 
 /* One device under test. */
 struct lb_spec {
@@ -39,6 +58,7 @@ struct lb_spec {
 	int			 flush;		/* clFlush every this many */
 	cl_command_queue	 queue;
 	cl_kernel		 kernel;
+	struct lb_feed		*feed;		/* -t; NULL: the main thread */
 	double			 rate[ROUNDS_MAX];
 	double			 call_s;	/* in launch calls, in all */
 };
@@ -83,6 +103,8 @@ lb_median(const double *v, int n)
 {
 	return (n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2);
 }
+
+static double	lb_round_fed(struct lb_spec *, int);
 
 /* Parses NAME:DEV[/F] and makes its context, queue and kernel. */
 static void
@@ -158,6 +180,8 @@ lb_round(struct lb_spec *sp, int n)
 	double	t0, a;
 	int	i;
 
+	if (sp->feed != NULL)
+		return (lb_round_fed(sp, n));
 	t0 = lb_now();
 	for (i = 0; i < n; i++) {
 		a = lb_now();
@@ -172,10 +196,83 @@ lb_round(struct lb_spec *sp, int n)
 	return (n / (lb_now() - t0));
 }
 
+/* -t: the feeding thread's loop, making every launch handed to it. */
+static void *
+lb_feed_run(void *arg)
+{
+	struct lb_spec	*sp = arg;
+	struct lb_feed	*f = sp->feed;
+	size_t		 one = 1;
+	double		 a;
+
+	pthread_mutex_lock(&f->lock);
+	for (;;) {
+		while (f->n == 0)
+			pthread_cond_wait(&f->more, &f->lock);
+		pthread_mutex_unlock(&f->lock);
+		a = lb_now();
+		lb_check(clEnqueueNDRangeKernel(sp->queue, sp->kernel, 1, NULL,
+		    &one, NULL, 0, NULL, NULL), "clEnqueueNDRangeKernel",
+		    sp->text);
+		f->call_s += lb_now() - a;
+		pthread_mutex_lock(&f->lock);
+		if (f->n-- == FEED_RING || f->n == 0)
+			pthread_cond_signal(&f->room);
+	}
+	return (NULL);
+}
+
+/* -t: one round through the feeding thread: hand n, wait, clFinish. */
+static double
+lb_round_fed(struct lb_spec *sp, int n)
+{
+	struct lb_feed	*f = sp->feed;
+	double		 t0, a;
+	int		 i;
+
+	t0 = lb_now();
+	for (i = 0; i < n; i++) {
+		a = lb_now();
+		pthread_mutex_lock(&f->lock);
+		while (f->n == FEED_RING)
+			pthread_cond_wait(&f->room, &f->lock);
+		if (f->n++ == 0)
+			pthread_cond_signal(&f->more);
+		pthread_mutex_unlock(&f->lock);
+		sp->call_s += lb_now() - a;
+	}
+	pthread_mutex_lock(&f->lock);
+	while (f->n > 0)
+		pthread_cond_wait(&f->room, &f->lock);
+	pthread_mutex_unlock(&f->lock);
+	lb_check(clFinish(sp->queue), "clFinish", sp->text);
+	return (n / (lb_now() - t0));
+}
+
+/* -t: give the SPEC its feeding thread. */
+static void
+lb_feed_start(struct lb_spec *sp)
+{
+	struct lb_feed	*f;
+
+	if ((f = calloc(1, sizeof *f)) == NULL) {
+		fprintf(stderr, "launchbench: out of memory\n");
+		exit(1);
+	}
+	pthread_mutex_init(&f->lock, NULL);
+	pthread_cond_init(&f->more, NULL);
+	pthread_cond_init(&f->room, NULL);
+	sp->feed = f;
+	if (pthread_create(&f->thread, NULL, lb_feed_run, sp) != 0) {
+		fprintf(stderr, "launchbench: %s: no thread\n", sp->text);
+		exit(1);
+	}
+}
+
 static void
 lb_usage(void)
 {
-	fprintf(stderr, "usage: launchbench [-r ROUNDS] [-n N] [-f F] "
+	fprintf(stderr, "usage: launchbench [-r ROUNDS] [-n N] [-f F] [-t] "
 	    "NAME:DEV[/F]...\n");
 	exit(2);
 }
@@ -187,6 +284,7 @@ main(int argc, char **argv)
 	struct lb_spec	 specs[SPECS_MAX];
 	double		 best, med, best0 = 0, med0 = 0, sorted[ROUNDS_MAX];
 	int		 rounds = 9, n = 20000, flush = 0, ns = 0, c, r, k;
+	int		 fed = 0;
 
 	memset(specs, 0, sizeof specs);
 	for (c = 1; c < argc; c++) {
@@ -196,10 +294,21 @@ main(int argc, char **argv)
 			n = atoi(argv[++c]);
 		else if (strcmp(argv[c], "-f") == 0 && c + 1 < argc)
 			flush = atoi(argv[++c]);
+		else if (strcmp(argv[c], "-t") == 0)
+			fed = 1;
 		else if (argv[c][0] == '-' || ns == SPECS_MAX)
 			lb_usage();
-		else
-			lb_open(&specs[ns++], argv[c], flush);
+		else {
+			lb_open(&specs[ns], argv[c], flush);
+			if (fed && specs[ns].flush > 0) {
+				fprintf(stderr, "launchbench: -t takes no "
+				    "flushes\n");
+				exit(2);
+			}
+			if (fed)
+				lb_feed_start(&specs[ns]);
+			ns++;
+		}
 	}
 	if (ns == 0 || rounds < 1 || rounds > ROUNDS_MAX || n < 1 ||
 	    flush < 0)
@@ -208,8 +317,11 @@ main(int argc, char **argv)
 	/* An untimed round each, then rounds whose first SPEC rotates. */
 	for (k = 0; k < ns; k++)
 		lb_round(&specs[k], n);
-	for (k = 0; k < ns; k++)
+	for (k = 0; k < ns; k++) {
 		specs[k].call_s = 0;
+		if (specs[k].feed != NULL)
+			specs[k].feed->call_s = 0;
+	}
 	for (r = 0; r < rounds; r++)
 		for (k = 0; k < ns; k++)
 			specs[(k + r) % ns].rate[r] =
@@ -221,6 +333,10 @@ main(int argc, char **argv)
 		printf("%s", specs[k].text);
 		if (specs[k].flush > 0)
 			printf(" (clFlush every %d)", specs[k].flush);
+		if (specs[k].feed != NULL)
+			printf(" (launches made by a thread of their own, "
+			    "%.2f us per call there)", specs[k].feed->call_s /
+			    ((double)rounds * n) * 1e6);
 		printf(":");
 		for (r = 0; r < rounds; r++)
 			printf(" %.0f", specs[k].rate[r]);
