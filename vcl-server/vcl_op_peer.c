@@ -1851,7 +1851,7 @@ vcl_op_peer_fail(struct vcl_session *s, const Vcl__Request *req,
     struct vcl_bulk *bulk)
 {
 	const Vcl__PeerFail	*m = req->peer_fail;
-	struct vcl_hobj		*o;
+	struct vcl_hobj		*o, *next;
 	cl_int			 st = m->status < 0 ? m->status :
 	    CL_DEVICE_NOT_AVAILABLE;
 	size_t			 i;
@@ -1887,6 +1887,18 @@ vcl_op_peer_fail(struct vcl_session *s, const Vcl__Request *req,
 					vcl_peer_settle(s, o, st);
 			}
 	vcl_xfer_sweep(s);	/* the transfers failed above */
+	/*
+	 * A proxy the client released was kept for its peer (it is set
+	 * now): it goes, unless a held request still waits on it. Freed
+	 * after the walk above, which settling must not cut short.
+	 */
+	for (i = 0; i < s->handles.nslots; i++)
+		for (o = s->handles.slots[i]; o != NULL; o = next) {
+			next = o->next;
+			if (o->kind == VCL_KIND_EVENT && o->source != NULL &&
+			    o->user_set)
+				vcl_session_settled(s, o);
+		}
 }
 
 /*
