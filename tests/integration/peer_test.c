@@ -853,6 +853,56 @@ out:
 	srv_stop(&sv, "settled_server_exit");
 }
 
+/*
+ * A proxy event made without a source (the field is optional) is still
+ * a proxy: its PeerEvent completes it and the command waiting on it runs.
+ * It was taken for a migration's arrival, the PeerEvent refused on the
+ * link, and the command held until the session ended.
+ */
+static void
+test_proxy_nosource(void)
+{
+	struct srv		 sv;
+	struct conn		 c, p;
+	Vcl__Request		 r = VCL__REQUEST__INIT;
+	Vcl__Marker		 mk = VCL__MARKER__INIT;
+	Vcl__Enqueue		 q = VCL__ENQUEUE__INIT;
+	Vcl__StatsResult	 st;
+	uint64_t		 sid = 0, key = 0, proxy = 95;
+	cl_int			 evst = 1;
+	int			 rc;
+
+	c.fd = p.fd = -1;
+	if (!srv_start(&sv, "nosource_server_start", "127.0.0.1:0", NULL))
+		return;
+	if (!check("nosource_sessions", client_open(&c, &sv, &sid, &key) ==
+	    0 && peer_open(&p, &sv) == 0, "no sessions"))
+		goto out;
+	rc = proxy_event(&c, proxy, NULL);
+	q.queue = 2;
+	q.has_event = 1;
+	q.event = 96;
+	q.n_wait = 1;
+	q.wait = &proxy;
+	mk.q = &q;
+	r.call_case = VCL__REQUEST__CALL_MARKER;
+	r.marker = &mk;
+	rc |= send_req(&c, &r, NULL, 0);
+	/* The proxy is made before its event comes (not kept early). */
+	rc |= stats(&c, &st);
+	rc |= peer_event(&p, sid, key, proxy, CL_COMPLETE);
+	rc |= wait_notify(&c, 96, &evst);
+	check("nosource_completed", rc == 0 && evst == CL_COMPLETE, "a marker "
+	    "waiting on a proxy without source, completed by PeerEvent: "
+	    "event %d (rc %d, -1: none came)", evst, rc);
+	check("nosource_server_alive", srv_alive(&sv), "server %s",
+	    srv_how(&sv));
+out:
+	conn_close(&c);
+	conn_close(&p);
+	srv_stop(&sv, "nosource_server_exit");
+}
+
 static const struct test tests[] = {
 	{ "collide", test_collide, 60 },
 	{ "attacks", test_attacks, 60 },
@@ -862,6 +912,7 @@ static const struct test tests[] = {
 	{ "outq", test_outq, 60 },
 	{ "stall", test_stall, 60 },
 	{ "released_settled", test_released_settled, 60 },
+	{ "proxy_nosource", test_proxy_nosource, 60 },
 };
 
 int
