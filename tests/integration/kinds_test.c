@@ -1429,8 +1429,145 @@ out:
 	srv_stop(&sv, "sweep_server_exit");
 }
 
+#define EARLY_N		2000	/* early ids a peer sends: past bound */
+#define EARLY_MAX_OBJ	16	/* the server's --max-objects for it */
+
+/* PeerEvent{sid, key, proxy, CL_COMPLETE} on c (a peer link or not). */
+static int
+peer_event_send(struct conn *c, uint64_t sid, uint64_t key, uint64_t proxy)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__PeerEvent	m = VCL__PEER_EVENT__INIT;
+
+	m.session = sid;
+	m.key = key;
+	m.proxy = proxy;
+	m.status = CL_COMPLETE;
+	r.call_case = VCL__REQUEST__CALL_PEER_EVENT;
+	r.peer_event = &m;
+	return (send_req(c, &r, NULL, 0));
+}
+
+/* PeerPush{sid, key, xfer} of n bytes (zeros) on c. */
+static int
+peer_push_send(struct conn *c, uint64_t sid, uint64_t key, uint64_t xfer,
+    uint64_t n)
+{
+	Vcl__Request	 r = VCL__REQUEST__INIT;
+	Vcl__PeerPush	 m = VCL__PEER_PUSH__INIT;
+	uint8_t		*b;
+	int		 rc;
+
+	if ((b = calloc(1, n)) == NULL)
+		return (-1);
+	m.session = sid;
+	m.key = key;
+	m.transfer = xfer;
+	r.call_case = VCL__REQUEST__CALL_PEER_PUSH;
+	r.peer_push = &m;
+	rc = send_req(c, &r, b, n);
+	free(b);
+	return (rc);
+}
+
+/*
+ * The peer-only calls, whose ids may name what is not made yet: a client
+ * session sending PeerPush or PeerEvent is closed (a peer link only); a
+ * peer's events and pushes for ids a session never made, huge ones and
+ * the same one twice, are kept within the session's early bound and go
+ * with the session; a PeerFail naming another session's transfer leaves
+ * that transfer to fill and complete.
+ */
+static void
+test_peer_calls(void)
+{
+	static const char *const maxo[] = { "--max-objects", "16", NULL };
+	struct srv		 sv;
+	struct conn		 a, b, p, w;
+	Vcl__StatsResult	 st;
+	Vcl__Request		 r = VCL__REQUEST__INIT;
+	Vcl__PeerFail		 pf = VCL__PEER_FAIL__INIT;
+	uint64_t		 sid = 0, key = 0, bsid = 0, bkey = 0, id, xfer;
+	uint64_t		 base, most = 0;	/* server's objects */
+	cl_int			 evst = 1;
+	int			 i, rc;
+
+	a.fd = b.fd = p.fd = w.fd = -1;
+	if (!srv_start(&sv, "peer_calls_server_start", "127.0.0.1:0", maxo))
+		return;
+	/* A client session is no peer link. */
+	for (i = 0; i < 2; i++) {
+		rc = client_open(&a, &sv, &sid, &key);
+		if (rc == 0)
+			rc = i == 0 ? peer_event_send(&a, sid, key, 5) :
+			    peer_push_send(&a, sid, key, 5, 16);
+		check("peer_calls_client_closed", rc == 0 && wait_closed(&a),
+		    "%s on a client session: not closed", i == 0 ?
+		    "PeerEvent" : "PeerPush");
+		conn_close(&a);
+	}
+	if (!check("peer_calls_sessions", client_open(&a, &sv, &sid, &key) ==
+	    0 && client_open(&b, &sv, &bsid, &bkey) == 0 &&
+	    conn_open(&p, &sv) == 0 && hello_as(&p, 1, NULL, NULL) == 0 &&
+	    conn_session(&w, &sv) == 0 && stats(&w, &st) == 0, "no sessions"))
+		goto out;
+	base = st.objects;
+	/* Early events and pushes: ids never made, huge, one twice. */
+	rc = 0;
+	for (i = 0; i < EARLY_N && rc == 0; i++) {
+		id = i % 2 == 0 ? HUGE_ID - (uint64_t)i : 1000 + (uint64_t)i;
+		rc = i % 4 == 3 ? peer_push_send(&p, sid, key, id, 16) :
+		    peer_event_send(&p, sid, key, id);
+		if (rc == 0 && i == 0)
+			rc = peer_event_send(&p, sid, key, id);
+		if ((i % 200 == 199 || i == EARLY_N - 1) && rc == 0 &&
+		    (rc = stats(&w, &st)) == 0 && st.objects > most)
+			most = st.objects;
+	}
+	check("peer_calls_early_bound", rc == 0 && most >= base &&
+	    most - base <= EARLY_MAX_OBJ + 1024, "%d early ids from a peer: "
+	    "the server's objects rose by %llu (bound %d, the session's early "
+	    "table)", EARLY_N, (unsigned long long)(most - base),
+	    EARLY_MAX_OBJ + 1024);
+	/* A goes, and with it all it was sent: B's context and queue stay. */
+	conn_close(&a);
+	for (i = 0; i < STATS_POLLS && stats(&w, &st) == 0 &&
+	    (st.objects > base - 2 || st.bytes > 0); i++)
+		poll_wait();
+	check("peer_calls_early_freed", st.objects == base - 2 &&
+	    st.bytes == 0, "session A closed: the server still holds %llu "
+	    "objects (want %llu), %llu bytes", (unsigned long long)st.objects,
+	    (unsigned long long)base - 2, (unsigned long long)st.bytes);
+	/* PeerFail from B names A2's transfer: A2's fills and completes. */
+	xfer = 77;
+	rc = client_open(&a, &sv, &sid, &key);
+	rc |= create_buffer(&a, 3, 1, BUF_SIZE, NULL, 0);
+	rc |= migrate_in(&a, 10, 3, 16, xfer, NULL);
+	pf.ids = &xfer;
+	pf.n_ids = 1;
+	pf.status = CL_DEVICE_NOT_AVAILABLE;
+	r.call_case = VCL__REQUEST__CALL_PEER_FAIL;
+	r.peer_fail = &pf;
+	rc |= send_req(&b, &r, NULL, 0);
+	rc |= stats(&b, &st);
+	rc |= peer_push_send(&p, sid, key, xfer, 16);
+	rc |= wait_notify(&a, 10, &evst);
+	check("peer_calls_fail_other", rc == 0 && evst == CL_COMPLETE,
+	    "another session's PeerFail of a transfer: its MigrateIn's event "
+	    "%d (rc %d), want it filled", evst, rc);
+	check("peer_calls_serves", srv_alive(&sv), "the server %s",
+	    srv_how(&sv));
+out:
+	conn_close(&w);
+	conn_close(&p);
+	conn_close(&b);
+	conn_close(&a);
+	srv_stop(&sv, "peer_calls_server_exit");
+}
+
 static const struct test tests[] = {
 	{ "sweep",	test_sweep,	600 },
+	{ "peer_calls",	test_peer_calls,	120 },
 };
 
 int
