@@ -145,6 +145,8 @@ struct vcl_hobj {
 	unsigned		 building:1;	/* program */
 	unsigned		 user:1;	/* event: a user event */
 	unsigned		 user_set:1;	/* event: its status was set */
+	unsigned		 proxy:1;	/* event: a peer completes it
+						   (CreateProxyEvent) */
 	unsigned		 arrived:1;	/* xfer: bytes or status came */
 	unsigned		 refused:1;	/* over the object limit */
 	unsigned		 released:1;	/* the client let go; held here */

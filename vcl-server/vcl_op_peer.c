@@ -1806,6 +1806,8 @@ vcl_op_create_proxy_event(struct vcl_session *s, const Vcl__Request *req,
 	else
 		err = ctx->error;
 	o->error = err;
+	/* A peer completes it, with a source or without (PeerEvent). */
+	o->proxy = err == CL_SUCCESS;
 	if (err == CL_SUCCESS && status <= CL_COMPLETE)
 		vcl_peer_settle(s, o, status);
 }
@@ -1825,7 +1827,7 @@ vcl_op_peer_event(struct vcl_session *ps, const Vcl__Request *req,
 	if ((t = vcl_peer_target(ps->srv, m->session, m->key)) == NULL)
 		return;
 	if ((o = vcl_handle_find(&t->handles, m->proxy)) != NULL) {
-		if (o->kind == VCL_KIND_EVENT && o->user && o->source != NULL) {
+		if (o->kind == VCL_KIND_EVENT && o->proxy) {
 			vcl_peer_settle(t, o, m->status);
 			vcl_session_settled(t, o);
 		} else
@@ -1853,7 +1855,7 @@ vcl_op_peer_fail(struct vcl_session *s, const Vcl__Request *req,
     struct vcl_bulk *bulk)
 {
 	const Vcl__PeerFail	*m = req->peer_fail;
-	struct vcl_hobj		*o;
+	struct vcl_hobj		*o, *next;
 	cl_int			 st = m->status < 0 ? m->status :
 	    CL_DEVICE_NOT_AVAILABLE;
 	size_t			 i;
@@ -1889,6 +1891,18 @@ vcl_op_peer_fail(struct vcl_session *s, const Vcl__Request *req,
 					vcl_peer_settle(s, o, st);
 			}
 	vcl_xfer_sweep(s);	/* the transfers failed above */
+	/*
+	 * A proxy the client released was kept for its peer (it is set
+	 * now): it goes, unless a held request still waits on it. Freed
+	 * after the walk above, which settling must not cut short.
+	 */
+	for (i = 0; i < s->handles.nslots; i++)
+		for (o = s->handles.slots[i]; o != NULL; o = next) {
+			next = o->next;
+			if (o->kind == VCL_KIND_EVENT && o->proxy &&
+			    o->user_set)
+				vcl_session_settled(s, o);
+		}
 }
 
 /*

@@ -422,9 +422,9 @@ done:
  * Mark (on) or unmark a link's inputs that are still the session's
  * programs (the same runtime program under the same id: one released
  * meanwhile, its id reused, is another). A marked program is not built or
- * compiled while the link reads it: a build of an input made it an
- * executable under the linker's feet (NVIDIA's aborts on one), a compile
- * replaced its binary.
+ * compiled, and its binary not read, while the link reads it: a build of
+ * an input made it an executable under the linker's feet (NVIDIA's aborts
+ * on one), a compile replaced its binary.
  */
 static void
 vcl_link_inputs_mark(struct vcl_session *s, struct vcl_build *b, int on)
@@ -2248,8 +2248,8 @@ vcl_op_get_binary(struct vcl_session *s, const Vcl__Request *req,
 		err = CL_INVALID_PROGRAM;
 	else if (o->error != CL_SUCCESS)
 		err = o->error;
-	else if (o->building)
-		err = CL_INVALID_OPERATION;
+	else if (o->building || o->linking > 0)
+		err = CL_INVALID_OPERATION;	/* a job of it runs */
 	else if ((dev = vcl_session_device(s, m->device, &root)) == NULL)
 		err = CL_INVALID_DEVICE;
 	else if ((g = calloc(1, sizeof *g)) == NULL || (o->tsizes != NULL &&

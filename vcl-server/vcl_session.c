@@ -1365,7 +1365,7 @@ vcl_session_needed(const struct vcl_hobj *o)
 	if (o->kind == VCL_KIND_MEM)
 		return (o->karg_refs > 0 || o->mem_refs > 0);
 	return (o->kind == VCL_KIND_EVENT && (o->held_refs > 0 ||
-	    (o->source != NULL && o->user && !o->user_set)));
+	    (o->proxy && !o->user_set)));
 }
 
 /*

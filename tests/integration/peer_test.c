@@ -755,6 +755,154 @@ out:
 	close(lfd);
 }
 
+/* CreateProxyEvent{id, context 1, source if any}. */
+static int
+proxy_event(struct conn *c, uint64_t id, const char *source)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__CreateProxyEvent	cp = VCL__CREATE_PROXY_EVENT__INIT;
+
+	cp.id = id;
+	cp.context = 1;
+	cp.source = (char *)source;
+	r.call_case = VCL__REQUEST__CALL_CREATE_PROXY_EVENT;
+	r.create_proxy_event = &cp;
+	return (send_req(c, &r, NULL, 0));
+}
+
+/* Poll Stats on c (bounded) until its session holds want objects. */
+static int
+wait_session_objects(struct conn *c, uint64_t want, Vcl__StatsResult *st)
+{
+	int	i;
+
+	for (i = 0; i < STATS_POLLS; i++) {
+		if (stats(c, st) != 0)
+			return (-1);
+		if (st->session_objects == want)
+			return (0);
+		poll_wait();
+	}
+	return (-1);
+}
+
+/*
+ * A proxy event of a source the client released while no peer had
+ * completed it stays (a peer may still): once it is completed (PeerEvent,
+ * PeerFail by id or by its source) nothing needs it and it goes, not at
+ * the session's end. A released arrival event goes too once its bytes
+ * came.
+ */
+static void
+test_released_settled(void)
+{
+	static const char	*const how[] = { "PeerEvent", "PeerFail id",
+				    "PeerFail source" };
+	static const char	 gone[] = "127.0.0.1:1";
+	struct srv		 sv;
+	struct conn		 c, p;
+	Vcl__StatsResult	 st;
+	uint64_t		 sid = 0, key = 0, base, id;
+	uint8_t			 data[256];
+	int			 i, rc;
+
+	c.fd = p.fd = -1;
+	memset(data, 3, sizeof data);
+	if (!srv_start(&sv, "settled_server_start", "127.0.0.1:0", NULL))
+		return;
+	if (!check("settled_sessions", client_open(&c, &sv, &sid, &key) == 0 &&
+	    peer_open(&p, &sv) == 0 && create_buffer(&c, 3, 1, sizeof data,
+	    NULL, 0) == 0 && stats(&c, &st) == 0, "no sessions"))
+		goto out;
+	base = st.session_objects;
+	for (i = 0; i < 3; i++) {
+		id = 90 + (uint64_t)i;
+		rc = proxy_event(&c, id, gone);
+		rc |= release(&c, VCL__KIND__KIND_EVENT, id);
+		/* Kept while unset: a peer may still complete it. */
+		if (!check("settled_proxy_kept", rc == 0 && stats(&c, &st) ==
+		    0 && st.session_objects == base + 1, "%s: a released "
+		    "unset proxy: %llu objects, want %llu", how[i],
+		    (unsigned long long)st.session_objects,
+		    (unsigned long long)base + 1))
+			continue;
+		if (i == 0)
+			rc = peer_event(&p, sid, key, id, CL_COMPLETE);
+		else
+			rc = peer_fail(&c, i == 1 ? &id : NULL, i == 1,
+			    i == 1 ? NULL : gone);
+		check("settled_proxy_freed", rc == 0 && wait_session_objects(
+		    &c, base, &st) == 0, "%s: the released proxy completed "
+		    "stays: %llu objects, want %llu", how[i],
+		    (unsigned long long)st.session_objects,
+		    (unsigned long long)base);
+	}
+	/* An arrival event released before its bytes come. */
+	rc = migrate_in(&c, 80, 3, sizeof data, 81, NULL);
+	rc |= release(&c, VCL__KIND__KIND_EVENT, 80);
+	rc |= push(&p, sid, key, 81, data, sizeof data);
+	check("settled_arrival_freed", rc == 0 && wait_session_objects(&c,
+	    base, &st) == 0, "a released arrival whose bytes came: %llu "
+	    "objects, want %llu", (unsigned long long)st.session_objects,
+	    (unsigned long long)base);
+	check("settled_server_alive", srv_alive(&sv), "server %s",
+	    srv_how(&sv));
+out:
+	conn_close(&c);
+	conn_close(&p);
+	srv_stop(&sv, "settled_server_exit");
+}
+
+/*
+ * A proxy event made without a source (the field is optional) is still
+ * a proxy: its PeerEvent completes it and the command waiting on it runs.
+ * It was taken for a migration's arrival, the PeerEvent refused on the
+ * link, and the command held until the session ended.
+ */
+static void
+test_proxy_nosource(void)
+{
+	struct srv		 sv;
+	struct conn		 c, p;
+	Vcl__Request		 r = VCL__REQUEST__INIT;
+	Vcl__Marker		 mk = VCL__MARKER__INIT;
+	Vcl__Enqueue		 q = VCL__ENQUEUE__INIT;
+	Vcl__StatsResult	 st;
+	uint64_t		 sid = 0, key = 0, proxy = 95;
+	cl_int			 evst = 1;
+	int			 rc;
+
+	c.fd = p.fd = -1;
+	if (!srv_start(&sv, "nosource_server_start", "127.0.0.1:0", NULL))
+		return;
+	if (!check("nosource_sessions", client_open(&c, &sv, &sid, &key) ==
+	    0 && peer_open(&p, &sv) == 0, "no sessions"))
+		goto out;
+	rc = proxy_event(&c, proxy, NULL);
+	q.queue = 2;
+	q.has_event = 1;
+	q.event = 96;
+	q.n_wait = 1;
+	q.wait = &proxy;
+	mk.q = &q;
+	r.call_case = VCL__REQUEST__CALL_MARKER;
+	r.marker = &mk;
+	rc |= send_req(&c, &r, NULL, 0);
+	/* The proxy is made before its event comes (not kept early). */
+	rc |= stats(&c, &st);
+	rc |= peer_event(&p, sid, key, proxy, CL_COMPLETE);
+	rc |= wait_notify(&c, 96, &evst);
+	check("nosource_completed", rc == 0 && evst == CL_COMPLETE, "a marker "
+	    "waiting on a proxy without source, completed by PeerEvent: "
+	    "event %d (rc %d, -1: none came)", evst, rc);
+	check("nosource_server_alive", srv_alive(&sv), "server %s",
+	    srv_how(&sv));
+out:
+	conn_close(&c);
+	conn_close(&p);
+	srv_stop(&sv, "nosource_server_exit");
+}
+
 static const struct test tests[] = {
 	{ "collide", test_collide, 60 },
 	{ "attacks", test_attacks, 60 },
@@ -763,6 +911,8 @@ static const struct test tests[] = {
 	{ "charge", test_charge, 120 },
 	{ "outq", test_outq, 60 },
 	{ "stall", test_stall, 60 },
+	{ "released_settled", test_released_settled, 60 },
+	{ "proxy_nosource", test_proxy_nosource, 60 },
 };
 
 int

@@ -238,6 +238,67 @@ out:
 	srv_stop(&sv, "link_spec_server_stop");
 }
 
+/*
+ * The binary of a program a link still running has among its inputs
+ * (GetBinary): the worker asks the runtime for the input's binary while
+ * the linker reads it. Refused (CL_INVALID_OPERATION) as a build, compile
+ * or specialization constant of it is, before the runtime is asked; once
+ * the link is done the binary is answered.
+ */
+static void
+test_link_input_binary(void)
+{
+	struct srv		 sv;
+	struct conn		 c;
+	Vcl__Request		 lr = VCL__REQUEST__INIT;
+	Vcl__Request		 gr = VCL__REQUEST__INIT;
+	Vcl__Request		*batch[2];
+	Vcl__LinkProgram	 lm = VCL__LINK_PROGRAM__INIT;
+	Vcl__GetBinary		 gm = VCL__GET_BINARY__INIT;
+	uint64_t		 in[1] = { 10 };
+	int			 sl, sg;
+
+	c.fd = -1;
+	if (!srv_start(&sv, "link_binary_server_start", "127.0.0.1:0", NULL))
+		return;
+	if (!check("link_binary_session", conn_session(&c, &sv) == 0 &&
+	    create_context(&c, 1) == 0 && compile_prog(&c, in[0], lib_src) ==
+	    CL_SUCCESS, "no session or a good compile failed"))
+		goto out;
+	lm.context = 1;
+	lm.n_programs = 1;
+	lm.programs = in;
+	lm.id = 20;
+	lm.options = (char *)"-create-library";
+	lr.call_case = VCL__REQUEST__CALL_LINK_PROGRAM;
+	lr.link_program = &lm;
+	gm.program = in[0];
+	gm.device = 0;
+	gr.call_case = VCL__REQUEST__CALL_GET_BINARY;
+	gr.get_binary = &gm;
+	batch[0] = &lr;
+	batch[1] = &gr;
+	if (!check("link_binary_sent", send_batch(&c, batch, 2) == 0,
+	    "send failed"))
+		goto out;
+	recv_two(&c, lr.seq, &sl, gr.seq, &sg);
+	/* The link's reply may come first: the binary's is still due. */
+	if (sl != 1 && sg == 1)
+		recv_two(&c, gr.seq, &sg, lr.seq, &sl);
+	check("link_binary_linked", sl == CL_SUCCESS, "link status %d (1: no "
+	    "reply: server died? %s)", sl, srv_how(&sv));
+	check("link_binary_refused", sg == CL_INVALID_OPERATION, "binary of "
+	    "an input while its link runs: status %d, want %d", sg,
+	    CL_INVALID_OPERATION);
+	check("link_binary_after", raw_status(&c, &gr) == CL_SUCCESS,
+	    "binary once the link is done: refused");
+	check("link_binary_server_alive", srv_alive(&sv), "server gone (%s); "
+	    "see %s/stderr", srv_how(&sv), sv.dir);
+	conn_close(&c);
+out:
+	srv_stop(&sv, "link_binary_server_stop");
+}
+
 static const char ifdef_src[] = "#ifdef K\n"
     "__kernel void k(__global int *p) { p[0] = 1; }\n"
     "#endif\n"
@@ -419,6 +480,7 @@ out:
 static const struct test tests[] = {
 	{ "link_input_busy",	test_link_input_busy,	60 },
 	{ "link_input_spec",	test_link_input_spec,	60 },
+	{ "link_input_binary",	test_link_input_binary,	60 },
 	{ "names_rebuild",	test_names_rebuild,	60 },
 	{ "image_as_buffer",	test_image_as_buffer,	60 },
 };
