@@ -48,7 +48,15 @@ enum vcl_submit_owner {
 	VCL_SUBMIT_LOOP			/* the loop, draining or out of room */
 };
 
-#define VCL_SUBMIT_JOBS	64		/* launches waiting, at most */
+/*
+ * Launches waiting, at most. The loop makes a strand's launches itself when
+ * it finds the ring full before the strand's thread began; a ring of 256
+ * (about 22 KiB, charged to the session) halved how often it did against
+ * 64 on an H100 host (per 200,000 launches: 406-1,072 against 1,417-2,360)
+ * and took the launch rate from 0.927x-0.998x of native to 0.965x-1.004x,
+ * round by round, in three runs of one process (docs/performance.md).
+ */
+#define VCL_SUBMIT_JOBS	256
 
 /* A queue's strand. */
 struct vcl_submit {
