@@ -102,6 +102,14 @@ vcl_bincheck_pass(const uint8_t *bin, size_t len, uint32_t dev)
 	p->used = 1;
 }
 
+/* Is the check to end now (the server stops, or its session closed)? */
+static int
+vcl_bincheck_over(struct vcl_bincheck *c)
+{
+	return (atomic_load(&vcl_bincheck_stopping) ||
+	    atomic_load(&c->cancel));
+}
+
 /* Milliseconds on the monotonic clock. */
 static uint64_t
 vcl_bincheck_ms(void)
@@ -201,7 +209,7 @@ vcl_bincheck_talk(struct vcl_bincheck *c, int *in, int out, uint8_t *st,
 	}
 	for (;;) {
 		now = vcl_bincheck_ms();
-		if (now >= deadline || atomic_load(&vcl_bincheck_stopping))
+		if (now >= deadline || vcl_bincheck_over(c))
 			return (-1);
 		pf[0].fd = out;
 		pf[0].events = POLLIN;
@@ -248,15 +256,15 @@ vcl_bincheck_talk(struct vcl_bincheck *c, int *in, int out, uint8_t *st,
 
 /* Wait for the child to end, killing it past the deadline. */
 static int
-vcl_bincheck_reap(pid_t pid, uint64_t deadline, int *killed)
+vcl_bincheck_reap(struct vcl_bincheck *c, pid_t pid, uint64_t deadline,
+    int *killed)
 {
 	int	st = 0;
 
 	for (;;) {
 		if (waitpid(pid, &st, WNOHANG) == pid)
 			return (st);
-		if (vcl_bincheck_ms() >= deadline ||
-		    atomic_load(&vcl_bincheck_stopping))
+		if (vcl_bincheck_ms() >= deadline || vcl_bincheck_over(c))
 			break;
 		usleep(10000);
 	}
@@ -284,8 +292,9 @@ vcl_bincheck_run(void *arg)
 	deadline = t0 + c->timeout_ms;
 	for (i = 0; i < c->n; i++)
 		c->status[i] = CL_INVALID_BINARY;
-	if (atomic_load(&vcl_bincheck_stopping)) {
-		snprintf(c->why, sizeof c->why, "the server is stopping");
+	if (vcl_bincheck_over(c)) {
+		snprintf(c->why, sizeof c->why, "%s", atomic_load(&c->cancel) ?
+		    "its session closed" : "the server is stopping");
 		goto done;
 	}
 	if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) {
@@ -305,14 +314,16 @@ vcl_bincheck_run(void *arg)
 		deadline = 0;		/* kill it now */
 	vcl_bincheck_close(&in[1]);
 	vcl_bincheck_close(&out[0]);
-	ws = vcl_bincheck_reap(pid, deadline, &killed);
+	ws = vcl_bincheck_reap(c, pid, deadline, &killed);
 	/* A binary it made and built before it failed still passed. */
 	for (i = 0; got > 0 && i < (size_t)got / 4 && i < c->n; i++) {
 		memcpy(&v, st + 4 * i, 4);
 		if (v == CL_SUCCESS)
 			c->status[i] = CL_SUCCESS;
 	}
-	if (killed && atomic_load(&vcl_bincheck_stopping))
+	if (killed && atomic_load(&c->cancel))
+		snprintf(c->why, sizeof c->why, "its session closed (killed)");
+	else if (killed && atomic_load(&vcl_bincheck_stopping))
 		snprintf(c->why, sizeof c->why, "the server is stopping");
 	else if (killed)
 		snprintf(c->why, sizeof c->why, "the check did not end within "
@@ -359,6 +370,7 @@ int
 vcl_bincheck_start(struct vcl_server *srv, struct vcl_bincheck *c)
 {
 	c->srv = srv;
+	atomic_init(&c->cancel, 0);
 	if (c->n == 0 || c->n > VCL_BINCHECK_BINS ||
 	    atomic_load(&vcl_bincheck_stopping))
 		return (-1);
@@ -372,6 +384,17 @@ vcl_bincheck_start(struct vcl_server *srv, struct vcl_bincheck *c)
 		return (-1);
 	}
 	return (0);
+}
+
+/*
+ * Loop: the session of a check queued or running closed. The check ends
+ * soon (its child killed) and completes as usual, failed; until then it
+ * holds the binaries' copies and one of the check threads.
+ */
+void
+vcl_bincheck_cancel(struct vcl_bincheck *c)
+{
+	atomic_store(&c->cancel, 1);
 }
 
 /*

@@ -2,6 +2,7 @@
 #ifndef VCL_BINCHECK_H
 #define VCL_BINCHECK_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,6 +25,7 @@ struct vcl_bincheck {
 	const uint8_t	*bins[VCL_BINCHECK_BINS];	/* the caller's */
 	size_t		 lens[VCL_BINCHECK_BINS];
 	uint64_t	 timeout_ms;
+	atomic_int	 cancel;	/* its session closed: end it */
 	int32_t		 status[VCL_BINCHECK_BINS];	/* out: CL_SUCCESS or
 						   CL_INVALID_BINARY */
 	char		 why[256];	/* out: how a failed check ended */
@@ -32,6 +34,7 @@ struct vcl_bincheck {
 int	vcl_bincheck_passed(const uint8_t *, size_t, uint32_t);
 void	vcl_bincheck_pass(const uint8_t *, size_t, uint32_t);
 int	vcl_bincheck_start(struct vcl_server *, struct vcl_bincheck *);
+void	vcl_bincheck_cancel(struct vcl_bincheck *);
 void	vcl_bincheck_stop(struct vcl_server *);
 void	vcl_bincheck_counts(uint64_t *, uint64_t *, uint64_t *);
 int	vcl_bincheck_main(void);

@@ -1683,6 +1683,7 @@ vcl_progcheck_done(struct vcl_done *d)
 	cl_int			 err = CL_SUCCESS;
 
 	s->jobs--;
+	s->bincheck = NULL;
 	for (i = 0; i < pc->c.n; i++)
 		if (pc->c.status[i] == CL_SUCCESS)
 			vcl_bincheck_pass(pc->c.bins[i], pc->c.lens[i],
@@ -1796,6 +1797,7 @@ vcl_progcheck_start(struct vcl_session *s, const Vcl__Request *req,
 		vcl_progcheck_free(pc);
 		return (CL_OUT_OF_RESOURCES);
 	}
+	s->bincheck = &pc->c;
 	vcl_session_pause(s);
 	return (CL_SUCCESS);
 }

@@ -791,10 +791,14 @@ vcl_server_check_session(struct vcl_server *srv, struct vcl_session *s,
 	 * where the transport did not tell, shows only here. Nobody will
 	 * send them: the session goes, failing what the push was for
 	 * (vcl_peer_link_lost), instead of waiting for the frame deadline.
+	 * A binary's check holds input too: a client gone meanwhile ends
+	 * it (its child killed), not left to run to its timeout.
 	 */
-	if (s->in_state == VCL_IN_OOB && !s->in_oob_done &&
-	    vcl_server_hung_up(s)) {
-		vcl_session_close(s, "link closed during out-of-band bulk");
+	if (((s->in_state == VCL_IN_OOB && !s->in_oob_done) ||
+	    s->bincheck != NULL) && vcl_server_hung_up(s)) {
+		vcl_session_close(s, s->bincheck != NULL ? "link closed "
+		    "during a binary check" : "link closed during out-of-band "
+		    "bulk");
 		return;
 	}
 	if (s->in_since != 0) {

@@ -13,6 +13,7 @@
 
 #include <event2/event.h>
 
+#include "vcl_bincheck.h"
 #include "vcl_dispatch.h"
 #include "vcl_enqueue.h"
 #include "vcl_hold.h"
@@ -538,6 +539,8 @@ vcl_session_close(struct vcl_session *s, const char *why)
 	s->out_bytes = 0;
 	vcl_session_uncharge(s, s->out_charged);
 	s->out_charged = 0;
+	if (s->bincheck != NULL)	/* its child is killed, not waited */
+		vcl_bincheck_cancel(s->bincheck);
 	if (s->is_peer)
 		vcl_peer_link_lost(s);	/* a push it was carrying fails */
 	else

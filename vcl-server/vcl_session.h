@@ -18,6 +18,7 @@
 #include "vcl_server.h"
 #include "vcl_tls.h"
 
+struct vcl_bincheck;
 struct vcl_buf;
 struct vcl_bulk;
 struct vcl_fast;
@@ -99,6 +100,8 @@ struct vcl_session {
 	uint64_t		 key;		/* peers must present it */
 	int			 draining;	/* close once all owed is sent */
 	int			 jobs;		/* worker jobs (builds) running */
+	struct vcl_bincheck	*bincheck;	/* the binary check its input
+						   waits on, if any */
 	char			 peer[300];
 	uint8_t			 nonce[VCL_AUTH_NONCE_LEN];
 	struct event		*ev_read;

@@ -932,6 +932,82 @@ out:
 	free(good.data);
 }
 
+/*
+ * A session that closes while its check runs ends the check: its child
+ * (held by a latch, the timeout an hour) is killed and reaped at once, not
+ * left to hold one of the two check threads and the binary's copy until
+ * the timeout; another session's check runs after it.
+ */
+static void
+test_checked_closed(void)
+{
+	const char *const	 trust[] = { "--trust-binaries",
+	    "--binary-check-timeout", "3600", NULL };
+	struct srv		 sv;
+	struct conn		 c, o;
+	Vcl__StatsResult	 st = VCL__STATS_RESULT__INIT;
+	ProtobufCBinaryData	 good;
+	char			 latch[PATH_MAX];
+	int32_t			 bs;
+	int			 rc, i, kids, zombies, started;
+
+	if (!good_binary(&good))
+		return;
+	snprintf(latch, sizeof latch, "/tmp/vcl_bincheck_closed.%d",
+	    (int)getpid());
+	unlink(latch);
+	c.fd = o.fd = -1;
+	setenv("VCL_TEST_BINCHECK_LATCH", latch, 1);
+	started = srv_start(&sv, "closed_server_start", "127.0.0.1:0", trust);
+	unsetenv("VCL_TEST_BINCHECK_LATCH");
+	if (!started) {
+		free(good.data);
+		return;
+	}
+	if (!check("closed_sessions", conn_session(&c, &sv) == 0 &&
+	    create_context(&c, CTX) == 0 && conn_session(&o, &sv) == 0 &&
+	    create_context(&o, CTX) == 0, "no sessions"))
+		goto out;
+	(void)from_binary_send(&c, 101, &good);
+	for (i = 0; i < STATS_POLLS; i++) {
+		if (stats(&o, &st) != 0 || st.binary_checks_now == 1)
+			break;
+		poll_wait();
+	}
+	if (!check("closed_running", st.binary_checks_now == 1 &&
+	    children_of(sv.pid, &zombies) == 1, "no check seen running"))
+		goto out;
+	conn_close(&c);
+	/* The latch stays shut: only the close can end the check. */
+	for (i = 0; i < STATS_POLLS; i++) {
+		if (stats(&o, &st) != 0 || (st.binary_checks_now == 0 &&
+		    children_of(sv.pid, &zombies) == 0))
+			break;
+		poll_wait();
+	}
+	kids = children_of(sv.pid, &zombies);
+	check("closed_check_ended", srv_alive(&sv) &&
+	    st.binary_checks_now == 0 && kids == 0, "server %s, %llu checks "
+	    "running, %d children (%d zombies) after the session closed",
+	    srv_how(&sv), (unsigned long long)st.binary_checks_now, kids,
+	    zombies);
+	if ((i = open(latch, O_CREAT | O_WRONLY, 0600)) != -1)
+		close(i);
+	rc = from_binary(&o, 102, &good, &bs);
+	check("closed_other_checked", rc == CL_SUCCESS && stats(&o, &st) ==
+	    0 && st.binary_checks == 2, "status %d, %llu checks (want 2)", rc,
+	    (unsigned long long)st.binary_checks);
+	release(&o, VCL__KIND__KIND_PROGRAM, 102);
+	release(&o, VCL__KIND__KIND_CONTEXT, CTX);
+	settle(&o, "closed_nothing_left");
+out:
+	unlink(latch);
+	conn_close(&c);
+	conn_close(&o);
+	srv_stop(&sv, "closed_server_exit");
+	free(good.data);
+}
+
 static const struct test tests[] = {
 	{ "binaries",		test_binaries,		120 },
 	{ "link",		test_link,		180 },
@@ -939,6 +1015,7 @@ static const struct test tests[] = {
 	{ "builtin_names",	test_builtin_names,	120 },
 	{ "checked",		test_checked,		180 },
 	{ "checked_timeout",	test_checked_timeout,	120 },
+	{ "checked_closed",	test_checked_closed,	120 },
 };
 
 int
