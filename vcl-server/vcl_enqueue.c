@@ -781,6 +781,23 @@ vcl_cmd_wait(void *arg)
 }
 
 /*
+ * One id of a wait list from the wire: an event of the session the client
+ * holds (*op), not failed. CL_SUCCESS, or the error the command fails with.
+ */
+cl_int
+vcl_enq_wait_id(struct vcl_session *s, uint64_t id, struct vcl_hobj **op)
+{
+	struct vcl_hobj	*o;
+
+	if ((o = vcl_handle_get(&s->handles, id, VCL_KIND_EVENT)) == NULL)
+		return (CL_INVALID_EVENT_WAIT_LIST);
+	if (o->error != CL_SUCCESS)
+		return (CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+	*op = o;
+	return (CL_SUCCESS);
+}
+
+/*
  * Resolve an enqueue's queue and wait list. Returns CL_SUCCESS or the error
  * the command fails with; the caller passes it on to vcl_enq_end either way.
  */
@@ -819,11 +836,8 @@ vcl_enq_begin_queue(struct vcl_session *s, const Vcl__Enqueue *e,
 	if ((enq->wait = calloc(e->n_wait, sizeof *enq->wait)) == NULL)
 		return (CL_OUT_OF_HOST_MEMORY);
 	for (i = 0; i < e->n_wait; i++) {
-		if ((o = vcl_handle_get(&s->handles, e->wait[i],
-		    VCL_KIND_EVENT)) == NULL)
-			return (CL_INVALID_EVENT_WAIT_LIST);
-		if (o->error != CL_SUCCESS)
-			return (CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+		if ((st = vcl_enq_wait_id(s, e->wait[i], &o)) != CL_SUCCESS)
+			return (st);
 		/* A proxy or arrival of ours, complete: nothing to wait for. */
 		if (o->u.event == NULL && o->user && o->user_set)
 			continue;

@@ -131,6 +131,7 @@ struct vcl_hobj *vcl_queue_context(struct vcl_session *,
 	    const struct vcl_hobj *);
 void	vcl_stage_free(void *);
 
+cl_int	vcl_enq_wait_id(struct vcl_session *, uint64_t, struct vcl_hobj **);
 cl_int	vcl_enq_begin(struct vcl_session *, const Vcl__Enqueue *,
 	    struct vcl_enq *);
 cl_int	vcl_enq_begin_queue(struct vcl_session *, const Vcl__Enqueue *,

@@ -426,16 +426,13 @@ vcl_peer_wait_ok(struct vcl_session *s, const Vcl__Enqueue *e)
 {
 	struct vcl_hobj	*o;
 	size_t		 i;
+	cl_int		 err;
 
 	if (e->n_wait > VCL_WAIT_MAX)
 		return (CL_INVALID_EVENT_WAIT_LIST);
-	for (i = 0; i < e->n_wait; i++) {
-		if ((o = vcl_handle_get(&s->handles, e->wait[i],
-		    VCL_KIND_EVENT)) == NULL)
-			return (CL_INVALID_EVENT_WAIT_LIST);
-		if (o->error != CL_SUCCESS)
-			return (CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
-	}
+	for (i = 0; i < e->n_wait; i++)
+		if ((err = vcl_enq_wait_id(s, e->wait[i], &o)) != CL_SUCCESS)
+			return (err);
 	return (CL_SUCCESS);
 }
 
