@@ -129,6 +129,24 @@ soak_start_work(const struct srv *a, const struct srv *b, int b_is_old,
 		nclients++;
 }
 
+/*
+ * A hung client's threads' stacks, appended to its log, where gdb is
+ * installed: a hang is seldom reproduced, and its stacks say where.
+ */
+static void
+soak_stacks(pid_t pid, const char *dir, int i)
+{
+	char	cmd[1024];
+
+	if (access("/usr/bin/gdb", X_OK) != 0)
+		return;
+	snprintf(cmd, sizeof cmd, "/usr/bin/gdb -q -batch -p %d -ex "
+	    "'thread apply all bt' >> %s/client-%d.log 2>&1 </dev/null",
+	    (int)pid, dir, i);
+	if (system(cmd) != 0)
+		note("gdb could not take client %d's stacks", i);
+}
+
 /* Reap the clients that ended; returns how many are still running. */
 static int
 soak_reap(void)
@@ -348,6 +366,7 @@ test_soak(void)
 			    "still running %d s after the end: hung; see "
 			    "%s/client-%d.log", i, (int)clients[i].pid,
 			    SOAK_END_S, root, i);
+			soak_stacks(clients[i].pid, root, i);
 			kill(clients[i].pid, SIGKILL);
 			waitpid(clients[i].pid, &clients[i].status, 0);
 			bad++;
