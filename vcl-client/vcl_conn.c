@@ -753,6 +753,9 @@ vcl_node_spin(struct vcl_node *n, const char **why)
 	return (rc == 0 ? 1 : -1);
 }
 
+/* Callers waiting on any node now (vcl_node_wait), in the process. */
+static atomic_int	vcl_conn_waiting;
+
 /*
  * Wait until done(n, arg) holds (it is evaluated under lock), reading the
  * socket meanwhile when no other thread does: the waiting thread lands its
@@ -771,6 +774,7 @@ vcl_node_wait(struct vcl_node *n, int (*done)(struct vcl_node *, void *),
 	const char	*why;
 	int		 own = 0, rc;
 
+	atomic_fetch_add(&vcl_conn_waiting, 1);
 	pthread_mutex_lock(&n->lock);
 	while (!done(n, arg)) {
 		/*
@@ -798,6 +802,74 @@ vcl_node_wait(struct vcl_node *n, int (*done)(struct vcl_node *, void *),
 	pthread_mutex_unlock(&n->lock);
 	if (own)
 		vcl_node_untake(n);
+	atomic_fetch_sub(&vcl_conn_waiting, 1);
+}
+
+/* A condition variable whose timed waits run on the monotonic clock. */
+static void
+vcl_conn_cond_mono(pthread_cond_t *c)
+{
+	pthread_condattr_t	a;
+
+	pthread_condattr_init(&a);
+	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	pthread_cond_init(c, &a);
+	pthread_condattr_destroy(&a);
+}
+
+/*
+ * The receiver, idle (n->lock held): sleep until woken, or a tick. With
+ * nothing on its way from a node nobody reads its socket, and nobody
+ * asks whether it lives; but another node may wait for its bytes or
+ * events (a migration out of it, written without error into a socket it
+ * no longer reads), and the application for that other node, which stays
+ * alive and says so (keepalives). So every tick it looks whether the
+ * server hung up, and while any caller of the process waits, it pings a
+ * node it has not asked for timeout_ms / 3: a stopped server is then
+ * found by the call timeout as a busy one is (vcl_conn_tick), and its
+ * loss fails what waits on it elsewhere (vcl_node_tell_lost). Only a
+ * hang-up or a tick wakes it, not a reply a caller reads. Returns 1 when
+ * the server hung up or a ping is out: read now.
+ */
+static int
+vcl_node_rx_idle(struct vcl_node *n)
+{
+	struct pollfd	pfd;
+	struct timespec	t;
+	long long	now;
+	int		ms = n->timeout_ms > 0 ? vcl_conn_tick_ms(n) : 1000;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	t.tv_sec += ms / 1000;
+	t.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (t.tv_nsec >= 1000000000L) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000L;
+	}
+	n->rx_idle = 1;
+	if (pthread_cond_timedwait(&n->rx_cond, &n->lock, &t) != ETIMEDOUT) {
+		n->rx_idle = 0;
+		return (0);
+	}
+	n->rx_idle = 0;
+	pfd.fd = n->fd;
+	pfd.events = POLLRDHUP;
+	pfd.revents = 0;
+	if (poll(&pfd, 1, 0) == 1 &&
+	    (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0)
+		return (1);
+	now = vcl_conn_now();
+	if (atomic_load(&vcl_conn_waiting) == 0 || !n->live ||
+	    n->timeout_ms == 0 || n->dead ||
+	    now - n->idle_ping < n->timeout_ms / 3)
+		return (0);
+	n->idle_ping = now;
+	/* The silence counts from the ping, not from the last use. */
+	atomic_store(&n->last_io, now);
+	pthread_mutex_unlock(&n->lock);
+	vcl_node_ping(n);
+	pthread_mutex_lock(&n->lock);
+	return (n->pending != NULL);
 }
 
 /*
@@ -830,11 +902,8 @@ vcl_node_rx(void *arg)
 				break;
 			if (n->reading)
 				pthread_cond_wait(&n->cond, &n->lock);
-			else {
-				n->rx_idle = 1;
-				pthread_cond_wait(&n->rx_cond, &n->lock);
-				n->rx_idle = 0;
-			}
+			else if (vcl_node_rx_idle(n))
+				wanted = 1;	/* hung up, or pinged */
 		}
 		n->reading = 1;
 		n->reader = pthread_self();
@@ -1431,7 +1500,7 @@ vcl_node_connect(struct vcl_node *n, const char *addr)
 	pthread_mutex_init(&n->send_lock, NULL);
 	pthread_mutex_init(&n->lock, NULL);
 	pthread_cond_init(&n->cond, NULL);
-	pthread_cond_init(&n->rx_cond, NULL);
+	vcl_conn_cond_mono(&n->rx_cond);
 	if ((to = getenv("VCL_CONNECT_TIMEOUT_MS")) != NULL && atoi(to) > 0)
 		timeout = atoi(to);
 	n->timeout_ms = VCL_CALL_TIMEOUT;

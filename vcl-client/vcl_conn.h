@@ -64,6 +64,9 @@ struct vcl_node {
 	int			 spin_us;	/* a waiter polls this long first */
 	int			 live;		/* handshake done: rx ticks */
 	int			 pinging;	/* a ping is out; under lock */
+	long long		 idle_ping;	/* ms, the receiver's last ping
+						   of the node idle; under
+						   lock */
 	atomic_llong		 last_io;	/* ms, last byte in or out */
 	atomic_int		 sending;	/* a write is under way */
 

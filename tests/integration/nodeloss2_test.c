@@ -33,6 +33,14 @@ static const char nl_src[] =
 	"__kernel void fill(__global uint *a, uint seed)\n"
 	"{ uint i = get_global_id(0); a[i] = seed * 2654435761u + i; }\n";
 
+/* A kernel that keeps its queue a while (n rounds of a generator). */
+static const char nl_spin_src[] =
+	"__kernel void fill(__global uint *a, uint seed)\n"
+	"{ uint i = get_global_id(0); a[i] = seed * 2654435761u + i; }\n"
+	"__kernel void spin(__global uint *a, uint n)\n"
+	"{ uint x = a[0]; for (uint i = 0; i < n && x != 7u; i++)\n"
+	"  x = x * 1664525u + 1013904223u; a[1] = x; }\n";
+
 static const char nl_lib[] =
 	"uint nl_mix(uint s, uint i) { return s * 2654435761u + i; }\n";
 
@@ -1257,6 +1265,160 @@ out:
 	srv_stop(&sv[0], "one_node_server0_stop");
 }
 
+/*
+ * A node lost (sig: killed, or stopped) while the application has nothing
+ * on its way from it but waits on the other node for its bytes (a kernel
+ * there on a buffer last written on it, and a blocking read; the
+ * migration out of it waits behind a kernel that keeps its queue). Nobody
+ * read its socket or asked whether it lived, so the other node waited
+ * for its bytes, and the application for the other node (alive, sending
+ * keepalives) without end: the soak saw a client hang so. Now the idle
+ * receiver sees a hang-up within a tick and pings a quiet node while a
+ * caller waits, and the wait fails; the test's alarm (60 s) catches a
+ * hang.
+ */
+/* Signal a server a while after the caller begins to wait. */
+struct nl_later {
+	pid_t	pid;
+	int	sig;
+};
+
+static void *
+nl_later_run(void *arg)
+{
+	struct nl_later		*l = arg;
+	struct timespec		 ts = { 0, 500000000L };
+
+	nanosleep(&ts, NULL);
+	kill(l->pid, l->sig);
+	return (NULL);
+}
+
+static void
+nl_idle(const char *name, int sig)
+{
+	struct srv		 sv[2];
+	struct nl		 w;
+	cl_platform_id		 pf;
+	cl_command_queue	 qb = NULL;
+	cl_kernel		 k = NULL, ks = NULL;
+	cl_mem			 fresh = NULL;
+	cl_uint			 a[NL_WORDS], seed = 5, n = 0;
+	cl_uint			 rounds = 4000000000u;
+	char			 what[64];
+	size_t			 words = NL_WORDS, one = 1;
+	const char		*src = nl_spin_src;
+	struct nl_later		 later;
+	pthread_t		 th;
+	int			 started = 0;
+	cl_int			 err = CL_SUCCESS;
+
+	memset(&w, 0, sizeof w);
+	memset(sv, 0, sizeof sv);
+	if (!srv_start(&sv[0], "idle_server0", "127.0.0.1:0", NULL))
+		return;
+	if (!srv_start(&sv[1], "idle_server1", "127.0.0.1:0", NULL) ||
+	    !nl_env(sv, sig == SIGSTOP))
+		goto out;
+	/* Small migrations over the servers' TCP link, as the soak's. */
+	setenv("VCL_UCX_PLACE_MIN", "65536", 1);
+	if (clGetPlatformIDs(1, &pf, NULL) != CL_SUCCESS ||
+	    clGetDeviceIDs(pf, CL_DEVICE_TYPE_ALL, 2, w.dev, &n) !=
+	    CL_SUCCESS || n < 2) {
+		check("idle_devices", 0, "want 2 VCL devices, have %u", n);
+		goto out;
+	}
+	if ((w.ctx = clCreateContext(NULL, 2, w.dev, NULL, NULL, &err)) ==
+	    NULL || (w.prog = clCreateProgramWithSource(w.ctx, 1, &src, NULL,
+	    &err)) == NULL || (err = clBuildProgram(w.prog, 2, w.dev, NULL,
+	    NULL, NULL)) != CL_SUCCESS || (w.q = clCreateCommandQueue(w.ctx,
+	    w.dev[0], 0, &err)) == NULL || (qb = clCreateCommandQueue(w.ctx,
+	    w.dev[1], 0, &err)) == NULL || (w.buf = clCreateBuffer(w.ctx,
+	    CL_MEM_READ_WRITE, sizeof a, NULL, &err)) == NULL ||
+	    (k = clCreateKernel(w.prog, "fill", &err)) == NULL ||
+	    (err = clSetKernelArg(k, 0, sizeof w.buf, &w.buf)) != CL_SUCCESS ||
+	    (err = clSetKernelArg(k, 1, sizeof seed, &seed)) != CL_SUCCESS ||
+	    (ks = clCreateKernel(w.prog, "spin", &err)) ==
+	    NULL || (err = clSetKernelArg(ks, 0, sizeof w.buf, &w.buf)) !=
+	    CL_SUCCESS || (err = clSetKernelArg(ks, 1, sizeof rounds,
+	    &rounds)) != CL_SUCCESS)
+		goto setup;
+	/*
+	 * The buffer's bytes on the second node, last written by a kernel
+	 * that keeps it a while, and nothing on its way from it to the
+	 * client.
+	 */
+	if ((err = clEnqueueNDRangeKernel(qb, k, 1, NULL, &words, NULL, 0,
+	    NULL, NULL)) != CL_SUCCESS || (err = clFinish(qb)) != CL_SUCCESS ||
+	    (err = clEnqueueNDRangeKernel(qb, ks, 1, NULL, &one, NULL, 0, NULL,
+	    NULL)) != CL_SUCCESS || (err = clFlush(qb)) != CL_SUCCESS)
+		goto setup;
+	/*
+	 * Wanted on the first node now (its migration out of the second
+	 * waits for the spin), and the second lost while the client waits:
+	 * the wait must fail, not last forever.
+	 */
+	later.pid = sv[1].pid;
+	later.sig = sig;
+	started = pthread_create(&th, NULL, nl_later_run, &later) == 0;
+	err = clEnqueueNDRangeKernel(w.q, k, 1, NULL, &words, NULL, 0, NULL,
+	    NULL);
+	if (err == CL_SUCCESS)
+		err = clEnqueueReadBuffer(w.q, w.buf, CL_TRUE, 0, sizeof a, a,
+		    0, NULL, NULL);
+	if (started)
+		pthread_join(th, NULL);
+	snprintf(what, sizeof what, "%s_lost_found", name);
+	check(what, err == CL_DEVICE_NOT_AVAILABLE ||
+	    err == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST,
+	    "the work that needs the lost node's bytes: %d, want an error "
+	    "naming the loss", (int)err);
+	/* The live node still works (a buffer whose bytes were not lost). */
+	snprintf(what, sizeof what, "%s_live_works", name);
+	if ((fresh = clCreateBuffer(w.ctx, CL_MEM_READ_WRITE, sizeof a, NULL,
+	    &err)) != NULL)
+		nl_fill(what, w.q, w.prog, fresh, 21);
+	else
+		check(what, 0, "clCreateBuffer: %d", (int)err);
+	goto out;
+setup:
+	snprintf(what, sizeof what, "%s_setup", name);
+	check(what, 0, "OpenCL set-up failed: %d", (int)err);
+out:
+	if (fresh != NULL)
+		clReleaseMemObject(fresh);
+	if (ks != NULL)
+		clReleaseKernel(ks);
+	if (k != NULL)
+		clReleaseKernel(k);
+	if (w.buf != NULL)
+		clReleaseMemObject(w.buf);
+	if (qb != NULL)
+		clReleaseCommandQueue(qb);
+	if (w.q != NULL)
+		clReleaseCommandQueue(w.q);
+	if (w.prog != NULL)
+		clReleaseProgram(w.prog);
+	if (w.ctx != NULL)
+		clReleaseContext(w.ctx);
+	srv_kill(&sv[1]);
+	srv_stop(&sv[0], "idle_server0_stop");
+}
+
+/* The second node killed while idle. */
+static void
+t_idle_kill(void)
+{
+	nl_idle("idle_kill", SIGKILL);
+}
+
+/* The second node stopped while idle: found by the call timeout. */
+static void
+t_idle_stop(void)
+{
+	nl_idle("idle_stop", SIGSTOP);
+}
+
 /* The first node killed. */
 static void
 t_walk_kill(void)
@@ -1280,6 +1442,8 @@ static const struct test tests[] = {
 	{ "during_link",	t_during_link,		60 },
 	{ "spec_constant",	t_spec_constant,	60 },
 	{ "link_one_node",	t_link_one_node,	60 },
+	{ "idle_kill",		t_idle_kill,		60 },
+	{ "idle_stop",		t_idle_stop,		60 },
 };
 
 int
