@@ -10,8 +10,8 @@
  * --check-binary mode, in the same environment (same platform, devices
  * and kernel cache). A child that crashes, fails or outlives the timeout
  * fails the binary, and only the child is lost. A binary that passed is
- * remembered by SHA-256 with its device (the last VCL_PASSED_MAX), so it
- * is not checked again.
+ * remembered by SHA-256 with its device, with the binaries the server
+ * handed out (vcl_op_program.c's record), so it is not checked again.
  *
  * A check runs on a thread of its own pool (VCL_BINCHECK_THREADS at once,
  * server-wide; more wait for a thread), which starts the child, feeds it
@@ -37,10 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
-
-#include <openssl/sha.h>
 
 #include "vcl_backend.h"
 #include "vcl_bincheck.h"
@@ -49,58 +46,13 @@
 
 extern char **environ;
 
-#define VCL_PASSED_MAX	4096	/* binaries remembered as passed */
 #define VCL_BINCHECK_POLL_MS 100	/* how soon a stop is seen */
-
-/* Binaries that passed, by SHA-256 and device; the loop thread only. */
-static struct vcl_passed {
-	uint8_t		 sha[SHA256_DIGEST_LENGTH];
-	uint32_t	 dev;
-	int		 used;
-}			 vcl_passed[VCL_PASSED_MAX];
-static unsigned		 vcl_passed_next;
 
 static struct vcl_workers	*vcl_bincheck_pool;	/* made at first use */
 static atomic_int		 vcl_bincheck_stopping;
 static atomic_uint_fast64_t	 vcl_bincheck_started;	/* children started */
 static atomic_uint_fast64_t	 vcl_bincheck_failed;	/* checks failed */
 static atomic_uint_fast64_t	 vcl_bincheck_running;	/* queued or running */
-
-/* The record of a binary passed on device dev, or NULL. */
-static struct vcl_passed *
-vcl_passed_find(const uint8_t *bin, size_t len, uint32_t dev)
-{
-	uint8_t		sha[SHA256_DIGEST_LENGTH];
-	unsigned	i;
-
-	SHA256(bin, len, sha);
-	for (i = 0; i < VCL_PASSED_MAX; i++)
-		if (vcl_passed[i].used && vcl_passed[i].dev == dev &&
-		    memcmp(vcl_passed[i].sha, sha, sizeof sha) == 0)
-			return (&vcl_passed[i]);
-	return (NULL);
-}
-
-/* Has this binary passed a check on device dev (an all_index)? */
-int
-vcl_bincheck_passed(const uint8_t *bin, size_t len, uint32_t dev)
-{
-	return (vcl_passed_find(bin, len, dev) != NULL);
-}
-
-/* Remember that a binary passed its check on device dev. */
-void
-vcl_bincheck_pass(const uint8_t *bin, size_t len, uint32_t dev)
-{
-	struct vcl_passed	*p;
-
-	if (vcl_passed_find(bin, len, dev) != NULL)
-		return;
-	p = &vcl_passed[vcl_passed_next++ % VCL_PASSED_MAX];
-	SHA256(bin, len, p->sha);
-	p->dev = dev;
-	p->used = 1;
-}
 
 /* Is the check to end now (the server stops, or its session closed)? */
 static int
@@ -110,14 +62,11 @@ vcl_bincheck_over(struct vcl_bincheck *c)
 	    atomic_load(&c->cancel));
 }
 
-/* Milliseconds on the monotonic clock. */
+/* Milliseconds on the server's one monotonic clock. */
 static uint64_t
 vcl_bincheck_ms(void)
 {
-	struct timespec	t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return ((uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000);
+	return (vcl_server_ns() / 1000000);
 }
 
 /* Start the child, its stdin and stdout the pipes' ends. Returns its pid. */

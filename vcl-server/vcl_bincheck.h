@@ -31,8 +31,6 @@ struct vcl_bincheck {
 	char		 why[256];	/* out: how a failed check ended */
 };
 
-int	vcl_bincheck_passed(const uint8_t *, size_t, uint32_t);
-void	vcl_bincheck_pass(const uint8_t *, size_t, uint32_t);
 int	vcl_bincheck_start(struct vcl_server *, struct vcl_bincheck *);
 void	vcl_bincheck_cancel(struct vcl_bincheck *);
 void	vcl_bincheck_stop(struct vcl_server *);

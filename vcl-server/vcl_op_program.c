@@ -29,17 +29,21 @@ static struct vcl_psrc *vcl_psrc_make(const struct vcl_build *);
 static int	vcl_build_executable(const struct vcl_build *);
 
 /*
- * The binaries this server handed out (GetBinary), by SHA-256, with the
- * by-value type sizes probed when their program was built from source. A
- * program made again from such a binary (applications that cache binaries:
- * pyopencl, hashcat, BLAS libraries) gets those sizes: the server made the
- * binary itself, so the sizes are its own, never the client's word. A ring
- * of VCL_BINREC_MAX entries; the server has one per process and uses it
- * on the loop thread only.
+ * The binaries this server knows, by SHA-256: those it handed out
+ * (GetBinary; dev VCL_BINREC_MADE), with the by-value type sizes probed
+ * when their program was built from source, and, with --trust-binaries,
+ * those a child process made and built on a device (dev: its all_index,
+ * vcl_bincheck.c). A program made again from a binary it handed out
+ * (applications that cache binaries: pyopencl, hashcat, BLAS libraries)
+ * gets those sizes: the server made the binary itself, so the sizes are
+ * its own, never the client's word. A ring of VCL_BINREC_MAX entries; the
+ * server has one per process and uses it on the loop thread only.
  */
 #define VCL_BINREC_MAX	4096
+#define VCL_BINREC_MADE	UINT32_MAX	/* handed out: good on any device */
 static struct vcl_binrec {
 	uint8_t			 sha[SHA256_DIGEST_LENGTH];
+	uint32_t		 dev;
 	struct vcl_tsizes	*ts;		/* NULL: none probed */
 	int			 used;
 }		 vcl_binrecs[VCL_BINREC_MAX];
@@ -57,51 +61,58 @@ vcl_tsizes_dup(const struct vcl_tsizes *ts)
 	return (c);
 }
 
-/* The record of a binary, or NULL. */
+/*
+ * The record of a binary by its digest: one the server handed out, or
+ * (dev not VCL_BINREC_MADE) one that passed a check on device dev. NULL:
+ * unknown.
+ */
 static struct vcl_binrec *
-vcl_binrec_find(const uint8_t *bin, size_t len)
+vcl_binrec_find(const uint8_t *sha, uint32_t dev)
 {
-	uint8_t		sha[SHA256_DIGEST_LENGTH];
 	unsigned	i;
 
-	SHA256(bin, len, sha);
 	for (i = 0; i < VCL_BINREC_MAX; i++)
-		if (vcl_binrecs[i].used &&
-		    memcmp(vcl_binrecs[i].sha, sha, sizeof sha) == 0)
+		if (vcl_binrecs[i].used && (vcl_binrecs[i].dev ==
+		    VCL_BINREC_MADE || vcl_binrecs[i].dev == dev) &&
+		    memcmp(vcl_binrecs[i].sha, sha, SHA256_DIGEST_LENGTH) == 0)
 			return (&vcl_binrecs[i]);
 	return (NULL);
 }
 
-/* Remember the type sizes of a binary handed out. */
+/*
+ * Remember a binary by its digest: handed out with its type sizes (dev
+ * VCL_BINREC_MADE, ts or NULL), or passed on device dev.
+ */
 static void
-vcl_binrec_put(const uint8_t *bin, size_t len, const struct vcl_tsizes *ts)
+vcl_binrec_put(const uint8_t *sha, uint32_t dev, const struct vcl_tsizes *ts)
 {
 	struct vcl_binrec	*r;
 	struct vcl_tsizes	*c;
 
-	if (vcl_binrec_find(bin, len) != NULL)
-		return;
+	if (vcl_binrec_find(sha, dev) != NULL)
+		return;		/* known already, for dev or any device */
 	c = ts != NULL ? vcl_tsizes_dup(ts) : NULL;
 	r = &vcl_binrecs[vcl_binrec_next++ % VCL_BINREC_MAX];
 	free(r->ts);
 	r->ts = c;
+	r->dev = dev;
 	r->used = 1;
-	SHA256(bin, len, r->sha);
+	memcpy(r->sha, sha, SHA256_DIGEST_LENGTH);
 }
 
 /*
- * The type sizes for a program from binaries: those recorded for its
- * binaries, when every one of them was recorded with the same sizes (a
- * mix of binaries of different programs gets none). NULL: none.
+ * The type sizes for a program from n binaries (their digests): those
+ * recorded for them, when every one was handed out with the same sizes
+ * (a mix of binaries of different programs gets none). NULL: none.
  */
 static struct vcl_tsizes *
-vcl_binrec_sizes(const ProtobufCBinaryData *bins, size_t n)
+vcl_binrec_sizes(const uint8_t (*sha)[SHA256_DIGEST_LENGTH], size_t n)
 {
 	const struct vcl_binrec	*r, *first = NULL;
 	size_t			 i;
 
 	for (i = 0; i < n; i++) {
-		if ((r = vcl_binrec_find(bins[i].data, bins[i].len)) == NULL ||
+		if ((r = vcl_binrec_find(sha[i], VCL_BINREC_MADE)) == NULL ||
 		    r->ts == NULL)
 			return (NULL);
 		if (first == NULL)
@@ -1621,7 +1632,7 @@ vcl_program_from_reply(struct vcl_session *s, uint64_t seq, cl_int err,
 static cl_int
 vcl_program_from_binaries(struct vcl_hobj *o, cl_context ctx, cl_uint n,
     const cl_device_id *devs, const size_t *lens, const unsigned char **bins,
-    const ProtobufCBinaryData *pbins, int32_t *st)
+    const uint8_t (*sha)[SHA256_DIGEST_LENGTH], int32_t *st)
 {
 	cl_int	err = CL_SUCCESS;
 
@@ -1629,7 +1640,7 @@ vcl_program_from_binaries(struct vcl_hobj *o, cl_context ctx, cl_uint n,
 	    &err);
 	/* Binaries this server made: their struct sizes are known. */
 	if (o->u.prog != NULL)
-		o->tsizes = vcl_binrec_sizes(pbins, n);
+		o->tsizes = vcl_binrec_sizes(sha, n);
 	return (err);
 }
 
@@ -1647,6 +1658,7 @@ struct vcl_progcheck {
 	size_t			 n;		/* binaries, devices */
 	uint32_t		 idx[64];	/* the devices' wire indexes */
 	ProtobufCBinaryData	 bins[64];	/* copies */
+	uint8_t			 sha[64][SHA256_DIGEST_LENGTH];	/* theirs */
 	size_t			 pos[64];	/* checked binary k is bins[pos[k]] */
 	uint64_t		 charged;
 };
@@ -1686,8 +1698,8 @@ vcl_progcheck_done(struct vcl_done *d)
 	s->bincheck = NULL;
 	for (i = 0; i < pc->c.n; i++)
 		if (pc->c.status[i] == CL_SUCCESS)
-			vcl_bincheck_pass(pc->c.bins[i], pc->c.lens[i],
-			    pc->c.dev[i]);
+			vcl_binrec_put(pc->sha[pc->pos[i]], pc->c.dev[i],
+			    NULL);
 	if (s->dead)
 		goto out;
 	for (i = 0; i < pc->n; i++)
@@ -1718,7 +1730,8 @@ vcl_progcheck_done(struct vcl_done *d)
 	}
 	if (err == CL_SUCCESS)
 		err = vcl_program_from_binaries(o, ctx->u.ctx, (cl_uint)pc->n,
-		    devs, lens, bins, pc->bins, st);
+		    devs, lens, bins, (const uint8_t (*)[SHA256_DIGEST_LENGTH])
+		    pc->sha, st);
 	if (o != NULL && o->u.prog == NULL && err == CL_SUCCESS)
 		err = CL_OUT_OF_RESOURCES;
 	if (o != NULL)
@@ -1738,7 +1751,7 @@ out:
  */
 static cl_int
 vcl_progcheck_start(struct vcl_session *s, const Vcl__Request *req,
-    const uint32_t *roots)
+    const uint32_t *roots, const uint8_t (*sha)[SHA256_DIGEST_LENGTH])
 {
 	const Vcl__CreateProgramFrom	*m = req->create_program_from;
 	struct vcl_progcheck		*pc;
@@ -1747,10 +1760,8 @@ vcl_progcheck_start(struct vcl_session *s, const Vcl__Request *req,
 	int				 need[64];
 
 	for (i = 0; i < m->n_binaries; i++) {
-		need[i] = vcl_binrec_find(m->binaries[i].data,
-		    m->binaries[i].len) == NULL &&
-		    !vcl_bincheck_passed(m->binaries[i].data,
-		    m->binaries[i].len, be->all_index[roots[i]]);
+		need[i] = vcl_binrec_find(sha[i], be->all_index[roots[i]]) ==
+		    NULL;
 		want += need[i];
 	}
 	if (want == 0)
@@ -1781,6 +1792,7 @@ vcl_progcheck_start(struct vcl_session *s, const Vcl__Request *req,
 		}
 		memcpy(pc->bins[i].data, m->binaries[i].data,
 		    m->binaries[i].len);
+		memcpy(pc->sha[i], sha[i], sizeof pc->sha[i]);
 		if (!need[i])
 			continue;
 		pc->pos[k] = i;
@@ -1816,6 +1828,7 @@ vcl_op_create_program_from(struct vcl_session *s, const Vcl__Request *req,
 	struct vcl_hobj			*o, *ctx;
 	cl_device_id			 devs[64];
 	const unsigned char		*bins[64];
+	uint8_t				 sha[64][SHA256_DIGEST_LENGTH];
 	size_t				 lens[64], i, j;
 	int32_t				 st[64];
 	uint32_t			 root, roots[64];
@@ -1853,6 +1866,8 @@ vcl_op_create_program_from(struct vcl_session *s, const Vcl__Request *req,
 			st[i] = CL_INVALID_VALUE;
 			if (lens[i] == 0)
 				err = CL_INVALID_VALUE;
+			/* Each binary hashed once: every lookup takes this. */
+			SHA256(bins[i], lens[i], sha[i]);
 		}
 	}
 	/*
@@ -1863,7 +1878,7 @@ vcl_op_create_program_from(struct vcl_session *s, const Vcl__Request *req,
 	 */
 	for (i = 0; err == CL_SUCCESS && m->n_binaries > 0 &&
 	    !s->srv->trust_binaries && i < m->n_binaries; i++)
-		if (vcl_binrec_find(bins[i], lens[i]) == NULL) {
+		if (vcl_binrec_find(sha[i], VCL_BINREC_MADE) == NULL) {
 			st[i] = CL_INVALID_BINARY;
 			err = CL_INVALID_BINARY;
 			vcl_session_warn(s, "program %llu: a binary this server "
@@ -1876,14 +1891,16 @@ vcl_op_create_program_from(struct vcl_session *s, const Vcl__Request *req,
 	 * cut short (PoCL 3.1 does), and would take every session with it.
 	 */
 	if (err == CL_SUCCESS && m->n_binaries > 0 && s->srv->trust_binaries &&
-	    (cerr = vcl_progcheck_start(s, req, roots)) != -1) {
+	    (cerr = vcl_progcheck_start(s, req, roots,
+	    (const uint8_t (*)[SHA256_DIGEST_LENGTH])sha)) != -1) {
 		if (cerr == CL_SUCCESS)
 			return;		/* answered when it is over */
 		err = cerr;
 	}
 	if (err == CL_SUCCESS && m->n_binaries > 0)
 		err = vcl_program_from_binaries(o, ctx->u.ctx,
-		    (cl_uint)m->n_devices, devs, lens, bins, m->binaries, st);
+		    (cl_uint)m->n_devices, devs, lens, bins,
+		    (const uint8_t (*)[SHA256_DIGEST_LENGTH])sha, st);
 	else if (err == CL_SUCCESS && m->builtin_kernels != NULL) {
 		if (!vcl_builtin_ok(devs, m->n_devices, m->builtin_kernels))
 			err = CL_INVALID_VALUE;
@@ -2212,7 +2229,10 @@ vcl_getbin_done(struct vcl_done *d)
 	r.status = g->err;
 	if (g->err == CL_SUCCESS) {
 		if (g->bin != NULL) {
-			vcl_binrec_put(g->bin, g->len, g->ts);
+			uint8_t	sha[SHA256_DIGEST_LENGTH];
+
+			SHA256(g->bin, g->len, sha);
+			vcl_binrec_put(sha, VCL_BINREC_MADE, g->ts);
 			pr.binary.data = g->bin;
 			pr.binary.len = g->len;
 		}
