@@ -117,11 +117,20 @@ vcl_handle_get(struct vcl_htab *t, uint64_t id, enum vcl_kind kind)
 {
 	struct vcl_hobj	*o;
 
-	if ((o = vcl_handle_held(t, id, kind)) == NULL)
-		return (NULL);
-	if (o->released && (t->running == 0 || t->running > o->released_at))
+	if ((o = vcl_handle_held(t, id, kind)) == NULL ||
+	    !vcl_handle_nameable(o, t->running))
 		return (NULL);
 	return (o);
+}
+
+/*
+ * May a request of this order (a held request's; 0: one not held) name o?
+ * Not once the client released it, unless the request came before that.
+ */
+int
+vcl_handle_nameable(const struct vcl_hobj *o, uint64_t order)
+{
+	return (!o->released || (order != 0 && order <= o->released_at));
 }
 
 /*

@@ -172,6 +172,7 @@ struct vcl_hobj	*vcl_handle_add(struct vcl_htab *, uint64_t, enum vcl_kind,
 		     cl_int *);
 struct vcl_hobj	*vcl_handle_get(struct vcl_htab *, uint64_t, enum vcl_kind);
 struct vcl_hobj	*vcl_handle_held(struct vcl_htab *, uint64_t, enum vcl_kind);
+int		 vcl_handle_nameable(const struct vcl_hobj *, uint64_t);
 struct vcl_hobj	*vcl_handle_find(struct vcl_htab *, uint64_t);
 void		 vcl_handle_del(struct vcl_htab *, struct vcl_hobj *);
 void		 vcl_handle_clear(struct vcl_htab *,

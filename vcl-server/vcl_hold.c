@@ -87,7 +87,7 @@ vcl_hold_event(struct vcl_session *s, uint64_t id, uint64_t order,
 			*hp = o->u.ptr;
 		return (0);
 	}
-	if (o->released && (order == 0 || order > o->released_at))
+	if (!vcl_handle_nameable(o, order))
 		return (0);
 	return (o->kind == VCL_KIND_EVENT && o->user && !o->user_set &&
 	    o->error == CL_SUCCESS);
