@@ -9,6 +9,7 @@
 #include "vcl_log.h"
 #include "vcl_op_exec.h"
 #include "vcl_op_image.h"
+#include "vcl_op_mem.h"
 #include "vcl_server.h"
 #include "vcl_session.h"
 #include "vcl_submit.h"
@@ -92,7 +93,7 @@ vcl_exec_arg_mem(struct vcl_session *s, struct vcl_hobj *ko,
 {
 	struct vcl_karg	*ka = &ko->kargs[a->index];
 	struct vcl_hobj	*o = NULL;
-	cl_context	 kctx = NULL, mctx = NULL;
+	cl_context	 kctx = NULL;
 	cl_mem		 m = NULL;
 	uint32_t	 want;
 	cl_int		 err;
@@ -115,8 +116,7 @@ vcl_exec_arg_mem(struct vcl_session *s, struct vcl_hobj *ko,
 		/* A buffer of another context is no argument of this one. */
 		if (clGetKernelInfo(ko->u.kernel, CL_KERNEL_CONTEXT,
 		    sizeof kctx, &kctx, NULL) != CL_SUCCESS ||
-		    clGetMemObjectInfo(o->u.mem, CL_MEM_CONTEXT, sizeof mctx,
-		    &mctx, NULL) != CL_SUCCESS || kctx != mctx)
+		    !vcl_mem_ctx_is(o->u.mem, kctx))
 			return (CL_INVALID_MEM_OBJECT);
 		want = ka->kind == VCL_KARG_IMAGE ? ka->image :
 		    CL_MEM_OBJECT_BUFFER;

@@ -90,20 +90,6 @@ vcl_image_of(cl_mem m, struct vcl_img *img)
 	return (0);
 }
 
-/*
- * Does memory object m belong to context ctx? A runtime takes an object of
- * another context where the call's own are wanted for granted (PoCL 3.1
- * asserts it in clCreateImage, and the server aborted).
- */
-static int
-vcl_image_ctx_is(cl_mem m, cl_context ctx)
-{
-	cl_context	mctx = NULL;
-
-	return (clGetMemObjectInfo(m, CL_MEM_CONTEXT, sizeof mctx, &mctx,
-	    NULL) == CL_SUCCESS && mctx == ctx);
-}
-
 /* The image of an id, or NULL with *err (a buffer is no image). */
 static struct vcl_hobj *
 vcl_image_get(struct vcl_session *s, uint64_t id, struct vcl_img *img,
@@ -349,7 +335,7 @@ vcl_op_create_image(struct vcl_session *s, const Vcl__Request *req,
 		if (!m->has_buffer || (buf = vcl_handle_get(&s->handles,
 		    m->buffer, VCL_KIND_MEM)) == NULL || buf->error !=
 		    CL_SUCCESS || buf->u.mem == NULL || buf->image ||
-		    !vcl_image_ctx_is(buf->u.mem, ctx->u.ctx))
+		    !vcl_mem_ctx_is(buf->u.mem, ctx->u.ctx))
 			err = CL_INVALID_IMAGE_DESCRIPTOR;
 		else if (bulk->len > 0)
 			err = CL_INVALID_VALUE;

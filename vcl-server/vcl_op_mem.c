@@ -20,6 +20,21 @@
 	CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS)
 
 /*
+ * Does memory object m belong to context ctx? A runtime takes an object of
+ * another context where the call's own are wanted for granted (PoCL 3.1
+ * asserts it in clCreateImage, and the server aborted): a kernel argument
+ * and a 1D buffer image's buffer are checked here first.
+ */
+int
+vcl_mem_ctx_is(cl_mem m, cl_context ctx)
+{
+	cl_context	mctx = NULL;
+
+	return (clGetMemObjectInfo(m, CL_MEM_CONTEXT, sizeof mctx, &mctx,
+	    NULL) == CL_SUCCESS && mctx == ctx);
+}
+
+/*
  * The memory object of an id, or NULL with *err (its creation error, if it
  * failed).
  */

@@ -31,6 +31,7 @@ void	vcl_op_read_buffer_rect(struct vcl_session *, const Vcl__Request *,
 	    struct vcl_bulk *);
 void	vcl_op_copy_buffer_rect(struct vcl_session *, const Vcl__Request *,
 	    struct vcl_bulk *);
+int	vcl_mem_ctx_is(cl_mem, cl_context);
 struct vcl_hobj *vcl_mem_range_get(struct vcl_session *, uint64_t, uint64_t,
 	    uint64_t, cl_int *);
 struct vcl_hobj *vcl_mem_buf_range(struct vcl_session *, uint64_t, uint64_t,
