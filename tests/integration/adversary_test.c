@@ -436,46 +436,6 @@ out:
 	srv_stop(&sv, "held_server_stop");
 }
 
-/* Listen on 127.0.0.1, port 0. Returns the fd (port in port) or -1. */
-static int
-fake_listen(char *port, size_t len)
-{
-	struct sockaddr_in	sin;
-	socklen_t		sl = sizeof sin;
-	int			fd;
-
-	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
-		return (-1);
-	memset(&sin, 0, sizeof sin);
-	sin.sin_family = AF_INET;
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (bind(fd, (struct sockaddr *)&sin, sizeof sin) != 0 ||
-	    listen(fd, 4) != 0 ||
-	    getsockname(fd, (struct sockaddr *)&sin, &sl) != 0) {
-		close(fd);
-		return (-1);
-	}
-	snprintf(port, len, "%u", ntohs(sin.sin_port));
-	return (fd);
-}
-
-/* Send one ToClient frame on fd. */
-static int
-fake_send(int fd, Vcl__ToClient *tc)
-{
-	struct vcl_buf	b = { NULL, 0, 0 };
-	struct iovec	iov;
-	int		rc = -1;
-
-	if (vcl_buf_pack(&b, &tc->base, 0) == 0) {
-		iov.iov_base = b.data;
-		iov.iov_len = b.len;
-		rc = vcl_io_writev_full(fd, &iov, 1);
-	}
-	vcl_buf_free(&b);
-	return (rc);
-}
-
 /* Read and drop one frame (its message; no bulk expected). */
 static int
 fake_drop(int fd)
@@ -524,7 +484,7 @@ fake_peer(int lfd, const char *tp, const char *why)
 	g.nonce.len = sizeof nonce;
 	g.auth_required = 0;
 	tc.greeting = &g;
-	if (fake_send(fd, &tc) != 0 || fake_drop(fd) != 0)
+	if (raw_fake_send(fd, &tc, 0, 0) != 0 || fake_drop(fd) != 0)
 		goto out;
 	o.name = (char *)tp;
 	w.node_name = "fake";
@@ -536,7 +496,7 @@ fake_peer(int lfd, const char *tp, const char *why)
 	r.welcome = &w;
 	tc = (Vcl__ToClient)VCL__TO_CLIENT__INIT;
 	tc.reply = &r;
-	rc = fake_send(fd, &tc);
+	rc = raw_fake_send(fd, &tc, 0, 0);
 out:
 	if (rc != 0) {
 		close(fd);
@@ -606,7 +566,7 @@ test_peer_words(void)
 	int			 lfd, pfd = -1, k, found = 0, bad;
 
 	c.fd = -1;
-	if ((lfd = fake_listen(port, sizeof port)) == -1) {
+	if ((lfd = raw_fake_listen(port, sizeof port)) == -1) {
 		check("peer_words_listen", 0, "%s", strerror(errno));
 		return;
 	}

@@ -83,25 +83,12 @@ setup(struct conn *c, const struct srv *sv, uint64_t size)
 static int
 spin(struct conn *c, uint64_t ev)
 {
-	Vcl__KernelArg	 a[2], *ap[2] = { &a[0], &a[1] };
-	uint32_t	 steps = SPIN_STEPS;
-	int		 i;
+	int	i;
 
 	for (i = 0; i < NSPIN - 1; i++)
-		if (raw_spin_send(c, Q, SPIN_K, SPIN_MEM, steps) != 0)
+		if (raw_spin_send(c, Q, SPIN_K, SPIN_MEM, SPIN_STEPS) != 0)
 			return (-1);
-	vcl__kernel_arg__init(&a[0]);
-	a[0].index = 0;
-	a[0].type = VCL__KERNEL_ARG__TYPE__MEM;
-	a[0].has_mem = 1;
-	a[0].mem = SPIN_MEM;
-	vcl__kernel_arg__init(&a[1]);
-	a[1].index = 1;
-	a[1].type = VCL__KERNEL_ARG__TYPE__VALUE;
-	a[1].has_value = 1;
-	a[1].value.data = (uint8_t *)&steps;
-	a[1].value.len = sizeof steps;
-	return (raw_ndrange(c, Q, SPIN_K, 1, 0, ap, 2, ev));
+	return (raw_spin_send_ev(c, Q, SPIN_K, SPIN_MEM, SPIN_STEPS, ev));
 }
 
 /*

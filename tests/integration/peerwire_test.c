@@ -631,46 +631,6 @@ out0:
 		close(qfd[0]);
 }
 
-/* A listening socket on 127.0.0.1, its port into port. */
-static int
-fake_listen(char *port, size_t len)
-{
-	struct sockaddr_in	sin;
-	socklen_t		sl = sizeof sin;
-	int			fd;
-
-	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
-		return (-1);
-	memset(&sin, 0, sizeof sin);
-	sin.sin_family = AF_INET;
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (bind(fd, (struct sockaddr *)&sin, sizeof sin) != 0 ||
-	    listen(fd, 4) != 0 ||
-	    getsockname(fd, (struct sockaddr *)&sin, &sl) != 0) {
-		close(fd);
-		return (-1);
-	}
-	snprintf(port, len, "%u", ntohs(sin.sin_port));
-	return (fd);
-}
-
-/* Send one ToClient frame on fd. */
-static int
-fake_send(int fd, Vcl__ToClient *tc)
-{
-	struct vcl_buf	b = { NULL, 0, 0 };
-	struct iovec	iov;
-	int		rc = -1;
-
-	if (vcl_buf_pack(&b, &tc->base, 0) == 0) {
-		iov.iov_base = b.data;
-		iov.iov_len = b.len;
-		rc = vcl_io_writev_full(fd, &iov, 1);
-	}
-	vcl_buf_free(&b);
-	return (rc);
-}
-
 /* Read one Request frame on fd, its bulk read and dropped. */
 static Vcl__Request *
 fake_recv(int fd)
@@ -735,8 +695,9 @@ fake_dest(int lfd, struct ucxpeer_link *pe)
 	g.nonce.data = nonce;
 	g.nonce.len = sizeof nonce;
 	tc.greeting = &g;
-	if (fake_send(pe->p.fd, &tc) != 0 || (h = fake_recv(pe->p.fd)) ==
-	    NULL || h->call_case != VCL__REQUEST__CALL_HELLO)
+	if (raw_fake_send(pe->p.fd, &tc, 0, 0) != 0 ||
+	    (h = fake_recv(pe->p.fd)) == NULL ||
+	    h->call_case != VCL__REQUEST__CALL_HELLO)
 		goto out;
 	for (i = 0; i < h->hello->n_transports; i++)
 		if (strcmp(h->hello->transports[i]->name, "ucx") == 0 &&
@@ -765,9 +726,10 @@ fake_dest(int lfd, struct ucxpeer_link *pe)
 	tc = (Vcl__ToClient)VCL__TO_CLIENT__INIT;
 	tc.reply = &r;
 	memset(&m, 0, sizeof m);
-	if (fake_send(pe->p.fd, &tc) == 0 && ucxpeer_link_recv(pe, &m) == 0 &&
-	    m.type == UCXPEER_RING && ucxpeer_link_send(pe, UCXPEER_MAPPED, 0,
-	    0, 0, NULL) == 0 && ucxpeer_link_ring(pe) == 0)
+	if (raw_fake_send(pe->p.fd, &tc, 0, 0) == 0 &&
+	    ucxpeer_link_recv(pe, &m) == 0 && m.type == UCXPEER_RING &&
+	    ucxpeer_link_send(pe, UCXPEER_MAPPED, 0, 0, 0, NULL) == 0 &&
+	    ucxpeer_link_ring(pe) == 0)
 		rc = 0;
 out:
 	if (h != NULL)
@@ -879,7 +841,7 @@ test_bad_ask(void)
 	    BUF_BYTES, data, BUF_BYTES) == 0, "no session"))
 		goto out;
 	for (i = 0; i < NASK; i++) {
-		if (!check("ask_listen", (lfd = fake_listen(port,
+		if (!check("ask_listen", (lfd = raw_fake_listen(port,
 		    sizeof port)) != -1, "%s", strerror(errno)))
 			goto out;
 		snprintf(addr, sizeof addr, "127.0.0.1:%s", port);

@@ -1255,22 +1255,11 @@ raw_forward_bogus(struct conn *c, const char *addr, uint64_t proxy)
 int
 raw_mute_listener(char *addr, size_t len)
 {
-	struct sockaddr_in	sin;
-	socklen_t		sl = sizeof sin;
-	int			fd;
+	char	port[16];
+	int	fd;
 
-	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
-		return (-1);
-	memset(&sin, 0, sizeof sin);
-	sin.sin_family = AF_INET;
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (bind(fd, (struct sockaddr *)&sin, sizeof sin) != 0 ||
-	    listen(fd, 16) != 0 ||
-	    getsockname(fd, (struct sockaddr *)&sin, &sl) != 0) {
-		close(fd);
-		return (-1);
-	}
-	snprintf(addr, len, "127.0.0.1:%u", ntohs(sin.sin_port));
+	if ((fd = raw_fake_listen(port, sizeof port)) != -1)
+		snprintf(addr, len, "127.0.0.1:%s", port);
 	return (fd);
 }
 
@@ -1426,7 +1415,7 @@ raw_fake_listen(char *port, size_t len)
 	sin.sin_family = AF_INET;
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	if (bind(fd, (struct sockaddr *)&sin, sizeof sin) != 0 ||
-	    listen(fd, 4) != 0 ||
+	    listen(fd, 16) != 0 ||
 	    getsockname(fd, (struct sockaddr *)&sin, &sl) != 0) {
 		close(fd);
 		return (-1);
