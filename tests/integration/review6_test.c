@@ -173,6 +173,69 @@ out:
 }
 
 /*
+ * Send a link of one compiled input and other, a request on that input,
+ * in one batch: other is refused while the link runs
+ * (CL_INVALID_OPERATION, before the runtime is asked) and answered after
+ * (after); what names the thing other asks for.
+ */
+static void
+link_input_during(const char *name, Vcl__Request *other, uint64_t input,
+    cl_int after, const char *what)
+{
+	struct srv		 sv;
+	struct conn		 c;
+	Vcl__Request		 lr = VCL__REQUEST__INIT;
+	Vcl__Request		*batch[2];
+	Vcl__LinkProgram	 lm = VCL__LINK_PROGRAM__INIT;
+	uint64_t		 in[1] = { input };
+	char			 n[64];
+	int			 sl, so, got;
+
+	c.fd = -1;
+	snprintf(n, sizeof n, "%s_server_start", name);
+	if (!srv_start(&sv, n, "127.0.0.1:0", NULL))
+		return;
+	snprintf(n, sizeof n, "%s_session", name);
+	if (!check(n, conn_session(&c, &sv) == 0 && create_context(&c, 1) ==
+	    0 && compile_prog(&c, in[0], lib_src) == CL_SUCCESS,
+	    "no session or a good compile failed"))
+		goto out;
+	lm.context = 1;
+	lm.n_programs = 1;
+	lm.programs = in;
+	lm.id = 20;
+	lm.options = (char *)"-create-library";
+	lr.call_case = VCL__REQUEST__CALL_LINK_PROGRAM;
+	lr.link_program = &lm;
+	batch[0] = &lr;
+	batch[1] = other;
+	snprintf(n, sizeof n, "%s_sent", name);
+	if (!check(n, send_batch(&c, batch, 2) == 0, "send failed"))
+		goto out;
+	recv_two(&c, lr.seq, &sl, other->seq, &so);
+	/* The link's reply may come first: the other's is still due. */
+	if (sl != 1 && so == 1)
+		recv_two(&c, other->seq, &so, lr.seq, &sl);
+	snprintf(n, sizeof n, "%s_linked", name);
+	check(n, sl == CL_SUCCESS, "link status %d (1: no reply: server "
+	    "died? %s)", sl, srv_how(&sv));
+	snprintf(n, sizeof n, "%s_refused", name);
+	check(n, so == CL_INVALID_OPERATION, "%s of an input while its link "
+	    "runs: status %d, want %d", what, so, CL_INVALID_OPERATION);
+	snprintf(n, sizeof n, "%s_after", name);
+	got = raw_status(&c, other);
+	check(n, got == after, "%s once the link is done: status %d, want "
+	    "%d", what, got, after);
+	snprintf(n, sizeof n, "%s_server_alive", name);
+	check(n, srv_alive(&sv), "server gone (%s); see %s/stderr",
+	    srv_how(&sv), sv.dir);
+	conn_close(&c);
+out:
+	snprintf(n, sizeof n, "%s_server_stop", name);
+	srv_stop(&sv, n);
+}
+
+/*
  * A specialization constant set on a program a link still running has
  * among its inputs: the linker reads the input while the runtime changes
  * it. Refused (CL_INVALID_OPERATION) before the runtime is asked, as a
@@ -183,59 +246,18 @@ out:
 static void
 test_link_input_spec(void)
 {
-	struct srv		 sv;
-	struct conn		 c;
-	Vcl__Request		 lr = VCL__REQUEST__INIT;
 	Vcl__Request		 sr = VCL__REQUEST__INIT;
-	Vcl__Request		*batch[2];
-	Vcl__LinkProgram	 lm = VCL__LINK_PROGRAM__INIT;
 	Vcl__SetSpecConstant	 sm = VCL__SET_SPEC_CONSTANT__INIT;
-	uint64_t		 in[1] = { 10 };
 	uint32_t		 v = 7;
-	int			 sl, ss;
 
-	c.fd = -1;
-	if (!srv_start(&sv, "link_spec_server_start", "127.0.0.1:0", NULL))
-		return;
-	if (!check("link_spec_session", conn_session(&c, &sv) == 0 &&
-	    create_context(&c, 1) == 0 && compile_prog(&c, in[0], lib_src) ==
-	    CL_SUCCESS, "no session or a good compile failed"))
-		goto out;
-	lm.context = 1;
-	lm.n_programs = 1;
-	lm.programs = in;
-	lm.id = 20;
-	lm.options = (char *)"-create-library";
-	lr.call_case = VCL__REQUEST__CALL_LINK_PROGRAM;
-	lr.link_program = &lm;
-	sm.program = in[0];
+	sm.program = 10;
 	sm.spec_id = 1;
 	sm.value.data = (uint8_t *)&v;
 	sm.value.len = sizeof v;
 	sr.call_case = VCL__REQUEST__CALL_SET_SPEC_CONSTANT;
 	sr.set_spec_constant = &sm;
-	batch[0] = &lr;
-	batch[1] = &sr;
-	if (!check("link_spec_sent", send_batch(&c, batch, 2) == 0,
-	    "send failed"))
-		goto out;
-	recv_two(&c, lr.seq, &sl, sr.seq, &ss);
-	/* The link's reply may come first: the constant's is still due. */
-	if (sl != 1 && ss == 1)
-		recv_two(&c, sr.seq, &ss, lr.seq, &sl);
-	check("link_spec_linked", sl == CL_SUCCESS, "link status %d (1: no "
-	    "reply: server died? %s)", sl, srv_how(&sv));
-	check("link_spec_refused", ss == CL_INVALID_OPERATION, "constant of "
-	    "an input while its link runs: status %d, want %d", ss,
-	    CL_INVALID_OPERATION);
-	check("link_spec_after", raw_status(&c, &sr) == CL_INVALID_PROGRAM,
-	    "constant once the link is done: want the runtime's answer "
-	    "(CL_INVALID_PROGRAM: no IL)");
-	check("link_spec_server_alive", srv_alive(&sv), "server gone (%s); "
-	    "see %s/stderr", srv_how(&sv), sv.dir);
-	conn_close(&c);
-out:
-	srv_stop(&sv, "link_spec_server_stop");
+	link_input_during("link_spec", &sr, 10, CL_INVALID_PROGRAM,
+	    "constant");
 }
 
 /*
@@ -248,55 +270,14 @@ out:
 static void
 test_link_input_binary(void)
 {
-	struct srv		 sv;
-	struct conn		 c;
-	Vcl__Request		 lr = VCL__REQUEST__INIT;
 	Vcl__Request		 gr = VCL__REQUEST__INIT;
-	Vcl__Request		*batch[2];
-	Vcl__LinkProgram	 lm = VCL__LINK_PROGRAM__INIT;
 	Vcl__GetBinary		 gm = VCL__GET_BINARY__INIT;
-	uint64_t		 in[1] = { 10 };
-	int			 sl, sg;
 
-	c.fd = -1;
-	if (!srv_start(&sv, "link_binary_server_start", "127.0.0.1:0", NULL))
-		return;
-	if (!check("link_binary_session", conn_session(&c, &sv) == 0 &&
-	    create_context(&c, 1) == 0 && compile_prog(&c, in[0], lib_src) ==
-	    CL_SUCCESS, "no session or a good compile failed"))
-		goto out;
-	lm.context = 1;
-	lm.n_programs = 1;
-	lm.programs = in;
-	lm.id = 20;
-	lm.options = (char *)"-create-library";
-	lr.call_case = VCL__REQUEST__CALL_LINK_PROGRAM;
-	lr.link_program = &lm;
-	gm.program = in[0];
+	gm.program = 10;
 	gm.device = 0;
 	gr.call_case = VCL__REQUEST__CALL_GET_BINARY;
 	gr.get_binary = &gm;
-	batch[0] = &lr;
-	batch[1] = &gr;
-	if (!check("link_binary_sent", send_batch(&c, batch, 2) == 0,
-	    "send failed"))
-		goto out;
-	recv_two(&c, lr.seq, &sl, gr.seq, &sg);
-	/* The link's reply may come first: the binary's is still due. */
-	if (sl != 1 && sg == 1)
-		recv_two(&c, gr.seq, &sg, lr.seq, &sl);
-	check("link_binary_linked", sl == CL_SUCCESS, "link status %d (1: no "
-	    "reply: server died? %s)", sl, srv_how(&sv));
-	check("link_binary_refused", sg == CL_INVALID_OPERATION, "binary of "
-	    "an input while its link runs: status %d, want %d", sg,
-	    CL_INVALID_OPERATION);
-	check("link_binary_after", raw_status(&c, &gr) == CL_SUCCESS,
-	    "binary once the link is done: refused");
-	check("link_binary_server_alive", srv_alive(&sv), "server gone (%s); "
-	    "see %s/stderr", srv_how(&sv), sv.dir);
-	conn_close(&c);
-out:
-	srv_stop(&sv, "link_binary_server_stop");
+	link_input_during("link_binary", &gr, 10, CL_SUCCESS, "binary");
 }
 
 static const char ifdef_src[] = "#ifdef K\n"
