@@ -1010,6 +1010,54 @@ out:
 	free(good.data);
 }
 
+/*
+ * A check holds a copy of the binaries, charged to the session first: a
+ * binary whose copy the session has no room for is CL_OUT_OF_RESOURCES,
+ * no child is started, and the server and the session go on.
+ */
+static void
+test_checked_charge(void)
+{
+	const char *const	 trust[] = { "--trust-binaries",
+	    "--max-session-bytes", "2M", NULL };
+	struct srv		 sv;
+	struct conn		 c;
+	Vcl__StatsResult	 st = VCL__STATS_RESULT__INIT;
+	ProtobufCBinaryData	 big;
+	int32_t			 bs;
+	int			 rc, zombies;
+
+	c.fd = -1;
+	big.len = 1536 * 1024;
+	if ((big.data = malloc(big.len)) == NULL)
+		return;
+	memset(big.data, 0x5a, big.len);
+	if (!srv_start(&sv, "charge_server_start", "127.0.0.1:0", trust)) {
+		free(big.data);
+		return;
+	}
+	if (!check("charge_session", conn_session(&c, &sv) == 0 &&
+	    create_context(&c, CTX) == 0, "no session"))
+		goto out;
+	rc = from_binary(&c, 101, &big, &bs);
+	check("charge_refused", rc == CL_OUT_OF_RESOURCES, "status %d, want "
+	    "CL_OUT_OF_RESOURCES (the copy over --max-session-bytes)", rc);
+	check("charge_no_child", stats(&c, &st) == 0 &&
+	    st.binary_checks == 0 && children_of(sv.pid, &zombies) == 0,
+	    "%llu checks started, want none",
+	    (unsigned long long)st.binary_checks);
+	check("charge_session_serves", create_context(&c, CTX + 1) == 0,
+	    "the session no longer serves");
+	release(&c, VCL__KIND__KIND_CONTEXT, CTX + 1);
+	release(&c, VCL__KIND__KIND_PROGRAM, 101);
+	release(&c, VCL__KIND__KIND_CONTEXT, CTX);
+	settle(&c, "charge_nothing_left");
+out:
+	conn_close(&c);
+	srv_stop(&sv, "charge_server_exit");
+	free(big.data);
+}
+
 static const struct test tests[] = {
 	{ "binaries",		test_binaries,		120 },
 	{ "link",		test_link,		180 },
@@ -1018,6 +1066,7 @@ static const struct test tests[] = {
 	{ "checked",		test_checked,		180 },
 	{ "checked_timeout",	test_checked_timeout,	120 },
 	{ "checked_closed",	test_checked_closed,	120 },
+	{ "checked_charge",	test_checked_charge,	120 },
 };
 
 int
