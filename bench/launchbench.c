@@ -6,7 +6,8 @@
  * badly. Each round is N launches of a tiny kernel (global size 1, no
  * event), optionally a clFlush every F of them, then one clFinish.
  *
- *   launchbench [-r ROUNDS] [-n N] [-f F] [-t] SPEC...
+ *   launchbench [-r ROUNDS] [-n N] [-f F] [-t | -s] [-m] [-p CPU]
+ *       [-P CPU] SPEC...
  *
  * A SPEC is NAME:DEV, the DEVth device of the first platform whose name
  * contains NAME; -f F applies to the SPECs after it, NAME:DEV/F to that
@@ -21,17 +22,28 @@
  * -t, the SPECs after it have their launch calls made by a thread of their
  * own that the main thread feeds through a ring of 64, as a VCL server's
  * strand makes them for its loop: the runtime's cost of that arrangement
- * alone, without VCL.
+ * alone, without VCL. -s is -t with a ring that neither side sleeps on
+ * (the fed thread spins for launches, the main thread for room), as a
+ * strand spins for its loop; -m has the fed thread make the SPEC's
+ * context, queue and kernel too, so that it makes every runtime call of
+ * the SPEC; -p CPU pins the fed threads of the SPECs after it to CPU, -P
+ * CPU the main thread.
  */
 #ifndef CL_TARGET_OPENCL_VERSION
 #define CL_TARGET_OPENCL_VERSION 120
 #endif
 
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <CL/cl.h>
 
@@ -50,6 +62,13 @@ struct lb_feed {
 	unsigned		 n;		/* launches handed, not made */
 	double			 call_s;	/* in launch calls (its own) */
 	pthread_t		 thread;
+	int			 spin;		/* -s: nobody sleeps */
+	atomic_uint		 handed;	/* -s: launches handed, ... */
+	atomic_uint		 made;		/* ... and made */
+	int			 make;		/* -m: it makes the objects */
+	int			 cpu;		/* -p: pinned there; -1: not */
+	int			 flush;		/* -s: clFlush every this many */
+	atomic_int		 ready;		/* -m: objects made */
 };
 
 /* One device under test. */
@@ -105,6 +124,24 @@ lb_median(const double *v, int n)
 }
 
 static double	lb_round_fed(struct lb_spec *, int);
+static void	lb_open(struct lb_spec *, const char *, int);
+
+/* Pins the calling thread to cpu (-1: leaves it). */
+static void
+lb_pin(int cpu, const char *what)
+{
+	cpu_set_t	set;
+
+	if (cpu < 0)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (pthread_setaffinity_np(pthread_self(), sizeof set, &set) != 0) {
+		fprintf(stderr, "launchbench: %s: cannot pin to CPU %d\n",
+		    what, cpu);
+		exit(1);
+	}
+}
 
 /* Parses NAME:DEV[/F] and makes its context, queue and kernel. */
 static void
@@ -196,7 +233,31 @@ lb_round(struct lb_spec *sp, int n)
 	return (n / (lb_now() - t0));
 }
 
-/* -t: the feeding thread's loop, making every launch handed to it. */
+/* -s: the feeding thread's loop, spinning for launches. */
+static void
+lb_feed_spin(struct lb_spec *sp)
+{
+	struct lb_feed	*f = sp->feed;
+	size_t		 one = 1;
+	unsigned	 made = 0;
+	double		 a;
+
+	for (;;) {
+		while (atomic_load_explicit(&f->handed,
+		    memory_order_acquire) == made)
+			;
+		a = lb_now();
+		lb_check(clEnqueueNDRangeKernel(sp->queue, sp->kernel, 1, NULL,
+		    &one, NULL, 0, NULL, NULL), "clEnqueueNDRangeKernel",
+		    sp->text);
+		f->call_s += lb_now() - a;
+		if (f->flush > 0 && (made + 1) % f->flush == 0)
+			lb_check(clFlush(sp->queue), "clFlush", sp->text);
+		atomic_store_explicit(&f->made, ++made, memory_order_release);
+	}
+}
+
+/* -t, -s: the feeding thread's loop, making every launch handed to it. */
 static void *
 lb_feed_run(void *arg)
 {
@@ -205,6 +266,14 @@ lb_feed_run(void *arg)
 	size_t		 one = 1;
 	double		 a;
 
+	lb_pin(f->cpu, sp->text);
+	if (f->make) {
+		lb_open(sp, sp->text, f->flush);
+		f->flush = sp->flush;
+		atomic_store(&f->ready, 1);
+	}
+	if (f->spin)
+		lb_feed_spin(sp);
 	pthread_mutex_lock(&f->lock);
 	for (;;) {
 		while (f->n == 0)
@@ -228,9 +297,27 @@ lb_round_fed(struct lb_spec *sp, int n)
 {
 	struct lb_feed	*f = sp->feed;
 	double		 t0, a;
+	unsigned	 base;
 	int		 i;
 
 	t0 = lb_now();
+	if (f->spin) {
+		base = atomic_load(&f->handed);
+		for (i = 0; i < n; i++) {
+			a = lb_now();
+			while (base + i - atomic_load_explicit(&f->made,
+			    memory_order_acquire) >= FEED_RING)
+				;
+			atomic_store_explicit(&f->handed, base + i + 1,
+			    memory_order_release);
+			sp->call_s += lb_now() - a;
+		}
+		while (atomic_load_explicit(&f->made, memory_order_acquire) !=
+		    base + n)
+			;
+		lb_check(clFinish(sp->queue), "clFinish", sp->text);
+		return (n / (lb_now() - t0));
+	}
 	for (i = 0; i < n; i++) {
 		a = lb_now();
 		pthread_mutex_lock(&f->lock);
@@ -249,9 +336,10 @@ lb_round_fed(struct lb_spec *sp, int n)
 	return (n / (lb_now() - t0));
 }
 
-/* -t: give the SPEC its feeding thread. */
+/* -t, -s: give the SPEC its feeding thread (-m: which makes it). */
 static void
-lb_feed_start(struct lb_spec *sp)
+lb_feed_start(struct lb_spec *sp, const char *text, int spin, int make,
+    int cpu, int flush)
 {
 	struct lb_feed	*f;
 
@@ -262,18 +350,29 @@ lb_feed_start(struct lb_spec *sp)
 	pthread_mutex_init(&f->lock, NULL);
 	pthread_cond_init(&f->more, NULL);
 	pthread_cond_init(&f->room, NULL);
+	f->spin = spin;
+	f->make = make;
+	f->cpu = cpu;
+	f->flush = flush;
 	sp->feed = f;
+	sp->text = text;
+	if (!make) {
+		lb_open(sp, text, flush);
+		f->flush = sp->flush;
+	}
 	if (pthread_create(&f->thread, NULL, lb_feed_run, sp) != 0) {
 		fprintf(stderr, "launchbench: %s: no thread\n", sp->text);
 		exit(1);
 	}
+	while (make && !atomic_load(&f->ready))
+		usleep(1000);
 }
 
 static void
 lb_usage(void)
 {
-	fprintf(stderr, "usage: launchbench [-r ROUNDS] [-n N] [-f F] [-t] "
-	    "NAME:DEV[/F]...\n");
+	fprintf(stderr, "usage: launchbench [-r ROUNDS] [-n N] [-f F] "
+	    "[-t | -s] [-m] [-p CPU] [-P CPU] NAME:DEV[/F]...\n");
 	exit(2);
 }
 
@@ -284,7 +383,7 @@ main(int argc, char **argv)
 	struct lb_spec	 specs[SPECS_MAX];
 	double		 best, med, best0 = 0, med0 = 0, sorted[ROUNDS_MAX];
 	int		 rounds = 9, n = 20000, flush = 0, ns = 0, c, r, k;
-	int		 fed = 0;
+	int		 fed = 0, spin = 0, make = 0, cpu = -1;
 
 	memset(specs, 0, sizeof specs);
 	for (c = 1; c < argc; c++) {
@@ -296,19 +395,31 @@ main(int argc, char **argv)
 			flush = atoi(argv[++c]);
 		else if (strcmp(argv[c], "-t") == 0)
 			fed = 1;
+		else if (strcmp(argv[c], "-s") == 0)
+			fed = spin = 1;
+		else if (strcmp(argv[c], "-m") == 0)
+			make = 1;
+		else if (strcmp(argv[c], "-p") == 0 && c + 1 < argc)
+			cpu = atoi(argv[++c]);
+		else if (strcmp(argv[c], "-P") == 0 && c + 1 < argc)
+			lb_pin(atoi(argv[++c]), "the main thread");
 		else if (argv[c][0] == '-' || ns == SPECS_MAX)
 			lb_usage();
-		else {
-			lb_open(&specs[ns], argv[c], flush);
-			if (fed && specs[ns].flush > 0) {
+		else if (fed) {
+			if (!spin && (flush > 0 ||
+			    strchr(argv[c], '/') != NULL)) {
 				fprintf(stderr, "launchbench: -t takes no "
 				    "flushes\n");
 				exit(2);
 			}
-			if (fed)
-				lb_feed_start(&specs[ns]);
-			ns++;
-		}
+			lb_feed_start(&specs[ns++], argv[c], spin, make, cpu,
+			    flush);
+		} else if (make || cpu >= 0) {
+			fprintf(stderr, "launchbench: -m and -p want -t or "
+			    "-s before them\n");
+			exit(2);
+		} else
+			lb_open(&specs[ns++], argv[c], flush);
 	}
 	if (ns == 0 || rounds < 1 || rounds > ROUNDS_MAX || n < 1 ||
 	    flush < 0)
@@ -334,8 +445,12 @@ main(int argc, char **argv)
 		if (specs[k].flush > 0)
 			printf(" (clFlush every %d)", specs[k].flush);
 		if (specs[k].feed != NULL)
-			printf(" (launches made by a thread of their own, "
-			    "%.2f us per call there)", specs[k].feed->call_s /
+			printf(" (launches made by a thread of their own%s%s%s, "
+			    "%.2f us per call there)", specs[k].feed->flush > 0 ?
+			    ", flushing" : "", specs[k].feed->spin ?
+			    ", spinning" : "", specs[k].feed->make ?
+			    ", which made the objects" : "",
+			    specs[k].feed->call_s /
 			    ((double)rounds * n) * 1e6);
 		printf(":");
 		for (r = 0; r < rounds; r++)
