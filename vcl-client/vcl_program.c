@@ -85,6 +85,35 @@ vcl_program_node(cl_program p)
 }
 
 /*
+ * A build, compile or link on node n that failed with no result of its
+ * own: the devices of node n the call names (num_devices of device_list,
+ * or with none every device of the context) get CL_BUILD_ERROR and log
+ * why (NULL: their log is kept). A device the call does not name keeps
+ * what it had (CL_BUILD_NONE, or an earlier call's result).
+ */
+static void
+vcl_program_failed(cl_program p, struct vcl_node *n, cl_uint num_devices,
+    const cl_device_id *device_list, const char *why)
+{
+	cl_uint	i, j;
+
+	for (i = 0; i < p->ctx->ndevices; i++) {
+		if (p->ctx->devices[i]->node != n)
+			continue;
+		for (j = 0; j < num_devices; j++)
+			if (device_list[j] == p->ctx->devices[i])
+				break;
+		if (num_devices > 0 && j == num_devices)
+			continue;	/* not one the call names */
+		p->build[i].status = CL_BUILD_ERROR;
+		if (why == NULL)
+			continue;
+		free(p->build[i].log);
+		p->build[i].log = strdup(why);
+	}
+}
+
+/*
  * A build, compile or link on node n, lost before or during it (e: the
  * call's failure, CL_SUCCESS before it), for the devices of the call
  * (num_devices of device_list, or with none every device of the
@@ -96,23 +125,11 @@ static int
 vcl_program_lost(cl_program p, struct vcl_node *n, cl_int e,
     cl_uint num_devices, const cl_device_id *device_list)
 {
-	cl_uint	i, j;
-
 	if (vcl_node_status(n) == CL_SUCCESS || e == CL_BUILD_PROGRAM_FAILURE ||
 	    e == CL_COMPILE_PROGRAM_FAILURE || e == CL_LINK_PROGRAM_FAILURE)
 		return (0);
-	for (i = 0; i < p->ctx->ndevices; i++) {
-		if (p->ctx->devices[i]->node != n)
-			continue;
-		for (j = 0; j < num_devices; j++)
-			if (device_list[j] == p->ctx->devices[i])
-				break;
-		if (num_devices > 0 && j == num_devices)
-			continue;	/* not one the call names */
-		p->build[i].status = CL_BUILD_ERROR;
-		free(p->build[i].log);
-		p->build[i].log = strdup("the device's node was lost");
-	}
+	vcl_program_failed(p, n, num_devices, device_list,
+	    "the device's node was lost");
 	return (1);
 }
 
@@ -580,9 +597,8 @@ vcl_program_build(cl_program p, cl_uint num_devices,
 		if (tc != NULL && tc->reply->build != NULL)
 			vcl_build_record(p, vcl_node_get(n), tc->reply->build);
 		else if (e != CL_SUCCESS)
-			for (i = 0; i < p->ctx->ndevices; i++)
-				if (p->ctx->devices[i]->node->index == n)
-					p->build[i].status = CL_BUILD_ERROR;
+			vcl_program_failed(p, vcl_node_get(n), num_devices,
+			    device_list, NULL);
 		if (tc != NULL)
 			vcl__to_client__free_unpacked(tc, NULL);
 		if (e != CL_SUCCESS && vcl_program_lost(p, vcl_node_get(n), e,

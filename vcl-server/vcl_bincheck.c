@@ -22,7 +22,11 @@
  * binary u32 device index (among the platform's devices), u64 length and
  * the bytes, in host order (the child is this executable). It writes one
  * int32 per binary as it is done (the runtime's error, CL_SUCCESS when
- * made and built) and exits 0 when every one passed.
+ * made and built) on descriptor VCL_BINCHECK_FD, a pipe of its own, and
+ * exits 0 when every one passed. Its stdout and stderr are /dev/null:
+ * what the runtime prints while it loads a client's binary (its text
+ * the binary's to choose) reads as no status and reaches no log of the
+ * server's, where it would interleave with the server's lines.
  */
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -47,6 +51,7 @@
 extern char **environ;
 
 #define VCL_BINCHECK_POLL_MS 100	/* how soon a stop is seen */
+#define VCL_BINCHECK_FD	3		/* the child's statuses */
 
 static struct vcl_workers	*vcl_bincheck_pool;	/* made at first use */
 static atomic_int		 vcl_bincheck_stopping;
@@ -69,7 +74,10 @@ vcl_bincheck_ms(void)
 	return (vcl_server_ns() / 1000000);
 }
 
-/* Start the child, its stdin and stdout the pipes' ends. Returns its pid. */
+/*
+ * Start the child, its stdin and VCL_BINCHECK_FD the pipes' ends, its
+ * stdout and stderr /dev/null. Returns its pid.
+ */
 static pid_t
 vcl_bincheck_spawn(int in, int out, char *why, size_t whylen)
 {
@@ -92,11 +100,18 @@ vcl_bincheck_spawn(int in, int out, char *why, size_t whylen)
 	}
 	/*
 	 * Its own process group, so a timeout kills what it started too;
-	 * no descriptor of the server but the two pipes.
+	 * no descriptor of the server but the two pipes (both above the
+	 * standard three: the server's are open, /dev/null at least).
 	 */
 	if ((rc = posix_spawn_file_actions_adddup2(&fa, in, 0)) == 0 &&
-	    (rc = posix_spawn_file_actions_adddup2(&fa, out, 1)) == 0 &&
-	    (rc = posix_spawn_file_actions_addclosefrom_np(&fa, 3)) == 0 &&
+	    (rc = posix_spawn_file_actions_adddup2(&fa, out,
+	    VCL_BINCHECK_FD)) == 0 &&
+	    (rc = posix_spawn_file_actions_addclosefrom_np(&fa,
+	    VCL_BINCHECK_FD + 1)) == 0 &&
+	    (rc = posix_spawn_file_actions_addopen(&fa, 1, "/dev/null",
+	    O_WRONLY, 0)) == 0 &&
+	    (rc = posix_spawn_file_actions_addopen(&fa, 2, "/dev/null",
+	    O_WRONLY, 0)) == 0 &&
 	    (rc = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP |
 	    POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF)) == 0 &&
 	    (rc = posix_spawnattr_setpgroup(&at, 0)) == 0 &&
@@ -390,7 +405,7 @@ vcl_bincheck_read(int fd, void *p, size_t n)
 /*
  * The child (vclserver --check-binary): make and build each binary read
  * from stdin on its device, writing the runtime's answer for each to
- * stdout. Exit status 0 when all passed, 1 when one did not, 2 when the
+ * VCL_BINCHECK_FD. Exit status 0 when all passed, 1 when one did not, 2 when the
  * input is bad. The runtime may abort it: that is what it is for.
  */
 int
@@ -404,6 +419,7 @@ vcl_bincheck_main(void)
 	cl_context	 ctx;
 	cl_program	 p;
 	cl_int		 err, bst;
+	const char	*say;
 	int		 rc = 0;
 
 	setenv("VCL_NODES", "", 1);	/* libvcl, if listed, serves none */
@@ -421,6 +437,16 @@ vcl_bincheck_main(void)
 	}
 	/* Testing: as a runtime that never ends would hold it. */
 	vcl_server_test_latch("VCL_TEST_BINCHECK_LATCH");
+	/*
+	 * Testing: as a runtime that prints on its stdout what reads as
+	 * every binary passing, and a line on its stderr.
+	 */
+	if ((say = getenv("VCL_TEST_BINCHECK_NOISE")) != NULL) {
+		err = CL_SUCCESS;
+		for (i = 0; i < n; i++)
+			(void)!write(1, &err, sizeof err);
+		dprintf(2, "%s\n", say);
+	}
 	for (i = 0; i < n; i++) {
 		bst = CL_INVALID_BINARY;
 		ctx = NULL;
@@ -438,7 +464,8 @@ vcl_bincheck_main(void)
 			err = clBuildProgram(p, 1, &d, NULL, NULL, NULL);
 		if (p == NULL && err == CL_SUCCESS)
 			err = CL_INVALID_BINARY;
-		if (write(1, &err, sizeof err) != (ssize_t)sizeof err)
+		if (write(VCL_BINCHECK_FD, &err, sizeof err) !=
+		    (ssize_t)sizeof err)
 			return (2);
 		if (err != CL_SUCCESS)
 			rc = 1;

@@ -83,7 +83,8 @@ vcl_hold_event(struct vcl_session *s, uint64_t id, uint64_t order,
 	struct vcl_hobj	*o;
 
 	if ((o = vcl_handle_find(&s->handles, id)) == NULL) {
-		if ((o = vcl_handle_find(&s->pending, id)) != NULL)
+		if ((o = vcl_handle_find(&s->pending, id)) != NULL &&
+		    vcl_handle_nameable(o, order))
 			*hp = o->u.ptr;
 		return (0);
 	}
@@ -157,8 +158,9 @@ vcl_hold_blocker(struct vcl_session *s, const Vcl__Request *req,
  * it waits for, so that releasing one waits for them (vcl_session_let_go).
  * An event a held request will create is counted on its pending entry and
  * the count moves to the event when it is made. One the client released
- * before the request came is not counted; uncounting, the request's order
- * is s->handles.running, so the lookup finds what was counted.
+ * before the request came (made or still pending) is not counted;
+ * uncounting, the request's order is s->handles.running, so the lookup
+ * finds what was counted.
  */
 static void
 vcl_hold_refs(struct vcl_session *s, const Vcl__Request *req, int d)
@@ -171,7 +173,7 @@ vcl_hold_refs(struct vcl_session *s, const Vcl__Request *req, int d)
 	for (i = 0; i < n; i++) {
 		if ((o = vcl_handle_get(&s->handles, ids[i], VCL_KIND_EVENT)) ==
 		    NULL && (d < 0 || (o = vcl_handle_find(&s->pending,
-		    ids[i])) == NULL))
+		    ids[i])) == NULL || o->released))
 			continue;
 		if (d > 0)
 			o->held_refs++;
@@ -247,7 +249,9 @@ vcl_hold_run_ready(struct vcl_session *s, struct vcl_helds *ready)
 {
 	struct vcl_held	*h, *w;
 	struct vcl_hobj	*o;
+	uint64_t	 released_at;
 	uint32_t	 refs;
+	int		 released;
 
 	while (!s->dead && (h = TAILQ_FIRST(ready)) != NULL) {
 		TAILQ_REMOVE(ready, h, wentry);
@@ -259,9 +263,13 @@ vcl_hold_run_ready(struct vcl_session *s, struct vcl_helds *ready)
 		    VCL_KIND_QUEUE)) != NULL && o->held_tail == h)
 			o->held_tail = NULL;
 		refs = 0;
+		released = 0;
+		released_at = 0;
 		if (h->produces != 0 && (o = vcl_handle_find(&s->pending,
 		    h->produces)) != NULL && o->u.ptr == h) {
 			refs = o->held_refs;
+			released = o->released;
+			released_at = o->released_at;
 			vcl_handle_del(&s->pending, o);
 		}
 		/* It names what the client released after it came. */
@@ -273,9 +281,17 @@ vcl_hold_run_ready(struct vcl_session *s, struct vcl_helds *ready)
 			free(h);
 			return;
 		}
-		if (refs > 0 && (o = vcl_handle_held(&s->handles, h->produces,
-		    VCL_KIND_EVENT)) != NULL)
+		if ((refs > 0 || released) && (o = vcl_handle_held(
+		    &s->handles, h->produces, VCL_KIND_EVENT)) != NULL &&
+		    !o->released) {
 			o->held_refs += refs;
+			/* Its Release, held behind it, runs next. */
+			if (released) {
+				o->released = 1;
+				o->released_at = released_at;
+				o->release_held = 1;
+			}
+		}
 		vcl_hold_refs(s, h->req, -1);
 		s->handles.running = 0;
 		vcl_session_req_free(s, h->req);
@@ -300,7 +316,9 @@ vcl_hold_init(struct vcl_session *s)
  * A Release held behind other held requests: its object is the client's
  * no more. Requests held before it still name it (released_at); later
  * ones, held or not, get its CL_INVALID_*. It stays until the Release
- * runs (release_held), whatever else lets go of it meanwhile.
+ * runs (release_held), whatever else lets go of it meanwhile. An event a
+ * held request has yet to make is marked on its pending entry, and the
+ * mark moves to the event when it is made (vcl_hold_run_ready).
  */
 static void
 vcl_hold_release_mark(struct vcl_session *s, const Vcl__Request *req)
@@ -309,8 +327,11 @@ vcl_hold_release_mark(struct vcl_session *s, const Vcl__Request *req)
 	enum vcl_kind	 kind;
 
 	if (req->call_case != VCL__REQUEST__CALL_RELEASE ||
-	    (kind = vcl_handle_kind(req->release->kind)) == VCL_KIND_NONE ||
-	    (o = vcl_handle_get(&s->handles, req->release->id, kind)) == NULL)
+	    (kind = vcl_handle_kind(req->release->kind)) == VCL_KIND_NONE)
+		return;
+	if ((o = vcl_handle_get(&s->handles, req->release->id, kind)) ==
+	    NULL && (kind != VCL_KIND_EVENT || (o = vcl_handle_find(
+	    &s->pending, req->release->id)) == NULL || o->released))
 		return;
 	o->released = 1;
 	o->released_at = s->held_order;

@@ -491,16 +491,23 @@ vcl_peer_write_cb(evutil_socket_t fd, short what, void *arg)
  * them, up to its share (VCL_PEER_DIALS_MAX), so that one session's
  * silent addresses cannot hold every place while others' migrations
  * wait; a session's links never push out another's that are being
- * dialled. Returns 0, or -1 when the session is at its share or every
- * link is busy: the new one is refused.
+ * dialled. Sessions at their share, enough of them, still held every
+ * place (pushing out the ready links others used): links being dialled,
+ * all sessions' together, take half of the places at most, so the other
+ * half stays for ready links. Returns 0, or -1 when the session is at
+ * its share, half the places are being dialled or every link is busy:
+ * the new one is refused.
  */
 static int
 vcl_peer_room(struct vcl_server *srv, struct vcl_session *s,
     const char *addr)
 {
 	struct vcl_peer	*p, *idle = NULL;
-	uint64_t	 n = 0, mine = 0, share;
+	uint64_t	 n = 0, mine = 0, dialled = 0, share, half;
 
+	half = srv->limits.sessions / 2;
+	if (half == 0)
+		half = 1;
 	share = srv->limits.sessions / 4;
 	if (share > VCL_PEER_DIALS_MAX)
 		share = VCL_PEER_DIALS_MAX;
@@ -510,6 +517,8 @@ vcl_peer_room(struct vcl_server *srv, struct vcl_session *s,
 		n++;
 		if (p->asker == s)
 			mine++;
+		if (p->state != VCL_PEER_READY)
+			dialled++;
 		if (p->state == VCL_PEER_READY && TAILQ_EMPTY(&p->outq) &&
 		    TAILQ_EMPTY(&p->waits) && TAILQ_EMPTY(&p->placing) &&
 		    p->oob_pending == 0 && p->held == 0 && (idle == NULL ||
@@ -520,6 +529,12 @@ vcl_peer_room(struct vcl_server *srv, struct vcl_session *s,
 		vcl_session_warn(s, "peer %s: refused: the session dials %llu "
 		    "links already, its share of --max-sessions", addr,
 		    (unsigned long long)mine);
+		return (-1);
+	}
+	if (dialled >= half) {
+		vcl_session_warn(s, "peer %s: refused: %llu links being "
+		    "dialled, half of --max-sessions", addr,
+		    (unsigned long long)dialled);
 		return (-1);
 	}
 	if (n < srv->limits.sessions)

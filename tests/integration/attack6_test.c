@@ -290,6 +290,102 @@ out:
 	srv_stop(&sv, "share_server_exit");
 }
 
+/*
+ * Sessions that each dial silent addresses up to their share (a quarter
+ * of --max-sessions 8: 2), enough of them to fill every place: links
+ * being dialled take half of the places at most (4), so the other
+ * sessions' ready link to a real server is not pushed out for a silent
+ * one, and their migrations over it go on while the dials wait for the
+ * handshake deadline.
+ */
+static void
+test_dial_half(void)
+{
+	enum { SIZE = 64 << 10, HOSTILE = 4, EACH = 2 };
+	static const char *const args[] = { "--max-sessions", "8",
+		"--handshake-timeout", "60", NULL };
+	struct srv		 sv, dst;
+	struct conn		 h[HOSTILE], g, cb;
+	struct reply		 rp;
+	char			 addr[HOSTILE * EACH][64], to[64];
+	uint8_t			*data;
+	uint64_t		 sid = 0, key = 0, sa = 0, ka = 0;
+	size_t			 n = 0;
+	int			 lfd[HOSTILE * EACH], i, rc, ready = 0;
+
+	g.fd = cb.fd = -1;
+	dst.pid = 0;
+	for (i = 0; i < HOSTILE; i++)
+		h[i].fd = -1;
+	for (i = 0; i < HOSTILE * EACH; i++)
+		lfd[i] = -1;
+	if ((data = raw_pattern(SIZE, 9)) == NULL)
+		return;
+	if (!srv_start(&sv, "half_server_start", "127.0.0.1:0", args)) {
+		free(data);
+		return;
+	}
+	if (!srv_start(&dst, "half_dest_start", "127.0.0.1:0", NULL))
+		goto out;
+	snprintf(to, sizeof to, "127.0.0.1:%s", dst.port);
+	if (!check("half_sessions", client_open(&g, &sv, &sa, &ka) == 0 &&
+	    client_open(&cb, &dst, &sid, &key) == 0 &&
+	    create_buffer(&g, 3, 1, SIZE, data, SIZE) == 0 &&
+	    create_buffer(&cb, 3, 1, SIZE, NULL, 0) == 0 &&
+	    migrate_to(&g, &cb, to, sid, key, 100, SIZE) == 0 &&
+	    wait_link_ready(&g, to, &n) == 0, "no sessions, or no ready link "
+	    "to the real server"))
+		goto out;
+	/* Each hostile session names as many silent addresses as it may. */
+	for (i = 0, rc = 0; i < HOSTILE * EACH; i++) {
+		if (i % EACH == 0 && conn_session(&h[i / EACH], &sv) != 0)
+			rc = -1;
+		if ((lfd[i] = raw_mute_listener(addr[i],
+		    sizeof addr[i])) == -1 || raw_forward_bogus(&h[i / EACH],
+		    addr[i], (uint64_t)i + 1) != 0)
+			rc = -1;
+	}
+	for (i = 0; i < HOSTILE; i++)
+		rc |= raw_links_now(&h[i], NULL, &n, &ready);
+	rc |= raw_links_now(&g, to, &n, &ready);
+	check("half_dials_bounded", rc == 0 && n == 1 + 4, "%zu links, want "
+	    "the ready one and 4 being dialled (half of 8) (rc %d)", n, rc);
+	check("half_ready_kept", rc == 0 && ready == 1, "the ready link to "
+	    "the real server: %s", ready == -1 ? "closed for a silent one" :
+	    "not ready");
+	check("half_refused_logged", srv_stderr_has(&sv, "being dialled"),
+	    "no warning for the dials refused; see %s/stderr", sv.dir);
+	rc = migrate_to(&g, &cb, to, sid, key, 200, SIZE);
+	check("half_other_migrates", rc == 0, "a migration over the ready "
+	    "link while other sessions dial silent addresses failed");
+	rc = read_buffer(&cb, 2, 3, SIZE, &rp);
+	check("half_bytes", rc == 0 && rp.r->status == CL_SUCCESS &&
+	    rp.bulk_len == SIZE && memcmp(rp.bulk, data, SIZE) == 0,
+	    "the destination's buffer after the migration (rc %d)", rc);
+	if (rc == 0)
+		reply_free(&rp);
+	/* The hostile sessions close: their links being dialled go. */
+	for (i = 0; i < HOSTILE; i++)
+		conn_close(&h[i]);
+	rc = raw_wait_links_at_most(&g, 1, &n);
+	check("half_dials_gone", rc == 0, "%zu links once the dialling "
+	    "sessions closed, want 1", n);
+	check("half_server_alive", srv_alive(&sv), "server %s",
+	    srv_how(&sv));
+out:
+	for (i = 0; i < HOSTILE * EACH; i++)
+		if (lfd[i] != -1)
+			close(lfd[i]);
+	for (i = 0; i < HOSTILE; i++)
+		conn_close(&h[i]);
+	conn_close(&g);
+	conn_close(&cb);
+	free(data);
+	if (dst.pid > 0)
+		srv_stop(&dst, "half_dest_exit");
+	srv_stop(&sv, "half_server_exit");
+}
+
 /* PeerFail{source, status}: the client lost the node source. */
 static int
 peer_fail_source(struct conn *c, const char *source)
@@ -573,6 +669,7 @@ out:
 static const struct test tests[] = {
 	{ "links_bound",	test_links_bound,	60 },
 	{ "dial_share",		test_dial_share,	120 },
+	{ "dial_half",		test_dial_half,		120 },
 	{ "source_bound",	test_source_bound,	60 },
 	{ "self_link",		test_self_link,		60 },
 	{ "close_walk",		test_close_walk,	60 },

@@ -1002,18 +1002,50 @@ t_during_link(void)
 }
 
 /*
- * A fake node (PoCL here takes no IL): it greets with one device, makes
- * programs from IL and sets their specialization constants, counting
- * them; with lose, it closes its connection once the program is made.
+ * A fake node (PoCL here takes no IL): it greets with ndev devices (0:
+ * one), makes programs from IL and sets their specialization constants,
+ * counting them; with lose, it closes its connection once the program is
+ * made. Builds: the first succeeds for the devices it names, the second
+ * fails with CL_OUT_OF_RESOURCES and no result, the third closes the
+ * connection (the node is lost during it).
  */
 struct nl_fake {
 	int		 lfd;
 	atomic_int	 fd;		/* the client's connection, or -1 */
 	char		 port[16];
 	int		 lose;
+	size_t		 ndev;
 	atomic_int	 specs;		/* SetSpecConstant requests */
+	atomic_int	 builds;	/* BuildProgram requests */
 	pthread_t	 t;
 };
+
+/* Answer a build: CL_BUILD_SUCCESS for each device it names. */
+static void
+nl_fake_built(int fd, const Vcl__Request *req)
+{
+	Vcl__ToClient			 tc = VCL__TO_CLIENT__INIT;
+	Vcl__Reply			 r = VCL__REPLY__INIT;
+	Vcl__BuildResult		 br = VCL__BUILD_RESULT__INIT;
+	Vcl__BuildResult__PerDevice	 pd[8], *pdp[8];
+	size_t				 i;
+
+	for (i = 0; i < req->build_program->n_devices && i < 8; i++) {
+		vcl__build_result__per_device__init(&pd[i]);
+		pd[i].device = req->build_program->devices[i];
+		pd[i].status = CL_BUILD_SUCCESS;
+		pd[i].log = "built";
+		pdp[i] = &pd[i];
+	}
+	br.devices = pdp;
+	br.n_devices = i;
+	r.seq = req->seq;
+	r.status = CL_SUCCESS;
+	r.result_case = VCL__REPLY__RESULT_BUILD;
+	r.build = &br;
+	tc.reply = &r;
+	raw_fake_send(fd, &tc, 0, 0);
+}
 
 /* Serve one client as a fake node (its own thread). */
 static void *
@@ -1033,12 +1065,26 @@ nl_fake_run(void *arg)
 		return (NULL);
 	atomic_store(&f->fd, fd);
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-	if (raw_fake_handshake(fd, 1, 0) != 0)
+	if (raw_fake_handshake(fd, f->ndev > 0 ? f->ndev : 1, 0) != 0)
 		end = 1;
 	while (!end && (req = raw_fake_read(fd, &bulk)) != NULL) {
 		if (bulk > 0 && raw_fake_skip(fd, bulk) != 0)
 			end = 1;
 		switch (req->call_case) {
+		case VCL__REQUEST__CALL_BUILD_PROGRAM:
+			switch (atomic_fetch_add(&f->builds, 1)) {
+			case 0:
+				nl_fake_built(fd, req);
+				break;
+			case 1:
+				raw_fake_reply(fd, req->seq,
+				    CL_OUT_OF_RESOURCES, 0, 0);
+				break;
+			default:
+				end = 1;
+				break;
+			}
+			break;
 		case VCL__REQUEST__CALL_CREATE_PROGRAM_FROM:
 			raw_fake_reply(fd, req->seq, CL_SUCCESS, 0, 0);
 			end |= f->lose;
@@ -1143,6 +1189,119 @@ out:
 		if (f[i].lfd > 0)
 			close(f[i].lfd);
 	}
+}
+
+/* Check the build status of program p for device d. */
+static int
+nl_status_is(const char *name, cl_program p, cl_device_id d,
+    cl_build_status want)
+{
+	cl_build_status	st = 99;
+	cl_int		err;
+
+	err = clGetProgramBuildInfo(p, d, CL_PROGRAM_BUILD_STATUS, sizeof st,
+	    &st, NULL);
+	return (check(name, err == CL_SUCCESS && st == want, "build status "
+	    "%d, want %d (%d)", (int)st, (int)want, (int)err));
+}
+
+/*
+ * A build (compile: a compile) naming one of the two devices of a node
+ * gives only that device a status: the fake node builds for its first
+ * device, then fails a call for its second with no result, then is lost
+ * during a call for its second on another program. Each time the device
+ * the call does not name keeps what it had: CL_BUILD_SUCCESS from the
+ * first call, or CL_BUILD_NONE on the program never built for it.
+ */
+static void
+nl_unlisted(const char *name, int compile)
+{
+	struct nl_fake	 f;
+	const char	*icd = getenv("VCL_TEST_ICD_DIR"), *src = nl_src;
+	cl_platform_id	 pf;
+	cl_device_id	 dev[2];
+	cl_context	 ctx = NULL;
+	cl_program	 p = NULL, p2 = NULL;
+	cl_uint		 n = 0;
+	cl_int		 err = CL_SUCCESS;
+	char		 nodes[48], tag[64];
+	int		 started = 0, k;
+
+	memset(&f, 0, sizeof f);
+	f.ndev = 2;
+	atomic_store(&f.fd, -1);
+	if ((f.lfd = raw_fake_listen(f.port, sizeof f.port)) == -1) {
+		snprintf(tag, sizeof tag, "%s_setup", name);
+		check(tag, 0, "cannot listen: %s", strerror(errno));
+		return;
+	}
+	if (icd == NULL || *icd == '\0') {
+		check("env", 0, "VCL_TEST_ICD_DIR is not set");
+		goto out;
+	}
+	snprintf(nodes, sizeof nodes, "127.0.0.1:%s", f.port);
+	setenv("VCL_NODES", nodes, 1);
+	setenv("OCL_ICD_VENDORS", icd, 1);
+	setenv("VCL_STRICT", "1", 1);
+	unsetenv("VCL_CALL_TIMEOUT_MS");
+	unsetenv("VCL_TRANSPORT");
+	started = pthread_create(&f.t, NULL, nl_fake_run, &f) == 0;
+	if (!started || clGetPlatformIDs(1, &pf, NULL) != CL_SUCCESS ||
+	    clGetDeviceIDs(pf, CL_DEVICE_TYPE_ALL, 2, dev, &n) !=
+	    CL_SUCCESS || n < 2 || (ctx = clCreateContext(NULL, 2, dev, NULL,
+	    NULL, &err)) == NULL || (p = clCreateProgramWithSource(ctx, 1,
+	    &src, NULL, &err)) == NULL || (p2 = clCreateProgramWithSource(ctx,
+	    1, &src, NULL, &err)) == NULL) {
+		snprintf(tag, sizeof tag, "%s_setup", name);
+		check(tag, 0, "set-up failed: %d, %u devices", (int)err, n);
+		goto out;
+	}
+	for (k = 0; k < 3; k++) {
+		err = compile ? clCompileProgram(k < 2 ? p : p2, 1,
+		    &dev[k > 0], NULL, 0, NULL, NULL, NULL, NULL) :
+		    clBuildProgram(k < 2 ? p : p2, 1, &dev[k > 0], NULL, NULL,
+		    NULL);
+		snprintf(tag, sizeof tag, "%s_call%d", name, k);
+		nl_is(tag, err, k == 0 ? CL_SUCCESS : k == 1 ?
+		    CL_OUT_OF_RESOURCES : CL_DEVICE_NOT_AVAILABLE);
+		snprintf(tag, sizeof tag, "%s_call%d_listed", name, k);
+		nl_status_is(tag, k < 2 ? p : p2, dev[k > 0], k == 0 ?
+		    CL_BUILD_SUCCESS : CL_BUILD_ERROR);
+		snprintf(tag, sizeof tag, "%s_call%d_unlisted", name, k);
+		nl_status_is(tag, k < 2 ? p : p2, dev[k == 0], k == 0 ?
+		    CL_BUILD_NONE : k == 1 ? CL_BUILD_SUCCESS : CL_BUILD_NONE);
+	}
+	snprintf(tag, sizeof tag, "%s_lost_earlier_kept", name);
+	nl_status_is(tag, p, dev[0], CL_BUILD_SUCCESS);
+out:
+	if (p2 != NULL)
+		clReleaseProgram(p2);
+	if (p != NULL)
+		clReleaseProgram(p);
+	if (ctx != NULL)
+		clReleaseContext(ctx);
+	if (atomic_load(&f.fd) != -1)
+		shutdown(atomic_load(&f.fd), SHUT_RDWR);
+	shutdown(f.lfd, SHUT_RDWR);
+	if (started)
+		pthread_join(f.t, NULL);
+	if (atomic_load(&f.fd) != -1)
+		close(atomic_load(&f.fd));
+	close(f.lfd);
+}
+
+/* Builds naming one device of a node leave the other's status alone. */
+static void
+t_unlisted_build(void)
+{
+	nl_unlisted("unlisted_build", 0);
+}
+
+/* Compiles naming one device of a node leave the other's status alone. */
+static void
+t_unlisted_compile(void)
+{
+	nl_unlisted("unlisted_compile", 1);
 }
 
 /*
@@ -1441,6 +1600,8 @@ static const struct test tests[] = {
 	{ "during_binaries",	t_during_binaries,	60 },
 	{ "during_link",	t_during_link,		60 },
 	{ "spec_constant",	t_spec_constant,	60 },
+	{ "unlisted_build",	t_unlisted_build,	60 },
+	{ "unlisted_compile",	t_unlisted_compile,	60 },
 	{ "link_one_node",	t_link_one_node,	60 },
 	{ "idle_kill",		t_idle_kill,		60 },
 	{ "idle_stop",		t_idle_stop,		60 },

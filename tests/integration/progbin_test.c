@@ -933,6 +933,145 @@ out:
 }
 
 /*
+ * What a check's child prints reaches neither the server's log nor its
+ * verdict: a runtime that writes on its stdout what reads as every
+ * binary passing (VCL_TEST_BINCHECK_NOISE: CL_SUCCESS for each, and a
+ * line on its stderr), then aborts on the binary (the first 17 bytes of
+ * a real one), still fails it: CL_INVALID_BINARY, the server alive, and
+ * the line in no log of the server's.
+ */
+static void
+test_checked_noise(void)
+{
+	const char *const	 trust[] = { "--trust-binaries", NULL };
+	static const char	 said[] = "vclserver: error: forged by a binary";
+	struct srv		 sv;
+	struct conn		 c;
+	Vcl__StatsResult	 st = VCL__STATS_RESULT__INIT;
+	ProtobufCBinaryData	 good, bad;
+	int32_t			 bs = 1;
+	int			 rc, started;
+
+	if (!good_binary(&good))
+		return;
+	setenv("VCL_TEST_BINCHECK_NOISE", said, 1);
+	started = srv_start(&sv, "noise_server_start", "127.0.0.1:0", trust);
+	unsetenv("VCL_TEST_BINCHECK_NOISE");
+	if (!started) {
+		free(good.data);
+		return;
+	}
+	if (!check("noise_session", conn_session(&c, &sv) == 0 &&
+	    create_context(&c, CTX) == 0, "no session"))
+		goto out;
+	bad.data = good.data;
+	bad.len = 17;
+	rc = from_binary(&c, 101, &bad, &bs);
+	check("noise_cut_refused", rc == CL_INVALID_BINARY && bs ==
+	    CL_INVALID_BINARY, "17 bytes of a binary, the check's child "
+	    "printing success: status %d, binary status %d", rc, bs);
+	check("noise_server_alive", srv_alive(&sv) && stats(&c, &st) == 0,
+	    "the server died (%s)", srv_how(&sv));
+	check("noise_not_logged", !srv_stderr_has(&sv, said), "the child's "
+	    "stderr reached the server's log");
+	if (!srv_alive(&sv))
+		goto out;
+	release(&c, VCL__KIND__KIND_PROGRAM, 101);
+	release(&c, VCL__KIND__KIND_CONTEXT, CTX);
+	settle(&c, "noise_nothing_left");
+out:
+	conn_close(&c);
+	srv_stop(&sv, "noise_server_exit");
+	free(good.data);
+}
+
+/*
+ * A SIGHUP that changes --binary-check-timeout while a check runs: the
+ * check keeps the timeout it started with (2 s, its child held by a
+ * latch, killed then: CL_INVALID_BINARY), not the hour the reloaded
+ * configuration gives; a check started after the reload passes.
+ */
+static void
+test_checked_reload(void)
+{
+	struct srv		 sv;
+	struct conn		 c, o;
+	Vcl__StatsResult	 st = VCL__STATS_RESULT__INIT;
+	ProtobufCBinaryData	 good;
+	char			 latch[PATH_MAX], conf[PATH_MAX];
+	const char		*args[] = { "--trust-binaries", "--config",
+	    conf, NULL };
+	uint64_t		 seq;
+	int32_t			 bs = 1;
+	int			 rc, i, zombies, started;
+	FILE			*f;
+
+	if (!good_binary(&good))
+		return;
+	snprintf(latch, sizeof latch, "/tmp/vcl_bincheck_reload.%d",
+	    (int)getpid());
+	snprintf(conf, sizeof conf, "%s/reload.conf", root);
+	unlink(latch);
+	c.fd = o.fd = -1;
+	if ((f = fopen(conf, "w")) == NULL) {
+		check("reload_config", 0, "%s: %s", conf, strerror(errno));
+		free(good.data);
+		return;
+	}
+	fprintf(f, "binary-check-timeout 2\n");
+	fclose(f);
+	setenv("VCL_TEST_BINCHECK_LATCH", latch, 1);
+	started = srv_start(&sv, "reload_server_start", "127.0.0.1:0", args);
+	unsetenv("VCL_TEST_BINCHECK_LATCH");
+	if (!started) {
+		free(good.data);
+		return;
+	}
+	if (!check("reload_sessions", conn_session(&c, &sv) == 0 &&
+	    create_context(&c, CTX) == 0 && conn_session(&o, &sv) == 0,
+	    "no sessions"))
+		goto out;
+	seq = from_binary_send(&c, 101, &good);
+	for (i = 0; i < STATS_POLLS; i++) {
+		if (stats(&o, &st) != 0 || (st.binary_checks_now == 1 &&
+		    children_of(sv.pid, &zombies) == 1))
+			break;
+		poll_wait();
+	}
+	if (!check("reload_running", st.binary_checks_now == 1, "no check "
+	    "seen running"))
+		goto out;
+	if ((f = fopen(conf, "w")) != NULL) {
+		fprintf(f, "binary-check-timeout 3600\n");
+		fclose(f);
+	}
+	kill(sv.pid, SIGHUP);
+	for (i = 0; i < STATS_POLLS && !srv_stderr_has(&sv, "reloaded"); i++)
+		poll_wait();
+	check("reload_reloaded", srv_stderr_has(&sv, "reloaded"), "no "
+	    "\"reloaded\" in the server's log");
+	rc = from_binary_wait(&c, seq, &bs);
+	check("reload_kept_timeout", rc == CL_INVALID_BINARY && bs ==
+	    CL_INVALID_BINARY && srv_stderr_has(&sv, "within 2 s"), "the "
+	    "check running at the reload: status %d, binary status %d (want "
+	    "it killed past its 2 s)", rc, bs);
+	if ((i = open(latch, O_CREAT | O_WRONLY, 0600)) != -1)
+		close(i);
+	rc = from_binary(&c, 102, &good, &bs);
+	check("reload_then_passed", rc == CL_SUCCESS, "status %d", rc);
+	release(&c, VCL__KIND__KIND_PROGRAM, 101);
+	release(&c, VCL__KIND__KIND_PROGRAM, 102);
+	release(&c, VCL__KIND__KIND_CONTEXT, CTX);
+	settle(&c, "reload_nothing_left");
+out:
+	unlink(latch);
+	conn_close(&c);
+	conn_close(&o);
+	srv_stop(&sv, "reload_server_exit");
+	free(good.data);
+}
+
+/*
  * A session that closes while its check runs ends the check: its child
  * (held by a latch, the timeout an hour) is killed and reaped at once, not
  * left to hold one of the two check threads and the binary's copy until
@@ -1066,6 +1205,8 @@ static const struct test tests[] = {
 	{ "checked",		test_checked,		180 },
 	{ "checked_timeout",	test_checked_timeout,	120 },
 	{ "checked_closed",	test_checked_closed,	120 },
+	{ "checked_noise",	test_checked_noise,	120 },
+	{ "checked_reload",	test_checked_reload,	240 },
 	{ "checked_charge",	test_checked_charge,	120 },
 };
 

@@ -1229,6 +1229,57 @@ raw_spin_send_ev(struct conn *c, uint64_t q, uint64_t k, uint64_t mem,
 }
 
 /*
+ * Marker{queue q, event ev (0: none), waiting for the n events of wait}.
+ * Returns 0 or -1; no reply comes.
+ */
+int
+raw_marker(struct conn *c, uint64_t q, uint64_t ev, const uint64_t *wait,
+    size_t n)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__Marker	m = VCL__MARKER__INIT;
+	Vcl__Enqueue	e = VCL__ENQUEUE__INIT;
+
+	e.queue = q;
+	e.has_event = ev != 0;
+	e.event = ev;
+	e.n_wait = n;
+	e.wait = (uint64_t *)wait;
+	m.q = &e;
+	r.call_case = VCL__REQUEST__CALL_MARKER;
+	r.marker = &m;
+	return (send_req(c, &r, NULL, 0));
+}
+
+/* CreateUserEvent{id, ctx}. Returns 0 or -1; no reply comes. */
+int
+raw_user_event(struct conn *c, uint64_t id, uint64_t ctx)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__CreateUserEvent	m = VCL__CREATE_USER_EVENT__INIT;
+
+	m.id = id;
+	m.context = ctx;
+	r.call_case = VCL__REQUEST__CALL_CREATE_USER_EVENT;
+	r.create_user_event = &m;
+	return (send_req(c, &r, NULL, 0));
+}
+
+/* SetUserEventStatus{id, status}. Returns 0 or -1; no reply comes. */
+int
+raw_user_set(struct conn *c, uint64_t id, cl_int status)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__SetUserEventStatus	m = VCL__SET_USER_EVENT_STATUS__INIT;
+
+	m.event = id;
+	m.status = status;
+	r.call_case = VCL__REQUEST__CALL_SET_USER_EVENT_STATUS;
+	r.set_user_event_status = &m;
+	return (send_req(c, &r, NULL, 0));
+}
+
+/*
  * ForwardEvent of event 1000 + proxy, one the session does not have, to
  * proxy at addr: the server tells the proxy there that it failed, over a
  * link it dials for it. Returns 0 or -1; no reply comes.

@@ -139,6 +139,10 @@ int	raw_spin_send(struct conn *, uint64_t, uint64_t, uint64_t, uint32_t);
 int	raw_spin_send_ev(struct conn *, uint64_t, uint64_t, uint64_t, uint32_t,
 	    uint64_t);
 int	raw_forward_bogus(struct conn *, const char *, uint64_t);
+int	raw_marker(struct conn *, uint64_t, uint64_t, const uint64_t *,
+	    size_t);
+int	raw_user_event(struct conn *, uint64_t, uint64_t);
+int	raw_user_set(struct conn *, uint64_t, cl_int);
 int	raw_mute_listener(char *, size_t);
 int	raw_links_now(struct conn *, const char *, size_t *, int *);
 int	raw_wait_links_at_most(struct conn *, size_t, size_t *);
