@@ -712,7 +712,7 @@ static int w_kernels(struct conn *c)
 	return (att_kernels(c, 6000, 2000, (unsigned)getpid()));
 }
 static int w_waitlist(struct conn *c) { return (att_wait_list(c, 9000, 65536)); }
-static int w_wide(struct conn *c) { return (att_wide_waits(c, 300000, 65536, 64)); }
+static int w_wide(struct conn *c) { return (att_wide_waits(c, 300000, 65536, 640)); }
 static int w_chain(struct conn *c) { return (att_chain(c, 100000, 50000)); }
 static int w_fill(struct conn *c) { return (att_fill(c, 9100, 256u << 20)); }
 static int w_rect(struct conn *c) { return (att_rect(c, 9200, 16u << 20)); }
