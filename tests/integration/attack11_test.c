@@ -776,8 +776,238 @@ out:
 	srv_stop(&sv, "work_exit");
 }
 
+/* The server's resident memory in KiB (VmRSS), 0 when unknown. */
+static unsigned long
+srv_rss_kib(const struct srv *sv)
+{
+	char		 path[64], line[256];
+	unsigned long	 kib = 0;
+	FILE		*f;
+
+	snprintf(path, sizeof path, "/proc/%d/status", (int)sv->pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return (0);
+	while (fgets(line, sizeof line, f) != NULL)
+		if (sscanf(line, "VmRSS: %lu", &kib) == 1)
+			break;
+	fclose(f);
+	return (kib);
+}
+
+/*
+ * A session that asks for 256 reads of 1 MiB and never reads a reply:
+ * their staging is charged to it (--max-session-bytes 128M: the reads
+ * past it fail), the server stops reading it past 64 MiB of replies
+ * queued, its memory grows by no more than the charge, and the victim
+ * is served meanwhile and once it is gone.
+ */
+static void
+test_noread(void)
+{
+	static const char *const args[] = { "--max-session-bytes", "128M",
+		NULL };
+	Vcl__Request	 r = VCL__REQUEST__INIT;
+	Vcl__ReadBuffer	 m = VCL__READ_BUFFER__INIT;
+	Vcl__Enqueue	 e = VCL__ENQUEUE__INIT;
+	struct srv	 sv;
+	struct conn	 a;
+	struct victim	 v;
+	unsigned long	 rss0, rss1;
+	uint64_t	 t0;
+	unsigned	 mark, i;
+	int		 rc = 0;
+
+	a.fd = -1;
+	memset(&v, 0, sizeof v);
+	if (!srv_start(&sv, "noread_start", "127.0.0.1:0", args))
+		return;
+	if (!check("noread_victim", vic_start(&v, &sv) == 0, "no victim"))
+		goto out;
+	if (!check("noread_attacker", att_open(&a, &sv) == 0 &&
+	    create_buffer(&a, MEM, CTX, 1u << 20, NULL, 0) == 0 &&
+	    sync_stats(&a) == 0, "no session"))
+		goto out;
+	rss0 = srv_rss_kib(&sv);
+	mark = vic_mark(&v);
+	t0 = now_ns();
+	e.queue = Q;
+	m.q = &e;
+	m.mem = MEM;
+	m.size = 1u << 20;
+	r.call_case = VCL__REQUEST__CALL_READ_BUFFER;
+	r.read_buffer = &m;
+	for (i = 0; i < 256 && rc == 0; i++)
+		rc = send_req(&a, &r, NULL, 0);
+	check("noread_sent", rc == 0, "request %u not sent", i);
+	/* A few seconds of the victim with the replies piled up. */
+	for (i = 0; i < 300 && !atomic_load(&v.failed); i++)
+		poll_wait();
+	rss1 = srv_rss_kib(&sv);
+	t0 = now_ns() - t0;
+	vic_check(&v, "noread_victim_served", mark, t0);
+	printf("     noread: server resident %lu KiB before, %lu KiB with "
+	    "the replies unread\n", rss0, rss1);
+	check("noread_bounded", rss1 < rss0 + (192ul << 10), "the server "
+	    "grew from %lu KiB to %lu KiB for one session's unread replies",
+	    rss0, rss1);
+	conn_close(&a);
+	mark = vic_mark(&v);
+	vic_check(&v, "noread_gone_victim", mark, 0);
+out:
+	vic_stop(&v);
+	conn_close(&a);
+	check("noread_alive", srv_alive(&sv), "server gone (%s)",
+	    srv_how(&sv));
+	srv_stop(&sv, "noread_exit");
+}
+
+/*
+ * Sessions that take every place --max-sessions leaves and drip a frame
+ * header a byte at a time: a further session is refused while they
+ * last (a server-wide limit), and each is closed by --frame-timeout, after
+ * which a new session is taken. The victim is served throughout.
+ */
+static void
+test_slowloris(void)
+{
+	static const char *const args[] = { "--max-sessions", "4",
+		"--frame-timeout", "2", NULL };
+	struct srv	 sv;
+	struct conn	 d[3], x;
+	struct victim	 v;
+	struct vcl_buf	 b = { NULL, 0, 0 };
+	Vcl__Request	 r = VCL__REQUEST__INIT;
+	Vcl__Stats	 m = VCL__STATS__INIT;
+	struct pollfd	 pfd;
+	uint64_t	 t0;
+	unsigned	 mark;
+	size_t		 sent = 0;
+	int		 i, k, open, refused;
+
+	x.fd = -1;
+	for (k = 0; k < 3; k++)
+		d[k].fd = -1;
+	memset(&v, 0, sizeof v);
+	if (!srv_start(&sv, "loris_start", "127.0.0.1:0", args))
+		return;
+	if (!check("loris_victim", vic_start(&v, &sv) == 0, "no victim"))
+		goto out;
+	for (k = 0; k < 3; k++)
+		if (!check("loris_dripper", conn_session(&d[k], &sv) == 0,
+		    "session %d not taken", k))
+			goto out;
+	r.call_case = VCL__REQUEST__CALL_STATS;
+	r.stats = &m;
+	if (pack_req(&b, &d[0], &r) != 0)
+		goto out;
+	mark = vic_mark(&v);
+	t0 = now_ns();
+	refused = conn_session(&x, &sv) != 0;
+	conn_close(&x);
+	check("loris_full", refused, "a fifth session was taken past "
+	    "--max-sessions 4");
+	/* A byte every 100 ms to each until the server closes them. */
+	for (i = 0, open = 3; i < 600 && open > 0; i++) {
+		for (k = 0, open = 0; k < 3; k++) {
+			if (d[k].fd == -1)
+				continue;
+			pfd.fd = d[k].fd;
+			pfd.events = POLLIN;
+			if (poll(&pfd, 1, 0) == 1) {
+				conn_close(&d[k]);
+				continue;
+			}
+			if (sent < b.len)
+				(void)send_raw(&d[k], b.data + sent, 1);
+			open++;
+		}
+		sent += sent < b.len - 1;
+		if (open > 0 && sent < 2)
+			sent = 1;
+		usleep(100000);
+	}
+	t0 = now_ns() - t0;
+	free(b.data);
+	check("loris_reaped", open == 0, "%d dripping sessions still open "
+	    "after %.1f s", open, (double)t0 / 1e9);
+	printf("     loris: dripping sessions closed %.1f s after they "
+	    "began\n", (double)t0 / 1e9);
+	check("loris_after", conn_session(&x, &sv) == 0, "no session once "
+	    "the dripping ones went");
+	vic_check(&v, "loris_victim_served", mark, t0);
+out:
+	vic_stop(&v);
+	conn_close(&x);
+	for (k = 0; k < 3; k++)
+		conn_close(&d[k]);
+	check("loris_alive", srv_alive(&sv), "server gone (%s)",
+	    srv_how(&sv));
+	srv_stop(&sv, "loris_exit");
+}
+
+/*
+ * A kernel that never ends, in the attacker's context on the victim's
+ * device: PoCL runs the victim's kernels on its other threads, and the
+ * server's loop never waits on it, also once the attacker's session
+ * closed with the kernel still running. The server is killed at the end:
+ * no runtime can end a kernel that never ends.
+ */
+static void
+test_endless(void)
+{
+	static const char	src[] =
+	    "__kernel void forever(__global volatile uint *o)\n"
+	    "{ uint x = 0; while (o[1] == 0) o[0] = ++x; }\n";
+	struct srv	 sv;
+	struct conn	 a;
+	struct victim	 v;
+	Vcl__KernelArg	 ka, *kap = &ka;
+	uint64_t	 t0;
+	unsigned	 mark;
+
+	a.fd = -1;
+	memset(&v, 0, sizeof v);
+	if (!srv_start(&sv, "endless_start", "127.0.0.1:0", NULL))
+		return;
+	if (!check("endless_victim", vic_start(&v, &sv) == 0, "no victim"))
+		goto out;
+	vcl__kernel_arg__init(&ka);
+	ka.index = 0;
+	ka.type = VCL__KERNEL_ARG__TYPE__MEM;
+	ka.has_mem = 1;
+	ka.mem = MEM;
+	if (!check("endless_attacker", att_open(&a, &sv) == 0 &&
+	    create_buffer(&a, MEM, CTX, 64, NULL, 0) == 0 &&
+	    create_program(&a, PROG, CTX, src) == 0 &&
+	    raw_build(&a, PROG, NULL) == CL_SUCCESS &&
+	    raw_kernel(&a, KERN, PROG, "forever") == CL_SUCCESS &&
+	    raw_ndrange(&a, Q, KERN, 1, 0, &kap, 1, 0) == 0 &&
+	    sync_stats(&a) == 0, "no endless kernel"))
+		goto out;
+	mark = vic_mark(&v);
+	t0 = now_ns();
+	for (int i = 0; i < 300 && !atomic_load(&v.failed); i++)
+		poll_wait();
+	vic_check(&v, "endless_victim_served", mark, now_ns() - t0);
+	conn_close(&a);
+	mark = vic_mark(&v);
+	t0 = now_ns();
+	for (int i = 0; i < 200 && !atomic_load(&v.failed); i++)
+		poll_wait();
+	vic_check(&v, "endless_closed_victim", mark, now_ns() - t0);
+out:
+	vic_stop(&v);
+	conn_close(&a);
+	check("endless_alive", srv_alive(&sv), "server gone (%s)",
+	    srv_how(&sv));
+	srv_kill(&sv);
+}
+
 static const struct test tests[] = {
 	{ "work",	test_work,	600 },
+	{ "noread",	test_noread,	120 },
+	{ "slowloris",	test_slowloris,	180 },
+	{ "endless",	test_endless,	120 },
 };
 
 int
