@@ -197,6 +197,11 @@ vcl_rawtest(review6)
 vcl_rawtest(attack6)
 vcl_rawtest(attack7)
 vcl_rawtest(attack8)
+# it_raw_attack11: a victim's round trips while another session tries to
+# hold the loop or a shared resource (batches, long work, unread replies,
+# dripped frames, a kernel that never ends).
+vcl_rawtest(attack11)
+target_link_libraries(attack11_test PRIVATE Threads::Threads)
 vcl_rawtest(loopwait)
 # it_raw_review9: released ids the session still holds, on its own paths.
 vcl_rawtest(review9)

@@ -1,0 +1,1018 @@
+/* attack11_test.c - hostile clients against time and fairness: stall, starve. */
+
+/*
+ * usage: attack11_test VCLSERVER
+ *
+ * One server, two sessions: a victim that makes small round trips (a
+ * 4 KiB write and its read back, a launch of a one-item kernel and a
+ * finish) over and over, and an attacker that tries to hold the
+ * server's loop or a resource the victim needs: huge batches of cheap
+ * requests, requests that make the server work long, replies it never
+ * reads, frames it drips. Each victim round trip must complete within
+ * VIC_BOUND_S; the worst one is printed per attack. Only "it did not
+ * stall" is asserted, never a finer timing.
+ */
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "rawproto.h"
+
+#define VIC_BOUND_S	20		/* a round trip of the victim, at most */
+#define VIC_SIZE	4096
+#define VIC_WARMUP	3		/* rounds before an attack starts */
+
+enum {
+	CTX = 1, Q, MEM, PROG, KERN, EV0 = 1000,
+};
+
+/* The victim: its thread, what it saw. */
+struct victim {
+	const struct srv	*sv;
+	pthread_t		 thread;
+	atomic_int		 stop;
+	atomic_uint		 rounds;
+	atomic_uint_fast64_t	 worst_ns;	/* since the last vic_mark */
+	atomic_int		 failed;
+	char			 why[160];
+};
+
+/* Nanoseconds on the monotonic clock. */
+static uint64_t
+now_ns(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
+}
+
+/* The victim's setup: context, queue, a 4 KiB buffer, kernel_src's k. */
+static int
+vic_setup(struct conn *c, const struct srv *sv)
+{
+	struct timeval	tv = { VIC_BOUND_S, 0 };
+
+	if (conn_session(c, sv) != 0)
+		return (-1);
+	setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	if (create_context(c, CTX) != 0 || create_queue(c, Q, CTX) != 0 ||
+	    create_buffer(c, MEM, CTX, VIC_SIZE, NULL, 0) != 0 ||
+	    create_program(c, PROG, CTX, kernel_src) != 0 ||
+	    raw_build(c, PROG, NULL) != CL_SUCCESS ||
+	    raw_kernel(c, KERN, PROG, "k") != CL_SUCCESS)
+		return (-1);
+	return (0);
+}
+
+/*
+ * One round: write 4 KiB, read them back and compare; launch k on one
+ * item and finish. Returns 0, or -1 with why.
+ */
+static int
+vic_round(struct conn *c, unsigned n, char *why, size_t len)
+{
+	Vcl__Request	 r = VCL__REQUEST__INIT;
+	Vcl__WriteBuffer m = VCL__WRITE_BUFFER__INIT;
+	Vcl__Enqueue	 e = VCL__ENQUEUE__INIT;
+	Vcl__KernelArg	 a, *ap = &a;
+	struct reply	 rp;
+	uint8_t		*data;
+	int		 st, rc = -1;
+
+	if ((data = raw_pattern(VIC_SIZE, n)) == NULL) {
+		snprintf(why, len, "out of memory");
+		return (-1);
+	}
+	e.queue = Q;
+	m.q = &e;
+	m.mem = MEM;
+	m.size = VIC_SIZE;
+	r.call_case = VCL__REQUEST__CALL_WRITE_BUFFER;
+	r.write_buffer = &m;
+	if (send_req(c, &r, data, VIC_SIZE) != 0) {
+		snprintf(why, len, "write: %s", strerror(errno));
+		goto out;
+	}
+	if ((st = read_buffer(c, Q, MEM, VIC_SIZE, &rp)) != 0) {
+		snprintf(why, len, "read: no reply (%d)", st);
+		goto out;
+	}
+	st = rp.r->status;
+	if (st != CL_SUCCESS || rp.bulk_len != VIC_SIZE ||
+	    memcmp(rp.bulk, data, VIC_SIZE) != 0) {
+		snprintf(why, len, "read: status %d, %llu bytes%s", st,
+		    (unsigned long long)rp.bulk_len, st == CL_SUCCESS ?
+		    ", not those written" : "");
+		reply_free(&rp);
+		goto out;
+	}
+	reply_free(&rp);
+	vcl__kernel_arg__init(&a);
+	a.index = 0;
+	a.type = VCL__KERNEL_ARG__TYPE__MEM;
+	a.has_mem = 1;
+	a.mem = MEM;
+	if (raw_ndrange(c, Q, KERN, 1, 0, &ap, 1, 0) != 0) {
+		snprintf(why, len, "launch: %s", strerror(errno));
+		goto out;
+	}
+	if ((st = raw_finish(c, Q)) != CL_SUCCESS) {
+		snprintf(why, len, "finish: %d (1: no reply)", st);
+		goto out;
+	}
+	rc = 0;
+out:
+	free(data);
+	return (rc);
+}
+
+/* The victim's thread: rounds until told to stop or one fails. */
+static void *
+vic_run(void *arg)
+{
+	struct victim	*v = arg;
+	struct conn	 c;
+	uint64_t	 t0, dt, w;
+	unsigned	 n = 0;
+
+	c.fd = -1;
+	if (vic_setup(&c, v->sv) != 0) {
+		snprintf(v->why, sizeof v->why, "no session, or its setup "
+		    "failed");
+		atomic_store(&v->failed, 1);
+		goto out;
+	}
+	while (!atomic_load(&v->stop)) {
+		t0 = now_ns();
+		if (vic_round(&c, n++, v->why, sizeof v->why) != 0) {
+			atomic_store(&v->failed, 1);
+			break;
+		}
+		dt = now_ns() - t0;
+		w = atomic_load(&v->worst_ns);
+		while (dt > w && !atomic_compare_exchange_weak(&v->worst_ns,
+		    &w, dt))
+			;
+		atomic_fetch_add(&v->rounds, 1);
+	}
+out:
+	conn_close(&c);
+	return (NULL);
+}
+
+/* Start the victim on sv and wait for its first rounds. 0 or -1. */
+static int
+vic_start(struct victim *v, const struct srv *sv)
+{
+	int	i;
+
+	memset(v, 0, sizeof *v);
+	v->sv = sv;
+	if (pthread_create(&v->thread, NULL, vic_run, v) != 0)
+		return (-1);
+	for (i = 0; i < READY_POLLS * 3; i++) {
+		if (atomic_load(&v->failed) ||
+		    atomic_load(&v->rounds) >= VIC_WARMUP)
+			break;
+		poll_wait();
+	}
+	if (atomic_load(&v->rounds) < VIC_WARMUP) {
+		atomic_store(&v->stop, 1);
+		pthread_join(v->thread, NULL);
+		v->thread = 0;
+		note("victim: %s", v->failed ? v->why : "no rounds");
+		return (-1);
+	}
+	return (0);
+}
+
+/* An attack starts: count the victim's worst from here. */
+static unsigned
+vic_mark(struct victim *v)
+{
+	atomic_store(&v->worst_ns, 0);
+	return (atomic_load(&v->rounds));
+}
+
+/*
+ * An attack ended (it took att_ns): wait until the victim completed a
+ * round begun after it, then check that no round failed or stalled since
+ * vic_mark. Prints the worst round trip. Returns the check.
+ */
+static int
+vic_check(struct victim *v, const char *name, unsigned mark, uint64_t att_ns)
+{
+	unsigned	start = atomic_load(&v->rounds);
+	uint64_t	w;
+	int		i;
+
+	for (i = 0; i < VIC_BOUND_S * 100 * 2; i++) {
+		if (atomic_load(&v->failed) ||
+		    atomic_load(&v->rounds) >= start + 2)
+			break;
+		poll_wait();
+	}
+	w = atomic_load(&v->worst_ns);
+	printf("     %s: victim %u rounds while the attack's %.1f ms, "
+	    "worst round trip %.1f ms\n", name, atomic_load(&v->rounds) -
+	    mark, (double)att_ns / 1e6, (double)w / 1e6);
+	return (check(name, !atomic_load(&v->failed) &&
+	    atomic_load(&v->rounds) >= start + 2 &&
+	    w < (uint64_t)VIC_BOUND_S * 1000000000u, "the victim %s (worst "
+	    "round trip %.1f ms)", atomic_load(&v->failed) ? v->why :
+	    "made no round since", (double)w / 1e6));
+}
+
+/* Stop the victim's thread. */
+static void
+vic_stop(struct victim *v)
+{
+	if (v->thread == 0)
+		return;
+	atomic_store(&v->stop, 1);
+	pthread_join(v->thread, NULL);
+	v->thread = 0;
+}
+
+/* Stats round trip on c, for the attacker to know its batch was done. */
+static int
+sync_stats(struct conn *c)
+{
+	Vcl__StatsResult	st;
+
+	return (stats(c, &st));
+}
+
+/* Append one packed request to b. 0 or -1. */
+static int
+pack_req(struct vcl_buf *b, struct conn *c, Vcl__Request *r)
+{
+	struct vcl_buf	one = { NULL, 0, 0 };
+	uint8_t		*p;
+
+	r->seq = ++c->seq;
+	if (vcl_buf_pack(&one, &r->base, 0) != 0)
+		return (-1);
+	if (b->len + one.len > b->cap) {
+		size_t	cap = b->cap == 0 ? 1u << 20 : b->cap;
+
+		while (cap < b->len + one.len)
+			cap *= 2;
+		if ((p = realloc(b->data, cap)) == NULL) {
+			vcl_buf_free(&one);
+			return (-1);
+		}
+		b->data = p;
+		b->cap = cap;
+	}
+	memcpy(b->data + b->len, one.data, one.len);
+	b->len += one.len;
+	vcl_buf_free(&one);
+	return (0);
+}
+
+/*
+ * One write of n pairs: CreateUserEvent and its Release (no reply when
+ * they succeed), then a Stats the attacker waits for.
+ */
+static int
+att_event_pairs(struct conn *c, unsigned n)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__CreateUserEvent	u = VCL__CREATE_USER_EVENT__INIT;
+	Vcl__Release		rl = VCL__RELEASE__INIT;
+	struct vcl_buf		b = { NULL, 0, 0 };
+	unsigned		i;
+	int			rc = 0;
+
+	u.context = CTX;
+	rl.kind = VCL__KIND__KIND_EVENT;
+	for (i = 0; i < n && rc == 0; i++) {
+		u.id = rl.id = EV0 + i;
+		r.call_case = VCL__REQUEST__CALL_CREATE_USER_EVENT;
+		r.create_user_event = &u;
+		rc = pack_req(&b, c, &r);
+		r.call_case = VCL__REQUEST__CALL_RELEASE;
+		r.release = &rl;
+		rc |= pack_req(&b, c, &r);
+	}
+	if (rc == 0)
+		rc = send_raw(c, b.data, b.len);
+	free(b.data);
+	return (rc != 0 ? -1 : sync_stats(c));
+}
+
+/* GetInfo{what, id, param} into b. */
+static int
+pack_info(struct vcl_buf *b, struct conn *c, Vcl__GetInfo__What what,
+    uint64_t id, uint32_t param)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__GetInfo	m = VCL__GET_INFO__INIT;
+
+	m.what = what;
+	m.id = id;
+	m.param = param;
+	r.call_case = VCL__REQUEST__CALL_GET_INFO;
+	r.get_info = &m;
+	return (pack_req(b, c, &r));
+}
+
+/* Read n replies (notifications skipped). 0 or -1. */
+static int
+drain_replies(struct conn *c, unsigned n)
+{
+	struct reply	rp;
+	unsigned	got = 0;
+
+	while (got < n) {
+		if (recv_msg(c, &rp) != 0)
+			return (-1);
+		if (rp.r != NULL)
+			got++;
+		reply_free(&rp);
+	}
+	return (0);
+}
+
+/* One write of n GetInfo of the device's name; all replies read. */
+static int
+att_info_flood(struct conn *c, unsigned n)
+{
+	struct vcl_buf	b = { NULL, 0, 0 };
+	unsigned	i;
+	int		rc = 0;
+
+	for (i = 0; i < n && rc == 0; i++)
+		rc = pack_info(&b, c, VCL__GET_INFO__WHAT__DEVICE, 0,
+		    CL_DEVICE_NAME);
+	if (rc == 0)
+		rc = send_raw(c, b.data, b.len);
+	free(b.data);
+	return (rc != 0 ? -1 : drain_replies(c, n));
+}
+
+/* A source of nk kernels, unique to seed (no cached build). */
+static char *
+many_kernels(unsigned nk, unsigned seed)
+{
+	char	*src, *p;
+	size_t	 len = (size_t)nk * 96 + 1;
+	unsigned i;
+
+	if ((src = malloc(len)) == NULL)
+		return (NULL);
+	for (p = src, i = 0; i < nk; i++)
+		p += snprintf(p, len - (size_t)(p - src), "__kernel void "
+		    "k%u(__global int *a) { a[get_global_id(0)] = %u; }\n", i,
+		    seed * 100000 + i);
+	return (src);
+}
+
+/*
+ * A built program of nk kernels (id prog), then GetInfo of its binary
+ * sizes, which PoCL makes when asked for them (every kernel's code): the
+ * server refuses it (CL_INVALID_VALUE; libvcl asks GetBinary, on a
+ * worker). 0, or -1 (the status in *st, 1 for no reply).
+ */
+static int
+att_binary_sizes(struct conn *c, uint64_t prog, unsigned nk, unsigned seed,
+    int *st)
+{
+	char	*src;
+	int	 rc;
+
+	*st = 1;
+	if ((src = many_kernels(nk, seed)) == NULL)
+		return (-1);
+	rc = create_program(c, prog, CTX, src);
+	free(src);
+	if (rc != 0 || raw_build(c, prog, NULL) != CL_SUCCESS)
+		return (-1);
+	*st = get_info_status(c, VCL__GET_INFO__WHAT__PROGRAM, prog,
+	    CL_PROGRAM_BINARY_SIZES);
+	release(c, VCL__KIND__KIND_PROGRAM, prog);
+	return (*st == CL_INVALID_VALUE ? 0 : -1);
+}
+
+/*
+ * CreateKernels of a built program of nk kernels, then the work-group
+ * info of each.
+ */
+static int
+att_kernels(struct conn *c, uint64_t prog, unsigned nk, unsigned seed)
+{
+	Vcl__Request		 r = VCL__REQUEST__INIT;
+	Vcl__CreateKernels	 m = VCL__CREATE_KERNELS__INIT;
+	struct vcl_buf		 b = { NULL, 0, 0 };
+	struct reply		 rp;
+	uint64_t		*ids;
+	char			*src;
+	unsigned		 i;
+	int			 rc;
+
+	if ((src = many_kernels(nk, seed)) == NULL ||
+	    (ids = calloc(nk, sizeof *ids)) == NULL) {
+		free(src);
+		return (-1);
+	}
+	rc = create_program(c, prog, CTX, src);
+	free(src);
+	if (rc != 0 || raw_build(c, prog, NULL) != CL_SUCCESS) {
+		free(ids);
+		return (-1);
+	}
+	for (i = 0; i < nk; i++)
+		ids[i] = prog + 1 + i;
+	m.program = prog;
+	m.n_ids = nk;
+	m.ids = ids;
+	r.call_case = VCL__REQUEST__CALL_CREATE_KERNELS;
+	r.create_kernels = &m;
+	if (call(c, &r, NULL, 0, &rp) != 0 || rp.r->status != CL_SUCCESS)
+		rc = -1;
+	reply_free(&rp);
+	for (i = 0; i < nk && rc == 0; i++)
+		rc = pack_info(&b, c, VCL__GET_INFO__WHAT__KERNEL_WORK_GROUP,
+		    ids[i], CL_KERNEL_WORK_GROUP_SIZE);
+	free(ids);
+	if (rc == 0)
+		rc = send_raw(c, b.data, b.len);
+	free(b.data);
+	return (rc != 0 ? -1 : drain_replies(c, nk));
+}
+
+/*
+ * A marker whose wait list names one completed event n times, then a
+ * finish.
+ */
+static int
+att_wait_list(struct conn *c, uint64_t ev, unsigned n)
+{
+	Vcl__Request	 r = VCL__REQUEST__INIT;
+	Vcl__Marker	 m = VCL__MARKER__INIT;
+	Vcl__Enqueue	 e = VCL__ENQUEUE__INIT;
+	uint64_t	*w;
+	unsigned	 i;
+	int		 rc;
+
+	e.queue = Q;
+	e.has_event = 1;
+	e.event = ev;
+	m.q = &e;
+	r.call_case = VCL__REQUEST__CALL_MARKER;
+	r.marker = &m;
+	if (send_req(c, &r, NULL, 0) != 0 || raw_finish(c, Q) != CL_SUCCESS)
+		return (-1);
+	if ((w = malloc(n * sizeof *w)) == NULL)
+		return (-1);
+	for (i = 0; i < n; i++)
+		w[i] = ev;
+	e.has_event = 0;
+	e.n_wait = n;
+	e.wait = w;
+	rc = send_req(c, &r, NULL, 0);
+	free(w);
+	if (rc != 0)
+		return (-1);
+	rc = raw_finish(c, Q);
+	release(c, VCL__KIND__KIND_EVENT, ev);
+	return (rc == CL_SUCCESS ? 0 : -1);
+}
+
+/*
+ * n markers with events (ids from base), then k markers each waiting on
+ * all n of them, in one write; then a finish.
+ */
+static int
+att_wide_waits(struct conn *c, uint64_t base, unsigned n, unsigned k)
+{
+	Vcl__Request	 r = VCL__REQUEST__INIT;
+	Vcl__Marker	 m = VCL__MARKER__INIT;
+	Vcl__Enqueue	 e = VCL__ENQUEUE__INIT;
+	struct vcl_buf	 b = { NULL, 0, 0 };
+	uint64_t	*w;
+	unsigned	 i;
+	int		 rc = 0;
+
+	if ((w = malloc(n * sizeof *w)) == NULL)
+		return (-1);
+	e.queue = Q;
+	m.q = &e;
+	r.call_case = VCL__REQUEST__CALL_MARKER;
+	r.marker = &m;
+	e.has_event = 1;
+	for (i = 0; i < n && rc == 0; i++) {
+		e.event = w[i] = base + i;
+		rc = pack_req(&b, c, &r);
+	}
+	if (rc == 0 && (rc = send_raw(c, b.data, b.len)) == 0)
+		rc = raw_finish(c, Q) == CL_SUCCESS ? 0 : -1;
+	b.len = 0;
+	e.has_event = 0;
+	e.n_wait = n;
+	e.wait = w;
+	for (i = 0; i < k && rc == 0; i++)
+		rc = pack_req(&b, c, &r);
+	free(w);
+	if (rc == 0)
+		rc = send_raw(c, b.data, b.len);
+	free(b.data);
+	if (rc != 0 || raw_finish(c, Q) != CL_SUCCESS)
+		return (-1);
+	for (i = 0; i < n; i++)
+		release(c, VCL__KIND__KIND_EVENT, base + i);
+	return (sync_stats(c));
+}
+
+/*
+ * A chain of n markers, each waiting on the one before, the first on a
+ * user event; the user event set complete, then a finish.
+ */
+static int
+att_chain(struct conn *c, uint64_t base, unsigned n)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__CreateUserEvent	u = VCL__CREATE_USER_EVENT__INIT;
+	Vcl__SetUserEventStatus	ss = VCL__SET_USER_EVENT_STATUS__INIT;
+	Vcl__Marker		m = VCL__MARKER__INIT;
+	Vcl__Enqueue		e = VCL__ENQUEUE__INIT;
+	Vcl__Release		rl = VCL__RELEASE__INIT;
+	struct vcl_buf		b = { NULL, 0, 0 };
+	uint64_t		prev = base;
+	unsigned		i;
+	int			rc;
+
+	u.id = base;
+	u.context = CTX;
+	r.call_case = VCL__REQUEST__CALL_CREATE_USER_EVENT;
+	r.create_user_event = &u;
+	rc = pack_req(&b, c, &r);
+	e.queue = Q;
+	e.has_event = 1;
+	e.n_wait = 1;
+	m.q = &e;
+	r.call_case = VCL__REQUEST__CALL_MARKER;
+	r.marker = &m;
+	for (i = 1; i <= n && rc == 0; i++) {
+		e.event = base + i;
+		e.wait = &prev;
+		rc = pack_req(&b, c, &r);
+		prev = base + i;
+	}
+	ss.event = base;
+	ss.status = CL_COMPLETE;
+	r.call_case = VCL__REQUEST__CALL_SET_USER_EVENT_STATUS;
+	r.set_user_event_status = &ss;
+	rc |= pack_req(&b, c, &r);
+	rl.kind = VCL__KIND__KIND_EVENT;
+	r.call_case = VCL__REQUEST__CALL_RELEASE;
+	r.release = &rl;
+	for (i = 0; i <= n && rc == 0; i++) {
+		rl.id = base + i;
+		rc = pack_req(&b, c, &r);
+	}
+	if (rc == 0)
+		rc = send_raw(c, b.data, b.len);
+	free(b.data);
+	return (rc != 0 || raw_finish(c, Q) != CL_SUCCESS ? -1 : 0);
+}
+
+/* FillBuffer of a 1-byte pattern over size bytes of mem, then a finish. */
+static int
+att_fill(struct conn *c, uint64_t mem, uint64_t size)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__FillBuffer	m = VCL__FILL_BUFFER__INIT;
+	Vcl__Enqueue	e = VCL__ENQUEUE__INIT;
+	uint8_t		pat = 0x5a;
+
+	if (create_buffer(c, mem, CTX, size, NULL, 0) != 0)
+		return (-1);
+	e.queue = Q;
+	m.q = &e;
+	m.mem = mem;
+	m.pattern.data = &pat;
+	m.pattern.len = 1;
+	m.size = size;
+	r.call_case = VCL__REQUEST__CALL_FILL_BUFFER;
+	r.fill_buffer = &m;
+	if (send_req(c, &r, NULL, 0) != 0 || raw_finish(c, Q) != CL_SUCCESS)
+		return (-1);
+	release(c, VCL__KIND__KIND_MEM, mem);
+	return (0);
+}
+
+/*
+ * CopyBufferRect of rows one byte long, as many as size bytes hold,
+ * between two buffers of size; then a finish.
+ */
+static int
+att_rect(struct conn *c, uint64_t mem, uint64_t size)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__CopyBufferRect	m = VCL__COPY_BUFFER_RECT__INIT;
+	Vcl__Enqueue		e = VCL__ENQUEUE__INIT;
+	uint64_t		zero[3] = { 0, 0, 0 };
+	uint64_t		region[3] = { 1, size, 1 };
+
+	if (create_buffer(c, mem, CTX, size, NULL, 0) != 0 ||
+	    create_buffer(c, mem + 1, CTX, size, NULL, 0) != 0)
+		return (-1);
+	e.queue = Q;
+	m.q = &e;
+	m.src = mem;
+	m.dst = mem + 1;
+	m.n_src_origin = m.n_dst_origin = m.n_region = 3;
+	m.src_origin = m.dst_origin = zero;
+	m.region = region;
+	m.src_row_pitch = m.dst_row_pitch = 1;
+	m.src_slice_pitch = m.dst_slice_pitch = size;
+	r.call_case = VCL__REQUEST__CALL_COPY_BUFFER_RECT;
+	r.copy_buffer_rect = &m;
+	if (send_req(c, &r, NULL, 0) != 0 || raw_finish(c, Q) != CL_SUCCESS)
+		return (-1);
+	release(c, VCL__KIND__KIND_MEM, mem);
+	release(c, VCL__KIND__KIND_MEM, mem + 1);
+	return (0);
+}
+
+/*
+ * n sub-buffers of one parent made and released in one write, then a
+ * Stats.
+ */
+static int
+att_subbuffers(struct conn *c, uint64_t mem, unsigned n)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__CreateSubBuffer	m = VCL__CREATE_SUB_BUFFER__INIT;
+	Vcl__Release		rl = VCL__RELEASE__INIT;
+	struct vcl_buf		b = { NULL, 0, 0 };
+	unsigned		i;
+	int			rc;
+
+	if (create_buffer(c, mem, CTX, 1u << 20, NULL, 0) != 0)
+		return (-1);
+	m.parent = mem;
+	m.flags = CL_MEM_READ_WRITE;
+	m.size = 64;
+	rl.kind = VCL__KIND__KIND_MEM;
+	for (i = 0, rc = 0; i < n && rc == 0; i++) {
+		m.id = rl.id = mem + 1 + i;
+		m.origin = (uint64_t)(i % 1024) * 1024;
+		r.call_case = VCL__REQUEST__CALL_CREATE_SUB_BUFFER;
+		r.create_sub_buffer = &m;
+		rc = pack_req(&b, c, &r);
+		r.call_case = VCL__REQUEST__CALL_RELEASE;
+		r.release = &rl;
+		rc |= pack_req(&b, c, &r);
+	}
+	if (rc == 0)
+		rc = send_raw(c, b.data, b.len);
+	free(b.data);
+	release(c, VCL__KIND__KIND_MEM, mem);
+	return (rc != 0 ? -1 : sync_stats(c));
+}
+
+/* The attacker's session: a context and a queue on device 0. */
+static int
+att_open(struct conn *c, const struct srv *sv)
+{
+	struct timeval	tv = { 120, 0 };
+
+	if (conn_session(c, sv) != 0)
+		return (-1);
+	setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	if (create_context(c, CTX) != 0 || create_queue(c, Q, CTX) != 0)
+		return (-1);
+	return (sync_stats(c));
+}
+
+/* One attack of test_work: what it does, and the call. */
+struct work {
+	const char	*name;
+	int		(*fn)(struct conn *);
+};
+
+static int w_events(struct conn *c) { return (att_event_pairs(c, 100000)); }
+static int w_info(struct conn *c) { return (att_info_flood(c, 200000)); }
+static int w_binsizes(struct conn *c)
+{
+	int	st;
+
+	if (att_binary_sizes(c, 5000, 400, (unsigned)getpid(), &st) == 0)
+		return (0);
+	note("GetInfo of the binary sizes: %d (1: no reply), want "
+	    "CL_INVALID_VALUE", st);
+	return (-1);
+}
+static int w_kernels(struct conn *c)
+{
+	return (att_kernels(c, 6000, 2000, (unsigned)getpid()));
+}
+static int w_waitlist(struct conn *c) { return (att_wait_list(c, 9000, 65536)); }
+static int w_wide(struct conn *c) { return (att_wide_waits(c, 300000, 65536, 640)); }
+static int w_chain(struct conn *c) { return (att_chain(c, 100000, 50000)); }
+static int w_fill(struct conn *c) { return (att_fill(c, 9100, 256u << 20)); }
+static int w_rect(struct conn *c) { return (att_rect(c, 9200, 16u << 20)); }
+static int w_subbuf(struct conn *c) { return (att_subbuffers(c, 200000, 50000)); }
+
+static const struct work works[] = {
+	{ "events", w_events },
+	{ "info", w_info },
+	{ "binsizes", w_binsizes },
+	{ "kernels", w_kernels },
+	{ "waitlist", w_waitlist },
+	{ "wide", w_wide },
+	{ "chain", w_chain },
+	{ "fill", w_fill },
+	{ "rect", w_rect },
+	{ "subbuf", w_subbuf },
+};
+
+/*
+ * Each attack in turn against the one victim: the victim's round trips
+ * never stall while the server does what the attacker asked.
+ */
+static void
+test_work(void)
+{
+	const char	*only = getenv("ATTACK11_ONLY");
+	struct srv	 sv;
+	struct conn	 a;
+	struct victim	 v;
+	char		 name[64];
+	uint64_t	 t0;
+	unsigned	 mark;
+	size_t		 i;
+	int		 rc;
+
+	a.fd = -1;
+	memset(&v, 0, sizeof v);
+	if (!srv_start(&sv, "work_start", "127.0.0.1:0", NULL))
+		return;
+	if (!check("work_victim", vic_start(&v, &sv) == 0, "no victim"))
+		goto out;
+	if (!check("work_attacker", att_open(&a, &sv) == 0, "no session"))
+		goto out;
+	for (i = 0; i < sizeof works / sizeof works[0]; i++) {
+		if (only != NULL && strcmp(only, works[i].name) != 0)
+			continue;
+		mark = vic_mark(&v);
+		t0 = now_ns();
+		rc = works[i].fn(&a);
+		t0 = now_ns() - t0;
+		snprintf(name, sizeof name, "work_%s_done", works[i].name);
+		check(name, rc == 0, "the attack failed");
+		snprintf(name, sizeof name, "work_%s_victim", works[i].name);
+		vic_check(&v, name, mark, t0);
+	}
+out:
+	vic_stop(&v);
+	conn_close(&a);
+	check("work_alive", srv_alive(&sv), "server gone (%s)",
+	    srv_how(&sv));
+	srv_stop(&sv, "work_exit");
+}
+
+/* The server's resident memory in KiB (VmRSS), 0 when unknown. */
+static unsigned long
+srv_rss_kib(const struct srv *sv)
+{
+	char		 path[64], line[256];
+	unsigned long	 kib = 0;
+	FILE		*f;
+
+	snprintf(path, sizeof path, "/proc/%d/status", (int)sv->pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return (0);
+	while (fgets(line, sizeof line, f) != NULL)
+		if (sscanf(line, "VmRSS: %lu", &kib) == 1)
+			break;
+	fclose(f);
+	return (kib);
+}
+
+/*
+ * A session that asks for 256 reads of 1 MiB and never reads a reply:
+ * their staging is charged to it (--max-session-bytes 128M: the reads
+ * past it fail), the server stops reading it past 64 MiB of replies
+ * queued, its memory grows by no more than the charge, and the victim
+ * is served meanwhile and once it is gone.
+ */
+static void
+test_noread(void)
+{
+	static const char *const args[] = { "--max-session-bytes", "128M",
+		NULL };
+	Vcl__Request	 r = VCL__REQUEST__INIT;
+	Vcl__ReadBuffer	 m = VCL__READ_BUFFER__INIT;
+	Vcl__Enqueue	 e = VCL__ENQUEUE__INIT;
+	struct srv	 sv;
+	struct conn	 a;
+	struct victim	 v;
+	unsigned long	 rss0, rss1;
+	uint64_t	 t0;
+	unsigned	 mark, i;
+	int		 rc = 0;
+
+	a.fd = -1;
+	memset(&v, 0, sizeof v);
+	if (!srv_start(&sv, "noread_start", "127.0.0.1:0", args))
+		return;
+	if (!check("noread_victim", vic_start(&v, &sv) == 0, "no victim"))
+		goto out;
+	if (!check("noread_attacker", att_open(&a, &sv) == 0 &&
+	    create_buffer(&a, MEM, CTX, 1u << 20, NULL, 0) == 0 &&
+	    sync_stats(&a) == 0, "no session"))
+		goto out;
+	rss0 = srv_rss_kib(&sv);
+	mark = vic_mark(&v);
+	t0 = now_ns();
+	e.queue = Q;
+	m.q = &e;
+	m.mem = MEM;
+	m.size = 1u << 20;
+	r.call_case = VCL__REQUEST__CALL_READ_BUFFER;
+	r.read_buffer = &m;
+	for (i = 0; i < 256 && rc == 0; i++)
+		rc = send_req(&a, &r, NULL, 0);
+	check("noread_sent", rc == 0, "request %u not sent", i);
+	/* A few seconds of the victim with the replies piled up. */
+	for (i = 0; i < 300 && !atomic_load(&v.failed); i++)
+		poll_wait();
+	rss1 = srv_rss_kib(&sv);
+	t0 = now_ns() - t0;
+	vic_check(&v, "noread_victim_served", mark, t0);
+	printf("     noread: server resident %lu KiB before, %lu KiB with "
+	    "the replies unread\n", rss0, rss1);
+	check("noread_bounded", rss1 < rss0 + (192ul << 10), "the server "
+	    "grew from %lu KiB to %lu KiB for one session's unread replies",
+	    rss0, rss1);
+	conn_close(&a);
+	mark = vic_mark(&v);
+	vic_check(&v, "noread_gone_victim", mark, 0);
+out:
+	vic_stop(&v);
+	conn_close(&a);
+	check("noread_alive", srv_alive(&sv), "server gone (%s)",
+	    srv_how(&sv));
+	srv_stop(&sv, "noread_exit");
+}
+
+/*
+ * Sessions that take every place --max-sessions leaves and drip a frame
+ * header a byte at a time: a further session is refused while they
+ * last (a server-wide limit), and each is closed by --frame-timeout, after
+ * which a new session is taken. The victim is served throughout.
+ */
+static void
+test_slowloris(void)
+{
+	static const char *const args[] = { "--max-sessions", "4",
+		"--frame-timeout", "2", NULL };
+	struct srv	 sv;
+	struct conn	 d[3], x;
+	struct victim	 v;
+	struct vcl_buf	 b = { NULL, 0, 0 };
+	Vcl__Request	 r = VCL__REQUEST__INIT;
+	Vcl__Stats	 m = VCL__STATS__INIT;
+	struct pollfd	 pfd;
+	uint64_t	 t0;
+	unsigned	 mark;
+	size_t		 sent = 0;
+	int		 i, k, open, refused;
+
+	x.fd = -1;
+	for (k = 0; k < 3; k++)
+		d[k].fd = -1;
+	memset(&v, 0, sizeof v);
+	if (!srv_start(&sv, "loris_start", "127.0.0.1:0", args))
+		return;
+	if (!check("loris_victim", vic_start(&v, &sv) == 0, "no victim"))
+		goto out;
+	for (k = 0; k < 3; k++)
+		if (!check("loris_dripper", conn_session(&d[k], &sv) == 0,
+		    "session %d not taken", k))
+			goto out;
+	r.call_case = VCL__REQUEST__CALL_STATS;
+	r.stats = &m;
+	if (pack_req(&b, &d[0], &r) != 0)
+		goto out;
+	mark = vic_mark(&v);
+	t0 = now_ns();
+	refused = conn_session(&x, &sv) != 0;
+	conn_close(&x);
+	check("loris_full", refused, "a fifth session was taken past "
+	    "--max-sessions 4");
+	/* A byte every 100 ms to each until the server closes them. */
+	for (i = 0, open = 3; i < 600 && open > 0; i++) {
+		for (k = 0, open = 0; k < 3; k++) {
+			if (d[k].fd == -1)
+				continue;
+			pfd.fd = d[k].fd;
+			pfd.events = POLLIN;
+			if (poll(&pfd, 1, 0) == 1) {
+				conn_close(&d[k]);
+				continue;
+			}
+			if (sent < b.len)
+				(void)send_raw(&d[k], b.data + sent, 1);
+			open++;
+		}
+		sent += sent < b.len - 1;
+		if (open > 0 && sent < 2)
+			sent = 1;
+		usleep(100000);
+	}
+	t0 = now_ns() - t0;
+	free(b.data);
+	check("loris_reaped", open == 0, "%d dripping sessions still open "
+	    "after %.1f s", open, (double)t0 / 1e9);
+	printf("     loris: dripping sessions closed %.1f s after they "
+	    "began\n", (double)t0 / 1e9);
+	check("loris_after", conn_session(&x, &sv) == 0, "no session once "
+	    "the dripping ones went");
+	vic_check(&v, "loris_victim_served", mark, t0);
+out:
+	vic_stop(&v);
+	conn_close(&x);
+	for (k = 0; k < 3; k++)
+		conn_close(&d[k]);
+	check("loris_alive", srv_alive(&sv), "server gone (%s)",
+	    srv_how(&sv));
+	srv_stop(&sv, "loris_exit");
+}
+
+/*
+ * A kernel that never ends, in the attacker's context on the victim's
+ * device: PoCL runs the victim's kernels on its other threads, and the
+ * server's loop never waits on it, also once the attacker's session
+ * closed with the kernel still running. The server is killed at the end:
+ * no runtime can end a kernel that never ends.
+ */
+static void
+test_endless(void)
+{
+	static const char	src[] =
+	    "__kernel void forever(__global volatile uint *o)\n"
+	    "{ uint x = 0; while (o[1] == 0) o[0] = ++x; }\n";
+	struct srv	 sv;
+	struct conn	 a;
+	struct victim	 v;
+	Vcl__KernelArg	 ka, *kap = &ka;
+	uint64_t	 t0;
+	unsigned	 mark;
+
+	a.fd = -1;
+	memset(&v, 0, sizeof v);
+	if (!srv_start(&sv, "endless_start", "127.0.0.1:0", NULL))
+		return;
+	if (!check("endless_victim", vic_start(&v, &sv) == 0, "no victim"))
+		goto out;
+	vcl__kernel_arg__init(&ka);
+	ka.index = 0;
+	ka.type = VCL__KERNEL_ARG__TYPE__MEM;
+	ka.has_mem = 1;
+	ka.mem = MEM;
+	if (!check("endless_attacker", att_open(&a, &sv) == 0 &&
+	    create_buffer(&a, MEM, CTX, 64, NULL, 0) == 0 &&
+	    create_program(&a, PROG, CTX, src) == 0 &&
+	    raw_build(&a, PROG, NULL) == CL_SUCCESS &&
+	    raw_kernel(&a, KERN, PROG, "forever") == CL_SUCCESS &&
+	    raw_ndrange(&a, Q, KERN, 1, 0, &kap, 1, 0) == 0 &&
+	    sync_stats(&a) == 0, "no endless kernel"))
+		goto out;
+	mark = vic_mark(&v);
+	t0 = now_ns();
+	for (int i = 0; i < 300 && !atomic_load(&v.failed); i++)
+		poll_wait();
+	vic_check(&v, "endless_victim_served", mark, now_ns() - t0);
+	conn_close(&a);
+	mark = vic_mark(&v);
+	t0 = now_ns();
+	for (int i = 0; i < 200 && !atomic_load(&v.failed); i++)
+		poll_wait();
+	vic_check(&v, "endless_closed_victim", mark, now_ns() - t0);
+out:
+	vic_stop(&v);
+	conn_close(&a);
+	check("endless_alive", srv_alive(&sv), "server gone (%s)",
+	    srv_how(&sv));
+	srv_kill(&sv);
+}
+
+static const struct test tests[] = {
+	{ "work",	test_work,	600 },
+	{ "noread",	test_noread,	120 },
+	{ "slowloris",	test_slowloris,	180 },
+	{ "endless",	test_endless,	120 },
+};
+
+int
+main(int argc, char **argv)
+{
+	return (rawproto_main(argc, argv, tests, sizeof tests / sizeof
+	    tests[0]));
+}
