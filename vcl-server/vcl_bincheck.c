@@ -143,8 +143,9 @@ vcl_bincheck_close(int *fd)
 
 /*
  * Feed the child its binaries and read its statuses until it closes its
- * stdout, the deadline passes or the server stops. Returns the status
- * bytes read, or -1 past the deadline (or stopping).
+ * end of their pipe (VCL_BINCHECK_FD), the deadline passes or the server
+ * stops. Returns the status bytes read, or -1 past the deadline (or
+ * stopping).
  */
 static ssize_t
 vcl_bincheck_talk(struct vcl_bincheck *c, int *in, int out, uint8_t *st,

@@ -2146,6 +2146,7 @@ struct vcl_getbin {
 	struct vcl_done		 d;		/* must stay first */
 	cl_program		 prog;		/* a reference of its own */
 	cl_device_id		 dev;
+	cl_device_id		 root;		/* dev's root device */
 	uint64_t		 seq;
 	uint64_t		 prog_id;
 	struct vcl_tsizes	*ts;		/* the program's, a copy */
@@ -2157,7 +2158,9 @@ struct vcl_getbin {
 /*
  * Worker: the program's binary for one device. PoCL 3.1 generates the
  * code of every kernel when asked for the sizes or the binaries (seconds
- * for a program of many kernels): never on the loop.
+ * for a program of many kernels): never on the loop. A program of a
+ * context made on a sub-device lists the sub-device's root device in
+ * PoCL 3.1 (its context does too): the root's binary is the sub-device's.
  */
 static void
 vcl_getbin_run(void *arg)
@@ -2185,6 +2188,10 @@ vcl_getbin_run(void *arg)
 	for (i = 0; err == CL_SUCCESS && i < n; i++)
 		if (devs[i] == g->dev)
 			break;
+	if (err == CL_SUCCESS && i == n && g->root != g->dev)
+		for (i = 0; i < n; i++)
+			if (devs[i] == g->root)
+				break;
 	if (err == CL_SUCCESS && i == n)
 		err = CL_INVALID_DEVICE;	/* not a device of the program */
 	else if (err == CL_SUCCESS && sizes[i] > VCL_BINARY_MAX)
@@ -2284,6 +2291,7 @@ vcl_op_get_binary(struct vcl_session *s, const Vcl__Request *req,
 	g->prog = o->u.prog;
 	clRetainProgram(g->prog);
 	g->dev = dev;
+	g->root = s->srv->be.devices[root];
 	g->seq = req->seq;
 	g->prog_id = m->program;
 	vcl_session_ref(s);

@@ -5237,6 +5237,54 @@ test_native_kernel(struct env *e)
 	CHECK(v == 21);
 }
 
+/*
+ * A program built for a sub-device: its binary's size (the node asked
+ * for the binary, never for the sizes), the binary of that size, and a
+ * program made of it that builds and has the kernel.
+ */
+static void
+sub_device_binary(cl_context ctx, cl_device_id dev, cl_program p)
+{
+	const unsigned char	*cb;
+	unsigned char		*bin = NULL;
+	cl_program		 p2 = NULL;
+	cl_kernel		 k;
+	cl_build_status		 bs = 0;
+	cl_uint			 nargs = 0;
+	size_t			 bsize = 0, size = 0;
+	cl_int			 st = 99, err;
+
+	CHECK_ERR(clGetProgramBuildInfo(p, dev, CL_PROGRAM_BUILD_STATUS,
+	    sizeof bs, &bs, NULL), CL_SUCCESS);
+	CHECK(bs == CL_BUILD_SUCCESS);
+	CHECK_ERR(clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof bsize,
+	    &bsize, &size), CL_SUCCESS);
+	CHECK(size == sizeof bsize && bsize > 0);
+	if (bsize == 0 || (bin = calloc(1, bsize)) == NULL)
+		return;
+	if (CHECK_ERR(clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof bin,
+	    &bin, NULL), CL_SUCCESS)) {
+		cb = bin;
+		p2 = clCreateProgramWithBinary(ctx, 1, &dev, &bsize, &cb, &st,
+		    &err);
+		CHECK_ERR(err, CL_SUCCESS);
+		CHECK(st == CL_SUCCESS);
+	}
+	if (p2 != NULL && CHECK_ERR(clBuildProgram(p2, 1, &dev, NULL, NULL,
+	    NULL), CL_SUCCESS)) {
+		k = clCreateKernel(p2, "k", &err);
+		if (CHECK_ERR(err, CL_SUCCESS) && k != NULL) {
+			CHECK_ERR(clGetKernelInfo(k, CL_KERNEL_NUM_ARGS,
+			    sizeof nargs, &nargs, NULL), CL_SUCCESS);
+			CHECK(nargs == 1);
+			clReleaseKernel(k);
+		}
+	}
+	if (p2 != NULL)
+		clReleaseProgram(p2);
+	free(bin);
+}
+
 /* Builds and runs a kernel on a sub-device's context and queue. */
 static void
 sub_device_run(cl_context ctx, cl_command_queue q, cl_device_id dev)
@@ -5248,12 +5296,16 @@ sub_device_run(cl_context ctx, cl_command_queue q, cl_device_id dev)
 	cl_mem		 m;
 	cl_int		 err, out[16];
 	size_t		 gws = 16, i, wg = 0;
+	int		 built;
 
 	p = clCreateProgramWithSource(ctx, 1, &src, NULL, &err);
 	if (!CHECK_ERR(err, CL_SUCCESS))
 		return;
-	if (CHECK_ERR(clBuildProgram(p, 1, &dev, NULL, NULL, NULL),
-	    CL_SUCCESS) && (k = clCreateKernel(p, "k", &err)) != NULL) {
+	built = CHECK_ERR(clBuildProgram(p, 1, &dev, NULL, NULL, NULL),
+	    CL_SUCCESS);
+	if (built)
+		sub_device_binary(ctx, dev, p);
+	if (built && (k = clCreateKernel(p, "k", &err)) != NULL) {
 		CHECK_ERR(clGetKernelWorkGroupInfo(k, dev,
 		    CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL),
 		    CL_SUCCESS);
