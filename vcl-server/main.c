@@ -1,5 +1,6 @@
 /* main.c - vclserver: options, configuration file, start-up. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -595,12 +596,40 @@ setup_tls(struct vcl_server *srv)
 	return (0);
 }
 
+/*
+ * Descriptors 0, 1 and 2 on /dev/null where they came closed (`vclserver
+ * 2>&-`, a careless service manager): else the first sockets, pipes and
+ * epoll instances opened take their numbers, and the log, written to 2,
+ * goes into one of them (a library's pipe, a client's socket). Returns
+ * 0, or -1 when /dev/null cannot be opened (nowhere to say so, either).
+ */
+static int
+std_fds(void)
+{
+	int	fd, nfd;
+
+	for (fd = 0; fd <= 2; fd++) {
+		if (fcntl(fd, F_GETFD) != -1 || errno != EBADF)
+			continue;
+		/* The lowest free number: fd itself. */
+		if ((nfd = open("/dev/null", O_RDWR)) == -1)
+			return (-1);
+		if (nfd != fd) {
+			(void)close(nfd);
+			return (-1);
+		}
+	}
+	return (0);
+}
+
 int
 main(int argc, char **argv)
 {
 	static struct vcl_server	srv;
 	int				c;
 
+	if (std_fds() != 0)
+		return (1);
 	/* A binary's check (vcl_bincheck.c): this executable, as a child. */
 	if (argc == 2 && strcmp(argv[1], "--check-binary") == 0)
 		return (vcl_bincheck_main());

@@ -10,7 +10,7 @@
 # VCL_ICD_BOTH=1 lists the native platforms too (NATIVE_ICD, for benches);
 # VCL_SERVER_WRAP runs each server under a tool (valgrind). In the server
 # args @NODE@ becomes the index of each server from 0, @RUN@ a name of
-# the run's own.
+# the run's own. The command gets the servers' pids in VCL_SERVER_PIDS.
 set -u
 nodes=1
 sargs=""
@@ -72,7 +72,7 @@ if [ "${VCL_ICD_BOTH:-0}" = 1 ]; then
 	cp "${NATIVE_ICD:-/etc/OpenCL/vendors}"/*.icd "$icd" "$dir/icd/"
 	icd=$dir/icd
 fi
-VCL_NODES=$list OCL_ICD_VENDORS=$icd "$@"
+VCL_NODES=$list OCL_ICD_VENDORS=$icd VCL_SERVER_PIDS=${pids# } "$@"
 rc=$?
 stop || rc=1
 exit $rc
