@@ -183,7 +183,7 @@ vcl_session_new(struct vcl_server *srv, int fd, const char *peer)
 	    vcl_session_read_cb, s);
 	s->ev_write = event_new(srv->base, fd, EV_WRITE | EV_PERSIST,
 	    vcl_session_write_cb, s);
-	s->ev_kick = event_new(srv->base, -1, 0, vcl_session_kick_cb, s);
+	s->ev_kick = evtimer_new(srv->base, vcl_session_kick_cb, s);
 	if (s->ev_read == NULL || s->ev_write == NULL || s->ev_kick == NULL)
 		goto fail;
 	LIST_INSERT_HEAD(&srv->sessions, s, entry);
@@ -1851,13 +1851,18 @@ vcl_session_read_cb(evutil_socket_t fd, short what, void *arg)
  * Held requests a user event released: a turn of them now (here, not
  * where the event was set, which may be in the middle of walking the
  * handle table), unless one is scheduled already; what is left runs
- * from ev_kick, once the loop has run what else is ready (other
- * sessions' input and completions), as a read pass leaves the rest of
- * its input. The session's input waits meanwhile (vcl_session_may_read).
+ * from ev_kick, once the loop has looked for input again and run what
+ * else is ready (other sessions' input and completions). A timer of no
+ * time, not an event made active: libevent runs those again in the same
+ * pass, so up to VCL_SERVER_DISPATCH_MAX turns in a row, and one request
+ * can cost the runtime a second (a sanitizer build, a wait list of 65536
+ * events). The session's input waits meanwhile (vcl_session_may_read).
  */
 static void
 vcl_session_kick(struct vcl_session *s)
 {
+	static const struct timeval	zero = { 0, 0 };
+
 	if (s->want_kick) {
 		s->want_kick = 0;
 		vcl_hold_wake(s);
@@ -1867,7 +1872,7 @@ vcl_session_kick(struct vcl_session *s)
 	/* A user event set by this turn: its release in the next. */
 	if ((vcl_hold_turn(s) || s->want_kick) && !s->dead) {
 		s->kick_armed = 1;
-		event_active(s->ev_kick, EV_TIMEOUT, 0);
+		evtimer_add(s->ev_kick, &zero);
 	}
 }
 

@@ -156,7 +156,7 @@ struct vcl_session {
 	int			 kicking;	/* a turn is under way */
 	int			 want_kick;	/* a user event was set */
 	struct event		*ev_kick;	/* runs the next turn */
-	int			 kick_armed;	/* ... made active, not run */
+	int			 kick_armed;	/* ... added, not run */
 	atomic_uint_fast64_t	 bytes;		/* charged to this session;
 						   given back off the loop too
 						   (vcl_session_send_now) */
