@@ -22,6 +22,16 @@
  * looked at again; when user events are set, only that list is. Nothing
  * walks everything held, so a client that runs thousands of commands ahead
  * of a cross-node wait costs the same per command as one that does not.
+ *
+ * What a set user event releases runs in turns, as input is read in
+ * passes: at most VCL_HOLD_TURN requests looked at or run, or
+ * VCL_HOLD_TURN_NS of the loop, per turn (vcl_hold_turn); the session
+ * runs the rest from an event of its own, after what else the loop has
+ * ready. 65536 markers behind one user event held every other session
+ * for seconds when they all ran at once. Between turns they wait on the
+ * session's recheck and ready lists, in the order they would have run
+ * in, still held (nheld), and the session reads no input meanwhile: no
+ * request of it runs before what a user event released.
  */
 
 #include <stdlib.h>
@@ -32,6 +42,10 @@
 #include "vcl_pool.h"
 #include "vcl_server.h"
 #include "vcl_session.h"
+
+#define VCL_HOLD_TURN		4096		/* requests per turn, at most */
+#define VCL_HOLD_TURN_NS	20000000u	/* loop time per turn, as a
+						   read pass (vcl_session.c) */
 
 /* The wait list of a request that has one (a command), else NULL. */
 const Vcl__Enqueue *
@@ -240,20 +254,31 @@ vcl_hold_free_one(struct vcl_session *s, struct vcl_held *h)
 	free(h);
 }
 
+/* Has the turn that began at t0 and did n things had its share? */
+static int
+vcl_hold_turn_over(uint64_t t0, unsigned n)
+{
+	return (n >= VCL_HOLD_TURN || (n > 0 &&
+	    vcl_server_ns() - t0 >= VCL_HOLD_TURN_NS));
+}
+
 /*
- * Run the ready requests in order; each one run lets its waiters be
- * looked at again. Stops if the session dies (its held requests are gone).
+ * Run the session's ready requests in order, while the turn (t0, *n) has
+ * its share; each one run lets its waiters be looked at again. Stops if
+ * the session dies (its held requests are gone).
  */
 static void
-vcl_hold_run_ready(struct vcl_session *s, struct vcl_helds *ready)
+vcl_hold_run_ready(struct vcl_session *s, uint64_t t0, unsigned *n)
 {
-	struct vcl_held	*h, *w;
-	struct vcl_hobj	*o;
-	uint64_t	 released_at;
-	uint32_t	 refs;
-	int		 released;
+	struct vcl_helds	*ready = &s->ready;
+	struct vcl_held		*h, *w;
+	struct vcl_hobj		*o;
+	uint64_t		 released_at;
+	uint32_t		 refs;
+	int			 released;
 
-	while (!s->dead && (h = TAILQ_FIRST(ready)) != NULL) {
+	while (!s->dead && (h = TAILQ_FIRST(ready)) != NULL &&
+	    !vcl_hold_turn_over(t0, (*n)++)) {
 		TAILQ_REMOVE(ready, h, wentry);
 		TAILQ_REMOVE(&s->held, h, entry);
 		s->nheld--;
@@ -309,6 +334,8 @@ vcl_hold_init(struct vcl_session *s)
 {
 	TAILQ_INIT(&s->held);
 	TAILQ_INIT(&s->ublocked);
+	TAILQ_INIT(&s->recheck);
+	TAILQ_INIT(&s->ready);
 	return (vcl_handle_init(&s->pending, VCL_HOLD_MAX + 1));
 }
 
@@ -426,29 +453,50 @@ vcl_hold_runs_now(struct vcl_session *s, const Vcl__Request *req)
 }
 
 /*
- * User events were set: run what waited on them (and what that lets go),
- * in order per queue.
+ * User events were set: what waited on them is looked at again by the
+ * next turns (vcl_hold_turn). Only moves a list: safe anywhere, a turn
+ * under way included.
  */
 void
-vcl_hold_kick(struct vcl_session *s)
+vcl_hold_wake(struct vcl_session *s)
 {
-	struct vcl_helds	 ready, again;
-	struct vcl_held		*h;
+	TAILQ_CONCAT(&s->recheck, &s->ublocked, wentry);
+}
 
-	if (s->kicking) {
-		s->want_kick = 1;	/* again once this one is done */
-		return;
-	}
+/* Are requests a user event released still to be looked at or run? */
+int
+vcl_hold_releasing(const struct vcl_session *s)
+{
+	return (!TAILQ_EMPTY(&s->recheck) || !TAILQ_EMPTY(&s->ready));
+}
+
+/*
+ * One turn of what user events released: look at what waited on them
+ * again (it may wait on something else now), then, once all of that is
+ * looked at, run what is ready, in order per queue. Returns 1 when some
+ * is left for another turn. A turn called from within one (a request it
+ * runs flushes the session) does nothing: the outer one goes on.
+ */
+int
+vcl_hold_turn(struct vcl_session *s)
+{
+	struct vcl_held	*h;
+	uint64_t	 t0;
+	unsigned	 n = 0;
+
+	if (s->kicking)
+		return (0);
 	s->kicking = 1;
-	TAILQ_INIT(&ready);
-	TAILQ_INIT(&again);
-	TAILQ_CONCAT(&again, &s->ublocked, wentry);
-	while ((h = TAILQ_FIRST(&again)) != NULL) {
-		TAILQ_REMOVE(&again, h, wentry);
-		vcl_hold_recheck(s, h, &ready);
+	t0 = vcl_server_ns();
+	while (!s->dead && (h = TAILQ_FIRST(&s->recheck)) != NULL &&
+	    !vcl_hold_turn_over(t0, n++)) {
+		TAILQ_REMOVE(&s->recheck, h, wentry);
+		vcl_hold_recheck(s, h, &s->ready);
 	}
-	vcl_hold_run_ready(s, &ready);
+	if (!s->dead && TAILQ_EMPTY(&s->recheck))
+		vcl_hold_run_ready(s, t0, &n);
 	s->kicking = 0;
+	return (!s->dead && vcl_hold_releasing(s));
 }
 
 /* Entries of the pending table own nothing. */
@@ -470,6 +518,8 @@ vcl_hold_drop(struct vcl_session *s)
 		vcl_hold_free_one(s, h);
 	}
 	TAILQ_INIT(&s->ublocked);
+	TAILQ_INIT(&s->recheck);
+	TAILQ_INIT(&s->ready);
 	s->nheld = 0;
 	vcl_handle_clear(&s->pending, vcl_hold_forget, NULL);
 }

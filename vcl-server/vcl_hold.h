@@ -18,7 +18,8 @@ struct vcl_held {
 	struct vcl_held		*blocker;	/* NULL: a user event */
 	struct vcl_helds	 waiters;	/* held requests waiting on it */
 	TAILQ_ENTRY(vcl_held)	 entry;		/* session order */
-	TAILQ_ENTRY(vcl_held)	 wentry;	/* blocker's waiters, ublocked */
+	TAILQ_ENTRY(vcl_held)	 wentry;	/* blocker's waiters, ublocked,
+						   recheck or ready */
 };
 
 #define VCL_HOLD_MAX	65536	/* held requests before input stops */
@@ -27,7 +28,9 @@ const Vcl__Enqueue *vcl_hold_enqueue_of(const Vcl__Request *);
 int	vcl_hold_init(struct vcl_session *);
 void	vcl_hold_submit(struct vcl_session *, Vcl__Request *,
 	    struct vcl_bulk *);
-void	vcl_hold_kick(struct vcl_session *);
+void	vcl_hold_wake(struct vcl_session *);
+int	vcl_hold_releasing(const struct vcl_session *);
+int	vcl_hold_turn(struct vcl_session *);
 int	vcl_hold_runs_now(struct vcl_session *, const Vcl__Request *);
 void	vcl_hold_drop(struct vcl_session *);
 

@@ -44,6 +44,7 @@
 
 static void	vcl_session_read_cb(evutil_socket_t, short, void *);
 static void	vcl_session_write_cb(evutil_socket_t, short, void *);
+static void	vcl_session_kick_cb(evutil_socket_t, short, void *);
 static void	vcl_session_flush_out(struct vcl_session *);
 static void	vcl_session_handshake(struct vcl_session *);
 
@@ -182,7 +183,8 @@ vcl_session_new(struct vcl_server *srv, int fd, const char *peer)
 	    vcl_session_read_cb, s);
 	s->ev_write = event_new(srv->base, fd, EV_WRITE | EV_PERSIST,
 	    vcl_session_write_cb, s);
-	if (s->ev_read == NULL || s->ev_write == NULL)
+	s->ev_kick = evtimer_new(srv->base, vcl_session_kick_cb, s);
+	if (s->ev_read == NULL || s->ev_write == NULL || s->ev_kick == NULL)
 		goto fail;
 	LIST_INSERT_HEAD(&srv->sessions, s, entry);
 	srv->nsessions++;
@@ -206,6 +208,8 @@ fail:
 		event_free(s->ev_read);
 	if (s->ev_write != NULL)
 		event_free(s->ev_write);
+	if (s->ev_kick != NULL)
+		event_free(s->ev_kick);
 	vcl_handle_free(&s->handles);
 	vcl_handle_free(&s->early);
 	vcl_handle_free(&s->pending);
@@ -527,6 +531,7 @@ vcl_session_close(struct vcl_session *s, const char *why)
 		srv->npreauth--;
 	event_free(s->ev_read);
 	event_free(s->ev_write);
+	event_free(s->ev_kick);		/* the rest of a release: dropped */
 	/* A completing thread may be writing a reply: the link waits. */
 	pthread_mutex_lock(&s->out_lock);
 	vcl_link_close(&s->link);
@@ -1145,6 +1150,18 @@ vcl_session_notify(struct vcl_session *s, uint64_t event_id, cl_int status,
 	vcl_session_send(s, &tc, NULL, 0, NULL, NULL);
 }
 
+/*
+ * May the session's input be read: its replies under the output bound,
+ * room to hold more, and nothing a user event released left to run (no
+ * request of it runs before those).
+ */
+static int
+vcl_session_may_read(const struct vcl_session *s)
+{
+	return (s->out_bytes < VCL_OUT_HIGH && s->nheld < VCL_HOLD_MAX &&
+	    !vcl_hold_releasing(s));
+}
+
 /* Start or stop watching the socket for input (flow control). */
 static void
 vcl_session_set_reading(struct vcl_session *s, int on)
@@ -1196,15 +1213,15 @@ vcl_session_flush_out(struct vcl_session *s)
 	if (empty) {
 		event_del(s->ev_write);
 		/* Draining: close once nothing more is owed to the client. */
-		if (s->draining && LIST_EMPTY(&s->inflight) && s->jobs == 0) {
+		if (s->draining && LIST_EMPTY(&s->inflight) && s->jobs == 0 &&
+		    !vcl_hold_releasing(s)) {
 			vcl_session_close(s, s->close_why != NULL ?
 			    s->close_why : "server stopping");
 			return;
 		}
 	} else
 		event_add(s->ev_write, NULL);
-	vcl_session_set_reading(s, s->out_bytes < VCL_OUT_HIGH &&
-	    s->nheld < VCL_HOLD_MAX);
+	vcl_session_set_reading(s, vcl_session_may_read(s));
 }
 
 /*
@@ -1256,8 +1273,7 @@ vcl_session_resume(struct vcl_session *s)
 {
 	if (--s->paused > 0)
 		return;
-	vcl_session_set_reading(s, s->out_bytes < VCL_OUT_HIGH &&
-	    s->nheld < VCL_HOLD_MAX);
+	vcl_session_set_reading(s, vcl_session_may_read(s));
 }
 
 /* The socket can take more output. */
@@ -1805,7 +1821,7 @@ vcl_session_read_cb(evutil_socket_t fd, short what, void *arg)
 	 */
 	t0 = vcl_server_ns();
 	while (!s->dead && s->reading && done < VCL_BATCH_MAX &&
-	    s->nheld < VCL_HOLD_MAX && s->out_bytes < VCL_OUT_HIGH &&
+	    vcl_session_may_read(s) &&
 	    (rc = vcl_session_read(s, &done, &budget)) == 0)
 		if (vcl_server_ns() - t0 >= VCL_READ_PASS_NS) {
 			rc = 2;		/* the rest in the next callback */
@@ -1832,19 +1848,60 @@ vcl_session_read_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 /*
- * After a batch: run held requests a user event released (here, not where
- * the event was set, which may be in the middle of walking the handle
- * table), flush the queues that got commands, write the replies.
+ * Held requests a user event released: a turn of them now (here, not
+ * where the event was set, which may be in the middle of walking the
+ * handle table), unless one is scheduled already; what is left runs
+ * from ev_kick, once the loop has looked for input again and run what
+ * else is ready (other sessions' input and completions). A timer of no
+ * time, not an event made active: libevent runs those again in the same
+ * pass, so up to VCL_SERVER_DISPATCH_MAX turns in a row, and one request
+ * can cost the runtime a second (a sanitizer build, a wait list of 65536
+ * events). The session's input waits meanwhile (vcl_session_may_read).
+ */
+static void
+vcl_session_kick(struct vcl_session *s)
+{
+	static const struct timeval	zero = { 0, 0 };
+
+	if (s->want_kick) {
+		s->want_kick = 0;
+		vcl_hold_wake(s);
+	}
+	if (s->dead || s->kick_armed || !vcl_hold_releasing(s))
+		return;
+	/* A user event set by this turn: its release in the next. */
+	if ((vcl_hold_turn(s) || s->want_kick) && !s->dead) {
+		s->kick_armed = 1;
+		evtimer_add(s->ev_kick, &zero);
+	}
+}
+
+/* The next turn of a release (vcl_session_kick), then the replies. */
+static void
+vcl_session_kick_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct vcl_session	*s = arg;
+
+	s->kick_armed = 0;
+	vcl_session_ref(s);
+	s->srv->corked = 1;
+	vcl_session_kick(s);
+	s->srv->corked = 0;
+	/* What it ran may have released another session's requests. */
+	vcl_server_flush_all(s->srv);
+	vcl_session_unref(s);
+}
+
+/*
+ * After a batch: run held requests a user event released, flush the
+ * queues that got commands, write the replies.
  */
 void
 vcl_session_flush(struct vcl_session *s)
 {
 	if (s->dead)
 		return;
-	while (s->want_kick && !s->dead) {
-		s->want_kick = 0;
-		vcl_hold_kick(s);
-	}
+	vcl_session_kick(s);
 	if (s->dead)
 		return;
 	vcl_session_flush_queues(s);

@@ -146,11 +146,17 @@ struct vcl_session {
 						   completion */
 	struct vcl_helds	 held;		/* held requests, in order */
 	struct vcl_helds	 ublocked;	/* ... waiting on user events */
+	struct vcl_helds	 recheck;	/* ... whose user event was set,
+						   to look at again */
+	struct vcl_helds	 ready;		/* ... released, to run in turns
+						   (vcl_hold_turn) */
 	struct vcl_htab		 pending;	/* event id -> held creator */
 	uint64_t		 held_order;
 	size_t			 nheld;
-	int			 kicking;
+	int			 kicking;	/* a turn is under way */
 	int			 want_kick;	/* a user event was set */
+	struct event		*ev_kick;	/* runs the next turn */
+	int			 kick_armed;	/* ... added, not run */
 	atomic_uint_fast64_t	 bytes;		/* charged to this session;
 						   given back off the loop too
 						   (vcl_session_send_now) */

@@ -27,6 +27,8 @@
 static uint64_t	ran[MAXRUN];
 static size_t	nran;
 static int	nsettled;
+static uint64_t	clock_ns;		/* vcl_server_ns */
+static uint64_t	run_ns;			/* ... a request run takes */
 
 /* --- stubs for what vcl_hold.c calls outside itself --------------------- */
 
@@ -36,6 +38,7 @@ vcl_session_run(struct vcl_session *s, Vcl__Request *req,
 {
 	assert_true(nran < MAXRUN);
 	ran[nran++] = req->seq;
+	clock_ns += run_ns;
 	if (free_req)
 		protobuf_c_message_free_unpacked(&req->base, NULL);
 }
@@ -76,6 +79,12 @@ vcl_session_settled(struct vcl_session *s, struct vcl_hobj *o)
 	nsettled++;
 }
 
+uint64_t
+vcl_server_ns(void)
+{
+	return (clock_ns);
+}
+
 /*
  * The dispatch table's VCL_OP_ENQUEUE lookup, from the schema: a call whose
  * message starts with "Enqueue q = 1" is a command (unit_dispatch checks
@@ -109,6 +118,7 @@ session_new(void)
 	assert_int_equal(vcl_hold_init(s), 0);
 	nran = 0;
 	nsettled = 0;
+	run_ns = 0;
 	return (s);
 }
 
@@ -218,12 +228,22 @@ forward(struct vcl_session *s, uint64_t seq, uint64_t ev)
 	submit(s, &r);
 }
 
+/* User events were set: turns until nothing released is left. */
+static void
+kick(struct vcl_session *s)
+{
+	vcl_hold_wake(s);
+	while (vcl_hold_turn(s))
+		;
+	assert_false(vcl_hold_releasing(s));
+}
+
 /* A user event is set (what the loop does, then kicks). */
 static void
 set_event(struct vcl_session *s, struct vcl_hobj *ev)
 {
 	ev->user_set = 1;
-	vcl_hold_kick(s);
+	kick(s);
 }
 
 static void
@@ -276,7 +296,7 @@ test_hold_user_event(void **state)
 	assert_ran(want1, 1);
 	assert_int_equal(s->nheld, 2);
 	assert_int_equal(ev->held_refs, 1);
-	vcl_hold_kick(s);		/* nothing set: nothing runs */
+	kick(s);		/* nothing set: nothing runs */
 	assert_ran(want1, 1);
 	set_event(s, ev);
 	assert_ran(want2, 3);
@@ -309,7 +329,7 @@ test_hold_producer(void **state)
 	/* The stub does not create 100; the test does, as the op would. */
 	ev->user_set = 1;
 	obj(s, 100, VCL_KIND_EVENT);
-	vcl_hold_kick(s);
+	kick(s);
 	assert_ran(want, 4);
 	assert_int_equal(s->pending.count, 0);
 	session_free(s);
@@ -343,7 +363,7 @@ test_hold_release(void **state)
 	ev->user_set = 1;
 	obj(s, 100, VCL_KIND_EVENT);
 	nsettled = 0;
-	vcl_hold_kick(s);
+	kick(s);
 	assert_ran(want2, 5);
 	/* Running 1 let go of both events it waited on. */
 	assert_int_equal(other->held_refs, 0);
@@ -381,6 +401,119 @@ test_hold_many(void **state)
 		assert_true(ran[i] > last[ran[i] % 2]);
 		last[ran[i] % 2] = ran[i];
 	}
+	assert_int_equal(s->nheld, 0);
+	assert_int_equal(s->pending.count, 0);
+	session_free(s);
+}
+
+/*
+ * What one user event releases runs in turns of at most 4096 requests:
+ * each turn leaves the rest held (nheld), a request of a released queue
+ * still waits behind them, and over all turns the order is that of one
+ * run: each queue's in order.
+ */
+static void
+test_hold_turns(void **state)
+{
+	struct vcl_session	*s = session_new();
+	struct vcl_hobj		*ev;
+	Vcl__Request		 r = VCL__REQUEST__INIT;
+	Vcl__NDRange		 m = VCL__NDRANGE__INIT;
+	Vcl__Enqueue		 e = VCL__ENQUEUE__INIT;
+	uint64_t		 seq, last[2] = { 0, 0 };
+	size_t			 i, before;
+	int			 turns = 0;
+
+	obj(s, 10, VCL_KIND_QUEUE);
+	obj(s, 11, VCL_KIND_QUEUE);
+	ev = user_event(s, 50);
+	ndrange(s, 1, 11, 0, 1, (uint64_t[]){ 50 });
+	ndrange(s, 2, 10, 0, 1, (uint64_t[]){ 50 });
+	for (seq = 3; seq < 10003; seq++)
+		ndrange(s, seq, 10 + seq % 2, 1000 + seq, seq % 7 == 0,
+		    (uint64_t[]){ 1000 + seq - 1 });
+	ev->user_set = 1;
+	vcl_hold_wake(s);
+	assert_true(vcl_hold_releasing(s));
+	assert_true(vcl_hold_turn(s));
+	assert_true(nran > 0 && nran <= 4096);
+	assert_int_equal(s->nheld, 10002 - nran);
+	assert_true(vcl_hold_releasing(s));
+	/* Between turns: queue 10's next request is not free to run. */
+	m.q = &e;
+	r.call_case = VCL__REQUEST__CALL_NDRANGE;
+	r.ndrange = &m;
+	e.queue = 10;
+	assert_false(vcl_hold_runs_now(s, &r));
+	before = nran;
+	ndrange(s, 10004, 10, 0, 0, NULL);	/* held behind them */
+	assert_int_equal(nran, before);
+	while (vcl_hold_turn(s))
+		assert_true(++turns < 10);
+	assert_false(vcl_hold_releasing(s));
+	assert_int_equal(nran, 10003);
+	assert_int_equal(ran[nran - 1], 10004);
+	for (i = 0; i < nran; i++) {
+		assert_true(ran[i] > last[ran[i] % 2]);
+		last[ran[i] % 2] = ran[i];
+	}
+	assert_int_equal(s->nheld, 0);
+	assert_int_equal(s->pending.count, 0);
+	assert_true(vcl_hold_runs_now(s, &r));
+	session_free(s);
+}
+
+/*
+ * A turn also ends once it held the loop 20 ms, at least one request
+ * run: here each takes 3 ms (the stub's clock), so 7 at most.
+ */
+static void
+test_hold_turn_time(void **state)
+{
+	struct vcl_session	*s = session_new();
+	struct vcl_hobj		*ev;
+	uint64_t		 seq;
+	size_t			 before;
+	int			 more, turns = 0;
+
+	obj(s, 10, VCL_KIND_QUEUE);
+	ev = user_event(s, 50);
+	for (seq = 1; seq <= 100; seq++)
+		ndrange(s, seq, 10, 0, seq == 1, (uint64_t[]){ 50 });
+	ev->user_set = 1;
+	run_ns = 3000000;
+	vcl_hold_wake(s);
+	do {
+		before = nran;
+		more = vcl_hold_turn(s);
+		assert_true(nran - before >= 1 && nran - before <= 7);
+		assert_true(++turns <= 100);
+	} while (more);
+	assert_int_equal(nran, 100);
+	for (seq = 1; seq <= 100; seq++)
+		assert_int_equal(ran[seq - 1], seq);
+	assert_true(turns >= 100 / 7);
+	session_free(s);
+}
+
+/* A session closing between turns frees what is left (ASan, valgrind). */
+static void
+test_hold_drop_turns(void **state)
+{
+	struct vcl_session	*s = session_new();
+	struct vcl_hobj		*ev;
+	uint64_t		 seq;
+
+	obj(s, 10, VCL_KIND_QUEUE);
+	ev = user_event(s, 50);
+	for (seq = 1; seq <= 5000; seq++)
+		ndrange(s, seq, 10, 1000 + seq, seq == 1, (uint64_t[]){ 50 });
+	ev->user_set = 1;
+	vcl_hold_wake(s);
+	assert_true(vcl_hold_turn(s));
+	assert_true(s->nheld > 0);
+	vcl_hold_drop(s);
+	assert_false(vcl_hold_releasing(s));
 	assert_int_equal(s->nheld, 0);
 	assert_int_equal(s->pending.count, 0);
 	session_free(s);
@@ -500,6 +633,9 @@ main(void)
 		cmocka_unit_test(test_hold_producer),
 		cmocka_unit_test(test_hold_release),
 		cmocka_unit_test(test_hold_many),
+		cmocka_unit_test(test_hold_turns),
+		cmocka_unit_test(test_hold_turn_time),
+		cmocka_unit_test(test_hold_drop_turns),
 		cmocka_unit_test(test_hold_drop),
 		cmocka_unit_test(test_hold_enqueue_rule),
 		cmocka_unit_test(test_hold_runs_now),
