@@ -14,8 +14,8 @@ if [ "${2:-session}" = client ]; then
 	rm -rf $b/cov && mkdir -p $b/cov/corpus
 	# Each input's client is a process of its own: %m merges them.
 	LLVM_PROFILE_FILE=$PWD/$b/cov/fuzz-%m.profraw \
-	    $b/tests/fuzz/fuzz_client -rss_limit_mb=0 -seed=1 -runs="$runs" \
-	    -dict=tests/fuzz/fuzz_client.dict $b/cov/corpus \
+	    $b/tests/fuzz/fuzz_client -rss_limit_mb=0 -malloc_limit_mb=2048 \
+	    -seed=1 -runs="$runs" -dict=tests/fuzz/fuzz_client.dict $b/cov/corpus \
 	    tests/fuzz/corpus_client 2>$b/cov/log ||
 	    { tail -30 $b/cov/log; exit 1; }
 	llvm-profdata merge -sparse $b/cov/fuzz-*.profraw \
