@@ -1,4 +1,4 @@
-/* fuzz_client.c - libFuzzer: libvcl against a server whose bytes are the input. */
+/* fuzz_client.c - libFuzzer: libvcl against a server that sends the input. */
 #include <sys/mman.h>
 #include <sys/wait.h>
 
@@ -23,8 +23,8 @@
  * input's failure here, which libFuzzer records.
  *
  * Coverage: the child's counters (the __sancov_cntrs section, libvcl's
- * included; fuzz_client_cntrs.c) are copied into a shared page at its end, and merged into
- * this process's before libFuzzer reads them.
+ * included; fuzz_client_cntrs.c) are copied into a shared page at its
+ * end, and merged into this process's before libFuzzer reads them.
  */
 
 /* Set in a build with source-based coverage (tests/fuzz/coverage.sh). */

@@ -1,4 +1,4 @@
-/* fuzz_client.h - libvcl against a fake server: the calls, the child, the server loop. */
+/* fuzz_client.h - libvcl against a fake server: calls, child, server. */
 #ifndef FUZZ_CLIENT_H
 #define FUZZ_CLIENT_H
 

@@ -1,4 +1,4 @@
-/* fuzz_client_gen.c - write fuzz_client's seeds: what a server answers its calls. */
+/* fuzz_client_gen.c - fuzz_client's seeds: a server's answers to its calls. */
 
 #include <signal.h>
 #include <stdint.h>
@@ -22,9 +22,10 @@
  * Seeds: gen_client_ok, every call succeeding; gen_client_errors, every
  * reply and event an error and the build failing with a log;
  * gen_client_noisy, two devices, and a keepalive and a Notify of an event
- * nobody made ahead of every answer after the Welcome. The seeds are committed under
- * tests/fuzz/corpus_client/; a test checks this program still writes the
- * same bytes. The run fails when a call of the ok seed fails.
+ * nobody made ahead of every answer after the Welcome. The seeds are
+ * committed under tests/fuzz/corpus_client/; a test checks this program
+ * still writes the same bytes. The run fails when a call of the ok seed
+ * fails.
  */
 
 enum gen_mode { GEN_OK, GEN_ERRORS, GEN_NOISY };

@@ -1,4 +1,4 @@
-/* fuzz_client_run.c - libvcl's calls in a child, a fake server in the parent. */
+/* fuzz_client_run.c - libvcl's calls in a child, a fake server outside. */
 
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -306,8 +306,7 @@ fuzz_client_serve(int lfd, pid_t child, fuzz_answer_fn fn, void *arg)
 		if (fuzz_child_gone(child))
 			break;
 	}
-	/* A client that tries again (libvcl does, after an early close) is
-	 * refused: one connection per input. */
+	/* One connection per input: a client that tries again is refused. */
 	close(lfd);
 	if (fd < 0)
 		return (-1);
