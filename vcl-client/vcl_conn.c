@@ -1455,7 +1455,11 @@ vcl_conn_start_tls(struct vcl_node *n, const char *host)
 }
 
 
-/* Every device info value of a Welcome well formed? 0 or -1. */
+/*
+ * Every device info value of a Welcome well formed? An entry without an
+ * error is a value, absent or not: a string's must end in its NUL. 0 or
+ * -1.
+ */
 static int
 vcl_conn_welcome_ok(const Vcl__Welcome *w)
 {
@@ -1466,7 +1470,7 @@ vcl_conn_welcome_ok(const Vcl__Welcome *w)
 		for (k = 0; w->devices[d] != NULL && k <
 		    w->devices[d]->n_info; k++) {
 			iv = w->devices[d]->info[k];
-			if (iv->has_value && !vcl_info_value_ok(iv->param,
+			if (!iv->has_error && !vcl_info_value_ok(iv->param,
 			    iv->value.data, iv->value.len))
 				return (-1);
 		}

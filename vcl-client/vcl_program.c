@@ -1380,6 +1380,25 @@ vcl_kernel_from(cl_program p, uint64_t id, struct vcl_node *n,
 	return (k);
 }
 
+/*
+ * Does a server's KernelsResult describe n kernels, each listing as many
+ * argument address qualifiers as it has arguments? A server lists one per
+ * argument; num_args sizes the kernel's argument tables, so a count no
+ * list backs (up to 2^32 - 1) is refused before it allocates.
+ */
+static int
+vcl_kernels_ok(const Vcl__KernelsResult *kr, size_t n)
+{
+	size_t	i;
+
+	if (kr == NULL || kr->n_kernels != n)
+		return (0);
+	for (i = 0; i < n; i++)
+		if (kr->kernels[i]->num_args > kr->kernels[i]->n_arg_address)
+			return (0);
+	return (1);
+}
+
 /* True when the program was built successfully for some device. */
 static int
 vcl_program_built(cl_program p)
@@ -1435,8 +1454,8 @@ vcl_clCreateKernel(cl_program program, const char *kernel_name,
 		    &tc);
 		if (vcl_kernel_lost(vcl_node_get(n), err))
 			err = CL_SUCCESS;
-		else if (err == CL_SUCCESS && (tc->reply->kernels == NULL ||
-		    tc->reply->kernels->n_kernels != 1))
+		else if (err == CL_SUCCESS && !vcl_kernels_ok(tc->reply->kernels,
+		    1))
 			err = CL_OUT_OF_RESOURCES;
 		else if (err == CL_SUCCESS && k == NULL) {
 			if ((k = vcl_kernel_from(program, id, vcl_node_get(n),
@@ -1506,7 +1525,7 @@ vcl_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels,
 				break;
 			}
 			kr = tc->reply->kernels;
-			if (first && (kr == NULL || kr->n_kernels != nk))
+			if (first && !vcl_kernels_ok(kr, nk))
 				err = CL_OUT_OF_RESOURCES;
 			for (i = 0; first && err == CL_SUCCESS && i < nk; i++) {
 				if ((kernels[i] = vcl_kernel_from(program,
