@@ -25,7 +25,7 @@ UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 NODE_LOSS_RUNS=2 \
 echo "== fuzz targets (clang, libFuzzer, ASan+UBSan): seeds and a short run"
 CC=clang cmake -S . -B build-fuzz -DVCL_FUZZ=ON -DVCL_WERROR=ON >/dev/null
 cmake --build build-fuzz -j "$jobs" --target fuzz_frame fuzz_session \
-    fuzz_include fuzz_hostlist fuzz_mtx fuzz_ndrdec
+    fuzz_include fuzz_hostlist fuzz_mtx fuzz_ndrdec fuzz_client
 ctest --test-dir build-fuzz --output-on-failure -L fuzz
 
 echo "== valgrind: vclserver, then libvcl in a client"
