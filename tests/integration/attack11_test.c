@@ -258,32 +258,12 @@ sync_stats(struct conn *c)
 	return (stats(c, &st));
 }
 
-/* Append one packed request to b. 0 or -1. */
+/* Append one packed request to b (vcl_buf_pack grows it). 0 or -1. */
 static int
 pack_req(struct vcl_buf *b, struct conn *c, Vcl__Request *r)
 {
-	struct vcl_buf	one = { NULL, 0, 0 };
-	uint8_t		*p;
-
 	r->seq = ++c->seq;
-	if (vcl_buf_pack(&one, &r->base, 0) != 0)
-		return (-1);
-	if (b->len + one.len > b->cap) {
-		size_t	cap = b->cap == 0 ? 1u << 20 : b->cap;
-
-		while (cap < b->len + one.len)
-			cap *= 2;
-		if ((p = realloc(b->data, cap)) == NULL) {
-			vcl_buf_free(&one);
-			return (-1);
-		}
-		b->data = p;
-		b->cap = cap;
-	}
-	memcpy(b->data + b->len, one.data, one.len);
-	b->len += one.len;
-	vcl_buf_free(&one);
-	return (0);
+	return (vcl_buf_pack(b, &r->base, 0));
 }
 
 /*
@@ -464,29 +444,18 @@ att_kernels(struct conn *c, uint64_t prog, unsigned nk, unsigned seed)
 static int
 att_wait_list(struct conn *c, uint64_t ev, unsigned n)
 {
-	Vcl__Request	 r = VCL__REQUEST__INIT;
-	Vcl__Marker	 m = VCL__MARKER__INIT;
-	Vcl__Enqueue	 e = VCL__ENQUEUE__INIT;
 	uint64_t	*w;
 	unsigned	 i;
 	int		 rc;
 
-	e.queue = Q;
-	e.has_event = 1;
-	e.event = ev;
-	m.q = &e;
-	r.call_case = VCL__REQUEST__CALL_MARKER;
-	r.marker = &m;
-	if (send_req(c, &r, NULL, 0) != 0 || raw_finish(c, Q) != CL_SUCCESS)
+	if (raw_marker(c, Q, ev, NULL, 0) != 0 ||
+	    raw_finish(c, Q) != CL_SUCCESS)
 		return (-1);
 	if ((w = malloc(n * sizeof *w)) == NULL)
 		return (-1);
 	for (i = 0; i < n; i++)
 		w[i] = ev;
-	e.has_event = 0;
-	e.n_wait = n;
-	e.wait = w;
-	rc = send_req(c, &r, NULL, 0);
+	rc = raw_marker(c, Q, 0, w, n);
 	free(w);
 	if (rc != 0)
 		return (-1);
