@@ -1089,6 +1089,78 @@ out:
 }
 
 /*
+ * att_chain_held, then the set and a Stats behind it, answered once the
+ * set was read: the release runs in turns from there. 0 or -1.
+ */
+static int
+att_chain_set(struct conn *c, uint64_t base, unsigned n, unsigned wide)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__SetUserEventStatus	ss = VCL__SET_USER_EVENT_STATUS__INIT;
+	Vcl__Stats		sm = VCL__STATS__INIT;
+	struct vcl_buf		b = { NULL, 0, 0 };
+	int			rc;
+
+	rc = att_chain_held(c, base, n, wide);
+	ss.event = base;
+	ss.status = CL_COMPLETE;
+	r.call_case = VCL__REQUEST__CALL_SET_USER_EVENT_STATUS;
+	r.set_user_event_status = &ss;
+	rc |= pack_req(&b, c, &r);
+	r.call_case = VCL__REQUEST__CALL_STATS;
+	r.stats = &sm;
+	rc |= pack_req(&b, c, &r);
+	if (rc == 0)
+		rc = send_raw(c, b.data, b.len);
+	free(b.data);
+	return (rc == 0 && drain_replies(c, 1) == 0 ? 0 : -1);
+}
+
+/*
+ * A client gone while what its set released runs in turns: the server
+ * lives, serves the victim, and once the rest has run (or was dropped)
+ * holds nothing of that session.
+ */
+static void
+test_chaingone(void)
+{
+	Vcl__StatsResult	 st;
+	struct srv		 sv;
+	struct conn		 a, w;
+	struct victim		 v;
+	unsigned		 mark;
+
+	a.fd = w.fd = -1;
+	memset(&v, 0, sizeof v);
+	if (!srv_start(&sv, "chaingone_start", "127.0.0.1:0", NULL))
+		return;
+	if (!check("chaingone_attacker", att_open(&a, &sv) == 0,
+	    "no session"))
+		goto out;
+	if (!check("chaingone_set", att_chain_set(&a, 100000, 50000, 0) == 0,
+	    "the chain was not held and set"))
+		goto out;
+	conn_close(&a);
+	if (!check("chaingone_victim", vic_start(&v, &sv) == 0, "no victim"))
+		goto out;
+	mark = vic_mark(&v);
+	vic_check(&v, "chaingone_victim_served", mark, 0);
+	vic_stop(&v);
+	/* Nothing of either session is left: 60 s (ASan, load). */
+	check("chaingone_freed", conn_session(&w, &sv) == 0 &&
+	    wait_empty_polls(&w, &st, 3 * STATS_POLLS) == 0, "the server "
+	    "still holds %llu objects, %llu bytes",
+	    (unsigned long long)st.objects, (unsigned long long)st.bytes);
+out:
+	vic_stop(&v);
+	conn_close(&a);
+	conn_close(&w);
+	check("chaingone_alive", srv_alive(&sv), "server gone (%s)",
+	    srv_how(&sv));
+	srv_stop(&sv, "chaingone_exit");
+}
+
+/*
  * SIGTERM while a set user event's release runs in turns: the server
  * drains (no new session), the victim's session ends, and the server
  * exits 0 in its grace period, dropping what was still to run (ASan
@@ -1097,15 +1169,11 @@ out:
 static void
 test_chaindrain(void)
 {
-	Vcl__Request		 r = VCL__REQUEST__INIT;
-	Vcl__SetUserEventStatus	 ss = VCL__SET_USER_EVENT_STATUS__INIT;
-	Vcl__Stats		 sm = VCL__STATS__INIT;
-	struct vcl_buf		 b = { NULL, 0, 0 };
 	struct srv		 sv;
 	struct conn		 a;
 	struct victim		 v;
 	uint64_t		 t0;
-	int			 rc, st;
+	int			 st;
 
 	a.fd = -1;
 	memset(&v, 0, sizeof v);
@@ -1118,20 +1186,8 @@ test_chaindrain(void)
 	    "no session"))
 		goto out;
 	/* The whole chain of test_work's chainwide, held: no set, no finish. */
-	rc = att_chain_held(&a, 100000, 300, 65535);
-	ss.event = 100000;
-	ss.status = CL_COMPLETE;
-	r.call_case = VCL__REQUEST__CALL_SET_USER_EVENT_STATUS;
-	r.set_user_event_status = &ss;
-	rc |= pack_req(&b, &a, &r);
-	r.call_case = VCL__REQUEST__CALL_STATS;
-	r.stats = &sm;
-	rc |= pack_req(&b, &a, &r);
-	if (rc == 0)
-		rc = send_raw(&a, b.data, b.len);
-	free(b.data);
-	if (!check("chaindrain_set", rc == 0 && drain_replies(&a, 1) == 0,
-	    "the chain was not held and set"))
+	if (!check("chaindrain_set", att_chain_set(&a, 100000, 300, 65535) ==
+	    0, "the chain was not held and set"))
 		goto out;
 	vic_stop(&v);
 	t0 = now_ns();
@@ -1154,6 +1210,7 @@ static const struct test tests[] = {
 	{ "slowloris",	test_slowloris,	180 },
 	{ "endless",	test_endless,	120 },
 	{ "chaindrain",	test_chaindrain, 180 },
+	{ "chaingone",	test_chaingone,	180 },
 };
 
 int
