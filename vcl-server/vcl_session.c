@@ -1329,12 +1329,12 @@ vcl_session_run(struct vcl_session *s, Vcl__Request *req,
 {
 	const struct vcl_op	*op = vcl_dispatch_lookup(req->call_case);
 
-	uint64_t		 t0, ns;
+	struct timespec		 t0;
 	double			 ms;
 
 	vcl_log_debug("session %llu: %s seq %llu", (unsigned long long)s->id,
 	    op->name, (unsigned long long)req->seq);
-	t0 = vcl_server_ns();
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	s->nreq++;
 	if (!(op->flags & VCL_OP_LAUNCH)) {
 		s->launch_run = 0;
@@ -1342,13 +1342,8 @@ vcl_session_run(struct vcl_session *s, Vcl__Request *req,
 			vcl_session_quiesce(s);
 	}
 	op->fn(s, req, bulk);
-	/*
-	 * The loop serves every session: say when a call held it up, and
-	 * count its time for the bounds of read passes and release turns.
-	 */
-	ns = vcl_server_ns() - t0;
-	s->run_ns += ns;
-	ms = ns / 1e6;
+	/* The loop serves every session: say when a call held it up. */
+	ms = vcl_since_ms(&t0);
 	vcl_metrics_request(&s->srv->metrics, req->call_case, ms);
 	if (ms >= VCL_SLOW_MS) {
 		s->srv->metrics.slow_events++;
@@ -1820,17 +1815,18 @@ vcl_session_read_cb(evutil_socket_t fd, short what, void *arg)
 	 * of copies from a few KiB of input, charged past its limit.
 	 */
 	/*
-	 * And once its requests have held the loop VCL_READ_PASS_NS (their
-	 * time as vcl_session_run measures it, no clock read per request
-	 * here): requests are not all cheap (a wait list of 65536 events
-	 * costs the runtime 35 ms), and 4096 of them in one pass held every
-	 * other session minutes.
+	 * And once it has held the loop VCL_READ_PASS_NS: requests are not
+	 * all cheap (a wait list of 65536 events costs the runtime 35 ms),
+	 * and 4096 of them in one pass held every other session minutes.
+	 * The pass's own clock, not the time vcl_session_run measures: a
+	 * request that is held costs the loop too (its wait list checked),
+	 * and never runs there.
 	 */
-	t0 = s->run_ns;
+	t0 = vcl_server_ns();
 	while (!s->dead && s->reading && done < VCL_BATCH_MAX &&
 	    vcl_session_may_read(s) &&
 	    (rc = vcl_session_read(s, &done, &budget)) == 0)
-		if (s->run_ns - t0 >= VCL_READ_PASS_NS) {
+		if (vcl_server_ns() - t0 >= VCL_READ_PASS_NS) {
 			rc = 2;		/* the rest in the next callback */
 			break;
 		}

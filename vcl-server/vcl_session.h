@@ -87,9 +87,6 @@ struct vcl_session {
 	time_t			 born;		/* for the handshake deadline */
 	struct timespec		 started;	/* monotonic, for the end log */
 	uint64_t		 nreq;		/* requests served */
-	uint64_t		 run_ns;	/* the loop's time in them, in all
-						   (what read passes and release
-						   turns are bounded by) */
 	char			 addr[64];	/* numeric host, no port */
 	time_t			 last_in;	/* last input byte */
 	time_t			 last_out;	/* last output byte or empty */
