@@ -88,6 +88,9 @@ static const char usage[] =
 "  --write-chunk BYTES     copy a write of twice this or more to its buffer in\n"
 "                          chunks of it as its bytes come (default 4M with 4\n"
 "                          or more CPUs online, else 0; 0: off)\n"
+"  --write-slots N         a chunked write's bytes cycle through N chunks of\n"
+"                          staging, each taking more once copied out\n"
+"                          (default 4, at most 16; 0: staging of its size)\n"
 "  --poll-us US            microseconds the loop looks at a finish's or small\n"
 "                          read's event before handing it to a waiter thread\n"
 "                          (default 20; 0: never)\n"
@@ -145,7 +148,8 @@ enum {
 	OPT_LISTEN = 256, OPT_PORT_FILE, OPT_PLATFORM, OPT_DEVICES, OPT_NAME,
 	OPT_TOKEN, OPT_INSECURE, OPT_LOG, OPT_MAX_FRAME, OPT_MAX_BULK,
 	OPT_MAX_SBYTES, OPT_MAX_SESSIONS, OPT_MAX_PINNED, OPT_MAX_OBJECTS, OPT_WORKERS,
-	OPT_READ_CHUNK, OPT_WRITE_CHUNK, OPT_POLL_US, OPT_SPIN_US,
+	OPT_READ_CHUNK, OPT_WRITE_CHUNK, OPT_WRITE_SLOTS, OPT_POLL_US,
+	OPT_SPIN_US,
 	OPT_SHM_RING_MAX,
 	OPT_CONFIG, OPT_VERSION, OPT_HELP,
 	OPT_TLS_CERT, OPT_TLS_KEY, OPT_TLS_CA, OPT_TLS_VERIFY, OPT_TRUST_BINARIES,
@@ -180,6 +184,7 @@ static const struct option longopts[] = {
 	{ "max-pinned-session",	required_argument, NULL, OPT_MAX_PINNED_SESSION },
 	{ "read-chunk",		required_argument, NULL, OPT_READ_CHUNK },
 	{ "write-chunk",	required_argument, NULL, OPT_WRITE_CHUNK },
+	{ "write-slots",	required_argument, NULL, OPT_WRITE_SLOTS },
 	{ "poll-us",		required_argument, NULL, OPT_POLL_US },
 	{ "spin-us",		required_argument, NULL, OPT_SPIN_US },
 	{ "shm-ring-max",	required_argument, NULL, OPT_SHM_RING_MAX },
@@ -337,6 +342,15 @@ apply_option(struct vcl_server *srv, int id, const char *arg, int reload)
 			return (-1);
 		}
 		vcl_write_chunk = v;
+		return (0);
+	case OPT_WRITE_SLOTS:
+		if (parse_size(arg, &v) != 0 || v == 1 ||
+		    v > VCL_WRITE_SLOTS_MAX) {
+			fprintf(stderr, "vclserver: bad write slots (0, or 2 "
+			    "to %d): %s\n", VCL_WRITE_SLOTS_MAX, arg);
+			return (-1);
+		}
+		vcl_write_slots = (unsigned)v;
 		return (0);
 	case OPT_POLL_US:
 		if (parse_size(arg, &v) != 0 || v > 1000) {

@@ -273,6 +273,10 @@ vcl_metrics_render(struct vcl_server *srv, struct evbuffer *b)
 	vcl_metrics_one(b, "vcl_writes_chunked_total", "counter",
 	    "Writes copied to their buffer chunk by chunk as their bytes "
 	    "came (--write-chunk).", vcl_mem_writes_chunked());
+	vcl_metrics_one(b, "vcl_write_slot_waits_total", "counter",
+	    "Times a chunked write's input waited for the copy out of a "
+	    "slot its next bytes go to (--write-slots).",
+	    vcl_mem_write_slot_waits());
 	vcl_metrics_one(b, "vcl_pinned_bytes", "gauge",
 	    "Pinned host memory of all sessions: staging blocks and shared "
 	    "rings wrapped.", vcl_pin_bytes());

@@ -368,15 +368,32 @@ vcl_mem_chunkable(const struct vcl_hobj *q)
  * record is reserved when the write begins, so that needs no memory and
  * the loop never waits for the chunks.
  *
+ * A write of more chunks than vcl_write_slots (--write-slots) does not
+ * get staging of its size: its bytes cycle through that many chunks of
+ * staging (in_wc.ring), each taking new bytes once the runtime's copy out
+ * of it is done (vcl_mem_write_room). A 256 MiB write then holds 16 MiB,
+ * and the socket's bytes land in memory the CPU wrote a few chunks ago,
+ * in its caches, where a fresh 256 MiB block costs a miss per line: on
+ * an H100 host a receive into a 4 MiB buffer used again and again ran at
+ * up to 1.2x one into a buffer of the transfer's size. A slot still
+ * being copied when its next bytes come (a kernel ahead of the write)
+ * sends the rest to staging of its own (vcl_mem_write_spill): waiting
+ * would hold the session's input, and its requests to other queues, behind
+ * the device. Only where that is over the session's limit does the input
+ * wait (vcl_session.c, ev_slot).
+ *
  * By default only with VCL_SERVER_MIN_CPUS online CPUs or more: on a
  * 2-core host the chunks' copies (a CPU device's memcpy) take the cores
  * the socket's receive needs, and the write itself ran slower (the read
  * behind it faster by as much).
  */
 uint64_t	 vcl_write_chunk = VCL_WRITE_CHUNK_AUTO; /* --write-chunk; 0: off */
+unsigned	 vcl_write_slots = VCL_WRITE_SLOTS; /* --write-slots; 0: none */
 
 static uint64_t	vcl_wc_count;		/* writes chunked (Stats) */
 static long	vcl_wc_fault = -2;	/* VCL_TEST_WRITE_FAIL_CHUNK */
+static long	vcl_ws_fault = -1;	/* VCL_TEST_WRITE_SLOT_WAIT */
+static uint64_t	vcl_ws_count;		/* waits for a slot (Stats) */
 
 /* How many writes went in chunks as their bytes came. */
 uint64_t
@@ -385,9 +402,18 @@ vcl_mem_writes_chunked(void)
 	return (vcl_wc_count);
 }
 
+/* How often a write's input waited for a slot's copy. */
+uint64_t
+vcl_mem_write_slot_waits(void)
+{
+	return (vcl_ws_count);
+}
+
 /*
- * A frame's message is in and its bulk is about to come into staging:
- * copy a WriteBuffer in chunks as it comes, where that is safe.
+ * A frame's message is in and its bulk is about to come: copy a
+ * WriteBuffer in chunks as it comes, where that is safe, and say how much
+ * staging its bytes need (in_wc.ring: its slots; 0: the whole bulk).
+ * Called before that staging is had; vcl_mem_write_stop if it cannot be.
  */
 void
 vcl_mem_write_begin(struct vcl_session *s, const Vcl__Request *req)
@@ -399,8 +425,7 @@ vcl_mem_write_begin(struct vcl_session *s, const Vcl__Request *req)
 
 	vcl_mem_write_stop(s);		/* none is under way: a clean slate */
 	if (req->call_case != VCL__REQUEST__CALL_WRITE_BUFFER ||
-	    vcl_write_chunk == 0 || s->in_bulk == NULL ||
-	    s->in_bulk_borrowed || s->in_bulk_err != CL_SUCCESS)
+	    vcl_write_chunk == 0)
 		return;
 	m = req->write_buffer;
 	if (m->has_shm_slot || m->q == NULL || m->q->n_wait > 0 ||
@@ -411,14 +436,138 @@ vcl_mem_write_begin(struct vcl_session *s, const Vcl__Request *req)
 	    !vcl_mem_chunkable(q) || !vcl_hold_runs_now(s, req) ||
 	    vcl_mem_buf_range(s, m->mem, m->offset, m->size, &err) == NULL)
 		return;
-	if (vcl_wc_fault == -2)
+	if (vcl_wc_fault == -2) {
 		vcl_wc_fault = vcl_server_test_num("VCL_TEST_WRITE_FAIL_CHUNK");
+		vcl_ws_fault = vcl_server_test_num("VCL_TEST_WRITE_SLOT_WAIT");
+	}
 	/* What keeps the staging if the write ends early (out of memory:
 	   not chunked). */
 	if ((wc->hold = vcl_cmd_hold_new()) == NULL)
 		return;
 	wc->req = req;
 	wc->qid = m->q->queue;
+	/* Slots only where the bytes would cycle through them. */
+	if (vcl_write_slots > 0 &&
+	    m->size / vcl_write_chunk > vcl_write_slots)
+		wc->ring = vcl_write_slots * vcl_write_chunk;
+}
+
+/*
+ * Whether the copy out of slot i is done, its event then let go. A copy
+ * the runtime failed fails the write (the rest is not copied).
+ */
+static int
+vcl_mem_slot_free(struct vcl_wchunk *wc, unsigned i)
+{
+	cl_int	status, err;
+
+	if (wc->slot[i] == NULL)
+		return (1);
+	if (vcl_ws_fault > 0 && !wc->faulted) {
+		wc->faulted = 1;	/* a test's: busy at the first look */
+		return (0);
+	}
+	err = clGetEventInfo(wc->slot[i], CL_EVENT_COMMAND_EXECUTION_STATUS,
+	    sizeof status, &status, NULL);
+	if (err == CL_SUCCESS && status > CL_COMPLETE)
+		return (0);
+	if (err != CL_SUCCESS || status < 0) {
+		if (wc->err == CL_SUCCESS)
+			wc->err = err != CL_SUCCESS ? err : status;
+		wc->stopped = 1;
+	}
+	clReleaseEvent(wc->slot[i]);
+	wc->slot[i] = NULL;
+	wc->faulted = 0;
+	return (1);
+}
+
+/* Where byte at of the bulk is in its staging (at > wc->base). */
+static uint8_t *
+vcl_mem_write_at(const struct vcl_session *s, uint64_t at)
+{
+	const struct vcl_wchunk	*wc = &s->in_wc;
+
+	return (s->in_bulk + (wc->ring != 0 ? at % wc->ring : at - wc->base));
+}
+
+/*
+ * A slot is still being copied out when its next bytes come (a kernel
+ * runs ahead of the write on its queue, or the device copies slower than
+ * the socket): rather than hold the session's input back, which would
+ * hold its requests for other queues too, the rest of the bulk comes into
+ * staging of its own, as a write not through slots does. The slots go
+ * once the last chunk copied from them is done (every chunk before the
+ * rest is enqueued as it comes: the last of them, on the in-order queue,
+ * completes after the others). -1: no staging (the session's bytes limit)
+ * or record for that: the input waits for the slot.
+ */
+static int
+vcl_mem_write_spill(struct vcl_session *s)
+{
+	struct vcl_wchunk	*wc = &s->in_wc;
+	struct vcl_cmd		*h;
+	uint8_t			*rest;
+	uint64_t		 n = s->in_frame.bulk_len - s->in_bulk_got;
+	cl_int			 err;
+	unsigned		 i;
+
+	if (wc->last == NULL || (h = vcl_cmd_hold_new()) == NULL)
+		return (-1);
+	if ((rest = vcl_stage_alloc(s, vcl_queue_context(s,
+	    vcl_handle_get(&s->handles, wc->qid, VCL_KIND_QUEUE)), n,
+	    CL_MEM_OBJECT_ALLOCATION_FAILURE, &err)) == NULL) {
+		vcl_cmd_hold_free(h);
+		return (-1);
+	}
+	clRetainEvent(wc->last);
+	vcl_cmd_free_after(s, h, vcl_cmd_hold_stage(h, s, s->in_bulk,
+	    s->in_bulk_size), wc->last, wc->qid);
+	for (i = 0; i < VCL_WRITE_SLOTS_MAX; i++)
+		if (wc->slot[i] != NULL) {
+			clReleaseEvent(wc->slot[i]);
+			wc->slot[i] = NULL;
+		}
+	s->in_bulk = rest;
+	s->in_bulk_size = n;
+	wc->base = s->in_bulk_got;
+	wc->ring = 0;
+	return (0);
+}
+
+/*
+ * Where the session's next bulk bytes go, and how many may go there in
+ * one piece: the rest of the bulk's staging, or of the slot that takes
+ * them. 1: that slot is still being copied out and the rest could not
+ * go elsewhere (vcl_mem_write_spill); nothing may come yet.
+ */
+int
+vcl_mem_write_room(struct vcl_session *s, uint8_t **dst, uint64_t *room)
+{
+	struct vcl_wchunk	*wc = &s->in_wc;
+	uint64_t		 got = s->in_bulk_got, off;
+	unsigned		 i;
+
+	if (s->in_bulk != NULL && wc->ring != 0 &&
+	    got % vcl_write_chunk == 0 && !vcl_mem_slot_free(wc,
+	    (unsigned)(got / vcl_write_chunk % vcl_write_slots))) {
+		if (!wc->waiting)
+			vcl_ws_count++;
+		if (vcl_mem_write_spill(s) != 0)
+			return (1);
+	}
+	if (s->in_bulk == NULL || wc->ring == 0) {
+		*dst = s->in_bulk == NULL ? NULL : vcl_mem_write_at(s, got);
+		*room = s->in_frame.bulk_len - got;
+		return (0);
+	}
+	i = (unsigned)(got / vcl_write_chunk % vcl_write_slots);
+	off = got % vcl_write_chunk;
+	*dst = s->in_bulk + i * vcl_write_chunk + off;
+	*room = vcl_write_chunk - off;
+	if (*room > s->in_frame.bulk_len - got)
+		*room = s->in_frame.bulk_len - got;
+	return (0);
 }
 
 /*
@@ -434,6 +583,7 @@ vcl_mem_write_feed(struct vcl_session *s)
 	struct vcl_hobj		*q, *mem;
 	cl_event		 ev;
 	cl_int			 err;
+	unsigned		 i;
 
 	if (wc->req == NULL)
 		return;
@@ -455,7 +605,7 @@ vcl_mem_write_feed(struct vcl_session *s)
 		else
 			err = clEnqueueWriteBuffer(q->u.queue, mem->u.mem,
 			    CL_FALSE, m->offset + wc->done, vcl_write_chunk,
-			    s->in_bulk + wc->done, 0, NULL, &ev);
+			    vcl_mem_write_at(s, wc->done), 0, NULL, &ev);
 		wc->n++;
 		if (err != CL_SUCCESS) {
 			vcl_session_warn(s, "write of %llu bytes refused at "
@@ -470,6 +620,14 @@ vcl_mem_write_feed(struct vcl_session *s)
 		else
 			vcl_wc_count++;
 		wc->last = ev;
+		if (wc->ring != 0) {	/* its slot takes bytes once done */
+			i = (unsigned)(wc->done / vcl_write_chunk %
+			    vcl_write_slots);
+			if (wc->slot[i] != NULL)
+				clReleaseEvent(wc->slot[i]);
+			wc->slot[i] = ev;
+			clRetainEvent(ev);
+		}
 		wc->done += vcl_write_chunk;
 		vcl_session_mark_dirty(s, q);
 		(void)vcl_session_flush_now(s, q);	/* the copy starts */
@@ -487,11 +645,15 @@ vcl_mem_write_stop(struct vcl_session *s)
 {
 	struct vcl_wchunk	*wc = &s->in_wc;
 	struct vcl_stage	*st;
+	unsigned		 i;
 
+	for (i = 0; i < VCL_WRITE_SLOTS_MAX; i++)
+		if (wc->slot[i] != NULL)
+			clReleaseEvent(wc->slot[i]);
 	if (wc->last != NULL && wc->hold != NULL && s->in_bulk != NULL &&
 	    !s->in_bulk_borrowed) {
 		st = vcl_cmd_hold_stage(wc->hold, s, s->in_bulk,
-		    s->in_frame.bulk_len);
+		    s->in_bulk_size);
 		s->in_bulk = NULL;
 		vcl_cmd_free_after(s, wc->hold, st, wc->last, wc->qid);
 		wc->hold = NULL;
@@ -513,7 +675,9 @@ vcl_op_write_buffer(struct vcl_session *s, const Vcl__Request *req,
 	struct vcl_hobj		*mem;
 	struct vcl_enq		 enq;
 	struct vcl_cmd		*c = NULL;
+	uint64_t		 size;
 	cl_int			 err;
+	unsigned		 i;
 
 	/* Its chunks enqueued as its bytes came, if any (vcl_session.c). */
 	memset(&wc, 0, sizeof wc);
@@ -529,15 +693,17 @@ vcl_op_write_buffer(struct vcl_session *s, const Vcl__Request *req,
 		vcl_session_close(s, "write size does not match its bytes");
 		goto out;
 	}
+	/* The staging: the bulk's, its slots, or what took its rest. */
+	size = s->in_bulk_size;
 	if ((wc.last != NULL && vcl_cmd_nomem()) ||
 	    (c = vcl_cmd_new(VCL_CMD_WRITE, req->seq)) == NULL ||
 	    (bulk->data != NULL &&
-	    (c->stage = vcl_stage_new(s, bulk->data, bulk->len)) == NULL)) {
+	    (c->stage = vcl_stage_new(s, bulk->data, size)) == NULL)) {
 		free(c);
 		/* Its chunks copy from the bulk: kept until they are done. */
 		if (wc.last != NULL && bulk->data != NULL) {
 			vcl_cmd_free_after(s, wc.hold, vcl_cmd_hold_stage(
-			    wc.hold, s, bulk->data, bulk->len), wc.last,
+			    wc.hold, s, bulk->data, size), wc.last,
 			    wc.qid);
 			bulk->data = NULL;
 			wc.hold = NULL;
@@ -547,13 +713,17 @@ vcl_op_write_buffer(struct vcl_session *s, const Vcl__Request *req,
 		goto out;
 	}
 	bulk->data = NULL;	/* the stage owns it now */
+	/* Slots written over after a stop hold no bytes of this write. */
+	if (wc.ring != 0 && wc.stopped && wc.err == CL_SUCCESS)
+		wc.err = CL_OUT_OF_RESOURCES;
 	if ((err = vcl_enq_begin(s, m->q, &enq)) == CL_SUCCESS &&
 	    (mem = vcl_mem_buf_range(s, m->mem, m->offset, m->size, &err)) !=
 	    NULL && (err = bulk->err) == CL_SUCCESS &&
 	    (err = wc.err) == CL_SUCCESS)
 		err = clEnqueueWriteBuffer(enq.q->u.queue, mem->u.mem, CL_FALSE,
-		    m->offset + wc.done, m->size - wc.done,
-		    c->stage->data + wc.done, enq.nwait, enq.wait, &enq.ev);
+		    m->offset + wc.done, m->size - wc.done, c->stage->data +
+		    (wc.ring != 0 ? wc.done % wc.ring : wc.done - wc.base),
+		    enq.nwait, enq.wait, &enq.ev);
 	/*
 	 * Failed: the stage goes once its chunks are copied. (Taken: the
 	 * last part's completion frees it, or vcl_enq_end hands it on after
@@ -567,6 +737,9 @@ vcl_op_write_buffer(struct vcl_session *s, const Vcl__Request *req,
 	}
 	vcl_enq_end(s, &enq, err, c);
 out:
+	for (i = 0; i < VCL_WRITE_SLOTS_MAX; i++)
+		if (wc.slot[i] != NULL)
+			clReleaseEvent(wc.slot[i]);
 	if (wc.last != NULL)
 		clReleaseEvent(wc.last);
 	vcl_cmd_hold_free(wc.hold);

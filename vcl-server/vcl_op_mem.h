@@ -43,9 +43,14 @@ extern uint64_t vcl_read_chunk;
 void	vcl_mem_write_begin(struct vcl_session *, const Vcl__Request *);
 void	vcl_mem_write_feed(struct vcl_session *);
 void	vcl_mem_write_stop(struct vcl_session *);
+int	vcl_mem_write_room(struct vcl_session *, uint8_t **, uint64_t *);
 uint64_t vcl_mem_writes_chunked(void);
+uint64_t vcl_mem_write_slot_waits(void);
 #define VCL_WRITE_CHUNK		(4ull << 20)	/* --write-chunk's default */
 #define VCL_WRITE_CHUNK_AUTO	UINT64_MAX	/* ... where the CPUs allow */
 extern uint64_t vcl_write_chunk;
+#define VCL_WRITE_SLOTS		4	/* --write-slots's default */
+#define VCL_WRITE_SLOTS_MAX	16	/* ... and most */
+extern unsigned vcl_write_slots;
 
 #endif

@@ -162,6 +162,8 @@ vcl_op_stats(struct vcl_session *s, const Vcl__Request *req,
 	st.launches_offloop = vcl_submit_launched();
 	st.has_writes_chunked = 1;
 	st.writes_chunked = vcl_mem_writes_chunked();
+	st.has_write_slot_waits = 1;
+	st.write_slot_waits = vcl_mem_write_slot_waits();
 	st.has_polled = 1;
 	st.polled = s->srv->polled;
 	st.has_spin_hits = 1;

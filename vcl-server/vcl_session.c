@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,11 +41,15 @@
 #define VCL_PREAUTH_MAX		(64u << 10)	/* frame size before Hello */
 #define VCL_READ_BUDGET		(16u << 20)	/* bulk bytes per read callback */
 #define VCL_READ_PASS_NS	20000000u	/* loop time per read callback */
+#define VCL_SLOT_LOOK_US	50		/* a write's slot, looked at */
+#define VCL_SLOT_LOOK_MAX_US	10000		/* ... at least this often */
 #define VCL_DECODE_MIN		(64u << 10)	/* a decode's least budget */
 
 static void	vcl_session_read_cb(evutil_socket_t, short, void *);
 static void	vcl_session_write_cb(evutil_socket_t, short, void *);
 static void	vcl_session_kick_cb(evutil_socket_t, short, void *);
+static void	vcl_session_slot_cb(evutil_socket_t, short, void *);
+static int	vcl_session_slot_wait(struct vcl_session *);
 static void	vcl_session_flush_out(struct vcl_session *);
 static void	vcl_session_handshake(struct vcl_session *);
 
@@ -184,7 +189,9 @@ vcl_session_new(struct vcl_server *srv, int fd, const char *peer)
 	s->ev_write = event_new(srv->base, fd, EV_WRITE | EV_PERSIST,
 	    vcl_session_write_cb, s);
 	s->ev_kick = evtimer_new(srv->base, vcl_session_kick_cb, s);
-	if (s->ev_read == NULL || s->ev_write == NULL || s->ev_kick == NULL)
+	s->ev_slot = evtimer_new(srv->base, vcl_session_slot_cb, s);
+	if (s->ev_read == NULL || s->ev_write == NULL || s->ev_kick == NULL ||
+	    s->ev_slot == NULL)
 		goto fail;
 	LIST_INSERT_HEAD(&srv->sessions, s, entry);
 	srv->nsessions++;
@@ -210,6 +217,8 @@ fail:
 		event_free(s->ev_write);
 	if (s->ev_kick != NULL)
 		event_free(s->ev_kick);
+	if (s->ev_slot != NULL)
+		event_free(s->ev_slot);
 	vcl_handle_free(&s->handles);
 	vcl_handle_free(&s->early);
 	vcl_handle_free(&s->pending);
@@ -532,6 +541,7 @@ vcl_session_close(struct vcl_session *s, const char *why)
 	event_free(s->ev_read);
 	event_free(s->ev_write);
 	event_free(s->ev_kick);		/* the rest of a release: dropped */
+	event_free(s->ev_slot);
 	/* A completing thread may be writing a reply: the link waits. */
 	pthread_mutex_lock(&s->out_lock);
 	vcl_link_close(&s->link);
@@ -562,8 +572,8 @@ vcl_session_close(struct vcl_session *s, const char *why)
 	/* A chunked write's staging goes once its chunks are copied. */
 	vcl_mem_write_stop(s);
 	if (s->in_bulk != NULL && !s->in_bulk_borrowed) {
-		vcl_pool_put(s->in_bulk, s->in_frame.bulk_len);
-		vcl_session_uncharge(s, s->in_frame.bulk_len);
+		vcl_pool_put(s->in_bulk, s->in_bulk_size);
+		vcl_session_uncharge(s, s->in_bulk_size);
 	}
 	if (s->in_xfer != NULL)		/* it waits on; its source fails it */
 		s->in_xfer->receiving = NULL;
@@ -1159,7 +1169,7 @@ static int
 vcl_session_may_read(const struct vcl_session *s)
 {
 	return (s->out_bytes < VCL_OUT_HIGH && s->nheld < VCL_HOLD_MAX &&
-	    !vcl_hold_releasing(s));
+	    !vcl_hold_releasing(s) && !s->in_wc.waiting);
 }
 
 /* Start or stop watching the socket for input (flow control). */
@@ -1437,7 +1447,7 @@ vcl_session_dispatch(struct vcl_session *s)
 	 * right behind them: nothing of its queue could be held since.
 	 */
 	if (s->in_wc.req == req && (s->in_wc.done > 0 ||
-	    s->in_wc.err != CL_SUCCESS)) {
+	    s->in_wc.err != CL_SUCCESS || s->in_wc.ring != 0)) {
 		vcl_session_run(s, req, &bulk, 1);
 		vcl_mem_write_stop(s);	/* taken, unless it never ran */
 		return;
@@ -1618,12 +1628,18 @@ vcl_session_begin(struct vcl_session *s, const uint8_t *msg)
 	    req->write_buffer->q != NULL)
 		ctx = vcl_queue_context(s, vcl_handle_get(&s->handles,
 		    req->write_buffer->q->queue, VCL_KIND_QUEUE));
+	/* Copied as it comes, if it may: through slots, if there are. */
+	if (!oob) {
+		vcl_mem_write_begin(s, req);
+		if (s->in_wc.ring != 0)
+			blen = s->in_wc.ring;
+	}
+	s->in_bulk_size = blen;
 	s->in_bulk = vcl_stage_alloc(s, ctx, blen,
 	    CL_MEM_OBJECT_ALLOCATION_FAILURE, &s->in_bulk_err);
-	if (oob)
-		return (vcl_session_oob_post(s));
-	vcl_mem_write_begin(s, req);	/* copied as it comes, if it may */
-	return (0);
+	if (s->in_bulk == NULL)
+		vcl_mem_write_stop(s);	/* its bytes are dropped */
+	return (oob ? vcl_session_oob_post(s) : 0);
 }
 
 /* After a large frame, give the input buffer's memory back. */
@@ -1654,31 +1670,39 @@ vcl_session_read(struct vcl_session *s, int *done, uint64_t *budget)
 	typeof(s->in)		*ib = &s->in;
 	struct vcl_frame_limits	*lim = &s->srv->limits.frame;
 	const char		*why;
-	uint64_t		 left;
+	uint8_t			*dst;
+	uint64_t		 left, room;
 	size_t			 avail, need, n;
 	ssize_t			 r;
 
 	avail = ib->end - ib->start;
 	if (s->in_state == VCL_IN_BULK) {
 		left = s->in_frame.bulk_len - s->in_bulk_got;
-		n = avail < left ? avail : (size_t)left;
-		if (s->in_bulk != NULL)
-			memcpy(s->in_bulk + s->in_bulk_got, ib->data + ib->start,
-			    n);
-		ib->start += n;
-		s->in_bulk_got += n;
-		left -= n;
-		if (s->in_wc.req != NULL)
-			vcl_mem_write_feed(s);
+		/* What came with the frame's head first. */
+		while (avail > 0 && left > 0) {
+			if (vcl_mem_write_room(s, &dst, &room) != 0)
+				return (vcl_session_slot_wait(s));
+			n = avail < room ? avail : (size_t)room;
+			if (dst != NULL)
+				memcpy(dst, ib->data + ib->start, n);
+			ib->start += n;
+			avail -= n;
+			s->in_bulk_got += n;
+			left -= n;
+			if (s->in_wc.req != NULL)
+				vcl_mem_write_feed(s);
+		}
 		while (left > 0) {
 			/* A large bulk yields the loop to other sessions. */
 			if (*budget == 0)
 				return (2);
+			/* A slot of a write still copied out: wait for it. */
+			if (vcl_mem_write_room(s, &dst, &room) != 0)
+				return (vcl_session_slot_wait(s));
 			/* Straight into staging; a dropped bulk reuses ib. */
-			if (s->in_bulk != NULL)
-				r = vcl_link_read(&s->link, s->in_bulk +
-				    s->in_bulk_got, left > SSIZE_MAX ?
-				    SSIZE_MAX : left);
+			if (dst != NULL)
+				r = vcl_link_read(&s->link, dst, room >
+				    SSIZE_MAX ? SSIZE_MAX : room);
 			else
 				r = vcl_link_read(&s->link, ib->data,
 				    left < ib->cap ? left : ib->cap);
@@ -1877,6 +1901,63 @@ vcl_session_kick(struct vcl_session *s)
 		s->kick_armed = 1;
 		evtimer_add(s->ev_kick, &zero);
 	}
+}
+
+/*
+ * A chunked write's next bytes go to a slot whose copy to the device is
+ * not done, and they could not go elsewhere (vcl_mem_write_room: the
+ * session is at its bytes limit): its input waits. ev_slot looks again
+ * after VCL_SLOT_LOOK_US, twice as long each time up to
+ * VCL_SLOT_LOOK_MAX_US (a slot whose copy waits behind a long kernel),
+ * rather than a callback from the runtime: most waits are a slot's copy,
+ * shorter than its bytes took on the socket. Returns what
+ * vcl_session_read does when the socket is drained.
+ */
+static int
+vcl_session_slot_wait(struct vcl_session *s)
+{
+	struct timeval	look = { 0, VCL_SLOT_LOOK_US };
+
+	s->in_wc.waiting = 1;
+	s->in_wc.look_us = VCL_SLOT_LOOK_US;
+	vcl_session_set_reading(s, 0);
+	evtimer_add(s->ev_slot, &look);
+	return (1);
+}
+
+/*
+ * ev_slot: read on once the slot is free. A client gone meanwhile is seen
+ * at once (its socket hung up, though its unread bytes are still there).
+ */
+static void
+vcl_session_slot_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct vcl_session	*s = arg;
+	struct pollfd		 pfd;
+	struct timeval		 look;
+	uint8_t			*dst;
+	uint64_t		 room;
+
+	if (s->dead || !s->in_wc.waiting)
+		return;
+	vcl_session_ref(s);
+	pfd.fd = s->fd;
+	pfd.events = POLLRDHUP;
+	pfd.revents = 0;
+	if (poll(&pfd, 1, 0) > 0 &&
+	    (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR)))
+		vcl_session_close(s, "client went away");
+	else if (vcl_mem_write_room(s, &dst, &room) != 0) {
+		if (s->in_wc.look_us < VCL_SLOT_LOOK_MAX_US)
+			s->in_wc.look_us *= 2;
+		look.tv_sec = 0;
+		look.tv_usec = s->in_wc.look_us;
+		evtimer_add(s->ev_slot, &look);
+	} else {
+		s->in_wc.waiting = 0;
+		vcl_session_set_reading(s, vcl_session_may_read(s));
+	}
+	vcl_session_unref(s);
 }
 
 /* The next turn of a release (vcl_session_kick), then the replies. */

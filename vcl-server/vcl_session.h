@@ -14,6 +14,7 @@
 #include "vcl.pb-c.h"
 #include "vcl_frame.h"
 #include "vcl_handle.h"
+#include "vcl_op_mem.h"
 #include "vcl_outq.h"
 #include "vcl_server.h"
 #include "vcl_tls.h"
@@ -58,7 +59,10 @@ struct vcl_arena {
 /*
  * A WriteBuffer whose bulk comes on the control stream, copied to its
  * buffer chunk by chunk as the bytes arrive (vcl_op_mem.c, "Chunked
- * writes"): the device reads from the bulk's staging meanwhile.
+ * writes"): the device reads from the bulk's staging meanwhile. Where
+ * ring is set the staging is that many bytes, vcl_write_slots chunks the
+ * bytes cycle through: a slot takes new bytes once the copy out of it
+ * (slot[i]) is done.
  */
 struct vcl_wchunk {
 	const Vcl__Request	*req;		/* NULL: none */
@@ -70,6 +74,13 @@ struct vcl_wchunk {
 	cl_event		 last;		/* the last one enqueued */
 	struct vcl_cmd		*hold;		/* reserved: keeps its staging
 						   if it ends early */
+	uint64_t		 ring;		/* 0: staging of the whole bulk */
+	uint64_t		 base;		/* ... or of its rest from here
+						   (vcl_mem_write_spill) */
+	cl_event		 slot[VCL_WRITE_SLOTS_MAX]; /* NULL: free */
+	int			 waiting;	/* input waits for a slot */
+	unsigned		 look_us;	/* ... looked at again after */
+	int			 faulted;	/* VCL_TEST_WRITE_SLOT_WAIT */
 };
 
 /*
@@ -121,6 +132,8 @@ struct vcl_session {
 	Vcl__Request		*in_req;
 	struct vcl_arena	 arena;		/* in_req and held requests */
 	uint8_t			*in_bulk;	/* NULL: discarding */
+	uint64_t		 in_bulk_size;	/* its block: the bulk's length,
+						   or a write's ring of slots */
 	int			 in_bulk_borrowed; /* a transfer's staging */
 	struct vcl_hobj		*in_xfer;	/* ... of this transfer */
 	uint64_t		 in_bulk_got;
@@ -157,6 +170,8 @@ struct vcl_session {
 	int			 want_kick;	/* a user event was set */
 	struct event		*ev_kick;	/* runs the next turn */
 	int			 kick_armed;	/* ... added, not run */
+	struct event		*ev_slot;	/* looks again at a write's
+						   slot (in_wc.waiting) */
 	atomic_uint_fast64_t	 bytes;		/* charged to this session;
 						   given back off the loop too
 						   (vcl_session_send_now) */

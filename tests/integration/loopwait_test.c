@@ -141,31 +141,6 @@ wait_gone(struct conn *d, Vcl__StatsResult *st)
 	return (-1);
 }
 
-/* The execution status of event ev of c (GetInfo). 0 or -1. */
-static int
-event_status(struct conn *c, uint64_t ev, cl_int *st)
-{
-	Vcl__Request	r = VCL__REQUEST__INIT;
-	Vcl__GetInfo	m = VCL__GET_INFO__INIT;
-	struct reply	rp;
-	int		rc = -1;
-
-	m.what = VCL__GET_INFO__WHAT__EVENT;
-	m.id = ev;
-	m.param = CL_EVENT_COMMAND_EXECUTION_STATUS;
-	r.call_case = VCL__REQUEST__CALL_GET_INFO;
-	r.get_info = &m;
-	if (call(c, &r, NULL, 0, &rp) != 0)
-		return (-1);
-	if (rp.r->status == CL_SUCCESS && rp.r->info != NULL &&
-	    rp.r->info->value.len == sizeof *st) {
-		memcpy(st, rp.r->info->value.data, sizeof *st);
-		rc = 0;
-	}
-	reply_free(&rp);
-	return (rc);
-}
-
 /*
  * Read from c until the reply to seq came (seq 0: none awaited) and event
  * ev was notified, each message awaited SPIN_POLLS polls at most (the
@@ -329,7 +304,7 @@ test_read(void)
 	    (int)rp.r->status, (unsigned long long)rp.bulk_len,
 	    (int)CL_OUT_OF_HOST_MEMORY);
 	reply_free(&rp);
-	check("read_loop_free", event_status(&c, SPIN_EV, &est) == 0 &&
+	check("read_loop_free", raw_event_status(&c, SPIN_EV, &est) == 0 &&
 	    est > CL_COMPLETE, "the loop waited for the kernels: their "
 	    "event's status %d when the read was answered", (int)est);
 	check("read_round_trip", stats(&d, &st) == 0, "no Stats reply");
@@ -408,7 +383,7 @@ test_orphan(void)
 	    send_read_ev(&c, &seq) == 0, "cannot send the kernels or the "
 	    "read"))
 		goto out;
-	check("orphan_loop_free", event_status(&c, SPIN_EV, &est) == 0 &&
+	check("orphan_loop_free", raw_event_status(&c, SPIN_EV, &est) == 0 &&
 	    est > CL_COMPLETE, "the loop waited for the kernels (or answered "
 	    "the read first): their event's status %d", (int)est);
 	check("orphan_round_trip", stats(&d, &st) == 0, "no Stats reply");

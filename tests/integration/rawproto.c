@@ -1638,3 +1638,28 @@ raw_latch_open(const char *path)
 	close(fd);
 	return (1);
 }
+
+/* The execution status of event ev of c (GetInfo). 0 or -1. */
+int
+raw_event_status(struct conn *c, uint64_t ev, cl_int *st)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__GetInfo	m = VCL__GET_INFO__INIT;
+	struct reply	rp;
+	int		rc = -1;
+
+	m.what = VCL__GET_INFO__WHAT__EVENT;
+	m.id = ev;
+	m.param = CL_EVENT_COMMAND_EXECUTION_STATUS;
+	r.call_case = VCL__REQUEST__CALL_GET_INFO;
+	r.get_info = &m;
+	if (call(c, &r, NULL, 0, &rp) != 0)
+		return (-1);
+	if (rp.r->status == CL_SUCCESS && rp.r->info != NULL &&
+	    rp.r->info->value.len == sizeof *st) {
+		memcpy(st, rp.r->info->value.data, sizeof *st);
+		rc = 0;
+	}
+	reply_free(&rp);
+	return (rc);
+}

@@ -769,6 +769,330 @@ out:
 	srv_stop(&sv, "edges_server_exit");
 }
 
+/* Times a chunked write found a slot still copied out (Stats), or MAX. */
+static uint64_t
+slot_waits(struct conn *c)
+{
+	Vcl__StatsResult	st;
+
+	if (stats(c, &st) != 0 || !st.has_write_slot_waits)
+		return (UINT64_MAX);
+	return (st.write_slot_waits);
+}
+
+/*
+ * Start a server with wc_args and more (NULL-ended), a slot found busy at
+ * its first look (VCL_TEST_WRITE_SLOT_WAIT) where fault is set.
+ */
+static int
+slot_start(struct srv *sv, const char *name, int fault, const char *a,
+    const char *b)
+{
+	const char	*args[] = { "--write-chunk", "64K", a, b, NULL };
+	int		 ok;
+
+	if (fault)
+		setenv("VCL_TEST_WRITE_SLOT_WAIT", "1", 1);
+	ok = srv_start(sv, name, "127.0.0.1:0", args);
+	unsetenv("VCL_TEST_WRITE_SLOT_WAIT");
+	return (ok);
+}
+
+/*
+ * The bytes of a chunked write cycle through four slots of staging
+ * (--write-slots): each lands exactly where a slot is found still being
+ * copied out at its next bytes (VCL_TEST_WRITE_SLOT_WAIT: every slot at
+ * its first look), the rest then coming into staging of its own (one
+ * wait counted); with --write-slots 0 the bulk's own staging is used and
+ * no slot is ever looked at.
+ */
+static void
+test_slots(void)
+{
+	static const struct {
+		const char	*what;
+		const char	*slots;
+		uint64_t	 waits;
+	} modes[] = {
+		{ "four", "4", 1 },
+		{ "none", "0", 0 },
+	};
+	struct srv		 sv;
+	struct conn		 c, d;
+	Vcl__StatsResult	 sst;
+	uint8_t			*data;
+	uint64_t		 base = 0, wb = 0;
+	cl_int			 st;
+	size_t			 m;
+	char			 name[64];
+
+	if ((data = raw_pattern(BIG, 30)) == NULL)
+		return;
+	for (m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+		c.fd = d.fd = -1;
+		if (!slot_start(&sv, "slots_server_start", 1, "--write-slots",
+		    modes[m].slots))
+			break;
+		snprintf(name, sizeof name, "slots_%s_setup", modes[m].what);
+		if (!check(name, setup(&c, &sv, SPACE) == 0 &&
+		    conn_session(&d, &sv) == 0 && (base = chunked(&d)) !=
+		    UINT64_MAX && (wb = slot_waits(&d)) != UINT64_MAX,
+		    "no sessions, context, queue, buffer or Stats"))
+			goto next;
+		st = 1;
+		if (send_write(&c, Q, OFF, BIG, 10, NULL, 0, data, BIG) != 0 ||
+		    wait_notify(&c, 10, &st) != 0)
+			st = 1;
+		snprintf(name, sizeof name, "slots_%s_event", modes[m].what);
+		check(name, st == CL_COMPLETE, "the write's event: %d", st);
+		snprintf(name, sizeof name, "slots_%s_bytes", modes[m].what);
+		check(name, holds(&c, Q, OFF, data, BIG), "the bytes read "
+		    "back are not the bytes written");
+		snprintf(name, sizeof name, "slots_%s_counted", modes[m].what);
+		check(name, chunked(&d) == base + 1 && slot_waits(&d) ==
+		    wb + modes[m].waits, "writes_chunked %llu (from %llu), "
+		    "write_slot_waits %llu (from %llu, want %llu more)",
+		    (unsigned long long)chunked(&d), (unsigned long long)base,
+		    (unsigned long long)slot_waits(&d), (unsigned long long)wb,
+		    (unsigned long long)modes[m].waits);
+		conn_close(&c);
+		snprintf(name, sizeof name, "slots_%s_freed", modes[m].what);
+		check(name, wait_empty(&d, &sst) == 0, "the server still "
+		    "holds %llu objects, %llu bytes",
+		    (unsigned long long)sst.objects,
+		    (unsigned long long)sst.bytes);
+next:
+		conn_close(&c);
+		conn_close(&d);
+		srv_stop(&sv, "slots_server_exit");
+	}
+	free(data);
+}
+
+/*
+ * A write larger than what the session may still hold goes through its
+ * slots: with --max-session-bytes room for the buffer and four slots, not
+ * for staging of the write's size, it lands, where --write-slots 0 fails
+ * it (CL_MEM_OBJECT_ALLOCATION_FAILURE). There a slot found busy cannot
+ * send the rest elsewhere until the rest is small enough: the session's
+ * input waits for it and goes on (every slot busy at its first look:
+ * waits counted). Read back in parts, each within the limit.
+ */
+#define LIMIT_BYTES	"1600K"		/* SPACE and 4 slots, not BIG more */
+#define LIMIT_PART	(256u << 10)
+
+/* Does MEM hold want (n bytes) at off, read in parts of LIMIT_PART? */
+static int
+holds_parts(struct conn *c, uint64_t off, const uint8_t *want, size_t n)
+{
+	size_t	at, k;
+
+	for (at = 0; at < n; at += k) {
+		k = n - at < LIMIT_PART ? n - at : LIMIT_PART;
+		if (!holds(c, Q, off + at, want + at, k)) {
+			note("in the part at %zu", at);
+			return (0);
+		}
+	}
+	return (1);
+}
+
+static void
+test_slotlimit(void)
+{
+	static const struct {
+		const char	*what;
+		const char	*slots;
+		int		 fault;
+		cl_int		 want;
+		uint64_t	 waits;
+	} modes[] = {
+		{ "slots", "4", 0, CL_COMPLETE, 0 },
+		{ "whole", "0", 0, CL_MEM_OBJECT_ALLOCATION_FAILURE, 0 },
+		{ "wait", "4", 1, CL_COMPLETE, 1 },
+	};
+	const char		*args[] = { "--write-chunk", "64K",
+	    "--max-session-bytes", LIMIT_BYTES, "--write-slots", NULL, NULL };
+	struct srv		 sv;
+	struct conn		 c, d;
+	uint8_t			*data;
+	uint64_t		 wb = 0;
+	cl_int			 st;
+	size_t			 m;
+	char			 name[64];
+	int			 ok;
+
+	if ((data = raw_pattern(BIG, 31)) == NULL)
+		return;
+	for (m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+		c.fd = d.fd = -1;
+		args[5] = modes[m].slots;
+		if (modes[m].fault)
+			setenv("VCL_TEST_WRITE_SLOT_WAIT", "1", 1);
+		ok = srv_start(&sv, "slotlimit_server_start", "127.0.0.1:0",
+		    args);
+		unsetenv("VCL_TEST_WRITE_SLOT_WAIT");
+		if (!ok)
+			break;
+		snprintf(name, sizeof name, "slotlimit_%s_setup",
+		    modes[m].what);
+		if (!check(name, setup(&c, &sv, SPACE) == 0 &&
+		    conn_session(&d, &sv) == 0 &&
+		    (wb = slot_waits(&d)) != UINT64_MAX,
+		    "no sessions, context, queue, buffer or Stats"))
+			goto next;
+		st = 1;
+		if (send_write(&c, Q, OFF, BIG, 10, NULL, 0, data, BIG) != 0 ||
+		    wait_notify(&c, 10, &st) != 0)
+			st = 1;
+		snprintf(name, sizeof name, "slotlimit_%s_event",
+		    modes[m].what);
+		check(name, st == modes[m].want, "the write's event: %d, want "
+		    "%d", st, modes[m].want);
+		if (modes[m].want == CL_COMPLETE) {
+			snprintf(name, sizeof name, "slotlimit_%s_bytes",
+			    modes[m].what);
+			check(name, holds_parts(&c, OFF, data, BIG), "the "
+			    "bytes read back are not the bytes written");
+		}
+		/* Waits on a slot a runtime copies slowly may come anyway. */
+		snprintf(name, sizeof name, "slotlimit_%s_waits",
+		    modes[m].what);
+		check(name, modes[m].waits == 0 || slot_waits(&d) >= wb +
+		    modes[m].waits, "write_slot_waits %llu (from %llu, want "
+		    "%llu more)", (unsigned long long)slot_waits(&d),
+		    (unsigned long long)wb, (unsigned long long)modes[m].waits);
+		snprintf(name, sizeof name, "slotlimit_%s_goes_on",
+		    modes[m].what);
+		check(name, raw_finish(&c, Q) == CL_SUCCESS, "no finish "
+		    "after the write");
+next:
+		conn_close(&c);
+		conn_close(&d);
+		srv_stop(&sv, "slotlimit_server_exit");
+	}
+	free(data);
+}
+
+/*
+ * A kernel runs ahead of a chunked write on its queue, so its fifth chunk
+ * finds the first slot still waiting to be copied: the rest of its bytes
+ * come into staging of their own, and the session's next request is
+ * answered while the kernel still runs (its input was not held behind
+ * the device). The bytes land once the kernel is done.
+ */
+#define LONG_STEPS	(1u << 27)	/* a kernel of 0.1 to 1 s */
+#define LONG_EV		40
+
+static void
+test_spill(void)
+{
+	struct srv		 sv;
+	struct conn		 c, d;
+	Vcl__StatsResult	 sst;
+	uint8_t			*data;
+	uint64_t		 wb = 0;
+	cl_int			 est = CL_COMPLETE;
+	int			 rc;
+
+	c.fd = d.fd = -1;
+	if ((data = raw_pattern(BIG, 32)) == NULL)
+		return;
+	if (!srv_start(&sv, "spill_server_start", "127.0.0.1:0", van_args)) {
+		free(data);
+		return;
+	}
+	if (!check("spill_setup", setup(&c, &sv, SPACE) == 0 &&
+	    SPIN_SETUP(&c) == 0 && conn_session(&d, &sv) == 0 &&
+	    (wb = slot_waits(&d)) != UINT64_MAX, "no sessions, context, "
+	    "queue, buffer, kernel or Stats"))
+		goto out;
+	rc = raw_spin_send_ev(&c, Q, SPIN_K, SPIN_MEM, LONG_STEPS, LONG_EV);
+	if (rc == 0)
+		rc = send_write(&c, Q, OFF, BIG, 0, NULL, 0, data, BIG);
+	check("spill_answered_meanwhile", rc == 0 &&
+	    raw_event_status(&c, LONG_EV, &est) == 0 && est > CL_COMPLETE,
+	    "the kernel ahead was %d when the request behind the write was "
+	    "answered, want it still running", (int)est);
+	check("spill_counted", slot_waits(&d) == wb + 1, "write_slot_waits "
+	    "%llu, want %llu", (unsigned long long)slot_waits(&d),
+	    (unsigned long long)(wb + 1));
+	check("spill_bytes", holds(&c, Q, OFF, data, BIG), "the bytes read "
+	    "back are not the bytes written");
+	conn_close(&c);
+	check("spill_freed", wait_empty(&d, &sst) == 0, "the server still "
+	    "holds %llu objects, %llu bytes", (unsigned long long)sst.objects,
+	    (unsigned long long)sst.bytes);
+out:
+	conn_close(&c);
+	conn_close(&d);
+	free(data);
+	srv_stop(&sv, "spill_server_exit");
+}
+
+/*
+ * The client goes while its session's input waits for a slot held behind
+ * a kernel (the session at its bytes limit, so the rest cannot go
+ * elsewhere): the session closes while the kernel still runs (its slots
+ * still charged when its objects are gone), not once the slot is free,
+ * and everything goes once the copies are done.
+ */
+static void
+test_slotgone(void)
+{
+	const char		*args[] = { "--write-chunk", "64K",
+	    "--max-pinned", "0", "--max-session-bytes", LIMIT_BYTES, NULL };
+	struct srv		 sv;
+	struct conn		 c, d;
+	Vcl__StatsResult	 sst;
+	uint8_t			*data;
+	uint64_t		 wb = 0;
+	int			 i, rc;
+
+	c.fd = d.fd = -1;
+	if ((data = raw_pattern(BIG, 33)) == NULL)
+		return;
+	if (!srv_start(&sv, "slotgone_server_start", "127.0.0.1:0", args)) {
+		free(data);
+		return;
+	}
+	if (!check("slotgone_setup", setup(&c, &sv, SPACE) == 0 &&
+	    SPIN_SETUP(&c) == 0 && conn_session(&d, &sv) == 0 &&
+	    (wb = slot_waits(&d)) != UINT64_MAX, "no sessions, context, "
+	    "queue, buffer, kernel or Stats"))
+		goto out;
+	rc = raw_spin_send(&c, Q, SPIN_K, SPIN_MEM, LONG_STEPS);
+	if (rc == 0)
+		rc = raw_spin_send(&c, Q, SPIN_K, SPIN_MEM, LONG_STEPS);
+	if (rc == 0)
+		rc = send_write(&c, Q, OFF, BIG, 0, NULL, 0, data, HALF);
+	/* The fifth chunk's bytes are in: the input waits for slot 0. */
+	for (i = 0; rc == 0 && i < STATS_POLLS && slot_waits(&d) == wb; i++)
+		poll_wait();
+	if (!check("slotgone_waits", rc == 0 && slot_waits(&d) == wb + 1,
+	    "the write's input never waited for a slot"))
+		goto out;
+	conn_close(&c);
+	for (i = 0; i < STATS_POLLS; i++) {
+		if (stats(&d, &sst) != 0 || sst.objects == 0)
+			break;
+		poll_wait();
+	}
+	check("slotgone_closed_meanwhile", i < STATS_POLLS &&
+	    sst.objects == 0 && sst.bytes > 0, "objects %llu, bytes %llu "
+	    "when the session went: want its objects gone while its slots "
+	    "are still charged behind the kernels",
+	    (unsigned long long)sst.objects, (unsigned long long)sst.bytes);
+	check("slotgone_freed", wait_empty_polls(&d, &sst, 12000) == 0,
+	    "the server still holds %llu objects, %llu bytes",
+	    (unsigned long long)sst.objects, (unsigned long long)sst.bytes);
+out:
+	conn_close(&c);
+	conn_close(&d);
+	free(data);
+	srv_stop(&sv, "slotgone_server_exit");
+}
+
 static const struct test tests[] = {
 	{ "early",	test_early,	60 },
 	{ "not",	test_not_chunked, 60 },
@@ -779,6 +1103,10 @@ static const struct test tests[] = {
 	{ "strand",	test_strand,	60 },
 	{ "objlimit",	test_objlimit,	60 },
 	{ "edges",	test_edges,	60 },
+	{ "slots",	test_slots,	60 },
+	{ "slotlimit",	test_slotlimit,	60 },
+	{ "spill",	test_spill,	120 },
+	{ "slotgone",	test_slotgone,	180 },
 };
 
 int
