@@ -72,6 +72,11 @@ static const struct bench_plan bench_plan_quick = {
 	50, 500, 5000, 3, 500, 4,
 	{ 50, 30, 10, 3, 0 }
 };
+/* --bw: every size as the full plan has it, the rest cut short. */
+static const struct bench_plan bench_plan_bw = {
+	20, 200, 2000, 3, 200, BENCH_NSIZES,
+	{ 20, 20, 10, 12, 11 }
+};
 
 /* A latency sample's median and spread. */
 struct bench_stat {
@@ -956,11 +961,11 @@ bench_print_tcp(const struct bench_tcp *tcp, const struct bench_plan *plan)
 
 /* Prints the platforms under test. */
 static void
-bench_print_header(struct bench_cl *cl, int ncl, int quick)
+bench_print_header(struct bench_cl *cl, int ncl, const char *plan)
 {
 	int	i;
 
-	printf("vclbench%s: %s\n", quick ? " (quick)" : "",
+	printf("vclbench%s: %s\n", plan,
 	    ncl == 1 ? "one platform" : "B measured against native A");
 	for (i = 0; i < ncl; i++) {
 		printf("  %c = %s / %s (max alloc %llu MiB)\n", cl[i].role,
@@ -1153,11 +1158,13 @@ bench_usage(int status)
 {
 	fprintf(status == 0 ? stdout : stderr,
 	    "usage: vclbench [-l] [-a NAME|IDX] [-b NAME|IDX] [--only NAME|IDX]"
-	    " [--quick] [--sent] [--csv FILE]\n"
+	    " [--quick|--bw] [--sent] [--csv FILE]\n"
 	    "  -a NAME|IDX     native platform (default \"portable\")\n"
 	    "  -b NAME|IDX     platform measured against it (default \"vcl\")\n"
 	    "  --only NAME|IDX measure one platform alone\n"
 	    "  --quick         sizes up to 16 MiB, fewer iterations\n"
+	    "  --bw            every size as in full, few latency and enqueue\n"
+	    "                  iterations (bandwidth A/B runs)\n"
 	    "  --sent          time a write until the call returns, not through\n"
 	    "                  the clFinish after it (tables before this option)\n"
 	    "  --csv FILE      also write section,size,platform,value,unit rows\n"
@@ -1195,6 +1202,8 @@ main(int argc, char **argv)
 			csv = argv[++c];
 		else if (strcmp(argv[c], "--quick") == 0)
 			plan = &bench_plan_quick;
+		else if (strcmp(argv[c], "--bw") == 0)
+			plan = &bench_plan_bw;
 		else if (strcmp(argv[c], "--sent") == 0)
 			bench_sent = 1;
 		else if (strcmp(argv[c], "-l") == 0)
@@ -1249,7 +1258,9 @@ main(int argc, char **argv)
 		bench_run_size(&tcp, cl, ncl, plan, c, src, dst);
 	bench_tcp_close(&tcp);
 
-	bench_print_header(cl, ncl, plan == &bench_plan_quick);
+	bench_print_header(cl, ncl, plan == &bench_plan_quick ? " (quick)" :
+	    plan == &bench_plan_bw ? " (--bw: latency and enqueue figures "
+	    "from few iterations)" : "");
 	bench_print_tcp(&tcp, plan);
 	bench_print_enqueue(cl, ncl, &tcp, plan);
 	bench_print_bw(bench_sent ? "Write bandwidth, blocking "
