@@ -1904,6 +1904,25 @@ vcl_session_kick(struct vcl_session *s)
 }
 
 /*
+ * Has the client hung up? Seen on its socket though bytes it sent are
+ * still unread there: for a session whose input waits (a write's slot, a
+ * release in turns), which would otherwise run all it still holds for a
+ * client that is gone before reading on to the end of its stream. A
+ * client that shuts down its sending side is gone too (protocol.md).
+ */
+static int
+vcl_session_hung_up(const struct vcl_session *s)
+{
+	struct pollfd	pfd;
+
+	pfd.fd = s->fd;
+	pfd.events = POLLRDHUP;
+	pfd.revents = 0;
+	return (poll(&pfd, 1, 0) > 0 &&
+	    (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0);
+}
+
+/*
  * A chunked write's next bytes go to a slot whose copy to the device is
  * not done, and they could not go elsewhere (vcl_mem_write_room: the
  * session is at its bytes limit): its input waits. ev_slot looks again
@@ -1925,15 +1944,11 @@ vcl_session_slot_wait(struct vcl_session *s)
 	return (1);
 }
 
-/*
- * ev_slot: read on once the slot is free. A client gone meanwhile is seen
- * at once (its socket hung up, though its unread bytes are still there).
- */
+/* ev_slot: read on once the slot is free, or close for a client gone. */
 static void
 vcl_session_slot_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct vcl_session	*s = arg;
-	struct pollfd		 pfd;
 	struct timeval		 look;
 	uint8_t			*dst;
 	uint64_t		 room;
@@ -1941,11 +1956,7 @@ vcl_session_slot_cb(evutil_socket_t fd, short what, void *arg)
 	if (s->dead || !s->in_wc.waiting)
 		return;
 	vcl_session_ref(s);
-	pfd.fd = s->fd;
-	pfd.events = POLLRDHUP;
-	pfd.revents = 0;
-	if (poll(&pfd, 1, 0) > 0 &&
-	    (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR)))
+	if (vcl_session_hung_up(s))
 		vcl_session_close(s, "client went away");
 	else if (vcl_mem_write_room(s, &dst, &room) != 0) {
 		if (s->in_wc.look_us < VCL_SLOT_LOOK_MAX_US)
@@ -1960,7 +1971,10 @@ vcl_session_slot_cb(evutil_socket_t fd, short what, void *arg)
 	vcl_session_unref(s);
 }
 
-/* The next turn of a release (vcl_session_kick), then the replies. */
+/*
+ * The next turn of a release (vcl_session_kick), then the replies; none
+ * for a client gone meanwhile: what is left of the release is dropped.
+ */
 static void
 vcl_session_kick_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -1968,6 +1982,11 @@ vcl_session_kick_cb(evutil_socket_t fd, short what, void *arg)
 
 	s->kick_armed = 0;
 	vcl_session_ref(s);
+	if (vcl_session_hung_up(s)) {
+		vcl_session_close(s, "client went away");
+		vcl_session_unref(s);
+		return;
+	}
 	s->srv->corked = 1;
 	vcl_session_kick(s);
 	s->srv->corked = 0;

@@ -1663,3 +1663,25 @@ raw_event_status(struct conn *c, uint64_t ev, cl_int *st)
 	reply_free(&rp);
 	return (rc);
 }
+
+/* Requests of opcode op the server ran since its start (Stats), or MAX. */
+uint64_t
+raw_op_count(struct conn *c, int op)
+{
+	Vcl__Request	r = VCL__REQUEST__INIT;
+	Vcl__Stats	m = VCL__STATS__INIT;
+	struct reply	rp;
+	uint64_t	n = UINT64_MAX;
+	size_t		i;
+
+	r.call_case = VCL__REQUEST__CALL_STATS;
+	r.stats = &m;
+	if (call(c, &r, NULL, 0, &rp) != 0)
+		return (UINT64_MAX);
+	if (rp.r->status == CL_SUCCESS && rp.r->stats != NULL)
+		for (i = 0, n = 0; i < rp.r->stats->n_ops; i++)
+			if (rp.r->stats->ops[i]->opcode == (uint32_t)op)
+				n += rp.r->stats->ops[i]->requests;
+	reply_free(&rp);
+	return (n);
+}

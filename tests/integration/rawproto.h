@@ -139,6 +139,7 @@ int	raw_spin_send(struct conn *, uint64_t, uint64_t, uint64_t, uint32_t);
 int	raw_spin_send_ev(struct conn *, uint64_t, uint64_t, uint64_t, uint32_t,
 	    uint64_t);
 int	raw_event_status(struct conn *, uint64_t, cl_int *);
+uint64_t raw_op_count(struct conn *, int);
 int	raw_forward_bogus(struct conn *, const char *, uint64_t);
 int	raw_marker(struct conn *, uint64_t, uint64_t, const uint64_t *,
 	    size_t);
