@@ -85,16 +85,23 @@ send_write(struct conn *c, uint64_t q, uint64_t off, uint64_t size,
 	    0 : -1);
 }
 
-/* Writes chunked so far (Stats writes_chunked), or UINT64_MAX. */
+/*
+ * Writes chunked so far (Stats writes_chunked), or with slots set the
+ * times one found a slot still copied out (write_slot_waits); UINT64_MAX
+ * when there is no Stats.
+ */
 static uint64_t
-chunked(struct conn *c)
+wc_count(struct conn *c, int slots)
 {
 	Vcl__StatsResult	st;
 
-	if (stats(c, &st) != 0 || !st.has_writes_chunked)
+	if (stats(c, &st) != 0 || !(slots ? st.has_write_slot_waits :
+	    st.has_writes_chunked))
 		return (UINT64_MAX);
-	return (st.writes_chunked);
+	return (slots ? st.write_slot_waits : st.writes_chunked);
 }
+#define chunked(c)	wc_count((c), 0)
+#define slot_waits(c)	wc_count((c), 1)
 
 /* Poll (bounded) until want writes were chunked. Returns 0 or -1. */
 static int
@@ -769,27 +776,15 @@ out:
 	srv_stop(&sv, "edges_server_exit");
 }
 
-/* Times a chunked write found a slot still copied out (Stats), or MAX. */
-static uint64_t
-slot_waits(struct conn *c)
-{
-	Vcl__StatsResult	st;
-
-	if (stats(c, &st) != 0 || !st.has_write_slot_waits)
-		return (UINT64_MAX);
-	return (st.write_slot_waits);
-}
-
 /*
- * Start a server with wc_args and more (NULL-ended), a slot found busy at
- * its first look (VCL_TEST_WRITE_SLOT_WAIT) where fault is set.
+ * Start a server with args, a slot found busy at its first look
+ * (VCL_TEST_WRITE_SLOT_WAIT) where fault is set.
  */
 static int
-slot_start(struct srv *sv, const char *name, int fault, const char *a,
-    const char *b)
+slot_start(struct srv *sv, const char *name, int fault,
+    const char *const *args)
 {
-	const char	*args[] = { "--write-chunk", "64K", a, b, NULL };
-	int		 ok;
+	int	ok;
 
 	if (fault)
 		setenv("VCL_TEST_WRITE_SLOT_WAIT", "1", 1);
@@ -817,6 +812,8 @@ test_slots(void)
 		{ "four", "4", 1 },
 		{ "none", "0", 0 },
 	};
+	const char		*args[] = { "--write-chunk", "64K",
+	    "--write-slots", NULL, NULL };
 	struct srv		 sv;
 	struct conn		 c, d;
 	Vcl__StatsResult	 sst;
@@ -830,8 +827,8 @@ test_slots(void)
 		return;
 	for (m = 0; m < sizeof modes / sizeof modes[0]; m++) {
 		c.fd = d.fd = -1;
-		if (!slot_start(&sv, "slots_server_start", 1, "--write-slots",
-		    modes[m].slots))
+		args[3] = modes[m].slots;
+		if (!slot_start(&sv, "slots_server_start", 1, args))
 			break;
 		snprintf(name, sizeof name, "slots_%s_setup", modes[m].what);
 		if (!check(name, setup(&c, &sv, SPACE) == 0 &&
@@ -920,19 +917,14 @@ test_slotlimit(void)
 	cl_int			 st;
 	size_t			 m;
 	char			 name[64];
-	int			 ok;
 
 	if ((data = raw_pattern(BIG, 31)) == NULL)
 		return;
 	for (m = 0; m < sizeof modes / sizeof modes[0]; m++) {
 		c.fd = d.fd = -1;
 		args[5] = modes[m].slots;
-		if (modes[m].fault)
-			setenv("VCL_TEST_WRITE_SLOT_WAIT", "1", 1);
-		ok = srv_start(&sv, "slotlimit_server_start", "127.0.0.1:0",
-		    args);
-		unsetenv("VCL_TEST_WRITE_SLOT_WAIT");
-		if (!ok)
+		if (!slot_start(&sv, "slotlimit_server_start", modes[m].fault,
+		    args))
 			break;
 		snprintf(name, sizeof name, "slotlimit_%s_setup",
 		    modes[m].what);
