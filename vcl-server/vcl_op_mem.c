@@ -713,8 +713,10 @@ vcl_op_write_buffer(struct vcl_session *s, const Vcl__Request *req,
 		goto out;
 	}
 	bulk->data = NULL;	/* the stage owns it now */
-	/* Slots written over after a stop hold no bytes of this write. */
-	if (wc.ring != 0 && wc.stopped && wc.err == CL_SUCCESS)
+	/* Slots written over after a stop, or bytes before a spill, are not
+	   in the staging any more: a stopped write through slots fails. */
+	if ((wc.ring != 0 || wc.base != 0) && wc.stopped &&
+	    wc.err == CL_SUCCESS)
 		wc.err = CL_OUT_OF_RESOURCES;
 	if ((err = vcl_enq_begin(s, m->q, &enq)) == CL_SUCCESS &&
 	    (mem = vcl_mem_buf_range(s, m->mem, m->offset, m->size, &err)) !=
