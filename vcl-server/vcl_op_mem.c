@@ -693,8 +693,11 @@ vcl_op_write_buffer(struct vcl_session *s, const Vcl__Request *req,
 		vcl_session_close(s, "write size does not match its bytes");
 		goto out;
 	}
-	/* The staging: the bulk's, its slots, or what took its rest. */
-	size = s->in_bulk_size;
+	/*
+	 * The staging: the bulk's, its slots, or what took its rest. Not
+	 * the session's in_bulk_size: a write held runs after later frames.
+	 */
+	size = wc.ring != 0 ? wc.ring : bulk->len - wc.base;
 	if ((wc.last != NULL && vcl_cmd_nomem()) ||
 	    (c = vcl_cmd_new(VCL_CMD_WRITE, req->seq)) == NULL ||
 	    (bulk->data != NULL &&
@@ -708,6 +711,11 @@ vcl_op_write_buffer(struct vcl_session *s, const Vcl__Request *req,
 			bulk->data = NULL;
 			wc.hold = NULL;
 			wc.last = NULL;
+		} else if (bulk->data != NULL) {
+			/* Here: its block may be its slots, not its bytes. */
+			vcl_pool_put(bulk->data, size);
+			vcl_session_uncharge(s, size);
+			bulk->data = NULL;
 		}
 		vcl_session_close(s, "out of memory");
 		goto out;

@@ -1093,6 +1093,96 @@ out:
 	srv_stop(&sv, "slotgone_server_exit");
 }
 
+/*
+ * Writes held behind a user event, each of a size other than the frame
+ * read last before it runs (the second's, then none), run once the event
+ * is set: each frees its own staging and gives back its own charge, so a
+ * write of either size after them lands (pooled staging: a block given
+ * back as larger than it is would be handed out again as that) and the
+ * server's bytes come back to 0 once the session goes.
+ */
+#define HS_SPACE	(8u << 20)
+#define HS_SMALL	((1u << 20) + 1u)	/* pooled: 2 MiB blocks */
+#define HS_LARGE	(3u << 20)		/* ... and 3 MiB ones */
+#define HS_U		50
+
+static void
+test_heldsize(void)
+{
+	static const struct {
+		const char	*what;
+		uint64_t	 a;
+		uint64_t	 b;
+	} orders[] = {
+		{ "small_first", HS_SMALL, HS_LARGE },
+		{ "large_first", HS_LARGE, HS_SMALL },
+	};
+	const char		*args[] = { "--write-chunk", "0",
+	    "--max-pinned", "0", NULL };
+	struct srv		 sv;
+	struct conn		 c, d;
+	Vcl__StatsResult	 sst;
+	uint8_t			*data;
+	uint64_t		 u = HS_U, a, b;
+	size_t			 o;
+	char			 name[64];
+	int			 rc;
+
+	if ((data = raw_pattern(HS_SPACE, 34)) == NULL)
+		return;
+	for (o = 0; o < sizeof orders / sizeof orders[0]; o++) {
+		c.fd = d.fd = -1;
+		a = orders[o].a;
+		b = orders[o].b;
+		if (!srv_start(&sv, "heldsize_server_start", "127.0.0.1:0",
+		    args))
+			break;
+		snprintf(name, sizeof name, "heldsize_%s_setup",
+		    orders[o].what);
+		if (!check(name, setup(&c, &sv, HS_SPACE) == 0 &&
+		    raw_user_event(&c, u, CTX) == 0 &&
+		    conn_session(&d, &sv) == 0, "no sessions, context, queue, "
+		    "buffer or user event"))
+			goto next;
+		/* Held on the user event; the second behind it on Q. */
+		rc = send_write(&c, Q, 0, a, 0, &u, 1, data, a);
+		if (rc == 0)
+			rc = send_write(&c, Q, a, b, 0, NULL, 0, data + a, b);
+		if (rc == 0)
+			rc = raw_user_set(&c, u, CL_COMPLETE);
+		snprintf(name, sizeof name, "heldsize_%s_ran",
+		    orders[o].what);
+		check(name, rc == 0 && raw_finish(&c, Q) == CL_SUCCESS,
+		    "the held writes did not run");
+		snprintf(name, sizeof name, "heldsize_%s_bytes",
+		    orders[o].what);
+		check(name, holds(&c, Q, 0, data, a + b), "the bytes read "
+		    "back are not the bytes written");
+		/* Staging of either size again, from the pool. */
+		rc = send_write(&c, Q, 0, HS_LARGE, 0, NULL, 0, data,
+		    HS_LARGE);
+		if (rc == 0)
+			rc = send_write(&c, Q, 0, HS_SMALL, 0, NULL, 0, data,
+			    HS_SMALL);
+		snprintf(name, sizeof name, "heldsize_%s_again",
+		    orders[o].what);
+		check(name, rc == 0 && holds(&c, Q, 0, data, HS_LARGE),
+		    "the writes after them did not land");
+		conn_close(&c);
+		snprintf(name, sizeof name, "heldsize_%s_freed",
+		    orders[o].what);
+		check(name, wait_empty(&d, &sst) == 0, "the server still "
+		    "holds %llu objects, %llu bytes",
+		    (unsigned long long)sst.objects,
+		    (unsigned long long)sst.bytes);
+next:
+		conn_close(&c);
+		conn_close(&d);
+		srv_stop(&sv, "heldsize_server_exit");
+	}
+	free(data);
+}
+
 static const struct test tests[] = {
 	{ "early",	test_early,	60 },
 	{ "not",	test_not_chunked, 60 },
@@ -1107,6 +1197,7 @@ static const struct test tests[] = {
 	{ "slotlimit",	test_slotlimit,	60 },
 	{ "spill",	test_spill,	120 },
 	{ "slotgone",	test_slotgone,	180 },
+	{ "heldsize",	test_heldsize,	60 },
 };
 
 int
