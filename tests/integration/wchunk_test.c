@@ -1183,6 +1183,103 @@ next:
 	free(data);
 }
 
+/*
+ * A SIGHUP that changes --write-chunk or --write-slots while a chunked
+ * write's bytes come through its slots: the write keeps the chunks and
+ * slots it began with (its staging is sized by them), its bytes land, the
+ * server lives, and the next write takes the new values. Staging
+ * malloc'd (ASan sees a slot written or copied past its ring).
+ */
+static int
+write_conf(const char *path, const char *chunk, const char *slots)
+{
+	FILE	*f;
+
+	if ((f = fopen(path, "w")) == NULL)
+		return (-1);
+	fprintf(f, "write-chunk = %s\nwrite-slots = %s\nmax-pinned = 0\n",
+	    chunk, slots);
+	return (fclose(f) == 0 ? 0 : -1);
+}
+
+static void
+test_reload(void)
+{
+	static const struct {
+		const char	*what;
+		const char	*chunk;
+		const char	*slots;
+	} to[] = {
+		{ "grow", "256K", "16" },
+		{ "shrink", "4K", "3" },
+		{ "off", "0", "0" },
+	};
+	struct srv		 sv;
+	struct conn		 c, d;
+	Vcl__StatsResult	 sst;
+	uint8_t			*data;
+	uint64_t		 base = 0;
+	char			 conf[PATH_MAX], name[64];
+	const char		*args[] = { "--config", conf, NULL };
+	size_t			 t;
+	int			 i, rc;
+
+	if ((data = raw_pattern(BIG, 35)) == NULL)
+		return;
+	snprintf(conf, sizeof conf, "%s/wchunk_reload.conf", root);
+	for (t = 0; t < sizeof to / sizeof to[0]; t++) {
+		c.fd = d.fd = -1;
+		if (!check("reload_config", write_conf(conf, "64K", "2") == 0,
+		    "%s: %s", conf, strerror(errno)) ||
+		    !srv_start(&sv, "reload_server_start", "127.0.0.1:0",
+		    args))
+			break;
+		snprintf(name, sizeof name, "reload_%s_setup", to[t].what);
+		if (!check(name, setup(&c, &sv, SPACE) == 0 &&
+		    conn_session(&d, &sv) == 0 && (base = chunked(&d)) !=
+		    UINT64_MAX, "no sessions, context, queue, buffer or Stats"))
+			goto next;
+		/* Five chunks in: the two slots went round twice. */
+		rc = send_write(&c, Q, OFF, BIG, 10, NULL, 0, data, HALF);
+		snprintf(name, sizeof name, "reload_%s_chunked", to[t].what);
+		if (!check(name, rc == 0 && wait_chunked(&d, base + 1) == 0,
+		    "no chunk enqueued while the bulk was half sent"))
+			goto next;
+		rc = write_conf(conf, to[t].chunk, to[t].slots);
+		if (rc == 0)
+			rc = kill(sv.pid, SIGHUP);
+		for (i = 0; rc == 0 && i < STATS_POLLS &&
+		    !srv_stderr_has(&sv, "reloaded"); i++)
+			poll_wait();
+		snprintf(name, sizeof name, "reload_%s_reloaded", to[t].what);
+		if (!check(name, rc == 0 && srv_stderr_has(&sv, "reloaded"),
+		    "no \"reloaded\" in the server's log"))
+			goto next;
+		rc = send_raw(&c, data + HALF, BIG - HALF);
+		snprintf(name, sizeof name, "reload_%s_bytes", to[t].what);
+		check(name, rc == 0 && holds(&c, Q, OFF, data, BIG), "the "
+		    "write under way at the reload did not land");
+		/* The next write, with what the reload set. */
+		data[0] ^= 0xff;
+		rc = send_write(&c, Q, OFF, BIG, 0, NULL, 0, data, BIG);
+		snprintf(name, sizeof name, "reload_%s_next", to[t].what);
+		check(name, rc == 0 && holds(&c, Q, OFF, data, BIG), "the "
+		    "write after the reload did not land");
+		data[0] ^= 0xff;
+		conn_close(&c);
+		snprintf(name, sizeof name, "reload_%s_freed", to[t].what);
+		check(name, wait_empty(&d, &sst) == 0, "the server still "
+		    "holds %llu objects, %llu bytes",
+		    (unsigned long long)sst.objects,
+		    (unsigned long long)sst.bytes);
+next:
+		conn_close(&c);
+		conn_close(&d);
+		srv_stop(&sv, "reload_server_exit");
+	}
+	free(data);
+}
+
 static const struct test tests[] = {
 	{ "early",	test_early,	60 },
 	{ "not",	test_not_chunked, 60 },
@@ -1198,6 +1295,7 @@ static const struct test tests[] = {
 	{ "spill",	test_spill,	120 },
 	{ "slotgone",	test_slotgone,	180 },
 	{ "heldsize",	test_heldsize,	60 },
+	{ "reload",	test_reload,	90 },
 };
 
 int
