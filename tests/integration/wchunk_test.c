@@ -1280,6 +1280,169 @@ next:
 	free(data);
 }
 
+/*
+ * The ring's offsets: chunks of 4K (so the input buffer read with a
+ * frame's head holds many: its first bytes cycle through the slots before
+ * the socket is read again), 2 and 16 slots, writes of 2 chunks, of as
+ * many as slots, one byte more, one chunk more, a short last part, at an
+ * odd offset; each sent with its head in one piece, and trickled (pieces
+ * of 1000 bytes). Every slot busy at its first look (the rest spills into
+ * staging of its own), or not; with --max-session-bytes leaving no room
+ * for that, the input waits for the slot instead. The whole buffer is read
+ * back against a model after each write, and nothing stays behind.
+ */
+#define RK		4096u			/* the chunk */
+#define ROFF		3u
+#define RSPACE		(ROFF + 200u * 1024u)	/* the ring test's buffer */
+#define RPART		8192u			/* reads within the limit */
+
+/* WriteBuffer{Q, MEM, off, size} with its bytes, head and all at once. */
+static int
+send_write_whole(struct conn *c, uint64_t off, const uint8_t *data,
+    uint64_t size)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__WriteBuffer	m = VCL__WRITE_BUFFER__INIT;
+	Vcl__Enqueue		e = VCL__ENQUEUE__INIT;
+
+	e.queue = Q;
+	m.q = &e;
+	m.mem = MEM;
+	m.offset = off;
+	m.size = size;
+	r.call_case = VCL__REQUEST__CALL_WRITE_BUFFER;
+	r.write_buffer = &m;
+	return (send_req(c, &r, data, size));
+}
+
+/* The same, its bytes in pieces of 1000 after the head. */
+static int
+send_write_trickle(struct conn *c, uint64_t off, const uint8_t *data,
+    uint64_t size)
+{
+	uint64_t	at, k;
+
+	if (send_write(c, Q, off, size, 0, NULL, 0, data, 0) != 0)
+		return (-1);
+	for (at = 0; at < size; at += k) {
+		k = size - at < 1000 ? size - at : 1000;
+		if (send_raw(c, data + at, k) != 0)
+			return (-1);
+	}
+	return (0);
+}
+
+/* Does MEM hold want (n bytes from 0), read in parts of RPART? */
+static int
+holds_small(struct conn *c, const uint8_t *want, size_t n)
+{
+	size_t	at, k;
+
+	for (at = 0; at < n; at += k) {
+		k = n - at < RPART ? n - at : RPART;
+		if (!holds(c, Q, at, want + at, k)) {
+			note("in the part at %zu", at);
+			return (0);
+		}
+	}
+	return (1);
+}
+
+static void
+test_ring(void)
+{
+	static const struct {
+		const char	*what;
+		const char	*slots;
+		unsigned	 n;
+		int		 fault;
+		const char	*limit;
+	} modes[] = {
+		{ "two",		"2",	2,	0,	NULL },
+		{ "two_spill",		"2",	2,	1,	NULL },
+		{ "two_wait",		"2",	2,	1,	"228K" },
+		{ "sixteen",		"16",	16,	0,	NULL },
+		{ "sixteen_spill",	"16",	16,	1,	NULL },
+		{ "sixteen_wait",	"16",	16,	1,	"288K" },
+	};
+	const char		*args[] = { "--write-chunk", "4K",
+	    "--max-pinned", "0", "--write-slots", NULL, NULL, NULL, NULL };
+	struct srv		 sv;
+	struct conn		 c, d;
+	Vcl__StatsResult	 sst;
+	uint8_t			*model = NULL, *data;
+	uint64_t		 sizes[7], wb = 0, base = 0, nchunked;
+	size_t			 m, i, how;
+	char			 name[96];
+	int			 ok, rc;
+
+	for (m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+		c.fd = d.fd = -1;
+		sizes[0] = 2 * RK;
+		sizes[1] = modes[m].n * RK;
+		sizes[2] = modes[m].n * RK + 1;
+		sizes[3] = (modes[m].n + 1) * RK;
+		sizes[4] = (modes[m].n + 1) * RK + 1;
+		sizes[5] = 3 * modes[m].n * RK + RK - 1;
+		sizes[6] = RSPACE - ROFF;
+		args[5] = modes[m].slots;
+		args[6] = modes[m].limit != NULL ? "--max-session-bytes" :
+		    NULL;
+		args[7] = modes[m].limit;
+		if (modes[m].fault)
+			setenv("VCL_TEST_WRITE_SLOT_WAIT", "1", 1);
+		ok = srv_start(&sv, "ring_server_start", "127.0.0.1:0", args);
+		unsetenv("VCL_TEST_WRITE_SLOT_WAIT");
+		if (!ok || (model = calloc(1, RSPACE)) == NULL)
+			break;
+		snprintf(name, sizeof name, "ring_%s_setup", modes[m].what);
+		if (!check(name, setup(&c, &sv, RSPACE) == 0 &&
+		    conn_session(&d, &sv) == 0 && (base = chunked(&d)) !=
+		    UINT64_MAX && (wb = slot_waits(&d)) != UINT64_MAX,
+		    "no sessions, context, queue, buffer or Stats"))
+			goto next;
+		nchunked = 0;
+		for (i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+			for (how = 0; how < 2; how++) {
+				if ((data = raw_pattern(sizes[i], 40 +
+				    (unsigned)(2 * i + how))) == NULL)
+					goto next;
+				memcpy(model + ROFF, data, sizes[i]);
+				rc = how == 0 ? send_write_whole(&c, ROFF,
+				    data, sizes[i]) : send_write_trickle(&c,
+				    ROFF, data, sizes[i]);
+				free(data);
+				snprintf(name, sizeof name, "ring_%s_bytes",
+				    modes[m].what);
+				check(name, rc == 0 && raw_finish(&c, Q) ==
+				    CL_SUCCESS && holds_small(&c, model,
+				    RSPACE), "write of %llu bytes (%s): the "
+				    "buffer differs", (unsigned long long)
+				    sizes[i], how == 0 ? "whole" : "trickled");
+				nchunked++;
+			}
+		snprintf(name, sizeof name, "ring_%s_counted", modes[m].what);
+		check(name, chunked(&d) == base + nchunked && (!modes[m].fault
+		    || slot_waits(&d) > wb), "writes_chunked %llu (from %llu, "
+		    "want %llu more), write_slot_waits %llu (from %llu)",
+		    (unsigned long long)chunked(&d), (unsigned long long)base,
+		    (unsigned long long)nchunked,
+		    (unsigned long long)slot_waits(&d), (unsigned long long)wb);
+		conn_close(&c);
+		snprintf(name, sizeof name, "ring_%s_freed", modes[m].what);
+		check(name, wait_empty(&d, &sst) == 0, "the server still "
+		    "holds %llu objects, %llu bytes",
+		    (unsigned long long)sst.objects,
+		    (unsigned long long)sst.bytes);
+next:
+		conn_close(&c);
+		conn_close(&d);
+		free(model);
+		model = NULL;
+		srv_stop(&sv, "ring_server_exit");
+	}
+}
+
 static const struct test tests[] = {
 	{ "early",	test_early,	60 },
 	{ "not",	test_not_chunked, 60 },
@@ -1296,6 +1459,7 @@ static const struct test tests[] = {
 	{ "slotgone",	test_slotgone,	180 },
 	{ "heldsize",	test_heldsize,	60 },
 	{ "reload",	test_reload,	90 },
+	{ "ring",	test_ring,	240 },
 };
 
 int
