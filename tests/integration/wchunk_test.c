@@ -1443,6 +1443,144 @@ next:
 	}
 }
 
+/*
+ * A session closed in each state of a write through two slots, its chunks
+ * queued behind a running kernel, staging malloc'd (ASan sees a copy from
+ * freed memory): after its head and less than a chunk (the slots
+ * allocated, nothing enqueued), with chunks in both slots, after the rest
+ * spilled to staging of its own, while its input waits for a slot (no
+ * room for that staging), after a chunk was refused (and the rest
+ * spilled), and once such a write failed whole. While it goes through
+ * its slots the server holds its slots of it, not its size; after a spill
+ * the slots and the rest; nothing once the session is gone.
+ */
+#define CL_RING		(2u * CHUNK)		/* two slots */
+#define CL_SLACK	(64u << 10)		/* the request, the input */
+
+static int
+close_bytes(struct conn *d, uint64_t *bytes)
+{
+	Vcl__StatsResult	st;
+
+	if (stats(d, &st) != 0)
+		return (-1);
+	*bytes = st.bytes;
+	return (0);
+}
+
+static void
+test_closes(void)
+{
+	static const struct {
+		const char	*what;
+		uint64_t	 sent;
+		int		 fail;		/* VCL_TEST_WRITE_FAIL_CHUNK=1 */
+		int		 limit;		/* no room to spill: waits */
+		uint64_t	 chunks;	/* writes_chunked seen first */
+		uint64_t	 waits;		/* ... and write_slot_waits */
+		uint64_t	 most;		/* bytes held past the setup's */
+	} cases[] = {
+		{ "head", CHUNK / 2, 0, 0, 0, 0, CL_RING + CL_SLACK },
+		{ "slots", 2 * CHUNK - 3, 0, 0, 1, 0, CL_RING + CL_SLACK },
+		{ "spilled", 3 * CHUNK + 5, 0, 0, 1, 1,
+		    CL_RING + BIG - 2 * CHUNK + CL_SLACK },
+		{ "waiting", HALF, 0, 1, 1, 1, CL_RING + CL_SLACK },
+		{ "refused", 3 * CHUNK + 5, 1, 0, 1, 1,
+		    CL_RING + BIG - 2 * CHUNK + CL_SLACK },
+		{ "failed", BIG, 1, 0, 0, 0, 0 },
+	};
+	const char		*args[] = { "--write-chunk", "64K",
+	    "--max-pinned", "0", "--write-slots", "2", NULL, NULL, NULL };
+	struct srv		 sv;
+	struct conn		 c, d;
+	Vcl__StatsResult	 sst;
+	uint8_t			*data;
+	uint64_t		 base = 0, wb = 0, b0 = 0, b1 = 0;
+	cl_int			 est;
+	size_t			 i;
+	char			 name[64];
+	int			 ok, k, rc;
+
+	if ((data = raw_pattern(BIG, 36)) == NULL)
+		return;
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		c.fd = d.fd = -1;
+		args[6] = cases[i].limit ? "--max-session-bytes" : NULL;
+		args[7] = cases[i].limit ? LIMIT_BYTES : NULL;
+		if (cases[i].fail)
+			setenv("VCL_TEST_WRITE_FAIL_CHUNK", "1", 1);
+		ok = srv_start(&sv, "closes_server_start", "127.0.0.1:0",
+		    args);
+		unsetenv("VCL_TEST_WRITE_FAIL_CHUNK");
+		if (!ok)
+			break;
+		snprintf(name, sizeof name, "closes_%s_setup", cases[i].what);
+		if (!check(name, setup(&c, &sv, SPACE) == 0 &&
+		    SPIN_SETUP(&c) == 0 && conn_session(&d, &sv) == 0 &&
+		    raw_finish(&c, Q) == CL_SUCCESS &&
+		    (base = chunked(&d)) != UINT64_MAX &&
+		    (wb = slot_waits(&d)) != UINT64_MAX &&
+		    close_bytes(&d, &b0) == 0, "no sessions, context, queue, "
+		    "buffer, kernel or Stats"))
+			goto next;
+		rc = raw_spin_send_ev(&c, Q, SPIN_K, SPIN_MEM, LONG_STEPS,
+		    LONG_EV);
+		if (rc == 0)
+			rc = send_write(&c, Q, OFF, BIG, 10, NULL, 0, data,
+			    cases[i].sent);
+		if (cases[i].sent == BIG) {
+			/* Whole: it fails on its event, the session goes on. */
+			est = CL_COMPLETE;
+			snprintf(name, sizeof name, "closes_%s_event",
+			    cases[i].what);
+			check(name, rc == 0 && wait_notify(&c, 10, &est) == 0 &&
+			    est == CL_OUT_OF_RESOURCES && raw_finish(&c, Q) ==
+			    CL_SUCCESS, "the write's event: %d, want %d",
+			    (int)est, CL_OUT_OF_RESOURCES);
+		} else {
+			/* Its state seen: chunks queued, slots found busy,
+			   its head in (the slots charged). */
+			for (k = 0; rc == 0 && k < STATS_POLLS; k++) {
+				if (chunked(&d) >= base + cases[i].chunks &&
+				    slot_waits(&d) >= wb + cases[i].waits &&
+				    close_bytes(&d, &b1) == 0 &&
+				    b1 >= b0 + CL_RING)
+					break;
+				poll_wait();
+			}
+			snprintf(name, sizeof name, "closes_%s_state",
+			    cases[i].what);
+			check(name, rc == 0 && k < STATS_POLLS, "writes_chunked "
+			    "%llu (from %llu), write_slot_waits %llu (from "
+			    "%llu), bytes %llu (from %llu)",
+			    (unsigned long long)chunked(&d),
+			    (unsigned long long)base,
+			    (unsigned long long)slot_waits(&d),
+			    (unsigned long long)wb, (unsigned long long)b1,
+			    (unsigned long long)b0);
+			snprintf(name, sizeof name, "closes_%s_held",
+			    cases[i].what);
+			check(name, close_bytes(&d, &b1) == 0 &&
+			    b1 <= b0 + cases[i].most, "the server holds %llu "
+			    "bytes, %llu past the setup's, want at most %llu",
+			    (unsigned long long)b1,
+			    (unsigned long long)(b1 - b0),
+			    (unsigned long long)cases[i].most);
+		}
+		conn_close(&c);
+		snprintf(name, sizeof name, "closes_%s_freed", cases[i].what);
+		check(name, wait_empty_polls(&d, &sst, 12000) == 0, "the "
+		    "server still holds %llu objects, %llu bytes",
+		    (unsigned long long)sst.objects,
+		    (unsigned long long)sst.bytes);
+next:
+		conn_close(&c);
+		conn_close(&d);
+		srv_stop(&sv, "closes_server_exit");
+	}
+	free(data);
+}
+
 static const struct test tests[] = {
 	{ "early",	test_early,	60 },
 	{ "not",	test_not_chunked, 60 },
@@ -1460,6 +1598,7 @@ static const struct test tests[] = {
 	{ "heldsize",	test_heldsize,	60 },
 	{ "reload",	test_reload,	90 },
 	{ "ring",	test_ring,	240 },
+	{ "closes",	test_closes,	240 },
 };
 
 int
