@@ -14,7 +14,10 @@
  * a held command of its queue is not chunked and keeps its order; a client
  * gone mid-bulk leaves nothing behind; a chunk refused
  * (VCL_TEST_WRITE_FAIL_CHUNK=I: chunk I of every chunked write) fails the
- * write once, on its event or at the next finish.
+ * write once, on its event or at the next finish. Through --write-slots:
+ * the ring's offsets for 2 and 16 slots, spills and waits, a SIGHUP
+ * changing chunk or slots mid-write, a session closed in each state, and
+ * held writes freeing staging of their own size.
  */
 
 #include "rawproto.h"
