@@ -446,10 +446,12 @@ vcl_mem_write_begin(struct vcl_session *s, const Vcl__Request *req)
 		return;
 	wc->req = req;
 	wc->qid = m->q->queue;
+	/* Its own: a SIGHUP may change them while its bytes come. */
+	wc->chunk = vcl_write_chunk;
+	wc->nslots = vcl_write_slots;
 	/* Slots only where the bytes would cycle through them. */
-	if (vcl_write_slots > 0 &&
-	    m->size / vcl_write_chunk > vcl_write_slots)
-		wc->ring = vcl_write_slots * vcl_write_chunk;
+	if (wc->nslots > 0 && m->size / wc->chunk > wc->nslots)
+		wc->ring = wc->nslots * wc->chunk;
 }
 
 /*
@@ -549,8 +551,8 @@ vcl_mem_write_room(struct vcl_session *s, uint8_t **dst, uint64_t *room)
 	unsigned		 i;
 
 	if (s->in_bulk != NULL && wc->ring != 0 &&
-	    got % vcl_write_chunk == 0 && !vcl_mem_slot_free(wc,
-	    (unsigned)(got / vcl_write_chunk % vcl_write_slots))) {
+	    got % wc->chunk == 0 && !vcl_mem_slot_free(wc,
+	    (unsigned)(got / wc->chunk % wc->nslots))) {
 		if (!wc->waiting)
 			vcl_ws_count++;
 		if (vcl_mem_write_spill(s) != 0)
@@ -561,10 +563,10 @@ vcl_mem_write_room(struct vcl_session *s, uint8_t **dst, uint64_t *room)
 		*room = s->in_frame.bulk_len - got;
 		return (0);
 	}
-	i = (unsigned)(got / vcl_write_chunk % vcl_write_slots);
-	off = got % vcl_write_chunk;
-	*dst = s->in_bulk + i * vcl_write_chunk + off;
-	*room = vcl_write_chunk - off;
+	i = (unsigned)(got / wc->chunk % wc->nslots);
+	off = got % wc->chunk;
+	*dst = s->in_bulk + i * wc->chunk + off;
+	*room = wc->chunk - off;
 	if (*room > s->in_frame.bulk_len - got)
 		*room = s->in_frame.bulk_len - got;
 	return (0);
@@ -588,8 +590,8 @@ vcl_mem_write_feed(struct vcl_session *s)
 	if (wc->req == NULL)
 		return;
 	m = wc->req->write_buffer;
-	while (!wc->stopped && wc->done + vcl_write_chunk <= s->in_bulk_got &&
-	    wc->done + vcl_write_chunk < m->size) {
+	while (!wc->stopped && wc->done + wc->chunk <= s->in_bulk_got &&
+	    wc->done + wc->chunk < m->size) {
 		if ((q = vcl_handle_get(&s->handles, m->q->queue,
 		    VCL_KIND_QUEUE)) == NULL || q->error != CL_SUCCESS ||
 		    (mem = vcl_mem_buf_range(s, m->mem, m->offset, m->size,
@@ -604,7 +606,7 @@ vcl_mem_write_feed(struct vcl_session *s)
 			err = CL_OUT_OF_RESOURCES;	/* a test's fault */
 		else
 			err = clEnqueueWriteBuffer(q->u.queue, mem->u.mem,
-			    CL_FALSE, m->offset + wc->done, vcl_write_chunk,
+			    CL_FALSE, m->offset + wc->done, wc->chunk,
 			    vcl_mem_write_at(s, wc->done), 0, NULL, &ev);
 		wc->n++;
 		if (err != CL_SUCCESS) {
@@ -621,14 +623,13 @@ vcl_mem_write_feed(struct vcl_session *s)
 			vcl_wc_count++;
 		wc->last = ev;
 		if (wc->ring != 0) {	/* its slot takes bytes once done */
-			i = (unsigned)(wc->done / vcl_write_chunk %
-			    vcl_write_slots);
+			i = (unsigned)(wc->done / wc->chunk % wc->nslots);
 			if (wc->slot[i] != NULL)
 				clReleaseEvent(wc->slot[i]);
 			wc->slot[i] = ev;
 			clRetainEvent(ev);
 		}
-		wc->done += vcl_write_chunk;
+		wc->done += wc->chunk;
 		vcl_session_mark_dirty(s, q);
 		(void)vcl_session_flush_now(s, q);	/* the copy starts */
 	}
@@ -693,8 +694,11 @@ vcl_op_write_buffer(struct vcl_session *s, const Vcl__Request *req,
 		vcl_session_close(s, "write size does not match its bytes");
 		goto out;
 	}
-	/* The staging: the bulk's, its slots, or what took its rest. */
-	size = s->in_bulk_size;
+	/*
+	 * The staging: the bulk's, its slots, or what took its rest. Not
+	 * the session's in_bulk_size: a write held runs after later frames.
+	 */
+	size = wc.ring != 0 ? wc.ring : bulk->len - wc.base;
 	if ((wc.last != NULL && vcl_cmd_nomem()) ||
 	    (c = vcl_cmd_new(VCL_CMD_WRITE, req->seq)) == NULL ||
 	    (bulk->data != NULL &&
@@ -708,6 +712,11 @@ vcl_op_write_buffer(struct vcl_session *s, const Vcl__Request *req,
 			bulk->data = NULL;
 			wc.hold = NULL;
 			wc.last = NULL;
+		} else if (bulk->data != NULL) {
+			/* Here: its block may be its slots, not its bytes. */
+			vcl_pool_put(bulk->data, size);
+			vcl_session_uncharge(s, size);
+			bulk->data = NULL;
 		}
 		vcl_session_close(s, "out of memory");
 		goto out;

@@ -60,7 +60,7 @@ struct vcl_arena {
  * A WriteBuffer whose bulk comes on the control stream, copied to its
  * buffer chunk by chunk as the bytes arrive (vcl_op_mem.c, "Chunked
  * writes"): the device reads from the bulk's staging meanwhile. Where
- * ring is set the staging is that many bytes, vcl_write_slots chunks the
+ * ring is set the staging is that many bytes, nslots chunks the
  * bytes cycle through: a slot takes new bytes once the copy out of it
  * (slot[i]) is done.
  */
@@ -74,6 +74,9 @@ struct vcl_wchunk {
 	cl_event		 last;		/* the last one enqueued */
 	struct vcl_cmd		*hold;		/* reserved: keeps its staging
 						   if it ends early */
+	uint64_t		 chunk;		/* vcl_write_chunk and */
+	unsigned		 nslots;	/* ... vcl_write_slots at its
+						   start (SIGHUP changes them) */
 	uint64_t		 ring;		/* 0: staging of the whole bulk */
 	uint64_t		 base;		/* ... or of its rest from here
 						   (vcl_mem_write_spill) */

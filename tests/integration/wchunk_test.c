@@ -14,7 +14,10 @@
  * a held command of its queue is not chunked and keeps its order; a client
  * gone mid-bulk leaves nothing behind; a chunk refused
  * (VCL_TEST_WRITE_FAIL_CHUNK=I: chunk I of every chunked write) fails the
- * write once, on its event or at the next finish.
+ * write once, on its event or at the next finish. Through --write-slots:
+ * the ring's offsets for 2 and 16 slots, spills and waits, a SIGHUP
+ * changing chunk or slots mid-write, a session closed in each state, and
+ * held writes freeing staging of their own size.
  */
 
 #include "rawproto.h"
@@ -1085,6 +1088,494 @@ out:
 	srv_stop(&sv, "slotgone_server_exit");
 }
 
+/*
+ * Writes held behind a user event, each of a size other than the frame
+ * read last before it runs (the second's, then none), run once the event
+ * is set: each frees its own staging and gives back its own charge, so a
+ * write of either size after them lands (pooled staging: a block given
+ * back as larger than it is would be handed out again as that) and the
+ * server's bytes come back to 0 once the session goes.
+ */
+#define HS_SPACE	(8u << 20)
+#define HS_SMALL	((1u << 20) + 1u)	/* pooled: 2 MiB blocks */
+#define HS_LARGE	(3u << 20)		/* ... and 3 MiB ones */
+#define HS_U		50
+
+static void
+test_heldsize(void)
+{
+	static const struct {
+		const char	*what;
+		uint64_t	 a;
+		uint64_t	 b;
+	} orders[] = {
+		{ "small_first", HS_SMALL, HS_LARGE },
+		{ "large_first", HS_LARGE, HS_SMALL },
+	};
+	const char		*args[] = { "--write-chunk", "0",
+	    "--max-pinned", "0", NULL };
+	struct srv		 sv;
+	struct conn		 c, d;
+	Vcl__StatsResult	 sst;
+	uint8_t			*data;
+	uint64_t		 u = HS_U, a, b;
+	size_t			 o;
+	char			 name[64];
+	int			 rc;
+
+	if ((data = raw_pattern(HS_SPACE, 34)) == NULL)
+		return;
+	for (o = 0; o < sizeof orders / sizeof orders[0]; o++) {
+		c.fd = d.fd = -1;
+		a = orders[o].a;
+		b = orders[o].b;
+		if (!srv_start(&sv, "heldsize_server_start", "127.0.0.1:0",
+		    args))
+			break;
+		snprintf(name, sizeof name, "heldsize_%s_setup",
+		    orders[o].what);
+		if (!check(name, setup(&c, &sv, HS_SPACE) == 0 &&
+		    raw_user_event(&c, u, CTX) == 0 &&
+		    conn_session(&d, &sv) == 0, "no sessions, context, queue, "
+		    "buffer or user event"))
+			goto next;
+		/* Held on the user event; the second behind it on Q. */
+		rc = send_write(&c, Q, 0, a, 0, &u, 1, data, a);
+		if (rc == 0)
+			rc = send_write(&c, Q, a, b, 0, NULL, 0, data + a, b);
+		if (rc == 0)
+			rc = raw_user_set(&c, u, CL_COMPLETE);
+		snprintf(name, sizeof name, "heldsize_%s_ran",
+		    orders[o].what);
+		check(name, rc == 0 && raw_finish(&c, Q) == CL_SUCCESS,
+		    "the held writes did not run");
+		snprintf(name, sizeof name, "heldsize_%s_bytes",
+		    orders[o].what);
+		check(name, holds(&c, Q, 0, data, a + b), "the bytes read "
+		    "back are not the bytes written");
+		/* Staging of either size again, from the pool. */
+		rc = send_write(&c, Q, 0, HS_LARGE, 0, NULL, 0, data,
+		    HS_LARGE);
+		if (rc == 0)
+			rc = send_write(&c, Q, 0, HS_SMALL, 0, NULL, 0, data,
+			    HS_SMALL);
+		snprintf(name, sizeof name, "heldsize_%s_again",
+		    orders[o].what);
+		check(name, rc == 0 && holds(&c, Q, 0, data, HS_LARGE),
+		    "the writes after them did not land");
+		conn_close(&c);
+		snprintf(name, sizeof name, "heldsize_%s_freed",
+		    orders[o].what);
+		check(name, wait_empty(&d, &sst) == 0, "the server still "
+		    "holds %llu objects, %llu bytes",
+		    (unsigned long long)sst.objects,
+		    (unsigned long long)sst.bytes);
+next:
+		conn_close(&c);
+		conn_close(&d);
+		srv_stop(&sv, "heldsize_server_exit");
+	}
+	free(data);
+}
+
+/*
+ * A SIGHUP that changes --write-chunk or --write-slots while a chunked
+ * write's bytes come through its slots: the write keeps the chunks and
+ * slots it began with (its staging is sized by them), its bytes land, the
+ * server lives, and the next write takes the new values. Staging
+ * malloc'd (ASan sees a slot written or copied past its ring).
+ */
+static int
+write_conf(const char *path, const char *chunk, const char *slots)
+{
+	FILE	*f;
+
+	if ((f = fopen(path, "w")) == NULL)
+		return (-1);
+	fprintf(f, "write-chunk = %s\nwrite-slots = %s\nmax-pinned = 0\n",
+	    chunk, slots);
+	return (fclose(f) == 0 ? 0 : -1);
+}
+
+static void
+test_reload(void)
+{
+	static const struct {
+		const char	*what;
+		const char	*chunk;
+		const char	*slots;
+	} to[] = {
+		{ "grow", "256K", "16" },
+		{ "shrink", "4K", "3" },
+		{ "off", "0", "0" },
+	};
+	struct srv		 sv;
+	struct conn		 c, d;
+	Vcl__StatsResult	 sst;
+	uint8_t			*data;
+	uint64_t		 base = 0;
+	char			 conf[PATH_MAX], name[64];
+	const char		*args[] = { "--config", conf, NULL };
+	size_t			 t;
+	int			 i, rc;
+
+	if ((data = raw_pattern(BIG, 35)) == NULL)
+		return;
+	snprintf(conf, sizeof conf, "%s/wchunk_reload.conf", root);
+	for (t = 0; t < sizeof to / sizeof to[0]; t++) {
+		c.fd = d.fd = -1;
+		if (!check("reload_config", write_conf(conf, "64K", "2") == 0,
+		    "%s: %s", conf, strerror(errno)) ||
+		    !srv_start(&sv, "reload_server_start", "127.0.0.1:0",
+		    args))
+			break;
+		snprintf(name, sizeof name, "reload_%s_setup", to[t].what);
+		if (!check(name, setup(&c, &sv, SPACE) == 0 &&
+		    conn_session(&d, &sv) == 0 && (base = chunked(&d)) !=
+		    UINT64_MAX, "no sessions, context, queue, buffer or Stats"))
+			goto next;
+		/* Five chunks in: the two slots went round twice. */
+		rc = send_write(&c, Q, OFF, BIG, 10, NULL, 0, data, HALF);
+		snprintf(name, sizeof name, "reload_%s_chunked", to[t].what);
+		if (!check(name, rc == 0 && wait_chunked(&d, base + 1) == 0,
+		    "no chunk enqueued while the bulk was half sent"))
+			goto next;
+		rc = write_conf(conf, to[t].chunk, to[t].slots);
+		if (rc == 0)
+			rc = kill(sv.pid, SIGHUP);
+		for (i = 0; rc == 0 && i < STATS_POLLS &&
+		    !srv_stderr_has(&sv, "reloaded"); i++)
+			poll_wait();
+		snprintf(name, sizeof name, "reload_%s_reloaded", to[t].what);
+		if (!check(name, rc == 0 && srv_stderr_has(&sv, "reloaded"),
+		    "no \"reloaded\" in the server's log"))
+			goto next;
+		rc = send_raw(&c, data + HALF, BIG - HALF);
+		snprintf(name, sizeof name, "reload_%s_bytes", to[t].what);
+		check(name, rc == 0 && holds(&c, Q, OFF, data, BIG), "the "
+		    "write under way at the reload did not land");
+		/* The next write, with what the reload set. */
+		data[0] ^= 0xff;
+		rc = send_write(&c, Q, OFF, BIG, 0, NULL, 0, data, BIG);
+		snprintf(name, sizeof name, "reload_%s_next", to[t].what);
+		check(name, rc == 0 && holds(&c, Q, OFF, data, BIG), "the "
+		    "write after the reload did not land");
+		data[0] ^= 0xff;
+		conn_close(&c);
+		snprintf(name, sizeof name, "reload_%s_freed", to[t].what);
+		check(name, wait_empty(&d, &sst) == 0, "the server still "
+		    "holds %llu objects, %llu bytes",
+		    (unsigned long long)sst.objects,
+		    (unsigned long long)sst.bytes);
+next:
+		conn_close(&c);
+		conn_close(&d);
+		srv_stop(&sv, "reload_server_exit");
+	}
+	free(data);
+}
+
+/*
+ * The ring's offsets: chunks of 4K (so the input buffer read with a
+ * frame's head holds many: its first bytes cycle through the slots before
+ * the socket is read again), 2 and 16 slots, writes of 2 chunks, of as
+ * many as slots, one byte more, one chunk more, a short last part, at an
+ * odd offset; each sent with its head in one piece, and trickled (pieces
+ * of 1000 bytes). Every slot busy at its first look (the rest spills into
+ * staging of its own), or not; with --max-session-bytes leaving no room
+ * for that, the input waits for the slot instead. The whole buffer is read
+ * back against a model after each write, and nothing stays behind.
+ */
+#define RK		4096u			/* the chunk */
+#define ROFF		3u
+#define RSPACE		(ROFF + 200u * 1024u)	/* the ring test's buffer */
+#define RPART		8192u			/* reads within the limit */
+
+/* WriteBuffer{Q, MEM, off, size} with its bytes, head and all at once. */
+static int
+send_write_whole(struct conn *c, uint64_t off, const uint8_t *data,
+    uint64_t size)
+{
+	Vcl__Request		r = VCL__REQUEST__INIT;
+	Vcl__WriteBuffer	m = VCL__WRITE_BUFFER__INIT;
+	Vcl__Enqueue		e = VCL__ENQUEUE__INIT;
+
+	e.queue = Q;
+	m.q = &e;
+	m.mem = MEM;
+	m.offset = off;
+	m.size = size;
+	r.call_case = VCL__REQUEST__CALL_WRITE_BUFFER;
+	r.write_buffer = &m;
+	return (send_req(c, &r, data, size));
+}
+
+/* The same, its bytes in pieces of 1000 after the head. */
+static int
+send_write_trickle(struct conn *c, uint64_t off, const uint8_t *data,
+    uint64_t size)
+{
+	uint64_t	at, k;
+
+	if (send_write(c, Q, off, size, 0, NULL, 0, data, 0) != 0)
+		return (-1);
+	for (at = 0; at < size; at += k) {
+		k = size - at < 1000 ? size - at : 1000;
+		if (send_raw(c, data + at, k) != 0)
+			return (-1);
+	}
+	return (0);
+}
+
+/* Does MEM hold want (n bytes from 0), read in parts of RPART? */
+static int
+holds_small(struct conn *c, const uint8_t *want, size_t n)
+{
+	size_t	at, k;
+
+	for (at = 0; at < n; at += k) {
+		k = n - at < RPART ? n - at : RPART;
+		if (!holds(c, Q, at, want + at, k)) {
+			note("in the part at %zu", at);
+			return (0);
+		}
+	}
+	return (1);
+}
+
+static void
+test_ring(void)
+{
+	static const struct {
+		const char	*what;
+		const char	*slots;
+		unsigned	 n;
+		int		 fault;
+		const char	*limit;
+	} modes[] = {
+		{ "two",		"2",	2,	0,	NULL },
+		{ "two_spill",		"2",	2,	1,	NULL },
+		{ "two_wait",		"2",	2,	1,	"228K" },
+		{ "sixteen",		"16",	16,	0,	NULL },
+		{ "sixteen_spill",	"16",	16,	1,	NULL },
+		{ "sixteen_wait",	"16",	16,	1,	"288K" },
+	};
+	const char		*args[] = { "--write-chunk", "4K",
+	    "--max-pinned", "0", "--write-slots", NULL, NULL, NULL, NULL };
+	struct srv		 sv;
+	struct conn		 c, d;
+	Vcl__StatsResult	 sst;
+	uint8_t			*model = NULL, *data;
+	uint64_t		 sizes[7], wb = 0, base = 0, nchunked;
+	size_t			 m, i, how;
+	char			 name[96];
+	int			 ok, rc;
+
+	for (m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+		c.fd = d.fd = -1;
+		sizes[0] = 2 * RK;
+		sizes[1] = modes[m].n * RK;
+		sizes[2] = modes[m].n * RK + 1;
+		sizes[3] = (modes[m].n + 1) * RK;
+		sizes[4] = (modes[m].n + 1) * RK + 1;
+		sizes[5] = 3 * modes[m].n * RK + RK - 1;
+		sizes[6] = RSPACE - ROFF;
+		args[5] = modes[m].slots;
+		args[6] = modes[m].limit != NULL ? "--max-session-bytes" :
+		    NULL;
+		args[7] = modes[m].limit;
+		if (modes[m].fault)
+			setenv("VCL_TEST_WRITE_SLOT_WAIT", "1", 1);
+		ok = srv_start(&sv, "ring_server_start", "127.0.0.1:0", args);
+		unsetenv("VCL_TEST_WRITE_SLOT_WAIT");
+		if (!ok || (model = calloc(1, RSPACE)) == NULL)
+			break;
+		snprintf(name, sizeof name, "ring_%s_setup", modes[m].what);
+		if (!check(name, setup(&c, &sv, RSPACE) == 0 &&
+		    conn_session(&d, &sv) == 0 && (base = chunked(&d)) !=
+		    UINT64_MAX && (wb = slot_waits(&d)) != UINT64_MAX,
+		    "no sessions, context, queue, buffer or Stats"))
+			goto next;
+		nchunked = 0;
+		for (i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+			for (how = 0; how < 2; how++) {
+				if ((data = raw_pattern(sizes[i], 40 +
+				    (unsigned)(2 * i + how))) == NULL)
+					goto next;
+				memcpy(model + ROFF, data, sizes[i]);
+				rc = how == 0 ? send_write_whole(&c, ROFF,
+				    data, sizes[i]) : send_write_trickle(&c,
+				    ROFF, data, sizes[i]);
+				free(data);
+				snprintf(name, sizeof name, "ring_%s_bytes",
+				    modes[m].what);
+				check(name, rc == 0 && raw_finish(&c, Q) ==
+				    CL_SUCCESS && holds_small(&c, model,
+				    RSPACE), "write of %llu bytes (%s): the "
+				    "buffer differs", (unsigned long long)
+				    sizes[i], how == 0 ? "whole" : "trickled");
+				nchunked++;
+			}
+		snprintf(name, sizeof name, "ring_%s_counted", modes[m].what);
+		check(name, chunked(&d) == base + nchunked && (!modes[m].fault
+		    || slot_waits(&d) > wb), "writes_chunked %llu (from %llu, "
+		    "want %llu more), write_slot_waits %llu (from %llu)",
+		    (unsigned long long)chunked(&d), (unsigned long long)base,
+		    (unsigned long long)nchunked,
+		    (unsigned long long)slot_waits(&d), (unsigned long long)wb);
+		conn_close(&c);
+		snprintf(name, sizeof name, "ring_%s_freed", modes[m].what);
+		check(name, wait_empty(&d, &sst) == 0, "the server still "
+		    "holds %llu objects, %llu bytes",
+		    (unsigned long long)sst.objects,
+		    (unsigned long long)sst.bytes);
+next:
+		conn_close(&c);
+		conn_close(&d);
+		free(model);
+		model = NULL;
+		srv_stop(&sv, "ring_server_exit");
+	}
+}
+
+/*
+ * A session closed in each state of a write through two slots, its chunks
+ * queued behind a running kernel, staging malloc'd (ASan sees a copy from
+ * freed memory): after its head and less than a chunk (the slots
+ * allocated, nothing enqueued), with chunks in both slots, after the rest
+ * spilled to staging of its own, while its input waits for a slot (no
+ * room for that staging), after a chunk was refused (and the rest
+ * spilled), and once such a write failed whole. While it goes through
+ * its slots the server holds its slots of it, not its size; after a spill
+ * the slots and the rest; nothing once the session is gone.
+ */
+#define CL_RING		(2u * CHUNK)		/* two slots */
+#define CL_SLACK	(64u << 10)		/* the request, the input */
+
+static int
+close_bytes(struct conn *d, uint64_t *bytes)
+{
+	Vcl__StatsResult	st;
+
+	if (stats(d, &st) != 0)
+		return (-1);
+	*bytes = st.bytes;
+	return (0);
+}
+
+static void
+test_closes(void)
+{
+	static const struct {
+		const char	*what;
+		uint64_t	 sent;
+		int		 fail;		/* VCL_TEST_WRITE_FAIL_CHUNK=1 */
+		int		 limit;		/* no room to spill: waits */
+		uint64_t	 chunks;	/* writes_chunked seen first */
+		uint64_t	 waits;		/* ... and write_slot_waits */
+		uint64_t	 most;		/* bytes held past the setup's */
+	} cases[] = {
+		{ "head", CHUNK / 2, 0, 0, 0, 0, CL_RING + CL_SLACK },
+		{ "slots", 2 * CHUNK - 3, 0, 0, 1, 0, CL_RING + CL_SLACK },
+		{ "spilled", 3 * CHUNK + 5, 0, 0, 1, 1,
+		    CL_RING + BIG - 2 * CHUNK + CL_SLACK },
+		{ "waiting", HALF, 0, 1, 1, 1, CL_RING + CL_SLACK },
+		{ "refused", 3 * CHUNK + 5, 1, 0, 1, 1,
+		    CL_RING + BIG - 2 * CHUNK + CL_SLACK },
+		{ "failed", BIG, 1, 0, 0, 0, 0 },
+	};
+	const char		*args[] = { "--write-chunk", "64K",
+	    "--max-pinned", "0", "--write-slots", "2", NULL, NULL, NULL };
+	struct srv		 sv;
+	struct conn		 c, d;
+	Vcl__StatsResult	 sst;
+	uint8_t			*data;
+	uint64_t		 base = 0, wb = 0, b0 = 0, b1 = 0;
+	cl_int			 est;
+	size_t			 i;
+	char			 name[64];
+	int			 ok, k, rc;
+
+	if ((data = raw_pattern(BIG, 36)) == NULL)
+		return;
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		c.fd = d.fd = -1;
+		args[6] = cases[i].limit ? "--max-session-bytes" : NULL;
+		args[7] = cases[i].limit ? LIMIT_BYTES : NULL;
+		if (cases[i].fail)
+			setenv("VCL_TEST_WRITE_FAIL_CHUNK", "1", 1);
+		ok = srv_start(&sv, "closes_server_start", "127.0.0.1:0",
+		    args);
+		unsetenv("VCL_TEST_WRITE_FAIL_CHUNK");
+		if (!ok)
+			break;
+		snprintf(name, sizeof name, "closes_%s_setup", cases[i].what);
+		if (!check(name, setup(&c, &sv, SPACE) == 0 &&
+		    SPIN_SETUP(&c) == 0 && conn_session(&d, &sv) == 0 &&
+		    raw_finish(&c, Q) == CL_SUCCESS &&
+		    (base = chunked(&d)) != UINT64_MAX &&
+		    (wb = slot_waits(&d)) != UINT64_MAX &&
+		    close_bytes(&d, &b0) == 0, "no sessions, context, queue, "
+		    "buffer, kernel or Stats"))
+			goto next;
+		rc = raw_spin_send_ev(&c, Q, SPIN_K, SPIN_MEM, LONG_STEPS,
+		    LONG_EV);
+		if (rc == 0)
+			rc = send_write(&c, Q, OFF, BIG, 10, NULL, 0, data,
+			    cases[i].sent);
+		if (cases[i].sent == BIG) {
+			/* Whole: it fails on its event, the session goes on. */
+			est = CL_COMPLETE;
+			snprintf(name, sizeof name, "closes_%s_event",
+			    cases[i].what);
+			check(name, rc == 0 && wait_notify(&c, 10, &est) == 0 &&
+			    est == CL_OUT_OF_RESOURCES && raw_finish(&c, Q) ==
+			    CL_SUCCESS, "the write's event: %d, want %d",
+			    (int)est, CL_OUT_OF_RESOURCES);
+		} else {
+			/* Its state seen: chunks queued, slots found busy,
+			   its head in (the slots charged). */
+			for (k = 0; rc == 0 && k < STATS_POLLS; k++) {
+				if (chunked(&d) >= base + cases[i].chunks &&
+				    slot_waits(&d) >= wb + cases[i].waits &&
+				    close_bytes(&d, &b1) == 0 &&
+				    b1 >= b0 + CL_RING)
+					break;
+				poll_wait();
+			}
+			snprintf(name, sizeof name, "closes_%s_state",
+			    cases[i].what);
+			check(name, rc == 0 && k < STATS_POLLS, "writes_chunked "
+			    "%llu (from %llu), write_slot_waits %llu (from "
+			    "%llu), bytes %llu (from %llu)",
+			    (unsigned long long)chunked(&d),
+			    (unsigned long long)base,
+			    (unsigned long long)slot_waits(&d),
+			    (unsigned long long)wb, (unsigned long long)b1,
+			    (unsigned long long)b0);
+			snprintf(name, sizeof name, "closes_%s_held",
+			    cases[i].what);
+			check(name, close_bytes(&d, &b1) == 0 &&
+			    b1 <= b0 + cases[i].most, "the server holds %llu "
+			    "bytes, %llu past the setup's, want at most %llu",
+			    (unsigned long long)b1,
+			    (unsigned long long)(b1 - b0),
+			    (unsigned long long)cases[i].most);
+		}
+		conn_close(&c);
+		snprintf(name, sizeof name, "closes_%s_freed", cases[i].what);
+		check(name, wait_empty_polls(&d, &sst, 12000) == 0, "the "
+		    "server still holds %llu objects, %llu bytes",
+		    (unsigned long long)sst.objects,
+		    (unsigned long long)sst.bytes);
+next:
+		conn_close(&c);
+		conn_close(&d);
+		srv_stop(&sv, "closes_server_exit");
+	}
+	free(data);
+}
+
 static const struct test tests[] = {
 	{ "early",	test_early,	60 },
 	{ "not",	test_not_chunked, 60 },
@@ -1099,6 +1590,10 @@ static const struct test tests[] = {
 	{ "slotlimit",	test_slotlimit,	60 },
 	{ "spill",	test_spill,	120 },
 	{ "slotgone",	test_slotgone,	180 },
+	{ "heldsize",	test_heldsize,	60 },
+	{ "reload",	test_reload,	90 },
+	{ "ring",	test_ring,	240 },
+	{ "closes",	test_closes,	240 },
 };
 
 int
