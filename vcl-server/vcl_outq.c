@@ -14,6 +14,7 @@
 #include "vcl_tls.h"
 
 #define VCL_OUTQ_COALESCE	(64u << 10)
+#define VCL_OUTQ_WRITE_MAX	(4u << 20)	/* bytes per vcl_outq_write */
 
 /* Free an item: done (sent) or fail (dropped) tells its owner. */
 static void
@@ -110,8 +111,12 @@ vcl_outq_push_front(struct vcl_outq *q, struct vcl_buf *head, uint64_t sent,
 }
 
 /*
- * Write as much as the link takes. Returns the bytes written, or -1 on
- * a socket error (errno set); *empty tells whether the queue drained and
+ * Write as much as the link takes, VCL_OUTQ_WRITE_MAX bytes at most: a
+ * reader that keeps pace never makes the socket say EAGAIN, and a 256 MiB
+ * read's reply then held the loop, and every other session, for its whole
+ * send (up to 109 ms on an H100 host); the caller writes the rest when
+ * the socket next takes more. Returns the bytes written, or -1 on a
+ * socket error (errno set); *empty tells whether the queue drained and
  * *heads (when not NULL) gets the frame-head bytes of the items sent and
  * freed, which a session charges while they are queued.
  */
@@ -122,28 +127,30 @@ vcl_outq_write(struct vcl_outq *q, struct vcl_link *l, int *empty,
 	struct iovec	 iov[64];
 	struct vcl_out	*o;
 	ssize_t		 n, total = 0;
-	uint64_t	 left;
+	uint64_t	 off, left, room;
 	int		 cnt;
 
 	if (heads != NULL)
 		*heads = 0;
-	while ((o = TAILQ_FIRST(q)) != NULL) {
+	while ((o = TAILQ_FIRST(q)) != NULL && total < VCL_OUTQ_WRITE_MAX) {
 		cnt = 0;
+		room = VCL_OUTQ_WRITE_MAX - (uint64_t)total;
 		TAILQ_FOREACH(o, q, entry) {
-			if (cnt >= 63)
+			if (cnt >= 63 || room == 0)
 				break;
 			if (o->sent < o->head.len) {
 				iov[cnt].iov_base = o->head.data + o->sent;
 				iov[cnt++].iov_len = o->head.len - o->sent;
 			}
-			if (o->bulk_len > 0) {
-				left = o->bulk_len;
-				if (o->sent > o->head.len)
-					left -= o->sent - o->head.len;
-				iov[cnt].iov_base = (uint8_t *)o->bulk +
-				    (o->bulk_len - left);
-				iov[cnt++].iov_len = left > SSIZE_MAX ?
-				    SSIZE_MAX : left;
+			if (o->bulk_len > 0 && room > 0) {
+				off = o->sent > o->head.len ?
+				    o->sent - o->head.len : 0;
+				left = o->bulk_len - off;
+				if (left > room)
+					left = room;
+				iov[cnt].iov_base = (uint8_t *)o->bulk + off;
+				iov[cnt++].iov_len = (size_t)left;
+				room -= left;
 			}
 		}
 		n = vcl_link_writev(l, iov, cnt);
