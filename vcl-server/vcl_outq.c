@@ -14,7 +14,6 @@
 #include "vcl_tls.h"
 
 #define VCL_OUTQ_COALESCE	(64u << 10)
-#define VCL_OUTQ_WRITE_MAX	(4u << 20)	/* bytes per vcl_outq_write */
 
 /* Free an item: done (sent) or fail (dropped) tells its owner. */
 static void
@@ -111,18 +110,19 @@ vcl_outq_push_front(struct vcl_outq *q, struct vcl_buf *head, uint64_t sent,
 }
 
 /*
- * Write as much as the link takes, VCL_OUTQ_WRITE_MAX bytes at most: a
- * reader that keeps pace never makes the socket say EAGAIN, and a 256 MiB
- * read's reply then held the loop, and every other session, for its whole
- * send (up to 109 ms on an H100 host); the caller writes the rest when
- * the socket next takes more. Returns the bytes written, or -1 on a
+ * Write as much as the link takes, max bytes at most (VCL_OUTQ_WRITE_MAX
+ * from the loop): a reader that keeps pace never makes the socket say
+ * EAGAIN, and a 256 MiB read's reply then held the loop, and every other
+ * session, for its whole send (up to 109 ms on an H100 host); the caller
+ * writes the rest when the socket next takes more. Returns the bytes
+ * written, or -1 on a
  * socket error (errno set); *empty tells whether the queue drained and
  * *heads (when not NULL) gets the frame-head bytes of the items sent and
  * freed, which a session charges while they are queued.
  */
 ssize_t
-vcl_outq_write(struct vcl_outq *q, struct vcl_link *l, int *empty,
-    uint64_t *heads)
+vcl_outq_write(struct vcl_outq *q, struct vcl_link *l, uint64_t max,
+    int *empty, uint64_t *heads)
 {
 	struct iovec	 iov[64];
 	struct vcl_out	*o;
@@ -132,9 +132,9 @@ vcl_outq_write(struct vcl_outq *q, struct vcl_link *l, int *empty,
 
 	if (heads != NULL)
 		*heads = 0;
-	while ((o = TAILQ_FIRST(q)) != NULL && total < VCL_OUTQ_WRITE_MAX) {
+	while ((o = TAILQ_FIRST(q)) != NULL && (uint64_t)total < max) {
 		cnt = 0;
-		room = VCL_OUTQ_WRITE_MAX - (uint64_t)total;
+		room = max - (uint64_t)total;
 		TAILQ_FOREACH(o, q, entry) {
 			if (cnt >= 63 || room == 0)
 				break;

@@ -188,7 +188,8 @@ vcl_peer_flush(struct vcl_peer *p)
 
 	if (p->state != VCL_PEER_READY)
 		return (0);
-	if ((n = vcl_outq_write(&p->outq, &p->link, &empty, NULL)) < 0) {
+	if ((n = vcl_outq_write(&p->outq, &p->link, VCL_OUTQ_WRITE_MAX,
+	    &empty, NULL)) < 0) {
 		vcl_peer_close(p, strerror(errno));
 		return (-1);
 	}

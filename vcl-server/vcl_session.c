@@ -1206,7 +1206,8 @@ vcl_session_flush_out(struct vcl_session *s)
 		pthread_mutex_unlock(&s->out_lock);
 		return;
 	}
-	n = vcl_outq_write(&s->outq, &s->link, &empty, &heads);
+	n = vcl_outq_write(&s->outq, &s->link, VCL_OUTQ_WRITE_MAX, &empty,
+	    &heads);
 	err = errno;
 	pthread_mutex_unlock(&s->out_lock);
 	if (n < 0) {

@@ -26,7 +26,7 @@
 #include "vcl_tls.h"
 
 #define BIG		(32u << 20)	/* a large read's reply */
-#define WRITE_MAX	(4u << 20)	/* what one call may write, and ... */
+#define WRITE_MAX	(1u << 20)	/* what one call may write, and ... */
 #define HEAD_SLACK	(64u << 10)	/* ... frame heads beside it */
 
 /* The receiving end: reads everything into got until the sender closes. */
@@ -89,7 +89,7 @@ count_done(void *arg)
 
 /*
  * A reply of BIG bulk bytes and a small message behind it, to a reader
- * that keeps pace: no call writes more than WRITE_MAX (and heads), so
+ * that keeps pace: no call writes more than it is given (and heads), so
  * the loop gets back between them; every byte arrives, in order, and the
  * bulk's owner hears once that it was sent.
  */
@@ -126,7 +126,7 @@ test_outq_bounded(void **state)
 	assert_non_null(d.got = malloc(d.cap));
 	assert_int_equal(pthread_create(&t, NULL, drain_run, &d), 0);
 	while (!empty) {
-		n = vcl_outq_write(&q, &link, &empty, NULL);
+		n = vcl_outq_write(&q, &link, WRITE_MAX, &empty, NULL);
 		assert_true(n >= 0);
 		total += (uint64_t)n;
 		calls++;
