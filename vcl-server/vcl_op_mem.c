@@ -484,13 +484,34 @@ vcl_mem_slot_free(struct vcl_wchunk *wc, unsigned i)
 	return (1);
 }
 
-/* Where byte at of the bulk is in its staging (at > wc->base). */
+/*
+ * Where byte at of a chunked write's bulk is in its staging, which starts
+ * at data: in the slot it cycles to, or past what went before a spill.
+ */
 static uint8_t *
-vcl_mem_write_at(const struct vcl_session *s, uint64_t at)
+vcl_wchunk_at(const struct vcl_wchunk *wc, uint8_t *data, uint64_t at)
 {
-	const struct vcl_wchunk	*wc = &s->in_wc;
+	return (data + (wc->ring != 0 ? at % wc->ring : at - wc->base));
+}
 
-	return (s->in_bulk + (wc->ring != 0 ? at % wc->ring : at - wc->base));
+/* The slot of the chunk byte at of the bulk is in (wc->ring set). */
+static unsigned
+vcl_wchunk_slot(const struct vcl_wchunk *wc, uint64_t at)
+{
+	return ((unsigned)(at / wc->chunk % wc->nslots));
+}
+
+/* Let go of the copies' events the slots wait on. */
+static void
+vcl_wchunk_drop_slots(struct vcl_wchunk *wc)
+{
+	unsigned	i;
+
+	for (i = 0; i < VCL_WRITE_SLOTS_MAX; i++)
+		if (wc->slot[i] != NULL) {
+			clReleaseEvent(wc->slot[i]);
+			wc->slot[i] = NULL;
+		}
 }
 
 /*
@@ -512,7 +533,6 @@ vcl_mem_write_spill(struct vcl_session *s)
 	uint8_t			*rest;
 	uint64_t		 n = s->in_frame.bulk_len - s->in_bulk_got;
 	cl_int			 err;
-	unsigned		 i;
 
 	if (wc->last == NULL || (h = vcl_cmd_hold_new()) == NULL)
 		return (-1);
@@ -525,11 +545,7 @@ vcl_mem_write_spill(struct vcl_session *s)
 	clRetainEvent(wc->last);
 	vcl_cmd_free_after(s, h, vcl_cmd_hold_stage(h, s, s->in_bulk,
 	    s->in_bulk_size), wc->last, wc->qid);
-	for (i = 0; i < VCL_WRITE_SLOTS_MAX; i++)
-		if (wc->slot[i] != NULL) {
-			clReleaseEvent(wc->slot[i]);
-			wc->slot[i] = NULL;
-		}
+	vcl_wchunk_drop_slots(wc);
 	s->in_bulk = rest;
 	s->in_bulk_size = n;
 	wc->base = s->in_bulk_got;
@@ -547,28 +563,21 @@ int
 vcl_mem_write_room(struct vcl_session *s, uint8_t **dst, uint64_t *room)
 {
 	struct vcl_wchunk	*wc = &s->in_wc;
-	uint64_t		 got = s->in_bulk_got, off;
-	unsigned		 i;
+	uint64_t		 got = s->in_bulk_got;
 
-	if (s->in_bulk != NULL && wc->ring != 0 &&
-	    got % wc->chunk == 0 && !vcl_mem_slot_free(wc,
-	    (unsigned)(got / wc->chunk % wc->nslots))) {
+	if (s->in_bulk != NULL && wc->ring != 0 && got % wc->chunk == 0 &&
+	    !vcl_mem_slot_free(wc, vcl_wchunk_slot(wc, got))) {
 		if (!wc->waiting)
 			vcl_ws_count++;
 		if (vcl_mem_write_spill(s) != 0)
 			return (1);
 	}
-	if (s->in_bulk == NULL || wc->ring == 0) {
-		*dst = s->in_bulk == NULL ? NULL : vcl_mem_write_at(s, got);
-		*room = s->in_frame.bulk_len - got;
-		return (0);
-	}
-	i = (unsigned)(got / wc->chunk % wc->nslots);
-	off = got % wc->chunk;
-	*dst = s->in_bulk + i * wc->chunk + off;
-	*room = wc->chunk - off;
-	if (*room > s->in_frame.bulk_len - got)
-		*room = s->in_frame.bulk_len - got;
+	*dst = s->in_bulk == NULL ? NULL : vcl_wchunk_at(wc, s->in_bulk, got);
+	*room = s->in_frame.bulk_len - got;
+	/* Through slots: up to the end of this one. */
+	if (s->in_bulk != NULL && wc->ring != 0 &&
+	    *room > wc->chunk - got % wc->chunk)
+		*room = wc->chunk - got % wc->chunk;
 	return (0);
 }
 
@@ -607,7 +616,8 @@ vcl_mem_write_feed(struct vcl_session *s)
 		else
 			err = clEnqueueWriteBuffer(q->u.queue, mem->u.mem,
 			    CL_FALSE, m->offset + wc->done, wc->chunk,
-			    vcl_mem_write_at(s, wc->done), 0, NULL, &ev);
+			    vcl_wchunk_at(wc, s->in_bulk, wc->done), 0, NULL,
+			    &ev);
 		wc->n++;
 		if (err != CL_SUCCESS) {
 			vcl_session_warn(s, "write of %llu bytes refused at "
@@ -623,7 +633,7 @@ vcl_mem_write_feed(struct vcl_session *s)
 			vcl_wc_count++;
 		wc->last = ev;
 		if (wc->ring != 0) {	/* its slot takes bytes once done */
-			i = (unsigned)(wc->done / wc->chunk % wc->nslots);
+			i = vcl_wchunk_slot(wc, wc->done);
 			if (wc->slot[i] != NULL)
 				clReleaseEvent(wc->slot[i]);
 			wc->slot[i] = ev;
@@ -646,11 +656,8 @@ vcl_mem_write_stop(struct vcl_session *s)
 {
 	struct vcl_wchunk	*wc = &s->in_wc;
 	struct vcl_stage	*st;
-	unsigned		 i;
 
-	for (i = 0; i < VCL_WRITE_SLOTS_MAX; i++)
-		if (wc->slot[i] != NULL)
-			clReleaseEvent(wc->slot[i]);
+	vcl_wchunk_drop_slots(wc);
 	if (wc->last != NULL && wc->hold != NULL && s->in_bulk != NULL &&
 	    !s->in_bulk_borrowed) {
 		st = vcl_cmd_hold_stage(wc->hold, s, s->in_bulk,
@@ -678,7 +685,6 @@ vcl_op_write_buffer(struct vcl_session *s, const Vcl__Request *req,
 	struct vcl_cmd		*c = NULL;
 	uint64_t		 size;
 	cl_int			 err;
-	unsigned		 i;
 
 	/* Its chunks enqueued as its bytes came, if any (vcl_session.c). */
 	memset(&wc, 0, sizeof wc);
@@ -732,9 +738,9 @@ vcl_op_write_buffer(struct vcl_session *s, const Vcl__Request *req,
 	    NULL && (err = bulk->err) == CL_SUCCESS &&
 	    (err = wc.err) == CL_SUCCESS)
 		err = clEnqueueWriteBuffer(enq.q->u.queue, mem->u.mem, CL_FALSE,
-		    m->offset + wc.done, m->size - wc.done, c->stage->data +
-		    (wc.ring != 0 ? wc.done % wc.ring : wc.done - wc.base),
-		    enq.nwait, enq.wait, &enq.ev);
+		    m->offset + wc.done, m->size - wc.done,
+		    vcl_wchunk_at(&wc, c->stage->data, wc.done), enq.nwait,
+		    enq.wait, &enq.ev);
 	/*
 	 * Failed: the stage goes once its chunks are copied. (Taken: the
 	 * last part's completion frees it, or vcl_enq_end hands it on after
@@ -748,9 +754,7 @@ vcl_op_write_buffer(struct vcl_session *s, const Vcl__Request *req,
 	}
 	vcl_enq_end(s, &enq, err, c);
 out:
-	for (i = 0; i < VCL_WRITE_SLOTS_MAX; i++)
-		if (wc.slot[i] != NULL)
-			clReleaseEvent(wc.slot[i]);
+	vcl_wchunk_drop_slots(&wc);
 	if (wc.last != NULL)
 		clReleaseEvent(wc.last);
 	vcl_cmd_hold_free(wc.hold);

@@ -86,7 +86,6 @@ struct vcl_submit {
 	uint64_t		 flush_to;	/* handed when a flush was asked */
 	uint64_t		 flushed_to;	/* made when a flush last began */
 	atomic_uint_fast64_t	 launch_ns;	/* a launch call's time, averaged */
-	unsigned		 ncalls;	/* launch calls made (owner's) */
 	int			 launching;	/* launches go to the strand
 						   (loop's) */
 };
@@ -326,7 +325,7 @@ vcl_submit_jobs(struct vcl_submit *s)
 	for (n = atomic_load(&s->njobs); n > 0; n--) {
 		/* The loop adds behind it and never overwrites it. */
 		l = &s->jobs[s->head];
-		timed = s->ncalls++ % VCL_SUBMIT_TIME_EVERY == 0;
+		timed = vcl_submit_made(s) % VCL_SUBMIT_TIME_EVERY == 0;
 		pthread_mutex_unlock(&s->lock);
 		if (vcl_submit_delay_us > 0 && s->owner == VCL_SUBMIT_THREAD)
 			usleep((useconds_t)vcl_submit_delay_us);

@@ -123,25 +123,6 @@ wait_chunked(struct conn *d, uint64_t want)
 }
 
 /*
- * Poll Stats on d (bounded) until no object is left (the other session
- * closed, its objects freed). 0 with the counters in *st, or -1.
- */
-static int
-wait_gone(struct conn *d, Vcl__StatsResult *st)
-{
-	int	i;
-
-	for (i = 0; i < STATS_POLLS; i++) {
-		if (stats(d, st) != 0)
-			return (-1);
-		if (st->objects == 0)
-			return (0);
-		poll_wait();
-	}
-	return (-1);
-}
-
-/*
  * Read from c until the reply to seq came (seq 0: none awaited) and event
  * ev was notified, each message awaited SPIN_POLLS polls at most (the
  * kernels' end, on a loaded host). 0 with the reply's status and bytes,

@@ -597,6 +597,26 @@ wait_empty(struct conn *c, Vcl__StatsResult *st)
 }
 
 /* wait_empty, polls polls at most (a test that waits for long kernels). */
+/*
+ * Poll Stats on c (bounded) until no object is left (another session
+ * closed, its objects freed), whatever bytes its staging still holds.
+ * 0 with the counters in *st, or -1.
+ */
+int
+wait_gone(struct conn *c, Vcl__StatsResult *st)
+{
+	int	i;
+
+	for (i = 0; i < STATS_POLLS; i++) {
+		if (stats(c, st) != 0)
+			return (-1);
+		if (st->objects == 0)
+			return (0);
+		poll_wait();
+	}
+	return (-1);
+}
+
 int
 wait_empty_polls(struct conn *c, Vcl__StatsResult *st, int polls)
 {

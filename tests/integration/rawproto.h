@@ -115,6 +115,7 @@ int conn_session(struct conn *c, const struct srv *sv);
 int stats(struct conn *c, Vcl__StatsResult *st);
 int wait_empty(struct conn *c, Vcl__StatsResult *st);
 int wait_empty_polls(struct conn *c, Vcl__StatsResult *st, int polls);
+int wait_gone(struct conn *c, Vcl__StatsResult *st);
 int wait_closed(struct conn *c);
 int create_context(struct conn *c, uint64_t id);
 int create_queue(struct conn *c, uint64_t id, uint64_t ctx);

@@ -881,14 +881,15 @@ next:
 #define LIMIT_BYTES	"1600K"		/* SPACE and 4 slots, not BIG more */
 #define LIMIT_PART	(256u << 10)
 
-/* Does MEM hold want (n bytes) at off, read in parts of LIMIT_PART? */
+/* Does MEM hold want (n bytes) at off, read in parts of part bytes? */
 static int
-holds_parts(struct conn *c, uint64_t off, const uint8_t *want, size_t n)
+holds_parts(struct conn *c, uint64_t off, const uint8_t *want, size_t n,
+    size_t part)
 {
 	size_t	at, k;
 
 	for (at = 0; at < n; at += k) {
-		k = n - at < LIMIT_PART ? n - at : LIMIT_PART;
+		k = n - at < part ? n - at : part;
 		if (!holds(c, Q, off + at, want + at, k)) {
 			note("in the part at %zu", at);
 			return (0);
@@ -947,7 +948,7 @@ test_slotlimit(void)
 		if (modes[m].want == CL_COMPLETE) {
 			snprintf(name, sizeof name, "slotlimit_%s_bytes",
 			    modes[m].what);
-			check(name, holds_parts(&c, OFF, data, BIG), "the "
+			check(name, holds_parts(&c, OFF, data, BIG, LIMIT_PART), "the "
 			    "bytes read back are not the bytes written");
 		}
 		/* Waits on a slot a runtime copies slowly may come anyway. */
@@ -1068,13 +1069,8 @@ test_slotgone(void)
 	    "the write's input never waited for a slot"))
 		goto out;
 	conn_close(&c);
-	for (i = 0; i < STATS_POLLS; i++) {
-		if (stats(&d, &sst) != 0 || sst.objects == 0)
-			break;
-		poll_wait();
-	}
-	check("slotgone_closed_meanwhile", i < STATS_POLLS &&
-	    sst.objects == 0 && sst.bytes > 0, "objects %llu, bytes %llu "
+	check("slotgone_closed_meanwhile", wait_gone(&d, &sst) == 0 &&
+	    sst.bytes > 0, "objects %llu, bytes %llu "
 	    "when the session went: want its objects gone while its slots "
 	    "are still charged behind the kernels",
 	    (unsigned long long)sst.objects, (unsigned long long)sst.bytes);
@@ -1327,22 +1323,6 @@ send_write_trickle(struct conn *c, uint64_t off, const uint8_t *data,
 	return (0);
 }
 
-/* Does MEM hold want (n bytes from 0), read in parts of RPART? */
-static int
-holds_small(struct conn *c, const uint8_t *want, size_t n)
-{
-	size_t	at, k;
-
-	for (at = 0; at < n; at += k) {
-		k = n - at < RPART ? n - at : RPART;
-		if (!holds(c, Q, at, want + at, k)) {
-			note("in the part at %zu", at);
-			return (0);
-		}
-	}
-	return (1);
-}
-
 static void
 test_ring(void)
 {
@@ -1410,9 +1390,10 @@ test_ring(void)
 				snprintf(name, sizeof name, "ring_%s_bytes",
 				    modes[m].what);
 				check(name, rc == 0 && raw_finish(&c, Q) ==
-				    CL_SUCCESS && holds_small(&c, model,
-				    RSPACE), "write of %llu bytes (%s): the "
-				    "buffer differs", (unsigned long long)
+				    CL_SUCCESS && holds_parts(&c, 0, model,
+				    RSPACE, RPART), "write of %llu bytes "
+				    "(%s): the buffer differs",
+				    (unsigned long long)
 				    sizes[i], how == 0 ? "whole" : "trickled");
 				nchunked++;
 			}
